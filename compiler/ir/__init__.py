@@ -1,0 +1,1 @@
+"""The in-memory IR: types, attributes, operations, spans and diagnostics."""

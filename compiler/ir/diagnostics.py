@@ -1,0 +1,93 @@
+"""Diagnostics as data.
+
+The core never prints and never exits: parser, verifier and bytecode reader all
+produce `Diagnostic` values that the CLI, the language server and the notebook
+render in their own way.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from .source import SourceFile, Span
+
+
+class Severity(enum.IntEnum):
+    ERROR = 1
+    WARNING = 2
+    NOTE = 3
+    REMARK = 4
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A quick fix: a title and the edits that apply it."""
+
+    title: str
+    edits: tuple[TextEdit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    message: str
+    span: Span
+    source: SourceFile | None = None
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    severity: Severity
+    code: str
+    message: str
+    span: Span
+    source: SourceFile | None = None
+    related: list[Related] = field(default_factory=list)
+    fixes: list[Fix] = field(default_factory=list)
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == Severity.ERROR
+
+    def location(self) -> tuple[str, int, int]:
+        """(file name, 1-based line, 1-based column) of the start of the range."""
+        if self.source is None:
+            return ("<unknown>", 0, 0)
+        line, col = self.source.line_col(self.span.start)
+        return (self.source.name, line + 1, col + 1)
+
+    def format(self, with_snippet: bool = False) -> str:
+        """`path:line:col: error: message`, the format compilers and editors understand."""
+        name, line, col = self.location()
+        text = f"{name}:{line}:{col}: {self.severity.label}: {self.message}"
+        if with_snippet and self.source is not None:
+            text += "\n" + _snippet(self.source, self.span)
+        for rel in self.related:
+            src = rel.source or self.source
+            if src is None:
+                continue
+            rl, rc = src.line_col(rel.span.start)
+            text += f"\n{src.name}:{rl + 1}:{rc + 1}: note: {rel.message}"
+        return text
+
+
+def _snippet(source: SourceFile, span: Span) -> str:
+    line, col = source.line_col(span.start)
+    text = source.line_text(line).expandtabs(1)
+    end_line, end_col = source.line_col(span.end)
+    width = (end_col - col) if end_line == line else len(text) - col
+    return f"  {text}\n  {' ' * col}^{'~' * max(width - 1, 0)}"
+
+
+def has_errors(diagnostics: list[Diagnostic]) -> bool:
+    return any(d.severity == Severity.ERROR for d in diagnostics)

@@ -1,0 +1,1203 @@
+"""The error-tolerant Tile IR parser.
+
+It reads the canonical syntax (what `cuda-tile-opt` and `tileirdisasm` print), the
+`cuda_tile.`/`!cuda_tile.` prefixed spellings, bare `entry` items, the
+`module attributes {...} { ... }` wrapper, MLIR's generic op form, aliases and
+`loc(...)` locations. It never raises: a syntax error becomes a diagnostic with an
+exact range, the parser skips to the next operation, and the caller gets the
+partial module. Ops with a declarative assembly format are parsed by
+`asmformat`; the hand-written syntaxes live in `custom_ops`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..dialect import lookup_op
+from ..dialect.opdef import OpDef
+from ..ir import attributes as A
+from ..ir import types as T
+from ..ir.core import Block, Module, Operation, Region, Value
+from ..ir.diagnostics import Diagnostic, Severity
+from ..ir.enums import ENUM_BY_MNEMONIC
+from ..ir.source import SourceFile, Span
+from . import lexer as L
+from .lexer import Lexer, Token, unescape_string
+
+
+class ParseError(Exception):
+    """Internal control flow: abandons the current operation after a diagnostic."""
+
+
+@dataclass(slots=True)
+class ParseOptions:
+    allow_unregistered: bool = False
+
+
+@dataclass(slots=True)
+class ParseResult:
+    module: Module
+    diagnostics: list[Diagnostic]
+    source: SourceFile
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+
+def parse(text: str, filename: str = "<input>", options: ParseOptions | None = None) -> ParseResult:
+    """Parse Tile IR text. Never raises; syntax errors come back as diagnostics."""
+    source = SourceFile(text, filename)
+    parser = Parser(source, options or ParseOptions())
+    try:
+        module = parser.parse_module()
+    except RecursionError:
+        parser.diagnostics.append(
+            Diagnostic(Severity.ERROR, "syntax", "input is nested too deeply to parse", Span(0, 0), source)
+        )
+        module = parser.module
+    return ParseResult(module, parser.diagnostics, source)
+
+
+_SPLIT_RE = re.compile(r"^// -----.*$", re.M)
+
+
+def split_input(text: str) -> list[tuple[str, int]]:
+    """Chunks of a `--split-input-file` document and the 0-based line each starts on."""
+    chunks: list[tuple[str, int]] = []
+    start = 0
+    line = 0
+    for m in _SPLIT_RE.finditer(text):
+        chunk = text[start : m.start()]
+        chunks.append((chunk, line))
+        line += chunk.count("\n") + 1
+        start = m.end() + 1 if m.end() < len(text) and text[m.end()] == "\n" else m.end()
+    chunks.append((text[start:], line))
+    return chunks
+
+
+class ForwardRef(Value):
+    """A value used before its definition; replaced when the definition is parsed."""
+
+    __slots__ = ()
+
+
+_DIMS_RE = re.compile(r"(?:(?:\d+|\?)x)*")
+_INT_RE = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+)$")
+_RESULT_SUFFIX_RE = re.compile(r"#(\d+)")
+_CUDA_TILE_TYPE_NAMES = {"tile", "ptr", "token", "tensor_view", "partition_view", "strided_view", "gather_scatter_view"}
+_BUILTIN_OPAQUE_TYPES = {"index", "none"}
+_BALANCED_OPEN = {"<": ">", "(": ")", "[": "]", "{": "}"}
+
+
+@dataclass(slots=True)
+class _Scope:
+    values: dict[str, Value] = field(default_factory=dict)
+    isolated: bool = False
+    forward: dict[str, ForwardRef] | None = None  # on isolated scopes only
+
+
+class Parser:
+    def __init__(self, source: SourceFile, options: ParseOptions) -> None:
+        self.source = source
+        self.text = source.text
+        self.options = options
+        self.lexer = Lexer(source.text)
+        self.diagnostics: list[Diagnostic] = []
+        self.module = Module(source)
+        self.tok: Token = self.lexer.token_at(0)
+        self.prev_end = 0
+        self.scopes: list[_Scope] = [_Scope(isolated=True, forward={})]
+        self._error_positions: set[int] = set()
+
+    # ---------------------------------------------------------------- token helpers
+
+    def advance(self) -> Token:
+        tok = self.tok
+        self.prev_end = tok.end
+        self.tok = self.lexer.token_at(tok.end)
+        return tok
+
+    def reset_to(self, pos: int) -> None:
+        """Continue lexing from a raw character position."""
+        self.tok = self.lexer.token_at(pos)
+
+    def at(self, text: str) -> bool:
+        tok = self.tok
+        return tok.text == text and tok.kind in (L.PUNCT, L.IDENT)
+
+    def accept(self, text: str) -> Token | None:
+        if self.at(text):
+            return self.advance()
+        return None
+
+    def expect(self, text: str, what: str | None = None) -> Token:
+        if self.at(text):
+            return self.advance()
+        self.fail(f"expected '{text}'" if what is None else f"expected {what}")
+        raise AssertionError  # unreachable
+
+    def expect_kind(self, kind: str, what: str) -> Token:
+        if self.tok.kind == kind:
+            return self.advance()
+        self.fail(f"expected {what}")
+        raise AssertionError
+
+    def here(self) -> Span:
+        return self.tok.span
+
+    def error(self, message: str, span: Span, code: str = "syntax") -> None:
+        self.diagnostics.append(Diagnostic(Severity.ERROR, code, message, span, self.source))
+
+    def warning(self, message: str, span: Span, code: str = "syntax") -> None:
+        self.diagnostics.append(Diagnostic(Severity.WARNING, code, message, span, self.source))
+
+    def fail(self, message: str, span: Span | None = None) -> None:
+        """Report an error at `span` (default: the current token) and abandon the op."""
+        if span is None:
+            span = self.here()
+            if self.tok.kind == L.ERROR:
+                message += f", found '{self.tok.text[:20]}'"
+            elif self.tok.kind == L.EOF:
+                message += ", found end of input"
+            else:
+                message += f", found '{self.tok.text[:40]}'"
+        self.error(message, span)
+        raise ParseError(message)
+
+    # ---------------------------------------------------------------- module level
+
+    def parse_module(self) -> Module:
+        body = self.module.body
+        while self.tok.kind != L.EOF:
+            start = self.tok.start
+            try:
+                if self.tok.kind == L.HASH and self._is_alias_definition():
+                    self.parse_attribute_alias()
+                elif self.tok.kind == L.BANG and self._is_alias_definition():
+                    self.parse_type_alias()
+                else:
+                    op = self.parse_operation()
+                    if op is not None:
+                        body.append(op)
+            except ParseError:
+                self.recover(top_level=True)
+            if self.tok.start == start and self.tok.kind != L.EOF:
+                # No progress: skip one token so the loop always ends.
+                self.error(f"unexpected '{self.tok.text[:40]}'", self.here())
+                self.advance()
+        self._finish_isolated_scope(self.scopes[0])
+        self.module.comments = self.lexer.comments
+        return self.module
+
+    def _is_alias_definition(self) -> bool:
+        nxt = self.lexer.token_at(self.tok.end)
+        return nxt.text == "=" and "." not in self.tok.text
+
+    def parse_attribute_alias(self) -> None:
+        name_tok = self.advance()
+        self.expect("=")
+        attr = self.parse_attribute()
+        self.module.attribute_aliases[name_tok.text[1:]] = attr
+
+    def parse_type_alias(self) -> None:
+        name_tok = self.advance()
+        self.expect("=")
+        ty = self.parse_type()
+        self.module.type_aliases[name_tok.text[1:]] = ty
+
+    def recover(self, top_level: bool = False) -> None:
+        """Skip to where the next operation (or the end of the enclosing block) starts."""
+        depth = 0
+        start_line = self.source.line_col(self.tok.start)[0]
+        while self.tok.kind != L.EOF:
+            tok = self.tok
+            if tok.kind == L.PUNCT:
+                if tok.text in "({[":
+                    depth += 1
+                elif tok.text in ")]":
+                    depth = max(depth - 1, 0)
+                elif tok.text == "}":
+                    if depth == 0:
+                        if top_level:
+                            self.advance()
+                            continue
+                        return
+                    depth -= 1
+            if depth == 0 and self._starts_line(tok) and self.source.line_col(tok.start)[0] > start_line:
+                if tok.kind in (L.VALUE, L.STRING) or (tok.kind == L.IDENT and not tok.text[0].isdigit()):
+                    return
+                if tok.kind in (L.HASH, L.BANG) and top_level:
+                    return
+            self.advance()
+
+    def _starts_line(self, tok: Token) -> bool:
+        i = tok.start - 1
+        text = self.text
+        while i >= 0 and text[i] in " \t":
+            i -= 1
+        return i < 0 or text[i] == "\n"
+
+    # ---------------------------------------------------------------- values and scopes
+
+    def push_scope(self, isolated: bool = False) -> _Scope:
+        scope = _Scope(isolated=isolated, forward={} if isolated else None)
+        self.scopes.append(scope)
+        return scope
+
+    def pop_scope(self) -> None:
+        scope = self.scopes.pop()
+        if scope.isolated:
+            self._finish_isolated_scope(scope)
+
+    def _finish_isolated_scope(self, scope: _Scope) -> None:
+        for name, ref in (scope.forward or {}).items():
+            span = ref.span or Span(0, 0)
+            self.error(f"use of undeclared SSA value name '%{name}'", span, code="undefined-value")
+        if scope.forward:
+            scope.forward.clear()
+
+    def lookup_value(self, name: str) -> Value | None:
+        for scope in reversed(self.scopes):
+            value = scope.values.get(name)
+            if value is not None:
+                return value
+            if scope.isolated:
+                return None
+        return None
+
+    def _isolated_scope(self) -> _Scope:
+        for scope in reversed(self.scopes):
+            if scope.isolated:
+                return scope
+        return self.scopes[0]
+
+    def define_value(self, name: str, value: Value, span: Span) -> None:
+        value.name = name
+        value.span = span
+        if self.lookup_value(name) is not None:
+            self.error(f"redefinition of SSA value '%{name}'", span, code="redefinition")
+            return
+        self.scopes[-1].values[name] = value
+        iso = self._isolated_scope()
+        ref = iso.forward.pop(name, None) if iso.forward is not None else None
+        if ref is not None:
+            for op, index in list(ref.uses):
+                operands = list(op.operands)
+                operands[index] = value
+                op.set_operands(operands)
+            if ref.type != value.type and not isinstance(ref.type, T.OpaqueType):
+                self.error(
+                    f"definition of SSA value '%{name}' has type {value.type} but was used as {ref.type}",
+                    span,
+                    code="type-mismatch",
+                )
+
+    def resolve_operand(self, name: str, span: Span, expected: T.Type | None) -> Value:
+        """The value named `name`; a forward reference if it is not defined yet."""
+        value = self.lookup_value(name)
+        if value is None and "#" not in name:
+            value = self.lookup_value(name + "#0")
+        if value is None:
+            iso = self._isolated_scope()
+            assert iso.forward is not None
+            ref = iso.forward.get(name)
+            if ref is None:
+                ref = ForwardRef(expected if expected is not None else T.OpaqueType("<unknown>"), name, span)
+                iso.forward[name] = ref
+            return ref
+        if expected is not None and value.type != expected and not isinstance(value.type, T.OpaqueType):
+            self.error(
+                f"use of value '%{name}' expects different type than prior uses: "
+                f"'{expected}' vs '{value.type}'",
+                span,
+                code="type-mismatch",
+            )
+        return value
+
+    def parse_value_ref(self) -> tuple[str, Span]:
+        """`%name` or `%name#3`: the name and its span."""
+        tok = self.tok
+        if tok.kind != L.VALUE:
+            self.fail("expected SSA operand")
+        self.advance()
+        name = tok.text[1:]
+        end = tok.end
+        m = _RESULT_SUFFIX_RE.match(self.text, end)
+        if m:
+            name += m.group()
+            end = m.end()
+            self.reset_to(end)
+            self.prev_end = end
+        return name, Span(tok.start, end)
+
+    # ---------------------------------------------------------------- operations
+
+    def parse_operation(self) -> Operation | None:
+        start = self.tok.start
+        results: list[tuple[str, int, Span]] = []  # (name, count, span)
+        if self.tok.kind == L.VALUE:
+            while True:
+                tok = self.tok
+                if tok.kind != L.VALUE:
+                    self.fail("expected SSA result name")
+                self.advance()
+                count = 1
+                if self.accept(":"):
+                    count_tok = self.expect_kind(L.INT, "result count")
+                    count = int(count_tok.text, 0)
+                    if count < 1:
+                        self.fail("expected a positive result count", count_tok.span)
+                results.append((tok.text[1:], count, tok.span if count == 1 else Span(tok.start, count_tok.end)))
+                if not self.accept(","):
+                    break
+            self.expect("=")
+        num_results = sum(c for _, c, _ in results)
+
+        if self.tok.kind == L.STRING:
+            op = self.parse_generic_operation(num_results)
+        elif self.tok.kind == L.IDENT:
+            op = self.parse_custom_operation(num_results)
+        else:
+            self.fail("expected operation name")
+            return None
+        op.span = Span(start, self.prev_end)
+        self.parse_trailing_location(op)
+        op.span = Span(start, self.prev_end)
+
+        if num_results != len(op.results):
+            self.error(
+                f"operation defines {len(op.results)} results but was provided {num_results} to bind",
+                Span(start, op.name_span.start if op.name_span else start),
+                code="result-count",
+            )
+        else:
+            i = 0
+            for name, count, span in results:
+                for k in range(count):
+                    member = name if count == 1 else f"{name}#{k}"
+                    self.define_value(member, op.results[i], span)
+                    i += 1
+        return op
+
+    def parse_trailing_location(self, op: Operation) -> None:
+        if self.at("loc"):
+            op.location = self.parse_location()
+
+    def resolve_op_name(self, text: str) -> tuple[str, OpDef | None]:
+        opdef = lookup_op(text)
+        if opdef is not None:
+            return opdef.name, opdef
+        return text, None
+
+    def parse_custom_operation(self, num_results: int) -> Operation:
+        name_tok = self.advance()
+        text = name_tok.text
+        if text == "module" and not self.at("@") and self.tok.kind != L.SYMBOL:
+            return self.parse_builtin_module(name_tok)
+        if text == "builtin.module":
+            return self.parse_builtin_module(name_tok)
+        name, opdef = self.resolve_op_name(text)
+        if opdef is None:
+            if "." in text and self.options.allow_unregistered:
+                self.fail(f"custom op '{text}' is unknown (unregistered ops must use the generic form)", name_tok.span)
+            suffix = "" if "." in text else f" (tried 'cuda_tile.{text}' as well)"
+            self.fail(f"custom op '{text}' is unknown{suffix}", name_tok.span)
+        assert opdef is not None
+        from . import asmformat, custom_ops
+
+        op = Operation(name, opdef)
+        op.name_span = name_tok.span
+        handler = custom_ops.PARSERS.get(opdef.mnemonic)
+        if handler is not None:
+            handler(self, op)
+        elif opdef.assembly is not None:
+            asmformat.parse_op(self, op, opdef, num_results)
+        else:
+            self.fail(f"no assembly syntax known for '{name}'", name_tok.span)
+        return op
+
+    def parse_builtin_module(self, name_tok: Token) -> Operation:
+        op = Operation("builtin.module")
+        op.name_span = name_tok.span
+        if self.tok.kind == L.SYMBOL:
+            op.properties["sym_name"] = A.StringAttr(self._symbol_name(self.advance()))
+        if self.accept("attributes"):
+            op.attributes.update(self.parse_attr_dict_body())
+        op.add_region(self.parse_region(isolated=True))
+        return op
+
+    def parse_generic_operation(self, num_results: int) -> Operation:
+        name_tok = self.advance()
+        name = unescape_string(name_tok.text)
+        canonical, opdef = self.resolve_op_name(name)
+        if opdef is None and not self.options.allow_unregistered:
+            self.error(
+                f"operation '{name}' is not registered; pass --allow-unregistered-dialect to accept it",
+                name_tok.span,
+                code="unregistered-op",
+            )
+        op = Operation(canonical, opdef)
+        op.name_span = name_tok.span
+        self.expect("(")
+        refs: list[tuple[str, Span]] = []
+        if not self.at(")"):
+            while True:
+                refs.append(self.parse_value_ref())
+                if not self.accept(","):
+                    break
+        self.expect(")")
+        if self.at("["):  # successors
+            self.advance()
+            while not self.at("]"):
+                self.expect_kind(L.CARET, "successor block")
+                if not self.accept(","):
+                    break
+            self.expect("]")
+        if self.at("<"):
+            self.advance()
+            self.expect("{")
+            props = self.parse_attr_dict_entries()
+            self.expect(">")
+            for key, value in props.items():
+                if key == "operandSegmentSizes" and isinstance(value, A.DenseArrayAttr):
+                    op.operand_segments = tuple(value.values)
+                else:
+                    op.properties[key] = self.coerce_property(opdef, key, value)
+        if self.at("(") and self._peek_is_region():
+            self.advance()
+            while True:
+                op.add_region(self.parse_region(isolated=opdef is not None and "IsolatedFromAbove" in opdef.traits))
+                if not self.accept(","):
+                    break
+            self.expect(")")
+        if self.at("{"):
+            for key, value in self.parse_attr_dict_body().items():
+                if opdef is not None and opdef.attribute(key) is not None:
+                    op.properties[key] = self.coerce_property(opdef, key, value)
+                elif key == "operandSegmentSizes" and isinstance(value, A.DenseArrayAttr):
+                    op.operand_segments = tuple(value.values)
+                else:
+                    op.attributes[key] = value
+        self.expect(":")
+        type_start = self.tok.start
+        fn = self.parse_type()
+        if not isinstance(fn, T.FunctionType):
+            self.fail("expected function type for generic operation", Span(type_start, self.prev_end))
+        assert isinstance(fn, T.FunctionType)
+        if len(fn.inputs) != len(refs):
+            self.fail(
+                f"expected {len(refs)} operand types but had {len(fn.inputs)}", Span(type_start, self.prev_end)
+            )
+        op.set_operands([self.resolve_operand(n, s, t) for (n, s), t in zip(refs, fn.inputs)])
+        op.results = []
+        from ..ir.core import OpResult
+
+        op.results = [OpResult(op, i, t) for i, t in enumerate(fn.results)]
+        if opdef is not None and opdef.has_segments and op.operand_segments is None:
+            op.operand_segments = _infer_segments(opdef, len(op.operands))
+        return op
+
+    def coerce_property(self, opdef: OpDef | None, key: str, value: A.Attribute) -> A.Attribute:
+        """Generic-form properties may spell enums as integers; store them as EnumAttr."""
+        if opdef is None:
+            return value
+        adef = opdef.attribute(key)
+        if adef is None or not adef.kind.startswith("enum:"):
+            return value
+        enum = ENUM_BY_MNEMONIC[adef.kind[5:]]
+        if isinstance(value, A.IntegerAttr):
+            case = enum.by_value(value.value)
+            if case is not None:
+                return A.EnumAttr(enum, case.keyword)
+        return value
+
+    def _peek_is_region(self) -> bool:
+        nxt = self.lexer.token_at(self.tok.end)
+        return nxt.text == "{"
+
+    # ---------------------------------------------------------------- regions
+
+    def parse_region(
+        self,
+        arguments: list[tuple[str, Span, T.Type, A.LocationAttr | None]] | None = None,
+        isolated: bool = False,
+    ) -> Region:
+        """`{ ops }` or `{ ^bb0(...): ops ^bb1: ... }`; `arguments` are the entry block's."""
+        region = Region()
+        open_tok = self.expect("{")
+        self.push_scope(isolated=isolated)
+        try:
+            block = Block()
+            region.add_block(block)
+            block.span = Span(open_tok.end, open_tok.end)
+            for name, span, ty, loc in arguments or ():
+                arg = block.add_argument(ty)
+                arg.location = loc
+                self.define_value(name, arg, span)
+            if self.tok.kind == L.CARET:
+                if arguments:
+                    self.error("entry block arguments were already defined", self.here())
+                self.parse_block_label(block)
+            self.parse_block_body(block)
+            while self.tok.kind == L.CARET:
+                block = Block()
+                region.add_block(block)
+                self.parse_block_label(block)
+                self.parse_block_body(block)
+            if self.tok.kind == L.EOF:
+                self.error("expected '}' to close the region opened here", open_tok.span)
+            else:
+                close = self.expect("}")
+                region.span = Span(open_tok.start, close.end)
+                return region
+        finally:
+            self.pop_scope()
+        region.span = Span(open_tok.start, self.prev_end)
+        return region
+
+    def parse_block_label(self, block: Block) -> None:
+        tok = self.advance()
+        block.label = tok.text[1:]
+        block.label_span = tok.span
+        if self.accept("("):
+            if not self.at(")"):
+                while True:
+                    name, span = self.parse_value_ref()
+                    self.expect(":")
+                    ty = self.parse_type()
+                    loc = self.parse_location() if self.at("loc") else None
+                    arg = block.add_argument(ty)
+                    arg.location = loc
+                    self.define_value(name, arg, span)
+                    if not self.accept(","):
+                        break
+            self.expect(")")
+        self.expect(":")
+
+    def parse_block_body(self, block: Block) -> None:
+        while self.tok.kind not in (L.EOF, L.CARET) and not self.at("}"):
+            start = self.tok.start
+            try:
+                op = self.parse_operation()
+                if op is not None:
+                    block.append(op)
+            except ParseError:
+                self.recover()
+            if self.tok.start == start and self.tok.kind != L.EOF and not self.at("}"):
+                self.error(f"unexpected '{self.tok.text[:40]}'", self.here())
+                self.advance()
+        if block.span is not None:
+            block.span = Span(block.span.start, self.tok.start)
+
+    def parse_function_arguments(self) -> list[tuple[str, Span, T.Type, A.LocationAttr | None]]:
+        """`(%a: type {attrs}? loc(...)?, ...)` of entry-like ops."""
+        args: list[tuple[str, Span, T.Type, A.LocationAttr | None]] = []
+        self.expect("(")
+        if not self.at(")"):
+            while True:
+                name, span = self.parse_value_ref()
+                self.expect(":")
+                ty = self.parse_cuda_type()
+                if self.at("{"):
+                    self.parse_attr_dict_body()
+                loc = self.parse_location() if self.at("loc") else None
+                args.append((name, span, ty, loc))
+                if not self.accept(","):
+                    break
+        self.expect(")")
+        return args
+
+    # ---------------------------------------------------------------- types
+
+    def parse_cuda_type(self) -> T.Type:
+        """A type inside cuda_tile syntax: the dialect prefix is optional."""
+        return self.parse_type()
+
+    def parse_type(self) -> T.Type:
+        tok = self.tok
+        if tok.kind == L.IDENT:
+            text = tok.text
+            scalar = T.SCALAR_TYPES.get(text)
+            if scalar is not None:
+                self.advance()
+                return scalar
+            if text in _CUDA_TILE_TYPE_NAMES:
+                self.advance()
+                return self.parse_cuda_type_body(text, tok)
+            if text.startswith("cuda_tile.") and text[10:] in _CUDA_TILE_TYPE_NAMES:
+                self.advance()
+                return self.parse_cuda_type_body(text[10:], tok)
+            if text in _BUILTIN_OPAQUE_TYPES or re.fullmatch(r"[su]?i\d+|f\d+|bf16", text):
+                self.advance()
+                return T.OpaqueType(text)
+            if text in ("tensor", "vector", "memref", "complex", "tuple"):
+                self.advance()
+                return T.OpaqueType(text + self.skip_balanced())
+            self.fail("expected type")
+        if tok.kind == L.BANG:
+            self.advance()
+            name = tok.text[1:]
+            if name.startswith("cuda_tile."):
+                return self.parse_cuda_type_body(name[10:], tok)
+            if "." in name:
+                body = self.skip_balanced() if self.at("<") else ""
+                return T.OpaqueType(tok.text + body)
+            alias = self.module.type_aliases.get(name)
+            if alias is None:
+                self.fail(f"undefined symbol alias id '{name}'", tok.span)
+            assert alias is not None
+            return alias
+        if self.at("("):
+            return self.parse_function_type()
+        self.fail("expected type")
+        raise AssertionError
+
+    def parse_function_type(self) -> T.FunctionType:
+        self.expect("(")
+        inputs: list[T.Type] = []
+        if not self.at(")"):
+            while True:
+                inputs.append(self.parse_type())
+                if not self.accept(","):
+                    break
+        self.expect(")")
+        self.expect("->")
+        results: list[T.Type] = []
+        if self.at("(") and not self._paren_starts_function_type():
+            self.advance()
+            if not self.at(")"):
+                while True:
+                    results.append(self.parse_type())
+                    if not self.accept(","):
+                        break
+            self.expect(")")
+        else:
+            results.append(self.parse_type())
+        return T.FunctionType(tuple(inputs), tuple(results))
+
+    def _paren_starts_function_type(self) -> bool:
+        # `() -> (a, b)` vs `() -> (a) -> b`: find the matching ')' and look for '->'.
+        depth = 0
+        pos = self.tok.start
+        tok = self.tok
+        while tok.kind != L.EOF:
+            if tok.text in ("(", "[", "<", "{"):
+                depth += 1
+            elif tok.text in (")", "]", ">", "}"):
+                depth -= 1
+                if depth == 0:
+                    nxt = self.lexer.token_at(tok.end)
+                    return nxt.text == "->"
+            tok = self.lexer.token_at(tok.end)
+        del pos
+        return False
+
+    def parse_dims(self) -> list[int | None]:
+        """A dimension list `4x?x8x` read from the raw text (MLIR lexes it specially)."""
+        pos = self.tok.start
+        m = _DIMS_RE.match(self.text, pos)
+        dims: list[int | None] = []
+        if m and m.end() > pos:
+            for part in m.group()[:-1].split("x"):
+                dims.append(None if part == "?" else int(part))
+            self.reset_to(m.end())
+            self.prev_end = m.end()
+        return dims
+
+    def parse_cuda_type_body(self, name: str, tok: Token) -> T.Type:
+        if name == "token":
+            return T.TOKEN
+        self.expect("<")
+        if name == "ptr":
+            pointee = self.parse_cuda_type()
+            self.expect(">")
+            return T.PointerType(pointee)
+        if name == "tile":
+            dims_start = self.tok.start
+            dims = self.parse_dims()
+            if any(d is None for d in dims):
+                self.fail("tile dimensions must be static", Span(dims_start, self.prev_end))
+            element = self.parse_cuda_type()
+            self.expect(">")
+            return T.TileType(tuple(d for d in dims if d is not None), element)
+        if name == "tensor_view":
+            dims = self.parse_dims()
+            element = self.parse_cuda_type()
+            strides: list[int | None] = []
+            if self.accept(","):
+                self.expect("strides")
+                self.expect("=")
+                self.expect("[")
+                if not self.at("]"):
+                    while True:
+                        if self.accept("?"):
+                            strides.append(None)
+                        else:
+                            strides.append(self.parse_integer())
+                        if not self.accept(","):
+                            break
+                self.expect("]")
+            if dims and len(strides) != len(dims):
+                self.fail(
+                    f"expected {len(dims)} strides for a rank-{len(dims)} tensor_view, got {len(strides)}",
+                    Span(tok.start, self.tok.end),
+                )
+            self.expect(">")
+            return T.TensorViewType(element, tuple(dims), tuple(strides))
+        # partition_view / strided_view / gather_scatter_view
+        self.expect("tile")
+        self.expect("=")
+        self.expect("(")
+        tile_shape = self.parse_tile_shape()
+        self.expect(")")
+        self.expect(",")
+        traversal: tuple[int, ...] = ()
+        if name == "strided_view":
+            self.expect("traversal_strides")
+            self.expect("=")
+            traversal = tuple(self.parse_int_list())
+            self.expect(",")
+        padding = None
+        if self.accept("padding_value"):
+            self.expect("=")
+            ptok = self.expect_kind(L.IDENT, "padding value")
+            if ENUM_BY_MNEMONIC["padding_value"].by_keyword(ptok.text) is None:
+                self.fail(
+                    f"invalid padding_value '{ptok.text}'; expected one of: zero, neg_zero, nan, pos_inf, neg_inf",
+                    ptok.span,
+                )
+            padding = ptok.text
+            self.expect(",")
+        tv_start = self.tok.start
+        tensor_view = self.parse_cuda_type()
+        if not isinstance(tensor_view, T.TensorViewType):
+            self.fail(f"expected 'tensor_view' type, but got {tensor_view}", Span(tv_start, self.prev_end))
+        if name == "gather_scatter_view":
+            self.expect(",")
+            self.expect("sparse_dim")
+            self.expect("=")
+            sparse_dim = self.parse_integer()
+            self.expect(">")
+            return T.GatherScatterViewType(tile_shape, tensor_view, sparse_dim, padding)
+        dim_map: tuple[int, ...] = tuple(range(len(tile_shape)))
+        if self.accept(","):
+            self.expect("dim_map")
+            self.expect("=")
+            dim_map = tuple(self.parse_int_list())
+        self.expect(">")
+        if name == "strided_view":
+            return T.StridedViewType(tile_shape, traversal, tensor_view, dim_map, padding)
+        return T.PartitionViewType(tile_shape, tensor_view, dim_map, padding)
+
+    def parse_tile_shape(self) -> tuple[int, ...]:
+        """`4x8` inside `tile=(...)` (no trailing element type)."""
+        if self.at(")"):
+            return ()
+        values = [self.parse_integer()]
+        while self.tok.kind == L.IDENT and re.fullmatch(r"(x\d+)+", self.tok.text):
+            tok = self.advance()
+            values.extend(int(p) for p in tok.text.split("x")[1:])
+        return tuple(values)
+
+    def parse_int_list(self) -> list[int]:
+        self.expect("[")
+        values: list[int] = []
+        if not self.at("]"):
+            while True:
+                values.append(self.parse_integer())
+                if not self.accept(","):
+                    break
+        self.expect("]")
+        return values
+
+    def parse_integer(self) -> int:
+        negative = self.accept("-") is not None
+        tok = self.tok
+        if tok.kind != L.INT:
+            self.fail("expected integer value")
+        self.advance()
+        value = int(tok.text, 0)
+        return -value if negative else value
+
+    # ---------------------------------------------------------------- attributes
+
+    def parse_attr_dict_body(self) -> dict[str, A.Attribute]:
+        self.expect("{")
+        entries = self.parse_attr_dict_entries()
+        return entries
+
+    def parse_attr_dict_entries(self) -> dict[str, A.Attribute]:
+        """Entries up to and including the closing '}' (the '{' is already consumed)."""
+        entries: dict[str, A.Attribute] = {}
+        if self.accept("}"):
+            return entries
+        while True:
+            tok = self.tok
+            if tok.kind in (L.IDENT,):
+                key = tok.text
+            elif tok.kind == L.STRING:
+                key = unescape_string(tok.text)
+            else:
+                self.fail("expected attribute name")
+            self.advance()
+            if key in entries:
+                self.error(f"duplicate key '{key}' in dictionary attribute", tok.span)
+            if self.accept("="):
+                entries[key] = self.parse_attribute()
+            else:
+                entries[key] = A.UNIT
+            if not self.accept(","):
+                break
+        self.expect("}")
+        return entries
+
+    def parse_attribute(self) -> A.Attribute:
+        tok = self.tok
+        kind = tok.kind
+        if kind == L.IDENT:
+            text = tok.text
+            if text in ("true", "false"):
+                self.advance()
+                return A.BoolAttr(text == "true")
+            if text == "unit":
+                self.advance()
+                return A.UNIT
+            if text == "array":
+                return self.parse_dense_array()
+            if text == "dense":
+                return self.parse_dense_elements()
+            if text == "loc":
+                return self.parse_location()
+            if text in ("affine_map", "affine_set", "dense_resource", "sparse", "strided", "distinct"):
+                self.advance()
+                return A.OpaqueAttr(text + self.skip_balanced())
+            return A.TypeAttr(self.parse_type())
+        if kind == L.INT or kind == L.FLOAT or self.at("-"):
+            return self.parse_number_attribute()
+        if kind == L.STRING:
+            self.advance()
+            value = A.StringAttr(unescape_string(tok.text))
+            if self.at(":"):
+                self.advance()
+                self.parse_type()
+            return value
+        if kind == L.SYMBOL:
+            self.advance()
+            name = self._symbol_name(tok)
+            nested: list[str] = []
+            while self.at("::"):
+                self.advance()
+                nested.append(self._symbol_name(self.expect_kind(L.SYMBOL, "symbol reference")))
+            return A.SymbolRefAttr(name, tuple(nested))
+        if self.at("["):
+            self.advance()
+            elements: list[A.Attribute] = []
+            if not self.at("]"):
+                while True:
+                    elements.append(self.parse_attribute())
+                    if not self.accept(","):
+                        break
+            self.expect("]")
+            return A.ArrayAttr(tuple(elements))
+        if self.at("{"):
+            self.advance()
+            return A.DictionaryAttr(tuple(self.parse_attr_dict_entries().items()))
+        if kind == L.HASH:
+            return self.parse_hash_attribute()
+        if kind == L.BANG or self.at("("):
+            return A.TypeAttr(self.parse_type())
+        self.fail("expected attribute value")
+        raise AssertionError
+
+    def _symbol_name(self, tok: Token) -> str:
+        text = tok.text[1:]
+        return unescape_string(text) if text.startswith('"') else text
+
+    def parse_number_attribute(self) -> A.Attribute:
+        start = self.tok.start
+        negative = self.accept("-") is not None
+        tok = self.tok
+        if tok.kind not in (L.INT, L.FLOAT):
+            self.fail("expected integer or float literal")
+        self.advance()
+        literal = ("-" if negative else "") + tok.text
+        ty: T.Type | None = None
+        if self.at(":"):
+            self.advance()
+            ty = self.parse_type()
+        if isinstance(ty, T.FloatType) or (ty is None and tok.kind == L.FLOAT):
+            from ..ir import floats
+
+            fty = ty if isinstance(ty, T.FloatType) else T.FLOAT_TYPES["f64"]
+            bits = floats.parse_float_literal(literal, fty.name)
+            if bits is None:
+                self.fail(f"invalid float literal for {fty}", Span(start, self.prev_end))
+            return A.FloatAttr(bits, fty)  # type: ignore[arg-type]
+        value = int(tok.text, 0)
+        if negative:
+            value = -value
+        if ty == T.IntegerType(64):
+            ty = None
+        return A.IntegerAttr(value, ty)
+
+    def parse_dense_array(self) -> A.DenseArrayAttr:
+        self.advance()
+        self.expect("<")
+        element = self.parse_type()
+        values: list[int] = []
+        if self.accept(":"):
+            while True:
+                if isinstance(element, T.IntegerType) and element.width == 1 and self.tok.text in ("true", "false"):
+                    values.append(1 if self.advance().text == "true" else 0)
+                else:
+                    values.append(self.parse_integer())
+                if not self.accept(","):
+                    break
+        self.expect(">")
+        return A.DenseArrayAttr(element, tuple(values))
+
+    def parse_dense_elements(self) -> A.Attribute:
+        start = self.advance().start
+        self.expect("<")
+        literal = self.parse_dense_literal()
+        self.expect(">")
+        self.expect(":")
+        ty_start = self.tok.start
+        ty = self.parse_type()
+        return self.build_dense(literal, ty, Span(start, self.prev_end), Span(ty_start, self.prev_end))
+
+    def parse_dense_literal(self) -> object:
+        """Nested lists of literal strings (`-1`, `2.5`, `true`, `0x7C00`, a hex string)."""
+        if self.at("["):
+            self.advance()
+            items: list[object] = []
+            if not self.at("]"):
+                while True:
+                    items.append(self.parse_dense_literal())
+                    if not self.accept(","):
+                        break
+            self.expect("]")
+            return items
+        start = self.tok.start
+        negative = self.accept("-") is not None
+        tok = self.tok
+        if tok.kind in (L.INT, L.FLOAT) or (tok.kind == L.IDENT and tok.text in ("true", "false")):
+            self.advance()
+            return ("-" if negative else "") + tok.text
+        if tok.kind == L.STRING and not negative:
+            self.advance()
+            return tok.text
+        if tok.kind == L.IDENT and tok.text in ("inf", "nan") :
+            self.advance()
+            return ("-" if negative else "") + tok.text
+        self.fail("expected integer or float literal in dense elements", Span(start, self.tok.end))
+        raise AssertionError
+
+    def build_dense(self, literal: object, ty: T.Type, span: Span, type_span: Span) -> A.DenseElementsAttr:
+        from .denseformat import dense_values_from_literals
+
+        if not isinstance(ty, T.TileType):
+            if isinstance(ty, T.OpaqueType):
+                return A.DenseElementsAttr(ty, (), False)
+            self.fail(f"expected a tile type for dense elements, got {ty}", type_span)
+        assert isinstance(ty, T.TileType)
+        values, splat, error = dense_values_from_literals(literal, ty.element, ty.shape)
+        if error is not None or values is None:
+            self.fail(error or "invalid dense elements", span)
+        return A.DenseElementsAttr(ty, values, splat)  # type: ignore[arg-type]
+
+    def parse_hash_attribute(self) -> A.Attribute:
+        tok = self.advance()
+        name = tok.text[1:]
+        if name.startswith("cuda_tile."):
+            return self.parse_cuda_tile_attribute(name[10:], tok)
+        if "." in name:
+            body = self.skip_balanced() if self.at("<") else ""
+            return A.OpaqueAttr(tok.text + body)
+        alias = self.module.attribute_aliases.get(name)
+        if alias is None:
+            self.fail(f"undefined symbol alias id '{name}'", tok.span)
+        assert alias is not None
+        return alias
+
+    def parse_cuda_tile_attribute(self, mnemonic: str, tok: Token) -> A.Attribute:
+        enum = ENUM_BY_MNEMONIC.get(mnemonic)
+        if enum is not None:
+            self.expect("<")
+            kw = self.expect_kind(L.IDENT, f"{mnemonic} keyword")
+            if enum.by_keyword(kw.text) is None:
+                self.fail(
+                    f"invalid {mnemonic} '{kw.text}'; expected one of: {', '.join(enum.keywords)}", kw.span
+                )
+            self.expect(">")
+            return A.EnumAttr(enum, kw.text)
+        if mnemonic == "optimization_hints":
+            return self.parse_optimization_hints_body()
+        if mnemonic in ("div_by", "same_elements", "bounded"):
+            return self.parse_assume_predicate_body(mnemonic)
+        if mnemonic in ("di_file", "di_compile_unit", "di_subprogram", "di_lexical_block"):
+            return self.parse_di_attr_body(mnemonic)
+        if mnemonic == "di_loc":
+            self.expect("<")
+            src = self.parse_location()
+            self.expect("in")
+            scope = self.parse_attribute()
+            self.expect(">")
+            return A.DILocAttr(src, scope)
+        self.fail(f"unknown cuda_tile attribute '{mnemonic}'", tok.span)
+        raise AssertionError
+
+    def parse_optimization_hints_body(self) -> A.OptimizationHintsAttr:
+        self.expect("<")
+        entries: list[tuple[str, A.DictionaryAttr]] = []
+        if not self.at(">"):
+            while True:
+                key = self.expect_kind(L.IDENT, "architecture name (e.g. sm_100) or 'default'")
+                self.expect("=")
+                self.expect("{")
+                entries.append((key.text, A.DictionaryAttr(tuple(self.parse_attr_dict_entries().items()))))
+                if not self.accept(","):
+                    break
+        self.expect(">")
+        return A.OptimizationHintsAttr(tuple(entries))
+
+    def parse_assume_predicate_body(self, mnemonic: str) -> A.Attribute:
+        self.expect("<")
+        if mnemonic == "div_by":
+            divisor = self.parse_integer()
+            every = along = None
+            if self.accept(","):
+                self.expect("every")
+                every = self.parse_integer()
+                self.expect("along")
+                along = self.parse_integer()
+            self.expect(">")
+            return A.DivByAttr(divisor, every, along)
+        if mnemonic == "same_elements":
+            values = self.parse_int_list()
+            self.expect(">")
+            return A.SameElementsAttr(tuple(values))
+        lb = None if self.accept("?") else self.parse_integer()
+        self.expect(",")
+        ub = None if self.accept("?") else self.parse_integer()
+        self.expect(">")
+        return A.BoundedAttr(lb, ub)
+
+    def parse_di_attr_body(self, mnemonic: str) -> A.DIAttr:
+        self.expect("<")
+        if mnemonic == "di_file":
+            name = self.expect_kind(L.STRING, "file name string")
+            self.expect("in")
+            directory = self.expect_kind(L.STRING, "directory string")
+            self.expect(">")
+            return A.DIAttr(
+                "di_file",
+                (("name", A.StringAttr(unescape_string(name.text))), ("directory", A.StringAttr(unescape_string(directory.text)))),
+            )
+        params: list[tuple[str, A.Attribute]] = []
+        if not self.at(">"):
+            while True:
+                key = self.expect_kind(L.IDENT, "parameter name")
+                self.expect("=")
+                params.append((key.text, self.parse_attribute()))
+                if not self.accept(","):
+                    break
+        self.expect(">")
+        return A.DIAttr(mnemonic, tuple(params))
+
+    def parse_location(self) -> A.LocationAttr:
+        self.expect("loc")
+        self.expect("(")
+        loc = self.parse_location_body()
+        self.expect(")")
+        return loc
+
+    def parse_location_body(self) -> A.LocationAttr:
+        tok = self.tok
+        if tok.kind == L.IDENT and tok.text == "unknown":
+            self.advance()
+            return A.UnknownLoc()
+        if tok.kind == L.IDENT and tok.text == "callsite":
+            self.advance()
+            self.expect("(")
+            callee = self.parse_location_body()
+            self.expect("at")
+            caller = self.parse_location_body()
+            self.expect(")")
+            return A.CallSiteLoc(callee, caller)
+        if tok.kind == L.IDENT and tok.text == "fused":
+            self.advance()
+            metadata = None
+            if self.accept("<"):
+                metadata = self.parse_attribute()
+                self.expect(">")
+            self.expect("[")
+            locs: list[A.LocationAttr] = []
+            if not self.at("]"):
+                while True:
+                    locs.append(self.parse_location_body())
+                    if not self.accept(","):
+                        break
+            self.expect("]")
+            return A.FusedLoc(tuple(locs), metadata)
+        if tok.kind == L.STRING:
+            self.advance()
+            text = unescape_string(tok.text)
+            if self.at(":"):
+                self.advance()
+                line = self.parse_integer()
+                self.expect(":")
+                col = self.parse_integer()
+                if self.accept("to"):
+                    end_line = line
+                    first = self.parse_integer()
+                    if self.accept(":"):
+                        end_line, end_col = first, self.parse_integer()
+                    else:
+                        end_col = first
+                    return A.FileLineColLoc(text, line, col, end_line, end_col)
+                return A.FileLineColLoc(text, line, col)
+            child = None
+            if self.accept("("):
+                child = self.parse_location_body()
+                self.expect(")")
+            return A.NameLoc(text, child)
+        if tok.kind == L.HASH:
+            attr = self.parse_hash_attribute()
+            if isinstance(attr, A.LocationAttr):
+                return attr
+            self.fail("expected location attribute", tok.span)
+        self.fail("expected location")
+        raise AssertionError
+
+    def skip_balanced(self) -> str:
+        """Raw text of a bracketed group starting at the current token (for opaque constructs)."""
+        start = self.tok.start
+        if self.tok.text not in _BALANCED_OPEN:
+            return ""
+        stack = []
+        while True:
+            tok = self.tok
+            if tok.kind == L.EOF:
+                self.fail("unbalanced brackets", Span(start, tok.end))
+            if tok.text in _BALANCED_OPEN and tok.kind == L.PUNCT:
+                stack.append(_BALANCED_OPEN[tok.text])
+            elif tok.kind == L.PUNCT and stack and tok.text == stack[-1]:
+                stack.pop()
+            elif tok.kind == L.PUNCT and tok.text == "->":
+                pass
+            self.advance()
+            if not stack:
+                return self.text[start : self.prev_end]
+
+
+def _infer_segments(opdef: OpDef, count: int) -> tuple[int, ...]:
+    """Operand group sizes when only one group can absorb the extra operands."""
+    fixed = sum(1 for o in opdef.operands if o.arity == "single")
+    flexible = [i for i, o in enumerate(opdef.operands) if o.arity != "single"]
+    sizes = [1 if o.arity == "single" else 0 for o in opdef.operands]
+    if len(flexible) == 1:
+        sizes[flexible[0]] = max(count - fixed, 0)
+    return tuple(sizes)
