@@ -33,7 +33,9 @@ class AttrDef:
     `symbol_ref` (a reference `@x`), `dense_i32_array`, `dense_i64_array`,
     `array` (an array of typed attributes), `dense_elements`, `type`,
     `function_type`, `optimization_hints`, `assume_predicate`, `dictionary`,
-    `di_attr`, or `enum:<mnemonic>` for the enums of `compiler.ir.enums`.
+    `di_attr`, `bytecode_test_value` (the test-only `#cuda_tile.bytecode_test_value<N>`),
+    or `enum:<mnemonic>` for the enums of `compiler.ir.enums` (and the test-only
+    `enum:bytecode_test_priority` of `compiler.dialect.ops.TESTING_ENUMS`).
     `default` is the value, as the assembly spells it, that is omitted when printing.
     """
 
@@ -65,6 +67,11 @@ class RegionDef:
 #   ("i1_same_shape", (src, dst))  dst is a tile of i1 with the shape of src
 #   ("same_shape", (a, ...)), ("same_rank", (a, ...)), ("same_element_type", (a, ...))
 #   ("same_operands_and_result_shape", ()), ("same_operands_shape", ())
+#   ("pointer_tile_of", (ptr, value))  ptr is a tile of pointers to value's element type,
+#                                      with value's shape (load_ptr_tko / store_ptr_tko)
+# A rule may name an optional operand; it then applies only when the operand is present
+# ("same_type" rules never do, since the parser infers unprinted types from them). A name
+# may also be a typed attribute (`constant`'s `value`), meaning the attribute's type.
 TypeRule = tuple[str, tuple[str, ...]]
 
 

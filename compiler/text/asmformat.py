@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..dialect.opdef import OpDef
+from ..dialect import enum_for_kind
+from ..dialect.opdef import AttrDef, OpDef
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import OpResult, Operation, Region
-from ..ir.enums import ENUM_BY_MNEMONIC
 from ..ir.source import Span
 from . import lexer as L
 
@@ -251,8 +251,8 @@ def _group_present(parser: Parser, state: _State, group: Group) -> bool:
         if any(o.name == first.name for o in opdef.operands):
             return tok.kind == L.VALUE
         adef = opdef.attribute(first.name)
-        if adef is not None and adef.kind.startswith("enum:"):
-            enum = ENUM_BY_MNEMONIC[adef.kind[5:]]
+        enum = enum_for_kind(adef.kind) if adef is not None else None
+        if enum is not None:
             if enum.angle:
                 return parser.at("<")
             return tok.kind == L.IDENT and enum.by_keyword(tok.text) is not None
@@ -302,8 +302,8 @@ def parse_attr_value(parser: Parser, kind: str) -> A.Attribute:
     """An attribute spelled the way declarative formats print `$attr` of this kind."""
     if kind == "unit":
         return A.UNIT
-    if kind.startswith("enum:"):
-        enum = ENUM_BY_MNEMONIC[kind[5:]]
+    enum = enum_for_kind(kind)
+    if enum is not None:
         angle = enum.angle and parser.accept("<") is not None
         tok = parser.tok
         if tok.kind != L.IDENT or enum.by_keyword(tok.text) is None:
@@ -561,11 +561,7 @@ def _var_present(op: Operation, name: str) -> bool:
         value = op.properties.get(name)
         if value is None:
             return False
-        if adef.default is not None and attr_text(value, adef.kind) == adef.default:
-            return False
-        if adef.kind == "unit" or isinstance(value, A.UnitAttr):
-            return True
-        return True
+        return not is_default(value, adef)
     if any(r.name == name for r in opdef.results):
         return bool(op.result_group(name))
     for i, rdef in enumerate(opdef.regions):
@@ -598,6 +594,15 @@ def _print_var(printer: Printer, op: Operation, name: str) -> None:
         if rdef.name == name and i < len(op.regions):
             printer.print_region(op.regions[i])
             return
+
+
+def is_default(value: A.Attribute, adef: AttrDef) -> bool:
+    """True when `value` is the attribute's default, which formats leave out."""
+    if adef.default is None:
+        return False
+    if isinstance(value, A.EnumAttr):
+        return value.keyword == adef.default
+    return attr_text(value, adef.kind) == adef.default
 
 
 def attr_text(value: A.Attribute, kind: str, printer: Printer | None = None) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..dialect import lookup_op
+from ..dialect import enum_for_kind, lookup_op
 from ..dialect.opdef import OpDef
 from ..ir import attributes as A
 from ..ir import types as T
@@ -366,7 +366,7 @@ class Parser:
         self.parse_trailing_location(op)
         op.span = Span(start, self.prev_end)
 
-        if num_results != len(op.results):
+        if num_results and num_results != len(op.results):
             self.error(
                 f"operation defines {len(op.results)} results but was provided {num_results} to bind",
                 Span(start, op.name_span.start if op.name_span else start),
@@ -504,9 +504,9 @@ class Parser:
         if opdef is None:
             return value
         adef = opdef.attribute(key)
-        if adef is None or not adef.kind.startswith("enum:"):
+        enum = enum_for_kind(adef.kind) if adef is not None else None
+        if enum is None:
             return value
-        enum = ENUM_BY_MNEMONIC[adef.kind[5:]]
         if isinstance(value, A.IntegerAttr):
             case = enum.by_value(value.value)
             if case is not None:
@@ -1023,7 +1023,7 @@ class Parser:
         return alias
 
     def parse_cuda_tile_attribute(self, mnemonic: str, tok: Token) -> A.Attribute:
-        enum = ENUM_BY_MNEMONIC.get(mnemonic)
+        enum = enum_for_kind("enum:" + mnemonic)
         if enum is not None:
             self.expect("<")
             kw = self.expect_kind(L.IDENT, f"{mnemonic} keyword")
@@ -1041,7 +1041,7 @@ class Parser:
             return self.parse_di_attr_body(mnemonic)
         if mnemonic == "di_loc":
             self.expect("<")
-            src = self.parse_location()
+            src = self.parse_location_body() if self.tok.kind == L.HASH else self.parse_location()
             self.expect("in")
             scope = self.parse_attribute()
             self.expect(">")

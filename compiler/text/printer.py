@@ -47,6 +47,9 @@ class Printer:
         self.used_names: set[str] = set()
         self.counter = 0
         self.aliases: dict[A.Attribute, str] = {}
+        # With --mlir-print-debuginfo, locations are printed as `loc(#locN)` and
+        # defined at the end, as MLIR does.
+        self.loc_aliases: dict[A.LocationAttr, str] = {}
         comments = module.comments if (module is not None and options.keep_comments) else []
         self.comments: list[Comment] = sorted(comments, key=lambda c: c.span.start)
         self.next_comment = 0
@@ -136,7 +139,8 @@ class Printer:
         if isinstance(a, A.TypeAttr):
             return self.type(a.value)
         if isinstance(a, A.LocationAttr):
-            return "loc(" + self.location_body(a) + ")"
+            name = self.loc_aliases.get(a)
+            return f"loc(#{name})" if name else "loc(" + self.location_body(a) + ")"
         return str(a)
 
     def _dict_entry(self, key: str, value: A.Attribute) -> str:
@@ -149,8 +153,11 @@ class Printer:
         return "<" + ", ".join(f"{k} = {self.attr(v)}" for k, v in a.params) + ">"
 
     def location_body(self, loc: A.LocationAttr) -> str:
+        name = self.loc_aliases.get(loc)
+        if name is not None:
+            return "#" + name
         if isinstance(loc, A.DILocAttr):
-            return f"#cuda_tile.di_loc<{self.attr(loc.source)} in {self.attr(loc.scope)}>"
+            return f"#cuda_tile.di_loc<{self.location_body(loc.source)} in {self.attr(loc.scope)}>"
         if isinstance(loc, A.CallSiteLoc):
             return f"callsite({self.location_body(loc.callee)} at {self.location_body(loc.caller)})"
         if isinstance(loc, A.FusedLoc):
@@ -166,7 +173,7 @@ class Printer:
             if key in elided:
                 continue
             adef = opdef.attribute(key) if opdef else None
-            if adef is not None and adef.default is not None and asmformat.attr_text(value, adef.kind) == adef.default:
+            if adef is not None and asmformat.is_default(value, adef):
                 continue
             entries.append((key, value))
         entries.extend((k, v) for k, v in op.attributes.items() if k not in elided)
@@ -179,8 +186,13 @@ class Printer:
 
     def _collect_aliases(self) -> list[str]:
         found: dict[A.DIAttr, None] = {}
+        locations: dict[A.LocationAttr, None] = {}
 
         def visit(a: object) -> None:
+            if isinstance(a, A.LocationAttr) and not isinstance(a, A.UnknownLoc):
+                if isinstance(a, A.DILocAttr):
+                    visit(a.source)
+                locations.setdefault(a, None)
             if isinstance(a, A.DIAttr):
                 for _, v in a.params:
                     visit(v)
@@ -222,6 +234,18 @@ class Printer:
             name = a.kind if n == 0 else f"{a.kind}{n}"
             lines.append(f"#{name} = {self.attr(a)}")
             self.aliases[a] = name
+        for i, loc in enumerate(locations):
+            self.loc_aliases[loc] = "loc" if i == 0 else f"loc{i}"
+        return lines
+
+    def _location_alias_lines(self) -> list[str]:
+        lines = []
+        for loc, name in list(self.loc_aliases.items()):
+            del self.loc_aliases[loc]
+            body = self.location_body(loc)
+            text = body if isinstance(loc, A.DILocAttr) else f"loc({body})"
+            self.loc_aliases[loc] = name
+            lines.append(f"#{name} = {text}")
         return lines
 
     # ------------------------------------------------------------------ comments
@@ -261,6 +285,8 @@ class Printer:
             self.write("\n")
         if self.comments:
             self._flush_comments(len(self.text) + 1)
+        for line in self._location_alias_lines():
+            self.write(line + "\n")
         text = "".join(self.out)
         return text if text.endswith("\n") or not text else text + "\n"
 

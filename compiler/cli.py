@@ -1,0 +1,448 @@
+"""The `tileir` command line.
+
+    tileir check FILE...                     parse (and later verify) files, report diagnostics
+    tileir fmt [--check | -i] FILE...        print the canonical form
+    tileir opt [FILE|-] [-o OUT] [...]       a `cuda-tile-opt` / `mlir-opt` look-alike
+
+Exit status: 0 success; 1 the input has errors (or `fmt --check` found a file to reformat);
+2 bad usage or an unreadable file; 3 an internal error (a bug: please report it).
+
+Bad input never produces a Python traceback: the core returns diagnostics, and everything
+else is caught here and turned into one line on stderr. Set `TILEIR_TRACEBACK=1` to see the
+traceback of an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NoReturn, TextIO
+
+if TYPE_CHECKING:  # the core is imported lazily so that `tileir --help` stays fast
+    from compiler.ir.diagnostics import Diagnostic
+
+PROG = "tileir"
+EXIT_OK = 0
+EXIT_ERRORS = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+ISSUES_URL = "the project's issue tracker"
+
+
+class CliError(Exception):
+    """A user-facing error: one line on stderr and a non-zero exit status."""
+
+    def __init__(self, message: str, status: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _ArgparseExit(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports errors in one line and never calls `sys.exit` itself."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        raise _ArgparseExit(EXIT_USAGE)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            sys.stderr.write(message)
+        raise _ArgparseExit(status)
+
+
+# --------------------------------------------------------------------------------------------
+# Input and output
+
+
+@dataclass(slots=True)
+class _Input:
+    name: str  # as shown in diagnostics
+    text: str
+    path: str | None  # None for stdin
+
+
+def _decode(data: bytes, name: str) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"cannot read '{name}': not valid UTF-8 (byte {exc.start}: {data[exc.start]:#04x})") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def _read_input(path: str) -> _Input:
+    if path == "-":
+        stream = sys.stdin
+        if stream is None or getattr(stream, "closed", False):
+            raise CliError("cannot read '<stdin>': standard input is closed")
+        try:
+            buffer = getattr(stream, "buffer", None)
+            data = buffer.read() if buffer is not None else stream.read().encode("utf-8")
+        except (OSError, ValueError) as exc:
+            raise CliError(f"cannot read '<stdin>': {exc}") from None
+        return _Input("<stdin>", _decode(data, "<stdin>"), None)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except IsADirectoryError:
+        raise CliError(f"cannot read '{path}': is a directory") from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise CliError(f"cannot read '{path}': {reason}") from None
+    return _Input(path, _decode(data, path), path)
+
+
+def _write(stream: TextIO, text: str) -> None:
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        # A terminal or pipe whose encoding cannot hold the text: send UTF-8 bytes instead.
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+        else:
+            buffer.write(text.encode("utf-8"))
+            buffer.flush()
+
+
+def _out(text: str) -> None:
+    _write(sys.stdout, text)
+
+
+def _err(text: str) -> None:
+    _write(sys.stderr, text if text.endswith("\n") else text + "\n")
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Replace `path` by `text` atomically: a temporary file in the same directory, fsync,
+    `os.replace`. The file's mode is kept; a symbolic link is followed, not replaced."""
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target) or "."
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:  # make the rename itself durable; not possible everywhere, and not fatal
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+# --------------------------------------------------------------------------------------------
+# Diagnostics
+
+
+@dataclass(slots=True)
+class _Tally:
+    errors: int = 0
+    warnings: int = 0
+    failed_files: list[str] = field(default_factory=list)
+
+
+def _report(diagnostics: Sequence[Diagnostic], tally: _Tally, snippet: bool = True) -> bool:
+    """Print diagnostics to stderr; return True if any is an error."""
+    from compiler.ir.diagnostics import Severity
+
+    has_error = False
+    for diag in diagnostics:
+        _err(diag.format(with_snippet=snippet))
+        if diag.is_error:
+            has_error = True
+            tally.errors += 1
+        elif diag.severity == Severity.WARNING:
+            tally.warnings += 1
+    return has_error
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+# --------------------------------------------------------------------------------------------
+# tileir check
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from compiler.text import ParseOptions, parse
+
+    options = ParseOptions(allow_unregistered=args.allow_unregistered_dialect)
+    tally = _Tally()
+    status = EXIT_OK
+    for path in args.files:
+        try:
+            src = _read_input(path)
+        except CliError as exc:
+            _err(f"{PROG}: error: {exc}")
+            status = max(status, exc.status)
+            continue
+        result = parse(src.text, src.name, options)
+        if _report(result.diagnostics, tally):
+            tally.failed_files.append(src.name)
+            status = max(status, EXIT_ERRORS)
+    if not args.quiet:
+        n = len(args.files)
+        if tally.errors or tally.warnings:
+            _err(
+                f"{PROG} check: {_plural(tally.errors, 'error')}, "
+                f"{_plural(tally.warnings, 'warning')} in {_plural(n, 'file')}"
+            )
+        elif status == EXIT_OK:
+            _out(f"{PROG} check: {_plural(n, 'file')} ok\n")
+    return status
+
+
+# --------------------------------------------------------------------------------------------
+# tileir fmt
+
+
+def _cmd_fmt(args: argparse.Namespace) -> int:
+    from compiler.text import ParseOptions, PrintOptions, parse, print_module
+
+    if args.check and args.in_place:
+        raise CliError("--check and -i cannot be used together")
+    if args.in_place and "-" in args.files:
+        raise CliError("-i cannot rewrite standard input")
+    options = ParseOptions(allow_unregistered=args.allow_unregistered_dialect)
+    print_options = PrintOptions(keep_comments=True)
+    tally = _Tally()
+    status = EXIT_OK
+    would_change: list[str] = []
+    rewritten: list[str] = []
+    for path in args.files:
+        try:
+            src = _read_input(path)
+        except CliError as exc:
+            _err(f"{PROG}: error: {exc}")
+            status = max(status, exc.status)
+            continue
+        result = parse(src.text, src.name, options)
+        if _report(result.diagnostics, tally):
+            _err(f"{PROG} fmt: '{src.name}' has errors; not formatted")
+            status = max(status, EXIT_ERRORS)
+            continue
+        formatted = print_module(result.module, print_options)
+        if args.check:
+            if formatted != src.text:
+                would_change.append(src.name)
+                _err(f"would reformat {src.name}")
+                status = max(status, EXIT_ERRORS)
+        elif args.in_place:
+            assert src.path is not None
+            if formatted != src.text:
+                try:
+                    write_atomic(src.path, formatted)
+                except OSError as exc:
+                    _err(f"{PROG}: error: cannot write '{src.path}': {exc.strerror or exc}")
+                    status = max(status, EXIT_USAGE)
+                    continue
+                rewritten.append(src.name)
+        else:
+            _out(formatted)
+    if args.check and not args.quiet:
+        n = len(args.files)
+        if would_change:
+            _err(f"{_plural(len(would_change), 'file')} would be reformatted")
+        elif status == EXIT_OK:
+            _err(f"{_plural(n, 'file')} already formatted")
+    if args.in_place and not args.quiet and rewritten:
+        _err(f"{_plural(len(rewritten), 'file')} reformatted")
+    return status
+
+
+# --------------------------------------------------------------------------------------------
+# tileir opt
+
+
+def _cmd_opt(args: argparse.Namespace) -> int:
+    if args.verify_diagnostics:
+        raise CliError("-verify-diagnostics is not yet supported (it arrives with the verifier issue)")
+    src = _read_input(args.file)
+    from compiler.text import ParseOptions, PrintOptions, parse, print_module, split_input
+
+    options = ParseOptions(allow_unregistered=args.allow_unregistered_dialect)
+    print_options = PrintOptions(
+        generic=args.mlir_print_op_generic,
+        debuginfo=args.mlir_print_debuginfo,
+        keep_comments=False,
+    )
+    if args.split_input_file:
+        chunks = split_input(src.text)
+    else:
+        chunks = [(src.text, 0)]
+    tally = _Tally()
+    outputs: list[str] = []
+    status = EXIT_OK
+    for chunk, line_offset in chunks:
+        # Pad with the lines before the chunk so that every location (and snippet) is
+        # numbered as in the original file.
+        result = parse("\n" * line_offset + chunk, src.name, options)
+        if _report(result.diagnostics, tally):
+            status = EXIT_ERRORS
+            continue
+        outputs.append(print_module(result.module, print_options))
+    if not outputs and status != EXIT_OK:
+        return status  # like mlir-opt: no output at all when nothing could be parsed
+    text = "// -----\n".join(_ensure_newline(o) for o in outputs)
+    if args.output in (None, "-"):
+        _out(text)
+    else:
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            raise CliError(f"cannot write '{args.output}': {exc.strerror or exc}") from None
+    return status
+
+
+def _ensure_newline(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Argument parsing
+
+
+def _flag(parser: argparse.ArgumentParser, name: str, help: str) -> None:
+    """An MLIR-style long flag, accepted with one dash and with two."""
+    parser.add_argument(f"--{name}", f"-{name}", action="store_true", help=help)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from compiler import __version__
+
+    parser = _ArgumentParser(
+        prog=PROG,
+        description="Tools for NVIDIA CUDA Tile IR (the cuda_tile MLIR dialect).",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
+
+    check = sub.add_parser(
+        "check",
+        help="parse files and report diagnostics",
+        description="Parse each file and print its diagnostics as path:line:col: error: message.",
+        allow_abbrev=False,
+    )
+    check.add_argument("files", nargs="+", metavar="FILE", help="a .tileir file, or - for stdin")
+    check.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    _flag(check, "allow-unregistered-dialect", "accept operations of unknown dialects")
+    check.set_defaults(func=_cmd_check)
+
+    fmt = sub.add_parser(
+        "fmt",
+        help="print the canonical form",
+        description="Print each file in canonical form (comments are kept).",
+        allow_abbrev=False,
+    )
+    fmt.add_argument("files", nargs="+", metavar="FILE", help="a .tileir file, or - for stdin")
+    fmt.add_argument("--check", action="store_true", help="exit 1 and name the files that would change")
+    fmt.add_argument("-i", "--in-place", action="store_true", help="rewrite the files in place (atomically)")
+    fmt.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    _flag(fmt, "allow-unregistered-dialect", "accept operations of unknown dialects")
+    fmt.set_defaults(func=_cmd_fmt)
+
+    opt = sub.add_parser(
+        "opt",
+        help="parse and print like cuda-tile-opt",
+        description=(
+            "Parse a module and print it, like cuda-tile-opt / mlir-opt. "
+            "Long options are accepted with one dash or two."
+        ),
+        allow_abbrev=False,
+    )
+    opt.add_argument("file", nargs="?", default="-", metavar="FILE", help="input (default: -)")
+    opt.add_argument("-o", dest="output", metavar="OUT", help="output file (default: stdout)")
+    _flag(opt, "split-input-file", "process each '// -----' chunk separately")
+    _flag(opt, "mlir-print-op-generic", "print operations in the generic form")
+    _flag(opt, "mlir-print-debuginfo", "print location information")
+    _flag(opt, "allow-unregistered-dialect", "accept operations of unknown dialects")
+    _flag(opt, "verify-diagnostics", "check expected-* comments (not yet supported)")
+    _flag(opt, "no-implicit-module", "accepted for compatibility; has no effect")
+    opt.set_defaults(func=_cmd_opt)
+    return parser
+
+
+def has_command(name: str) -> bool:
+    """Whether `tileir NAME` exists (e.g. `translate`, which arrives with bytecode support)."""
+    for action in build_parser()._actions:  # noqa: SLF001 - argparse has no public accessor
+        choices = getattr(action, "choices", None)
+        if isinstance(choices, dict) and name in choices:
+            return True
+    return False
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `tileir` command line; return the exit status."""
+    try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(list(argv) if argv is not None else None)
+        except _ArgparseExit as exc:
+            return exc.status
+        if getattr(args, "func", None) is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        return int(args.func(args))
+    except CliError as exc:
+        _err(f"{PROG}: error: {exc}")
+        return exc.status
+    except KeyboardInterrupt:
+        _err(f"{PROG}: interrupted")
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`tileir fmt big.tileir | head`): not an error of ours.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_ERRORS
+    except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+        if os.environ.get("TILEIR_TRACEBACK"):
+            import traceback
+
+            traceback.print_exc()
+        _err(
+            f"{PROG}: internal error: {type(exc).__name__}: {exc} "
+            f"(this is a bug; please report it to {ISSUES_URL} with the input file)"
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,156 @@
+"""The type constraints that op operands and results name.
+
+Each `OperandDef.constraint` / `ResultDef.constraint` in `ops.py` is a key of
+`TYPE_CONSTRAINTS`. A `Constraint` pairs a description written for people (used in
+diagnostics and hovers, e.g. "tile of f16, bf16, f32 or f64") with a predicate over
+the types of `compiler.ir.types`.
+
+The keys mirror the type constraints of the dialect's definition (`CudaTile_IntTileType`
+becomes `int_tile`, `CudaTile_ScalarTileOf<CudaTile_Int32>` becomes `scalar_i32_tile`, ...).
+A constraint only checks the shape of a type; relations between operands (same type,
+same shape, ...) are the op's `type_rules`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..ir.types import (
+    FloatType,
+    GatherScatterViewType,
+    IntegerType,
+    PartitionViewType,
+    PointerType,
+    StridedViewType,
+    TensorViewType,
+    TileType,
+    TokenType,
+    Type,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """A named set of types: a description for people and a membership test.
+
+    `elements` lists the element types a tile constraint admits (`"ptr"` for any pointer),
+    or is None when the constraint is not "a tile of one of these".
+    `rank` is the only rank admitted (0 for scalar tiles), or None for any rank.
+    """
+
+    description: str
+    predicate: Callable[[Type], bool]
+    elements: frozenset[str] | None = None
+    rank: int | None = None
+
+    def accepts(self, t: Type) -> bool:
+        return self.predicate(t)
+
+
+# Element type names, as `str()` of the element type spells them.
+ANY_INT = ("i1", "i8", "i16", "i32", "i64")  # CudaTile_AnyInt: i4 is a tile element, not an AnyInt
+BASE_FLOAT = ("f16", "bf16", "f32", "f64")
+ANY_FLOAT = ("f16", "bf16", "f32", "tf32", "f64", "f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN")
+NUMBER = ANY_INT + ANY_FLOAT
+POINTER = "ptr"
+
+
+def _element_name(t: Type) -> str | None:
+    if isinstance(t, IntegerType):
+        return f"i{t.width}"
+    if isinstance(t, FloatType):
+        return t.name
+    if isinstance(t, PointerType):
+        return POINTER
+    return None
+
+
+def _join(names: tuple[str, ...]) -> str:
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _tile_of(
+    names: tuple[str, ...], rank: int | None = None, description: str | None = None
+) -> Constraint:
+    allowed = frozenset(names)
+
+    def predicate(t: Type) -> bool:
+        if not isinstance(t, TileType):
+            return False
+        if rank is not None and t.rank != rank:
+            return False
+        return _element_name(t.element) in allowed
+
+    if description is None:
+        what = "pointers" if names == (POINTER,) else _join(names)
+        description = f"{'scalar (rank-0) ' if rank == 0 else ''}tile of {what}"
+    return Constraint(description, predicate, allowed, rank)
+
+
+_VIEWS = (PartitionViewType, StridedViewType, GatherScatterViewType)
+
+
+def _is_any_tile(t: Type) -> bool:
+    return isinstance(t, TileType)
+
+
+def _is_cuda_tile_type(t: Type) -> bool:
+    # CudaTile_AnyType: a number type, or any type of the cuda_tile dialect.
+    if isinstance(t, IntegerType):
+        return t.width in (1, 8, 16, 32, 64)
+    return isinstance(t, (FloatType, PointerType, TileType, TokenType, TensorViewType, *_VIEWS))
+
+
+def _is_tile_view(t: Type) -> bool:
+    return isinstance(t, _VIEWS)
+
+
+def _isa(cls: type) -> Callable[[Type], bool]:
+    return lambda t: isinstance(t, cls)
+
+
+TYPE_CONSTRAINTS: dict[str, Constraint] = {
+    # --- any type
+    "any": Constraint("any type", lambda t: True),
+    "cuda_tile_any": Constraint(
+        "any cuda_tile type (a tile, token, view or number type)", _is_cuda_tile_type
+    ),
+    # --- tiles by element type
+    "tile": Constraint("tile of any element type", _is_any_tile),
+    "number_tile": _tile_of(NUMBER, description="tile of integers or floats"),
+    "number_or_i4_tile": _tile_of(
+        NUMBER + ("i4",), description="tile of integers (i4 included) or floats"
+    ),
+    "int_tile": _tile_of(ANY_INT),
+    "int_or_i4_tile": _tile_of(("i1", "i4", "i8", "i16", "i32", "i64")),
+    "i1_tile": _tile_of(("i1",)),
+    "i8_tile": _tile_of(("i8",)),
+    "i32_tile": _tile_of(("i32",)),
+    "i64_tile": _tile_of(("i64",)),
+    "f32_tile": _tile_of(("f32",)),
+    "base_float_tile": _tile_of(BASE_FLOAT),
+    "float_tile": _tile_of(ANY_FLOAT),
+    "pointer_tile": _tile_of((POINTER,)),
+    # --- tiles used by the matrix-multiply ops
+    "mmaf_operand_tile": _tile_of(("f8E4M3FN", "f8E5M2", "f16", "bf16", "tf32", "f32", "f64")),
+    "mmaf_acc_tile": _tile_of(("f16", "f32", "f64")),
+    "mmaf_scaled_operand_tile": _tile_of(("f8E4M3FN", "f8E5M2", "f4E2M1FN")),
+    "mmaf_scaled_scale_tile": _tile_of(("f8E4M3FN", "f8E8M0FNU")),
+    # --- scalar (rank-0) tiles
+    "scalar_i1_tile": _tile_of(("i1",), rank=0),
+    "scalar_i32_tile": _tile_of(("i32",), rank=0),
+    "scalar_int_tile": _tile_of(ANY_INT, rank=0),
+    "scalar_pointer_tile": _tile_of((POINTER,), rank=0),
+    # --- tokens and views
+    "token": Constraint("token", _isa(TokenType)),
+    "tensor_view": Constraint("tensor_view", _isa(TensorViewType)),
+    "partition_view": Constraint("partition_view", _isa(PartitionViewType)),
+    "strided_view": Constraint("strided_view", _isa(StridedViewType)),
+    "gather_scatter_view": Constraint("gather_scatter_view", _isa(GatherScatterViewType)),
+    "tile_view": Constraint(
+        "tile view (partition_view, strided_view or gather_scatter_view)", _is_tile_view
+    ),
+}
