@@ -223,11 +223,15 @@ def float_to_bits(value: float | str, fmt_name: str) -> int:
     """The bits of `value` in format `fmt_name`, rounded to nearest, ties to even.
 
     A string is read as a decimal number the way MLIR reads a float literal: first as
-    an f64 (Python's `float`), then converted.  Hex bit patterns are not accepted here
-    (see `parse_float_literal`).  Raises ValueError for a malformed string or an
-    unknown format.
+    an f64 (Python's `float`), then converted.  A Python int converts exactly, with one
+    rounding.  Hex bit patterns are not accepted here (see `parse_float_literal`).
+    Raises ValueError for a malformed string or an unknown format.
     """
     s = _spec(fmt_name)
+    if isinstance(value, int):  # exact, one rounding (APFloat's convertFromAPInt)
+        if value == 0:
+            return 0  # +0 (f8E8M0FNU: its smallest value, also 0x00)
+        return _encode_ratio(value < 0, abs(value), 1, s)
     if isinstance(value, str):
         text = value.strip()
         if not _LENIENT_DECIMAL_RE.fullmatch(text):
@@ -495,7 +499,8 @@ def parse_integer_literal(text: str) -> int | None:
     m = _INT_RE.fullmatch(text)
     if not m:
         return None
-    value = int(m.group(2), 0)
+    digits = m.group(2)
+    value = int(digits[2:], 16) if digits.startswith("0x") else int(digits, 10)
     return -value if m.group(1) else value
 
 

@@ -135,7 +135,12 @@ class Parser:
     def expect(self, text: str, what: str | None = None) -> Token:
         if self.at(text):
             return self.advance()
-        self.fail(f"expected '{text}'" if what is None else f"expected {what}")
+        span = None
+        if "\n" in self.text[self.prev_end : self.tok.start]:
+            # Like MLIR: punctuation missing at the end of a line is reported where
+            # that line ends, not at the start of the next one.
+            span = Span(self.prev_end, self.prev_end)
+        self.fail(f"expected '{text}'" if what is None else f"expected {what}", span)
         raise AssertionError  # unreachable
 
     def expect_kind(self, kind: str, what: str) -> Token:
@@ -635,7 +640,7 @@ class Parser:
             if text in ("tensor", "vector", "memref", "complex", "tuple"):
                 self.advance()
                 return T.OpaqueType(text + self.skip_balanced())
-            self.fail("expected type")
+            self.fail("expected valid keyword for a type")
         if tok.kind == L.BANG:
             self.advance()
             name = tok.text[1:]
@@ -651,7 +656,7 @@ class Parser:
             return alias
         if self.at("("):
             return self.parse_function_type()
-        self.fail("expected type")
+        self.fail("expected valid keyword for a type")
         raise AssertionError
 
     def parse_function_type(self) -> T.FunctionType:
@@ -719,6 +724,13 @@ class Parser:
             dims = self.parse_dims()
             if any(d is None for d in dims):
                 self.fail("tile dimensions must be static", Span(dims_start, self.prev_end))
+            if any(d is not None and d <= 0 for d in dims):
+                # MLIR checks this while parsing the type; report it and keep going.
+                self.error(
+                    f"all dimensions must be positive constants, got {', '.join(map(str, dims))}",
+                    Span(dims_start, self.prev_end),
+                    code="invalid-type",
+                )
             element = self.parse_cuda_type()
             self.expect(">")
             return T.TileType(tuple(d for d in dims if d is not None), element)
