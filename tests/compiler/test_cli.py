@@ -1,0 +1,262 @@
+"""The `tileir` command line: exit statuses, one-line errors, never a traceback."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compiler import cli
+from tests.corpus import REPO, example_files, read
+
+VADD = REPO / "examples" / "vector_add.tileir"
+
+GOOD = """cuda_tile.module @m {
+  entry @k() {
+    return
+  }
+}
+"""
+BAD = """cuda_tile.module @m {
+  entry @k() {
+    %0 = constant <i32: 1> : tile<i32>
+    %1 = addi %0, %nope : tile<i32>
+    return
+  }
+}
+"""
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def no_traceback(err: str) -> None:
+    assert "Traceback" not in err
+
+
+# --- usage errors (no parser needed) ---------------------------------------------------------
+
+
+def test_no_command_prints_help_and_fails(capsys) -> None:
+    status, _, err = run(capsys)
+    assert status == 2 and "usage:" in err
+
+
+def test_help_exits_zero(capsys) -> None:
+    status, out, _ = run(capsys, "--help")
+    assert status == 0 and "check" in out and "fmt" in out and "opt" in out
+
+
+def test_unknown_option_is_one_line(capsys) -> None:
+    status, _, err = run(capsys, "opt", "--canonicalize", "x.mlir")
+    assert status == 2
+    assert err.count("\n") == 1 and "unrecognized arguments: --canonicalize" in err
+
+
+def test_verify_diagnostics_not_yet_supported(capsys) -> None:
+    for flag in ("-verify-diagnostics", "--verify-diagnostics"):
+        status, _, err = run(capsys, "opt", flag, "x.mlir")
+        assert status == 2
+        assert "not yet supported" in err and err.count("\n") == 1
+
+
+def test_missing_file_is_one_line(capsys, tmp_path: Path) -> None:
+    missing = tmp_path / "nope.tileir"
+    for command in ("check", "fmt", "opt"):
+        status, out, err = run(capsys, command, str(missing))
+        assert status == 2, command
+        assert str(missing) in err and "No such file" in err
+        assert err.strip().count("\n") == 0, err
+        no_traceback(err)
+
+
+def test_directory_is_one_line(capsys, tmp_path: Path) -> None:
+    status, _, err = run(capsys, "check", str(tmp_path))
+    assert status == 2 and "is a directory" in err
+
+
+def test_non_utf8_is_one_line(capsys, tmp_path: Path) -> None:
+    f = tmp_path / "latin1.tileir"
+    f.write_bytes(b"// caf\xe9\n")
+    for command in ("check", "fmt", "opt"):
+        status, _, err = run(capsys, command, str(f))
+        assert status == 2
+        assert "not valid UTF-8" in err and str(f) in err
+        no_traceback(err)
+
+
+def test_fmt_check_and_in_place_conflict(capsys, tmp_path: Path) -> None:
+    f = tmp_path / "a.tileir"
+    f.write_text(GOOD)
+    status, _, err = run(capsys, "fmt", "--check", "-i", str(f))
+    assert status == 2 and "cannot be used together" in err
+
+
+def test_internal_error_is_reported_not_raised(capsys, monkeypatch, tmp_path: Path) -> None:
+    import compiler.text
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(compiler.text, "parse", boom)
+    f = tmp_path / "a.tileir"
+    f.write_text(GOOD)
+    status, _, err = run(capsys, "check", str(f))
+    assert status == 3
+    assert "tileir: internal error: RuntimeError: kaboom" in err and "report" in err
+    no_traceback(err)
+
+
+def test_write_atomic_keeps_mode_and_follows_symlinks(tmp_path: Path) -> None:
+    target = tmp_path / "real.tileir"
+    target.write_text("old")
+    target.chmod(0o640)
+    link = tmp_path / "link.tileir"
+    link.symlink_to(target)
+    cli.write_atomic(str(link), "new\n")
+    assert link.is_symlink()
+    assert target.read_text() == "new\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.tileir", "real.tileir"]
+
+
+# --- commands (need the parser and printer) --------------------------------------------------
+
+
+def test_check_clean_file(capsys) -> None:
+    status, out, err = run(capsys, "check", str(VADD))
+    assert status == 0, err
+    assert "ok" in out
+
+
+def test_check_reports_errors_with_location_and_snippet(capsys, tmp_path: Path) -> None:
+    f = tmp_path / "bad.tileir"
+    f.write_text(BAD)
+    status, _, err = run(capsys, "check", str(f))
+    assert status == 1
+    first = err.splitlines()[0]
+    assert first.startswith(f"{f}:4:") and ": error: " in first
+    assert "^" in err
+    no_traceback(err)
+
+
+def test_fmt_prints_canonical_form(capsys) -> None:
+    from compiler.text import parse, print_module
+
+    status, out, err = run(capsys, "fmt", str(VADD))
+    assert status == 0, err
+    assert out == print_module(parse(read(VADD)).module)
+
+
+def test_fmt_check(capsys, tmp_path: Path) -> None:
+    from compiler.text import parse, print_module
+
+    canonical = print_module(parse(GOOD).module)
+    clean = tmp_path / "clean.tileir"
+    clean.write_text(canonical)
+    messy = tmp_path / "messy.tileir"
+    messy.write_text(canonical.replace("\n", "\n\n") + "\n\n")
+    status, out, err = run(capsys, "fmt", "--check", str(clean))
+    assert status == 0 and out == ""
+    status, out, err = run(capsys, "fmt", "--check", str(clean), str(messy))
+    assert status == 1 and out == ""
+    assert str(messy) in err and f"would reformat {clean}" not in err
+    assert messy.read_text() != canonical  # --check never writes
+
+
+def test_fmt_in_place_is_atomic_and_keeps_mode(capsys, tmp_path: Path) -> None:
+    from compiler.text import parse, print_module
+
+    f = tmp_path / "k.tileir"
+    f.write_text("  " + GOOD.replace("  ", "      "))
+    f.chmod(0o600)
+    status, _, err = run(capsys, "fmt", "-i", str(f))
+    assert status == 0, err
+    assert f.read_text() == print_module(parse(GOOD).module)
+    assert stat.S_IMODE(f.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["k.tileir"]  # no temp file left behind
+
+
+def test_fmt_in_place_refuses_files_with_errors(capsys, tmp_path: Path) -> None:
+    f = tmp_path / "bad.tileir"
+    f.write_text(BAD)
+    status, out, err = run(capsys, "fmt", "-i", str(f))
+    assert status == 1
+    assert f.read_text() == BAD
+    assert ": error: " in err and "not formatted" in err
+
+
+def test_fmt_keeps_comments(capsys, tmp_path: Path) -> None:
+    f = tmp_path / "c.tileir"
+    f.write_text("// a comment worth keeping\n" + GOOD)
+    status, out, err = run(capsys, "fmt", str(f))
+    assert status == 0, err
+    assert "// a comment worth keeping" in out
+
+
+def test_opt_reads_stdin(capsys, monkeypatch) -> None:
+    from compiler.text import parse, print_module
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(GOOD.encode())))
+    status, out, err = run(capsys, "opt")
+    assert status == 0, err
+    assert out == print_module(parse(GOOD).module)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(GOOD.encode())))
+    status, out2, err = run(capsys, "opt", "-")
+    assert status == 0 and out2 == out
+
+
+def test_opt_output_file(capsys, tmp_path: Path) -> None:
+    out_file = tmp_path / "out.mlir"
+    status, out, err = run(capsys, "opt", str(VADD), "-o", str(out_file))
+    assert status == 0, err
+    assert out == "" and out_file.read_text().strip()
+
+
+def test_opt_single_and_double_dash_flags_agree(capsys) -> None:
+    for name in ("mlir-print-op-generic", "mlir-print-debuginfo", "allow-unregistered-dialect"):
+        s1, out1, err1 = run(capsys, "opt", f"-{name}", str(VADD))
+        s2, out2, err2 = run(capsys, "opt", f"--{name}", str(VADD))
+        assert s1 == s2 == 0, err1 + err2
+        assert out1 == out2
+
+
+def test_opt_split_input_file_numbers_lines_as_in_the_file(capsys, tmp_path: Path) -> None:
+    f = tmp_path / "split.mlir"
+    f.write_text(GOOD + "\n// -----\n\n" + BAD + "// -----\n" + GOOD)
+    status, out, err = run(capsys, "opt", "--split-input-file", str(f))
+    assert status == 1
+    bad_line = GOOD.count("\n") + 3 + 4  # GOOD, "", "// -----", "", then BAD's line 4
+    assert err.startswith(f"{f}:{bad_line}:"), err
+    assert out.count("// -----\n") == 1  # the two good chunks, joined
+    assert out.count("entry @k") == 2
+
+
+def test_opt_errors_exit_one_without_output(capsys, tmp_path: Path) -> None:
+    f = tmp_path / "bad.mlir"
+    f.write_text(BAD)
+    status, out, err = run(capsys, "opt", str(f))
+    assert status == 1 and out == ""
+    assert err.startswith(f"{f}:4:")
+
+
+@pytest.mark.parametrize("path", example_files(), ids=lambda p: p.name)
+def test_python_dash_m_compiler(path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "compiler", "fmt", "--check", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr
+    no_traceback(proc.stderr)

@@ -1,0 +1,245 @@
+"""Shared helpers of the conformance harness: where the tests are, which set is which,
+how to run lit over them, and how to read MLIR's `expected-*` comments.
+
+Used by `lit.cfg.py`, `run.py` and the pytest wrappers; imports nothing from lit at module
+level so that it stays importable without the test extras.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared"
+
+DIALECT_SUBDIR = Path("conformance/cuda-tile/test/Dialect/CudaTile")
+
+# The acceptance set of the parser/printer issue: files whose RUN lines are
+# `cuda-tile-opt %s | cuda-tile-opt | FileCheck %s` and friends.
+ROUND_TRIP = (
+    "ops",
+    "arith",
+    "conversion",
+    "types",
+    "memory_consistency_ops",
+    "syntax_omit_dialect_prefix",
+    "opt_hints",
+    "dense_attr",
+    "entry_opt_hints_default_silent",
+    "debuginfo_attr",
+)
+
+FILE_SETS: dict[str, tuple[str, ...] | None] = {"round-trip": ROUND_TRIP, "all": None}
+
+ROUND_TRIP_SKIPPED = (
+    '"round_trip_test: SKIPPED - the bytecode round trip needs the lit feature tileir-bytecode'
+    ' - bytecode writer and reader, issue 5"'
+)
+
+
+def shared_dir(override: Path | None = None) -> Path:
+    """The shared/ folder: an explicit path, $TILEIR_SHARED, or ../shared beside the repo."""
+    if override is not None:
+        return override
+    env = os.environ.get("TILEIR_SHARED")
+    return Path(env) if env else SHARED
+
+
+def conformance_dir(shared: Path | None = None) -> Path:
+    return shared_dir(shared) / DIALECT_SUBDIR
+
+
+def conformance_files(shared: Path | None = None) -> list[Path]:
+    d = conformance_dir(shared)
+    return sorted(d.glob("*.mlir")) if d.is_dir() else []
+
+
+def bytecode_available() -> bool:
+    """True once `tileir translate` (the bytecode writer and reader) exists."""
+    try:
+        from compiler.cli import has_command
+    except Exception:  # noqa: BLE001 - a broken core simply means "no bytecode"
+        return False
+    return has_command("translate")
+
+
+# ---------------------------------------------------------------------------------------------
+# Running lit
+
+
+@dataclass(slots=True)
+class FileResult:
+    name: str  # e.g. "ops.mlir"
+    code: str  # PASS, FAIL, UNSUPPORTED, ...
+    output: str = ""
+    elapsed: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.code in ("PASS", "XFAIL")
+
+    def reason(self) -> str:
+        """A one-line hint at why a file failed (or a note on a pass)."""
+        if self.passed:
+            return "; ".join(self.notes)
+        for needle, why in _KNOWN_REASONS:
+            if needle in self.output:
+                return why
+        for line in self.output.splitlines():
+            if "error:" in line and not line.lstrip().startswith(("#", "$")):
+                return line.strip()[:160]
+        return ""
+
+
+_KNOWN_REASONS = (
+    ("-verify-diagnostics is not yet supported", "needs -verify-diagnostics (verifier issue)"),
+    ("cuda-tile-translate: not supported", "needs cuda-tile-translate (bytecode, issue 5)"),
+    ("unrecognized arguments", "uses an option tileir opt does not have"),
+    ("tileir: internal error", "internal error in tileir"),
+    ("Couldn't match", "FileCheck: an expected line is missing from the output"),
+)
+
+
+def select(names: Iterable[str] | None, shared: Path | None = None) -> list[Path]:
+    """Conformance files by stem (`ops`, `ops.mlir`) or all of them when `names` is None."""
+    files = conformance_files(shared)
+    if names is None:
+        return files
+    by_stem = {f.stem: f for f in files}
+    chosen: list[Path] = []
+    for n in names:
+        stem = n.removesuffix(".mlir")
+        if stem not in by_stem:
+            raise KeyError(f"no conformance file named {n!r} in {conformance_dir(shared)}")
+        chosen.append(by_stem[stem])
+    return chosen
+
+
+def run_lit(
+    files: Sequence[Path],
+    *,
+    shared: Path | None = None,
+    workers: int | None = None,
+    timeout: float | None = 1800,
+    extra_args: Sequence[str] = (),
+) -> list[FileResult]:
+    """Run lit over `files` (paths inside the conformance folder); one result per file.
+
+    `timeout` bounds the whole lit run (a per-test timeout would need psutil)."""
+    if not files:
+        return []
+    with tempfile.TemporaryDirectory(prefix="tileir-lit-") as tmp:
+        report = Path(tmp) / "results.json"
+        cmd = [
+            sys.executable,
+            "-c",
+            "import sys; from lit.main import main; sys.argv[0] = 'lit'; main()",
+            "--no-progress-bar",
+            "-q",
+            "-o",
+            str(report),
+        ]
+        if workers:
+            cmd.append(f"-j{workers}")
+        if shared is not None:
+            cmd += ["-D", f"shared={shared}"]
+        cmd += list(extra_args)
+        # lit finds the suite through lit.cfg.py here; each test is named by its file name.
+        cmd += [str(HERE / f.name) for f in files]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [str(REPO), env.get("PYTHONPATH")] if p)
+        try:
+            proc = subprocess.run(
+                cmd,
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"lit did not finish within {timeout} s") from None
+        if not report.exists():
+            raise RuntimeError(f"lit produced no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        data = json.loads(report.read_text(encoding="utf-8"))
+    results: dict[str, FileResult] = {}
+    for t in data.get("tests", []):
+        name = t["name"].split(" :: ", 1)[-1]
+        results[name] = FileResult(name, t["code"], t.get("output", ""), t.get("elapsed"))
+    has_bytecode = bytecode_available()
+    out: list[FileResult] = []
+    for f in files:
+        r = results.get(f.name) or FileResult(f.name, "UNRESOLVED", "lit reported no result")
+        if not has_bytecode and "%round_trip_test" in f.read_text(encoding="utf-8"):
+            r.notes.append("bytecode round-trip RUN line skipped (issue 5)")
+        out.append(r)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# expected-* comments (MLIR's -verify-diagnostics syntax)
+
+_EXPECTED_RE = re.compile(
+    r"expected-(?P<kind>error|warning|note|remark)(?P<re>-re)?"
+    r"\s*(?:@(?P<at>[+-]\d+|above|below|unknown|[^\s{]+))?\s*\{\{(?P<msg>.*)\}\}"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    kind: str  # error, warning, note, remark
+    line: int | None  # 0-based line the diagnostic is expected on; None for @unknown
+    message: str
+    regex: bool
+    comment_line: int  # 0-based line of the comment itself
+
+
+def expected_diagnostics(text: str) -> list[Expected]:
+    """Parse `// expected-error @+1 {{...}}` comments the way MLIR's verifier does.
+
+    `@+N` / `@-N` are relative to the comment's line; `@above` is the nearest line above that
+    carries no expected-* comment, `@below` the nearest such line below; no designator means
+    the comment's own line.
+    """
+    result: list[Expected] = []
+    pending_below: list[tuple[str, str, bool, int]] = []
+    last_plain_line: int | None = None
+    for lineno, line in enumerate(text.splitlines()):
+        matches = list(_EXPECTED_RE.finditer(line))
+        if not matches:
+            for kind, msg, is_re, comment_line in pending_below:
+                result.append(Expected(kind, lineno, msg, is_re, comment_line))
+            pending_below.clear()
+            last_plain_line = lineno
+            continue
+        for m in matches:
+            kind, msg, is_re, at = m["kind"], m["msg"], bool(m["re"]), m["at"]
+            if at is None:
+                result.append(Expected(kind, lineno, msg, is_re, lineno))
+            elif at[0] in "+-":
+                result.append(Expected(kind, lineno + int(at), msg, is_re, lineno))
+            elif at == "above":
+                result.append(Expected(kind, last_plain_line, msg, is_re, lineno))
+            elif at == "below":
+                pending_below.append((kind, msg, is_re, lineno))
+            else:  # @unknown, or a file:line designator
+                result.append(Expected(kind, None, msg, is_re, lineno))
+    for kind, msg, is_re, comment_line in pending_below:  # @below at the end of the file
+        result.append(Expected(kind, None, msg, is_re, comment_line))
+    return result
+
+
+def expected_error_lines(text: str) -> set[int]:
+    """0-based lines on which the file expects an error."""
+    return {e.line for e in expected_diagnostics(text) if e.kind == "error" and e.line is not None}

@@ -1,0 +1,91 @@
+"""NVIDIA's cuda-tile dialect tests (../shared/conformance), through lit and directly.
+
+* The round-trip set (the parser/printer acceptance set) must pass under lit, RUN lines as
+  written, with `cuda-tile-opt` -> `tileir opt` and `FileCheck` -> PyPI filecheck.
+* Every file parses without a spurious error: for each `// -----` chunk, with unregistered ops
+  allowed, any error must sit on a line where the file itself expects one (`expected-error`);
+  errors after such an expected one in the same chunk are tolerated (MLIR's parser would have
+  stopped there, our error-tolerant one goes on).
+
+Skipped, with the reason, when ../shared/conformance is absent (a user's clone).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from tests.conformance import harness
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SUITE = SHARED / harness.DIALECT_SUBDIR
+
+needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason=f"conformance tests absent: {SUITE} does not exist")
+
+FILES = sorted(SUITE.glob("*.mlir")) if SUITE.is_dir() else []
+
+
+@pytest.fixture(scope="module")
+def round_trip_results() -> dict[str, harness.FileResult]:
+    for module in ("lit", "filecheck"):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed (pip install -e '.[test]')")
+    files = harness.select(harness.ROUND_TRIP, SHARED)
+    return {r.name: r for r in harness.run_lit(files, shared=SHARED)}
+
+
+@needs_suite
+@pytest.mark.parametrize("name", harness.ROUND_TRIP)
+def test_round_trip_file_passes_lit(name: str, round_trip_results) -> None:
+    result = round_trip_results[f"{name}.mlir"]
+    assert result.passed, f"{name}.mlir: {result.code} ({result.reason()})\n" + result.output[-6000:]
+
+
+def test_expected_error_extraction() -> None:
+    text = "\n".join(
+        [
+            "op1",  # 0
+            "// expected-error @below {{first}}",  # 1 -> 3 (skips the designator line 2)
+            "// expected-note @below {{note}}",  # 2 -> 3
+            "op2",  # 3
+            "// expected-error @above {{second}}",  # 4 -> 3
+            "// expected-error@+2 {{third}}",  # 5 -> 7
+            "op3 // expected-error {{fourth}}",  # 6 -> 6
+            "op4",  # 7
+            "// expected-error@-3 {{fifth}}",  # 8 -> 5
+        ]
+    )
+    got = {(e.kind, e.line, e.message) for e in harness.expected_diagnostics(text)}
+    assert got == {
+        ("error", 3, "first"),
+        ("note", 3, "note"),
+        ("error", 3, "second"),
+        ("error", 7, "third"),
+        ("error", 6, "fourth"),
+        ("error", 5, "fifth"),
+    }
+    assert harness.expected_error_lines(text) == {3, 5, 6, 7}
+
+
+@needs_suite
+@pytest.mark.parametrize("path", [pytest.param(f, id=f.name) for f in FILES] or [pytest.param(None, id="absent")])
+def test_parses_without_spurious_errors(path: Path) -> None:
+    from compiler.text import ParseOptions, parse, split_input
+
+    text = path.read_text(encoding="utf-8")
+    allowed = harness.expected_error_lines(text)
+    options = ParseOptions(allow_unregistered=True)
+    spurious: list[str] = []
+    for chunk, line_offset in split_input(text):
+        # Pad with the lines before the chunk so that lines are numbered as in the file.
+        result = parse("\n" * line_offset + chunk, str(path), options)
+        errors = sorted((d for d in result.diagnostics if d.is_error), key=lambda d: d.span.start)
+        for diag in errors:
+            if diag.location()[1] - 1 in allowed:
+                # MLIR stops parsing a chunk at its first error; our parser goes on, so errors
+                # that follow an expected one in the same chunk may be its consequences.
+                break
+            spurious.append(diag.format(with_snippet=True))
+    assert not spurious, f"{len(spurious)} unexpected error(s):\n" + "\n".join(spurious[:20])
