@@ -42,7 +42,9 @@ class Value:
 class OpResult(Value):
     __slots__ = ("owner", "index")
 
-    def __init__(self, owner: Operation, index: int, type: Type, name: str | None = None, span: Span | None = None) -> None:
+    def __init__(
+        self, owner: Operation, index: int, type: Type, name: str | None = None, span: Span | None = None
+    ) -> None:
         super().__init__(type, name, span)
         self.owner = owner
         self.index = index

@@ -66,14 +66,18 @@ def _enum(
 
 
 SIGNEDNESS = _enum(
-    "Signedness", "signedness", "How integer operands are interpreted.",
+    "Signedness",
+    "signedness",
+    "How integer operands are interpreted.",
     ("unsigned", 0, "operands are unsigned integers"),
     ("signed", 1, "operands are two's-complement signed integers"),
     angle=True,
 )
 
 INTEGER_OVERFLOW = _enum(
-    "IntegerOverflow", "overflow", "What the compiler may assume about integer overflow.",
+    "IntegerOverflow",
+    "overflow",
+    "What the compiler may assume about integer overflow.",
     ("none", 0, "no assumption; results wrap around"),
     ("no_signed_wrap", 1, "signed overflow does not happen"),
     ("no_unsigned_wrap", 2, "unsigned overflow does not happen"),
@@ -82,7 +86,9 @@ INTEGER_OVERFLOW = _enum(
 )
 
 ROUNDING_MODE = _enum(
-    "RoundingMode", "rounding", "How a floating-point result is rounded.",
+    "RoundingMode",
+    "rounding",
+    "How a floating-point result is rounded.",
     ("nearest_even", 0, "round to nearest, ties to even (IEEE default)"),
     ("zero", 1, "round toward zero"),
     ("negative_inf", 2, "round toward negative infinity"),
@@ -94,14 +100,18 @@ ROUNDING_MODE = _enum(
 )
 
 COMPARISON_ORDERING = _enum(
-    "ComparisonOrdering", "comparison_ordering", "How a float comparison treats NaN.",
+    "ComparisonOrdering",
+    "comparison_ordering",
+    "How a float comparison treats NaN.",
     ("unordered", 0, "true if either operand is NaN"),
     ("ordered", 1, "false if either operand is NaN"),
     angle=True,
 )
 
 COMPARISON_PREDICATE = _enum(
-    "ComparisonPredicate", "comparison_predicate", "The relation a comparison tests.",
+    "ComparisonPredicate",
+    "comparison_predicate",
+    "The relation a comparison tests.",
     ("equal", 0, "a == b"),
     ("not_equal", 1, "a != b"),
     ("less_than", 2, "a < b"),
@@ -112,7 +122,9 @@ COMPARISON_PREDICATE = _enum(
 )
 
 ATOMIC_RMW_MODE = _enum(
-    "AtomicRMWMode", "atomic_rmw_mode", "The read-modify-write an atomic performs.",
+    "AtomicRMWMode",
+    "atomic_rmw_mode",
+    "The read-modify-write an atomic performs.",
     ("and", 0, "bitwise and"),
     ("or", 1, "bitwise or"),
     ("xor", 2, "bitwise exclusive or"),
@@ -127,7 +139,9 @@ ATOMIC_RMW_MODE = _enum(
 )
 
 MEMORY_SCOPE = _enum(
-    "MemoryScope", "memory_scope", "Which threads may access the location concurrently.",
+    "MemoryScope",
+    "memory_scope",
+    "Which threads may access the location concurrently.",
     ("tl_blk", 0, "threads of the same tile block"),
     ("device", 1, "threads anywhere on the same GPU"),
     ("sys", 2, "threads anywhere in the system, all devices and the host"),
@@ -135,7 +149,9 @@ MEMORY_SCOPE = _enum(
 )
 
 MEMORY_ORDERING = _enum(
-    "MemoryOrderingSemantics", "memory_ordering_semantics", "The ordering a memory access takes part in.",
+    "MemoryOrderingSemantics",
+    "memory_ordering_semantics",
+    "The ordering a memory access takes part in.",
     ("weak", 0, "no concurrent access to the location"),
     ("relaxed", 1, "concurrent access allowed, no happens-before established"),
     ("acquire", 2, "observing a release establishes happens-before"),
@@ -145,7 +161,9 @@ MEMORY_ORDERING = _enum(
 )
 
 PADDING_VALUE = _enum(
-    "PaddingValue", "padding_value", "What a view load yields for elements outside the tensor.",
+    "PaddingValue",
+    "padding_value",
+    "What a view load yields for elements outside the tensor.",
     ("zero", 0, "+0"),
     ("neg_zero", 1, "-0"),
     ("nan", 2, "a quiet NaN"),
@@ -154,7 +172,9 @@ PADDING_VALUE = _enum(
 )
 
 SYMBOL_VISIBILITY = _enum(
-    "SymbolVisibility", "symbol_visibility", "Whether a symbol is visible outside its module.",
+    "SymbolVisibility",
+    "symbol_visibility",
+    "Whether a symbol is visible outside its module.",
     ("public", 0, "visible outside the module"),
     ("private", 1, "visible only inside the module"),
     angle=True,

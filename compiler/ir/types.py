@@ -86,8 +86,16 @@ FLOAT_FORMATS: dict[str, FloatFormat] = {
         FloatFormat("f8E4M3FN", 8, 4, 3, 7, has_infinity=False, nan="all_ones", storage_width=8),
         FloatFormat("f8E5M2", 8, 5, 2, 15, storage_width=8),
         FloatFormat(
-            "f8E8M0FNU", 8, 8, 0, 127, has_infinity=False, nan="all_ones", has_sign=False,
-            storage_width=8, since="13.2",
+            "f8E8M0FNU",
+            8,
+            8,
+            0,
+            127,
+            has_infinity=False,
+            nan="all_ones",
+            has_sign=False,
+            storage_width=8,
+            since="13.2",
         ),
         FloatFormat("f4E2M1FN", 4, 2, 1, 1, has_infinity=False, nan="none", storage_width=4, since="13.3"),
     )

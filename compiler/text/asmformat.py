@@ -18,7 +18,7 @@ from ..dialect import enum_for_kind
 from ..dialect.opdef import AttrDef, OpDef
 from ..ir import attributes as A
 from ..ir import types as T
-from ..ir.core import OpResult, Operation, Region
+from ..ir.core import Operation, OpResult, Region
 from ..ir.source import Span
 from . import lexer as L
 
@@ -89,7 +89,9 @@ def _flatten(elements):
             yield e
 
 
-_FMT_TOKEN = re.compile(r"\s*(`[^`]*`|\$\w+|\^|[()?:|,]|custom<\w+>|type|attr-dict-with-keyword|attr-dict|oilist|functional-type|regions|operands|results)")
+_FMT_TOKEN = re.compile(
+    r"\s*(`[^`]*`|\$\w+|\^|[()?:|,]|custom<\w+>|type|attr-dict-with-keyword|attr-dict|oilist|functional-type|regions|operands|results)"
+)
 
 
 class _FormatParser:

@@ -92,7 +92,9 @@ def _parse_dense(parser: Parser, op: Operation, state: _State, args: list[Var | 
         parser.fail(
             f"element type {element} of the constant does not match the tile type {ty}", Span(ty_start, parser.prev_end)
         )
-    op.properties[args[0].name] = parser.build_dense(literal, ty, Span(start, parser.prev_end), Span(ty_start, parser.prev_end))
+    op.properties[args[0].name] = parser.build_dense(
+        literal, ty, Span(start, parser.prev_end), Span(ty_start, parser.prev_end)
+    )
     if len(args) > 1:
         state.types[args[1].name] = [ty]
 

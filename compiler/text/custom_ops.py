@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import attributes as A
 from ..ir import types as T
-from ..ir.core import OpResult, Operation
+from ..ir.core import Operation, OpResult
 from ..ir.enums import ATOMIC_RMW_MODE, MEMORY_ORDERING, MEMORY_SCOPE
 from ..ir.source import Span
 from . import lexer as L
@@ -76,7 +76,9 @@ def print_entry(printer: Printer, op: Operation) -> None:
         printer.write(" ")
         printer.print_region(region, print_empty_block=False)
     printer.write(
-        printer.attr_dict(op, {"sym_name", "function_type", "arg_attrs", "res_attrs", "optimization_hints"}, keyword=True)
+        printer.attr_dict(
+            op, {"sym_name", "function_type", "arg_attrs", "res_attrs", "optimization_hints"}, keyword=True
+        )
     )
 
 
@@ -344,7 +346,9 @@ def print_make_tensor_view(printer: Printer, op: Operation) -> None:
 
     shape = view.shape if isinstance(view, T.TensorViewType) else ()
     strides = view.strides if isinstance(view, T.TensorViewType) else ()
-    printer.write(f" {printer.value(base)}, shape = [{mixed(shape, dyn_shape)}], strides = [{mixed(strides, dyn_strides)}]")
+    printer.write(
+        f" {printer.value(base)}, shape = [{mixed(shape, dyn_shape)}], strides = [{mixed(strides, dyn_strides)}]"
+    )
     printer.write(printer.attr_dict(op, {"operandSegmentSizes"}))
     printer.write(" : ")
     dynamic = list(dyn_shape) + list(dyn_strides)
@@ -397,7 +401,8 @@ def _memory_attributes(parser: Parser, op: Operation) -> None:
             )
         if MEMORY_SCOPE.by_keyword(scope.text) is None:
             parser.fail(
-                f'invalid memory_scope attribute specification. Got "{scope.text}" but expect one of: tl_blk, device, sys',
+                f'invalid memory_scope attribute specification. Got "{scope.text}" '
+                "but expect one of: tl_blk, device, sys",
                 scope.span,
             )
         parser.advance()
@@ -454,9 +459,7 @@ def _index_types(parser: Parser, count: int) -> tuple[list[T.Type], Span]:
     return types, span
 
 
-def _resolve_indices(
-    parser: Parser, indices: list[tuple[str, Span]], types: list[T.Type], span: Span
-) -> list:
+def _resolve_indices(parser: Parser, indices: list[tuple[str, Span]], types: list[T.Type], span: Span) -> list:
     if indices and not types:
         parser.fail("index types must be specified when indices are present")
     if types and len(types) != len(indices):
@@ -497,7 +500,10 @@ def parse_store_view(parser: Parser, op: Operation) -> None:
     index_types, span = _index_types(parser, len(indices))
     parser.expect("->")
     token_type = parser.parse_cuda_type()
-    operands = [parser.resolve_operand(tile[0], tile[1], tile_type), parser.resolve_operand(view[0], view[1], view_type)]
+    operands = [
+        parser.resolve_operand(tile[0], tile[1], tile_type),
+        parser.resolve_operand(view[0], view[1], view_type),
+    ]
     operands += _resolve_indices(parser, indices, index_types, span)
     if token is not None:
         operands.append(parser.resolve_operand(token[0], token[1], T.TOKEN))

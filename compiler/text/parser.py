@@ -19,7 +19,7 @@ from ..dialect.opdef import OpDef
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import Block, Module, Operation, Region, Value
-from ..ir.diagnostics import Diagnostic, Severity
+from ..ir.diagnostics import Diagnostic, Fix, Severity, TextEdit
 from ..ir.enums import ENUM_BY_MNEMONIC
 from ..ir.source import SourceFile, Span
 from . import lexer as L
@@ -89,6 +89,7 @@ _INT_RE = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+)$")
 _RESULT_SUFFIX_RE = re.compile(r"#(\d+)")
 _CUDA_TILE_TYPE_NAMES = {"tile", "ptr", "token", "tensor_view", "partition_view", "strided_view", "gather_scatter_view"}
 _BUILTIN_OPAQUE_TYPES = {"index", "none"}
+_BIT_TYPES = {"b8", "b16", "b32", "b64"}  # the spec grammar's untyped bit types
 _BALANCED_OPEN = {"<": ">", "(": ")", "[": "]", "{": "}"}
 
 
@@ -158,6 +159,20 @@ class Parser:
 
     def warning(self, message: str, span: Span, code: str = "syntax") -> None:
         self.diagnostics.append(Diagnostic(Severity.WARNING, code, message, span, self.source))
+
+    def simplified_syntax(self, what: str, span: Span, canonical: str) -> None:
+        """A construct of the simplified grammar of the spec's syntax chapter: accepted,
+        with a warning and a quick fix that rewrites it in canonical syntax."""
+        self.diagnostics.append(
+            Diagnostic(
+                Severity.WARNING,
+                "simplified-syntax",
+                f"{what} is the spec's simplified syntax; the canonical form is `{canonical}`",
+                span,
+                self.source,
+                fixes=[Fix(f"Rewrite as `{canonical}`", (TextEdit(span, canonical),))],
+            )
+        )
 
     def fail(self, message: str, span: Span | None = None) -> None:
         """Report an error at `span` (default: the current token) and abandon the op."""
@@ -315,8 +330,7 @@ class Parser:
             return ref
         if expected is not None and value.type != expected and not isinstance(value.type, T.OpaqueType):
             self.error(
-                f"use of value '%{name}' expects different type than prior uses: "
-                f"'{expected}' vs '{value.type}'",
+                f"use of value '%{name}' expects different type than prior uses: '{expected}' vs '{value.type}'",
                 span,
                 code="type-mismatch",
             )
@@ -404,6 +418,13 @@ class Parser:
             return self.parse_builtin_module(name_tok)
         if text == "builtin.module":
             return self.parse_builtin_module(name_tok)
+        if text == "func" and self.tok.kind == L.SYMBOL:
+            self.simplified_syntax("`func`", name_tok.span, "entry")
+            text = "entry"
+        elif text in ("global", "cuda_tile.global") and self.tok.kind == L.SYMBOL:
+            after = self.lexer.token_at(self.tok.end)
+            if after.text == ":":
+                return self.parse_simplified_global(name_tok)
         name, opdef = self.resolve_op_name(text)
         if opdef is None:
             if "." in text and self.options.allow_unregistered:
@@ -422,6 +443,29 @@ class Parser:
             asmformat.parse_op(self, op, opdef, num_results)
         else:
             self.fail(f"no assembly syntax known for '{name}'", name_tok.span)
+        return op
+
+    def parse_simplified_global(self, name_tok: Token) -> Operation:
+        """`global @g : tile<2xf32> = [1.0, 2.0]` (spec grammar) as a canonical `global`."""
+        from .denseformat import format_dense_body
+
+        opdef = lookup_op("global")
+        assert opdef is not None
+        op = Operation(opdef.name, opdef)
+        op.name_span = name_tok.span
+        sym = self.advance()
+        self.expect(":")
+        ty_start = self.tok.start
+        ty = self.parse_cuda_type()
+        ty_span = Span(ty_start, self.prev_end)
+        self.expect("=")
+        literal = self.parse_dense_literal()
+        value = self.build_dense(literal, ty, Span(name_tok.start, self.prev_end), ty_span)
+        op.properties["sym_name"] = A.StringAttr(self._symbol_name(sym))
+        op.properties["value"] = value
+        op.properties["symbol_visibility"] = A.EnumAttr(ENUM_BY_MNEMONIC["symbol_visibility"], "public")
+        canonical = f"global {sym.text} <{value.element}: {format_dense_body(value)}> : {ty}"
+        self.simplified_syntax("`global @name : type = value`", Span(name_tok.start, self.prev_end), canonical)
         return op
 
     def parse_builtin_module(self, name_tok: Token) -> Operation:
@@ -493,9 +537,7 @@ class Parser:
             self.fail("expected function type for generic operation", Span(type_start, self.prev_end))
         assert isinstance(fn, T.FunctionType)
         if len(fn.inputs) != len(refs):
-            self.fail(
-                f"expected {len(refs)} operand types but had {len(fn.inputs)}", Span(type_start, self.prev_end)
-            )
+            self.fail(f"expected {len(refs)} operand types but had {len(fn.inputs)}", Span(type_start, self.prev_end))
         op.set_operands([self.resolve_operand(n, s, t) for (n, s), t in zip(refs, fn.inputs)])
         op.results = []
         from ..ir.core import OpResult
@@ -629,6 +671,11 @@ class Parser:
             if scalar is not None:
                 self.advance()
                 return scalar
+            if text in _BIT_TYPES:
+                self.advance()
+                canonical = "i" + text[1:]
+                self.simplified_syntax(f"`{text}`", tok.span, canonical)
+                return T.INTEGER_TYPES[canonical]
             if text in _CUDA_TILE_TYPE_NAMES:
                 return self._parse_cached_type(text, tok)
             if text.startswith("cuda_tile.") and text[10:] in _CUDA_TILE_TYPE_NAMES:
@@ -679,8 +726,10 @@ class Parser:
                         self.prev_end = m.end()
                         return cached
                     self.advance()
+                    reported = len(self.diagnostics)
                     ty = self.parse_cuda_type_body(name, tok)
-                    if self.prev_end == m.end():
+                    # Types that drew a warning are not cached: every use must get it.
+                    if self.prev_end == m.end() and len(self.diagnostics) == reported:
                         self._type_cache[key] = ty
                     return ty
         self.advance()
@@ -748,6 +797,8 @@ class Parser:
             return T.PointerType(pointee)
         if name == "tile":
             dims_start = self.tok.start
+            if self.at("["):
+                return self.parse_simplified_tile(tok)
             dims = self.parse_dims()
             if any(d is None for d in dims):
                 self.fail("tile dimensions must be static", Span(dims_start, self.prev_end))
@@ -830,15 +881,35 @@ class Parser:
             return T.StridedViewType(tile_shape, traversal, tensor_view, dim_map, padding)
         return T.PartitionViewType(tile_shape, tensor_view, dim_map, padding)
 
+    def parse_simplified_tile(self, tok: Token) -> T.TileType:
+        """`tile<[4x8]xf32>`: the spec grammar's bracketed shape."""
+        self.expect("[")
+        dims = [self.parse_integer()]
+        dims.extend(self.parse_tile_shape_rest())
+        self.expect("]")
+        if self.tok.kind == L.IDENT and self.tok.text.startswith("x") and len(self.tok.text) > 1:
+            # `]xf32` lexes as one identifier: split off the `x`.
+            self.reset_to(self.tok.start + 1)
+        else:
+            self.expect("x")
+        element = self.parse_cuda_type()
+        self.expect(">")
+        ty = T.TileType(tuple(dims), element)
+        self.simplified_syntax("a bracketed tile shape", Span(tok.start, self.prev_end), str(ty))
+        return ty
+
+    def parse_tile_shape_rest(self) -> list[int]:
+        values: list[int] = []
+        while self.tok.kind == L.IDENT and re.fullmatch(r"(x\d+)+", self.tok.text):
+            tok = self.advance()
+            values.extend(int(p) for p in tok.text.split("x")[1:])
+        return values
+
     def parse_tile_shape(self) -> tuple[int, ...]:
         """`4x8` inside `tile=(...)` (no trailing element type)."""
         if self.at(")"):
             return ()
-        values = [self.parse_integer()]
-        while self.tok.kind == L.IDENT and re.fullmatch(r"(x\d+)+", self.tok.text):
-            tok = self.advance()
-            values.extend(int(p) for p in tok.text.split("x")[1:])
-        return tuple(values)
+        return (self.parse_integer(), *self.parse_tile_shape_rest())
 
     def parse_int_list(self) -> list[int]:
         self.expect("[")
@@ -1028,7 +1099,7 @@ class Parser:
         if tok.kind == L.STRING and not negative:
             self.advance()
             return tok.text
-        if tok.kind == L.IDENT and tok.text in ("inf", "nan") :
+        if tok.kind == L.IDENT and tok.text in ("inf", "nan"):
             self.advance()
             return ("-" if negative else "") + tok.text
         self.fail("expected integer or float literal in dense elements", Span(start, self.tok.end))
@@ -1067,9 +1138,7 @@ class Parser:
             self.expect("<")
             kw = self.expect_kind(L.IDENT, f"{mnemonic} keyword")
             if enum.by_keyword(kw.text) is None:
-                self.fail(
-                    f"invalid {mnemonic} '{kw.text}'; expected one of: {', '.join(enum.keywords)}", kw.span
-                )
+                self.fail(f"invalid {mnemonic} '{kw.text}'; expected one of: {', '.join(enum.keywords)}", kw.span)
             self.expect(">")
             return A.EnumAttr(enum, kw.text)
         if mnemonic == "optimization_hints":
@@ -1133,7 +1202,10 @@ class Parser:
             self.expect(">")
             return A.DIAttr(
                 "di_file",
-                (("name", A.StringAttr(unescape_string(name.text))), ("directory", A.StringAttr(unescape_string(directory.text)))),
+                (
+                    ("name", A.StringAttr(unescape_string(name.text))),
+                    ("directory", A.StringAttr(unescape_string(directory.text))),
+                ),
             )
         params: list[tuple[str, A.Attribute]] = []
         if not self.at(">"):

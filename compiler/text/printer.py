@@ -371,8 +371,10 @@ class Printer:
         self.write("{")
         self.indent += 1
         for bi, block in enumerate(region.blocks):
-            show_label = (bi > 0) or (print_entry_args and bool(block.arguments)) or (
-                self.options.generic and bool(block.arguments)
+            show_label = (
+                (bi > 0)
+                or (print_entry_args and bool(block.arguments))
+                or (self.options.generic and bool(block.arguments))
             )
             if show_label:
                 self.out.append("\n" + "  " * (self.indent - 1))
@@ -403,9 +405,7 @@ class Printer:
         label = block.label or f"bb{index}"
         self.write("^" + label)
         if block.arguments:
-            self.write(
-                "(" + ", ".join(f"{self.value(a)}: {self.type(a.type)}" for a in block.arguments) + ")"
-            )
+            self.write("(" + ", ".join(f"{self.value(a)}: {self.type(a.type)}" for a in block.arguments) + ")")
         self.write(":")
 
     def signature(self, region: Region | None, results: tuple[T.Type, ...]) -> str:

@@ -134,3 +134,30 @@ def test_samples_print_exactly_as_tileirdisasm():
     for path in samples:
         text = path.read_text()
         assert roundtrip(text) == text, path.name
+
+
+def test_spec_simplified_grammar_is_accepted_with_warnings_and_fixes():
+    text = (
+        "cuda_tile.module @m {\n"
+        "  global @g : tile<[2]xf32> = [1.0, 2.0]\n"
+        "  func @k(%a: tile<[4x8]xb32>) -> () {\n"
+        "    return\n"
+        "  }\n"
+        "}\n"
+    )
+    result = parse(text, "s.tileir")
+    assert result.ok
+    warnings = [d for d in result.diagnostics if d.code == "simplified-syntax"]
+    assert len(warnings) == 5
+    for d in warnings:
+        (fix,) = d.fixes
+        (edit,) = fix.edits
+        assert edit.span == d.span
+    # Applying the `func` fix gives canonical syntax.
+    func = next(d for d in warnings if "`func`" in d.message)
+    assert text[func.span.start : func.span.end] == "func"
+    assert func.fixes[0].edits[0].new_text == "entry"
+    out = print_module(result.module)
+    assert "global @g <f32: [1.000000e+00, 2.000000e+00]> : tile<2xf32>" in " ".join(out.split())
+    assert "entry @k(%a: tile<4x8xi32>) {" in out
+    assert parse(out, "o").diagnostics == []
