@@ -19,7 +19,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 if TYPE_CHECKING:  # the core is imported lazily so that `tileir --help` stays fast
@@ -134,15 +134,17 @@ def write_atomic(path: str, text: str) -> None:
     try:
         mode = os.stat(target).st_mode & 0o7777
     except FileNotFoundError:
-        mode = None
+        # A new file gets the mode `open()` would give it, not mkstemp's 0600.
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -170,7 +172,10 @@ def write_atomic(path: str, text: str) -> None:
 class _Tally:
     errors: int = 0
     warnings: int = 0
-    failed_files: list[str] = field(default_factory=list)
+    status: int = EXIT_OK  # the worst exit status so far
+
+    def worsen(self, status: int) -> None:
+        self.status = max(self.status, status)
 
 
 def _report(diagnostics: Sequence[Diagnostic], tally: _Tally, snippet: bool = True) -> bool:
@@ -188,6 +193,26 @@ def _report(diagnostics: Sequence[Diagnostic], tally: _Tally, snippet: bool = Tr
     return has_error
 
 
+def _parsed_files(args: argparse.Namespace, tally: _Tally):
+    """Each file of `args.files` read and parsed, its diagnostics printed, as
+    (input, result, has_errors); a file that cannot be read is reported and skipped."""
+    from compiler.text import ParseOptions, parse
+
+    options = ParseOptions(allow_unregistered=args.allow_unregistered_dialect)
+    for path in args.files:
+        try:
+            src = _read_input(path)
+        except CliError as exc:
+            _err(f"{PROG}: error: {exc}")
+            tally.worsen(exc.status)
+            continue
+        result = parse(src.text, src.name, options)
+        has_errors = _report(result.diagnostics, tally)
+        if has_errors:
+            tally.worsen(EXIT_ERRORS)
+        yield src, result, has_errors
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -197,22 +222,10 @@ def _plural(n: int, word: str) -> str:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from compiler.text import ParseOptions, parse
-
-    options = ParseOptions(allow_unregistered=args.allow_unregistered_dialect)
     tally = _Tally()
-    status = EXIT_OK
-    for path in args.files:
-        try:
-            src = _read_input(path)
-        except CliError as exc:
-            _err(f"{PROG}: error: {exc}")
-            status = max(status, exc.status)
-            continue
-        result = parse(src.text, src.name, options)
-        if _report(result.diagnostics, tally):
-            tally.failed_files.append(src.name)
-            status = max(status, EXIT_ERRORS)
+    for _ in _parsed_files(args, tally):
+        pass
+    status = tally.status
     if not args.quiet:
         n = len(args.files)
         if tally.errors or tally.warnings:
@@ -230,36 +243,26 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_fmt(args: argparse.Namespace) -> int:
-    from compiler.text import ParseOptions, PrintOptions, parse, print_module
+    from compiler.text import PrintOptions, print_module
 
     if args.check and args.in_place:
         raise CliError("--check and -i cannot be used together")
     if args.in_place and "-" in args.files:
         raise CliError("-i cannot rewrite standard input")
-    options = ParseOptions(allow_unregistered=args.allow_unregistered_dialect)
     print_options = PrintOptions(keep_comments=True)
     tally = _Tally()
-    status = EXIT_OK
     would_change: list[str] = []
     rewritten: list[str] = []
-    for path in args.files:
-        try:
-            src = _read_input(path)
-        except CliError as exc:
-            _err(f"{PROG}: error: {exc}")
-            status = max(status, exc.status)
-            continue
-        result = parse(src.text, src.name, options)
-        if _report(result.diagnostics, tally):
+    for src, result, has_errors in _parsed_files(args, tally):
+        if has_errors:
             _err(f"{PROG} fmt: '{src.name}' has errors; not formatted")
-            status = max(status, EXIT_ERRORS)
             continue
         formatted = print_module(result.module, print_options)
         if args.check:
             if formatted != src.text:
                 would_change.append(src.name)
                 _err(f"would reformat {src.name}")
-                status = max(status, EXIT_ERRORS)
+                tally.worsen(EXIT_ERRORS)
         elif args.in_place:
             assert src.path is not None
             if formatted != src.text:
@@ -267,11 +270,12 @@ def _cmd_fmt(args: argparse.Namespace) -> int:
                     write_atomic(src.path, formatted)
                 except OSError as exc:
                     _err(f"{PROG}: error: cannot write '{src.path}': {exc.strerror or exc}")
-                    status = max(status, EXIT_USAGE)
+                    tally.worsen(EXIT_USAGE)
                     continue
                 rewritten.append(src.name)
         else:
             _out(formatted)
+    status = tally.status
     if args.check and not args.quiet:
         n = len(args.files)
         if would_change:
@@ -321,8 +325,7 @@ def _cmd_opt(args: argparse.Namespace) -> int:
         _out(text)
     else:
         try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
+            write_atomic(args.output, text)
         except OSError as exc:
             raise CliError(f"cannot write '{args.output}': {exc.strerror or exc}") from None
     return status

@@ -8,6 +8,7 @@ Floats keep their exact bit pattern so nothing is lost between text and bytecode
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from . import floats
@@ -110,10 +111,11 @@ class SymbolRefAttr(Attribute):
         return text
 
 
-def _symbol(name: str) -> str:
-    import re
+_BARE_ID = re.compile(r"[A-Za-z_][\w$.]*")
 
-    return name if re.fullmatch(r"[A-Za-z_][\w$.]*", name) else quote(name)
+
+def _symbol(name: str) -> str:
+    return name if _BARE_ID.fullmatch(name) else quote(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +157,7 @@ class DictionaryAttr(Attribute):
 
 
 def _dict_entry(key: str, value: Attribute) -> str:
-    import re
-
-    k = key if re.fullmatch(r"[A-Za-z_][\w$.]*", key) else quote(key)
+    k = _symbol(key)
     return k if isinstance(value, UnitAttr) else f"{k} = {value}"
 
 

@@ -87,9 +87,24 @@ class _Spec:
     """The derived constants of one format (APFloat's fltSemantics, in bits)."""
 
     __slots__ = (
-        "name", "width", "ebits", "mbits", "bias", "precision", "emin", "emax",
-        "sign_bit", "emask", "mmask", "has_sign", "has_inf", "nan", "all_ones_top",
-        "inf_bits", "nan_bits", "max_bits",
+        "name",
+        "width",
+        "ebits",
+        "mbits",
+        "bias",
+        "precision",
+        "emin",
+        "emax",
+        "sign_bit",
+        "emask",
+        "mmask",
+        "has_sign",
+        "has_inf",
+        "nan",
+        "all_ones_top",
+        "inf_bits",
+        "nan_bits",
+        "max_bits",
     )
 
     def __init__(self, name: str) -> None:
@@ -123,8 +138,10 @@ class _Spec:
         else:
             self.nan_bits = self.sign_bit  # no NaN: -0, as ml_dtypes does
         self.max_bits = (
-            ((top << f.mantissa_bits) | self.mmask) if f.nan == "none"
-            else ((top << f.mantissa_bits) | (self.mmask - 1)) if self.all_ones_top
+            ((top << f.mantissa_bits) | self.mmask)
+            if f.nan == "none"
+            else ((top << f.mantissa_bits) | (self.mmask - 1))
+            if self.all_ones_top
             else ((top - 1) << f.mantissa_bits) | self.mmask
         )
 
@@ -305,8 +322,13 @@ def is_inf(bits: int, fmt_name: str) -> bool:
 
 
 def _apfloat_to_string(
-    neg: bool, sig: int, exp: int, sem_precision: int,
-    precision: int, max_padding: int, truncate_zero: bool,
+    neg: bool,
+    sig: int,
+    exp: int,
+    sem_precision: int,
+    precision: int,
+    max_padding: int,
+    truncate_zero: bool,
 ) -> str:
     """A port of APFloat's toStringImpl for a finite non-zero sig * 2^exp."""
     out = "-" if neg else ""
@@ -319,7 +341,7 @@ def _apfloat_to_string(
         sig <<= exp
         exp = 0
     elif exp < 0:
-        sig *= 5 ** -exp
+        sig *= 5**-exp
     # AdjustToPrecision on the integer: drop (truncate) digits known to be surplus.
     bits = sig.bit_length()
     bits_required = (precision * 196 + 58) // 59

@@ -1,8 +1,8 @@
 """Tile IR text: an error-tolerant parser that keeps spans, and the canonical printer.
 
-    result = parse(text, "k.tileir")      # never raises
-    result.module, result.diagnostics
-    print_module(result.module)           # canonical text
+result = parse(text, "k.tileir")      # never raises
+result.module, result.diagnostics
+print_module(result.module)           # canonical text
 """
 
 from __future__ import annotations

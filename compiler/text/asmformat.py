@@ -368,14 +368,14 @@ def _parse_type_list(parser: Parser, state: _State, name: str) -> list[T.Type]:
         r.name == name and r.arity == "variadic" for r in state.opdef.results
     )
     if not variadic:
-        return [parser.parse_cuda_type()]
-    types = [parser.parse_cuda_type()]
+        return [parser.parse_type()]
+    types = [parser.parse_type()]
     while parser.at(","):
         nxt = parser.lexer.token_at(parser.tok.end)
         if nxt.kind not in (L.IDENT, L.BANG):
             break
         parser.advance()
-        types.append(parser.parse_cuda_type())
+        types.append(parser.parse_type())
     return types
 
 
@@ -394,8 +394,6 @@ def finish_op(parser: Parser, op: Operation, state: _State, num_results: int) ->
             src, dst = names
             if src in types and dst not in types and isinstance(types[src][0], T.TileType):
                 types[dst] = [T.TileType(types[src][0].shape, T.I1)]
-            elif dst in types and src not in types and src not in state.operands:
-                pass
     # Operands, in definition order.
     flat = []
     segments = []

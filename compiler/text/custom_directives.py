@@ -75,7 +75,7 @@ def _parse_dense(parser: Parser, op: Operation, state: _State, args: list[Var | 
     start = parser.tok.start
     parser.expect("<")
     elem_start = parser.tok.start
-    element = parser.parse_cuda_type()
+    element = parser.parse_type()
     if element not in T.SCALAR_TYPES.values() or element == T.I4:
         parser.fail(
             "expect element type to be one of i1 or i8 or i16 or i32 or i64 or f16 or bf16 or f32 or f64 "
@@ -87,7 +87,7 @@ def _parse_dense(parser: Parser, op: Operation, state: _State, args: list[Var | 
     parser.expect(">")
     parser.expect(":")
     ty_start = parser.tok.start
-    ty = parser.parse_cuda_type()
+    ty = parser.parse_type()
     if isinstance(ty, T.TileType) and ty.element != element:
         parser.fail(
             f"element type {element} of the constant does not match the tile type {ty}", Span(ty_start, parser.prev_end)

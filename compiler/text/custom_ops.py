@@ -15,6 +15,7 @@ from ..ir.core import Operation, OpResult
 from ..ir.enums import ATOMIC_RMW_MODE, MEMORY_ORDERING, MEMORY_SCOPE
 from ..ir.source import Span
 from . import lexer as L
+from .asmformat import parse_attr_dict
 from .custom_directives import ensure_terminator, implicit_terminator_elided
 
 if TYPE_CHECKING:
@@ -24,12 +25,6 @@ if TYPE_CHECKING:
 
 def _set_results(op: Operation, types: list[T.Type]) -> None:
     op.results = [OpResult(op, i, t) for i, t in enumerate(types)]
-
-
-def _trailing_attr_dict(parser: Parser, op: Operation, keyword: bool = False) -> None:
-    from .asmformat import parse_attr_dict
-
-    parse_attr_dict(parser, op, keyword)
 
 
 # ------------------------------------------------------------------ functions
@@ -44,14 +39,14 @@ def parse_entry(parser: Parser, op: Operation) -> None:
         if parser.accept("("):
             if not parser.at(")"):
                 while True:
-                    results.append(parser.parse_cuda_type())
+                    results.append(parser.parse_type())
                     if parser.at("{"):
                         parser.parse_attr_dict_body()
                     if not parser.accept(","):
                         break
             parser.expect(")")
         else:
-            results.append(parser.parse_cuda_type())
+            results.append(parser.parse_type())
     op.properties["function_type"] = A.TypeAttr(T.FunctionType(tuple(a[2] for a in args), tuple(results)))
     if parser.accept("optimization_hints"):
         parser.expect("=")
@@ -59,7 +54,7 @@ def parse_entry(parser: Parser, op: Operation) -> None:
     region = parser.parse_region(args, isolated=True)
     op.add_region(region)
     ensure_terminator(parser, region, "return")
-    _trailing_attr_dict(parser, op, keyword=True)
+    parse_attr_dict(parser, op, keyword=True)
 
 
 def print_entry(printer: Printer, op: Operation) -> None:
@@ -74,7 +69,7 @@ def print_entry(printer: Printer, op: Operation) -> None:
         printer.write(" optimization_hints=" + hints.body())
     if region is not None:
         printer.write(" ")
-        printer.print_region(region, print_empty_block=False)
+        printer.print_region(region)
     printer.write(
         printer.attr_dict(
             op, {"sym_name", "function_type", "arg_attrs", "res_attrs", "optimization_hints"}, keyword=True
@@ -102,9 +97,9 @@ def _assignment_list(parser: Parser) -> tuple[list[tuple[str, Span]], list[tuple
 
 
 def _type_list(parser: Parser) -> list[T.Type]:
-    types = [parser.parse_cuda_type()]
+    types = [parser.parse_type()]
     while parser.accept(","):
-        types.append(parser.parse_cuda_type())
+        types.append(parser.parse_type())
     return types
 
 
@@ -122,7 +117,7 @@ def parse_for(parser: Parser, op: Operation) -> None:
     step = parser.parse_value_ref()
     parser.expect(")")
     parser.expect(":")
-    iv_type = parser.parse_cuda_type()
+    iv_type = parser.parse_type()
     names: list[tuple[str, Span]] = []
     inits: list[tuple[str, Span]] = []
     result_types: list[T.Type] = []
@@ -142,7 +137,7 @@ def parse_for(parser: Parser, op: Operation) -> None:
     region = parser.parse_region(args)
     op.add_region(region)
     ensure_terminator(parser, region, "continue")
-    _trailing_attr_dict(parser, op)
+    parse_attr_dict(parser, op, keyword=False)
     _set_results(op, result_types)
 
 
@@ -190,7 +185,7 @@ def parse_loop(parser: Parser, op: Operation) -> None:
     region = parser.parse_region(args)
     op.add_region(region)
     ensure_terminator(parser, region, "continue")
-    _trailing_attr_dict(parser, op)
+    parse_attr_dict(parser, op, keyword=False)
     _set_results(op, result_types)
 
 
@@ -221,12 +216,12 @@ def _parse_shape_query(expect_view: bool):
         src = parser.parse_value_ref()
         parser.expect(":")
         ty_start = parser.tok.start
-        src_type = parser.parse_cuda_type()
+        src_type = parser.parse_type()
         ty_span = Span(ty_start, parser.prev_end)
         parser.expect("->")
-        result_type = parser.parse_cuda_type()
+        result_type = parser.parse_type()
         if expect_view:
-            if not isinstance(src_type, (*T.VIEW_TYPES,)):
+            if not isinstance(src_type, T.VIEW_TYPES):
                 parser.fail(f"expected tile view, got {src_type}", ty_span)
             rank = index_space_rank(src_type)
         else:
@@ -240,13 +235,8 @@ def _parse_shape_query(expect_view: bool):
 
 
 def index_space_rank(view: T.Type) -> int:
-    if isinstance(view, T.PartitionViewType):
-        return len(view.tile_shape)
-    if isinstance(view, T.StridedViewType):
-        return len(view.tile_shape)
-    if isinstance(view, T.GatherScatterViewType):
-        return len(view.tile_shape)
-    return 0
+    """How many indices address a tile of the view (one per tile dimension)."""
+    return len(view.tile_shape) if isinstance(view, T.VIEW_TYPES) else 0
 
 
 def print_shape_query(printer: Printer, op: Operation) -> None:
@@ -291,14 +281,14 @@ def parse_make_tensor_view(parser: Parser, op: Operation) -> None:
     parser.expect("strides")
     parser.expect("=")
     strides, dyn_strides, stride_span = mixed_list()
-    _trailing_attr_dict(parser, op)
+    parse_attr_dict(parser, op, keyword=False)
     parser.expect(":")
     index_type = None
     if dyn_shape or dyn_strides:
-        index_type = parser.parse_cuda_type()
+        index_type = parser.parse_type()
         parser.expect("->")
     ty_start = parser.tok.start
-    view = parser.parse_cuda_type()
+    view = parser.parse_type()
     if not isinstance(view, T.TensorViewType):
         parser.fail(f"expected 'tensor_view' type, but got {view}", Span(ty_start, parser.prev_end))
     assert isinstance(view, T.TensorViewType)
@@ -360,10 +350,10 @@ def print_make_tensor_view(printer: Printer, op: Operation) -> None:
 def _parse_make_view(kind: type, keyword: str):
     def parse(parser: Parser, op: Operation) -> None:
         src = parser.parse_value_ref()
-        _trailing_attr_dict(parser, op)
+        parse_attr_dict(parser, op, keyword=False)
         parser.expect(":")
         ty_start = parser.tok.start
-        view = parser.parse_cuda_type()
+        view = parser.parse_type()
         if not isinstance(view, kind):
             parser.fail(f"expected '{keyword}' type, but got {view}", Span(ty_start, parser.prev_end))
         op.set_operands([parser.resolve_operand(src[0], src[1], view.tensor_view)])  # type: ignore[attr-defined]
@@ -438,7 +428,7 @@ def _token_and_hints(parser: Parser, op: Operation, hints: bool = True) -> tuple
     if hints and parser.accept("optimization_hints"):
         parser.expect("=")
         op.properties["optimization_hints"] = parser.parse_optimization_hints_body()
-    _trailing_attr_dict(parser, op, keyword=True)
+    parse_attr_dict(parser, op, keyword=True)
     return token
 
 
@@ -448,10 +438,10 @@ def _index_types(parser: Parser, count: int) -> tuple[list[T.Type], Span]:
     types: list[T.Type] = []
     if parser.accept(","):
         span = parser.here()
-        types.append(parser.parse_cuda_type())
+        types.append(parser.parse_type())
         if parser.accept(","):
             while True:
-                types.append(parser.parse_cuda_type())
+                types.append(parser.parse_type())
                 if not parser.accept(","):
                     break
         else:
@@ -472,12 +462,12 @@ def parse_load_view(parser: Parser, op: Operation) -> None:
     view, indices = _view_and_indices(parser)
     token = _token_and_hints(parser, op)
     parser.expect(":")
-    view_type = parser.parse_cuda_type()
+    view_type = parser.parse_type()
     index_types, span = _index_types(parser, len(indices))
     parser.expect("->")
-    result_type = parser.parse_cuda_type()
+    result_type = parser.parse_type()
     parser.expect(",")
-    token_type = parser.parse_cuda_type()
+    token_type = parser.parse_type()
     operands = [parser.resolve_operand(view[0], view[1], view_type)]
     operands += _resolve_indices(parser, indices, index_types, span)
     if token is not None:
@@ -494,12 +484,12 @@ def parse_store_view(parser: Parser, op: Operation) -> None:
     view, indices = _view_and_indices(parser)
     token = _token_and_hints(parser, op)
     parser.expect(":")
-    tile_type = parser.parse_cuda_type()
+    tile_type = parser.parse_type()
     parser.expect(",")
-    view_type = parser.parse_cuda_type()
+    view_type = parser.parse_type()
     index_types, span = _index_types(parser, len(indices))
     parser.expect("->")
-    token_type = parser.parse_cuda_type()
+    token_type = parser.parse_type()
     operands = [
         parser.resolve_operand(tile[0], tile[1], tile_type),
         parser.resolve_operand(view[0], view[1], view_type),
@@ -527,12 +517,12 @@ def parse_atomic_red_view(parser: Parser, op: Operation) -> None:
     value = parser.parse_value_ref()
     token = _token_and_hints(parser, op, hints=False)
     parser.expect(":")
-    value_type = parser.parse_cuda_type()
+    value_type = parser.parse_type()
     parser.expect(",")
-    view_type = parser.parse_cuda_type()
+    view_type = parser.parse_type()
     index_types, span = _index_types(parser, len(indices))
     parser.expect("->")
-    token_type = parser.parse_cuda_type()
+    token_type = parser.parse_type()
     operands = [parser.resolve_operand(view[0], view[1], view_type)]
     operands += _resolve_indices(parser, indices, index_types, span)
     operands.append(parser.resolve_operand(value[0], value[1], value_type))

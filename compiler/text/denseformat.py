@@ -123,9 +123,7 @@ def raw_bytes(values: Sequence[int], element: Type) -> bytes:
     return b"".join((v & mask).to_bytes(nbytes, "little") for v in values)
 
 
-def values_from_raw_bytes(
-    data: bytes, element: Type, num_elements: int
-) -> tuple[tuple[int, ...], bool] | None:
+def values_from_raw_bytes(data: bytes, element: Type, num_elements: int) -> tuple[tuple[int, ...], bool] | None:
     """Values and splat flag from raw data holding `num_elements` elements or one
     (a splat); None if the size fits neither."""
     nbytes = element_byte_width(element)
@@ -138,8 +136,7 @@ def values_from_raw_bytes(
     width = _bit_width(element) or nbytes * 8
     mask = (1 << width) - 1
     values = tuple(
-        _canonical(int.from_bytes(data[i * nbytes:(i + 1) * nbytes], "little") & mask, element)
-        for i in range(count)
+        _canonical(int.from_bytes(data[i * nbytes : (i + 1) * nbytes], "little") & mask, element) for i in range(count)
     )
     return _collapse(values)
 
@@ -158,7 +155,7 @@ def _nested(items: list[str], shape: Sequence[int]) -> str:
     if len(shape) <= 1:
         return "[" + ", ".join(items) + "]"
     step = len(items) // shape[0] if shape[0] else 0
-    parts = [_nested(items[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+    parts = [_nested(items[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
     return "[" + ", ".join(parts) + "]"
 
 

@@ -92,9 +92,7 @@ class Lexer:
                     self._seen_comment_end = end
                 pos = end
                 continue
-            if kind == "badstring":
-                return Token(ERROR, m.group(), pos, end)
-            if kind == "bad":
+            if kind == "badstring" or kind == "bad":
                 return Token(ERROR, m.group(), pos, end)
             return Token(kind, m.group(), pos, end)  # type: ignore[arg-type]
         return Token(EOF, "", n, n)

@@ -456,7 +456,7 @@ class Parser:
         sym = self.advance()
         self.expect(":")
         ty_start = self.tok.start
-        ty = self.parse_cuda_type()
+        ty = self.parse_type()
         ty_span = Span(ty_start, self.prev_end)
         self.expect("=")
         literal = self.parse_dense_literal()
@@ -647,7 +647,7 @@ class Parser:
             while True:
                 name, span = self.parse_value_ref()
                 self.expect(":")
-                ty = self.parse_cuda_type()
+                ty = self.parse_type()
                 if self.at("{"):
                     self.parse_attr_dict_body()
                 loc = self.parse_location() if self.at("loc") else None
@@ -658,10 +658,6 @@ class Parser:
         return args
 
     # ---------------------------------------------------------------- types
-
-    def parse_cuda_type(self) -> T.Type:
-        """A type inside cuda_tile syntax: the dialect prefix is optional."""
-        return self.parse_type()
 
     def parse_type(self) -> T.Type:
         tok = self.tok
@@ -761,7 +757,6 @@ class Parser:
     def _paren_starts_function_type(self) -> bool:
         # `() -> (a, b)` vs `() -> (a) -> b`: find the matching ')' and look for '->'.
         depth = 0
-        pos = self.tok.start
         tok = self.tok
         while tok.kind != L.EOF:
             if tok.text in ("(", "[", "<", "{"):
@@ -772,7 +767,6 @@ class Parser:
                     nxt = self.lexer.token_at(tok.end)
                     return nxt.text == "->"
             tok = self.lexer.token_at(tok.end)
-        del pos
         return False
 
     def parse_dims(self) -> list[int | None]:
@@ -792,7 +786,7 @@ class Parser:
             return T.TOKEN
         self.expect("<")
         if name == "ptr":
-            pointee = self.parse_cuda_type()
+            pointee = self.parse_type()
             self.expect(">")
             return T.PointerType(pointee)
         if name == "tile":
@@ -809,12 +803,12 @@ class Parser:
                     Span(dims_start, self.prev_end),
                     code="invalid-type",
                 )
-            element = self.parse_cuda_type()
+            element = self.parse_type()
             self.expect(">")
             return T.TileType(tuple(d for d in dims if d is not None), element)
         if name == "tensor_view":
             dims = self.parse_dims()
-            element = self.parse_cuda_type()
+            element = self.parse_type()
             strides: list[int | None] = []
             if self.accept(","):
                 self.expect("strides")
@@ -861,7 +855,7 @@ class Parser:
             padding = ptok.text
             self.expect(",")
         tv_start = self.tok.start
-        tensor_view = self.parse_cuda_type()
+        tensor_view = self.parse_type()
         if not isinstance(tensor_view, T.TensorViewType):
             self.fail(f"expected 'tensor_view' type, but got {tensor_view}", Span(tv_start, self.prev_end))
         if name == "gather_scatter_view":
@@ -892,7 +886,7 @@ class Parser:
             self.reset_to(self.tok.start + 1)
         else:
             self.expect("x")
-        element = self.parse_cuda_type()
+        element = self.parse_type()
         self.expect(">")
         ty = T.TileType(tuple(dims), element)
         self.simplified_syntax("a bracketed tile shape", Span(tok.start, self.prev_end), str(ty))

@@ -366,7 +366,6 @@ class Printer:
         region: Region,
         print_entry_args: bool = False,
         print_terminators: bool = True,
-        print_empty_block: bool = True,
     ) -> None:
         self.write("{")
         self.indent += 1
