@@ -1,6 +1,6 @@
 """The `tileir` command line.
 
-    tileir check FILE...                     parse (and later verify) files, report diagnostics
+    tileir check FILE...                     parse and verify files, report diagnostics
     tileir fmt [--check | -i] FILE...        print the canonical form
     tileir opt [FILE|-] [-o OUT] [...]       a `cuda-tile-opt` / `mlir-opt` look-alike
 
@@ -193,12 +193,33 @@ def _report(diagnostics: Sequence[Diagnostic], tally: _Tally, snippet: bool = Tr
     return has_error
 
 
-def _parsed_files(args: argparse.Namespace, tally: _Tally):
-    """Each file of `args.files` read and parsed, its diagnostics printed, as
-    (input, result, has_errors); a file that cannot be read is reported and skipped."""
-    from compiler.text import ParseOptions, parse
+def _verify_options(args: argparse.Namespace, keep_going: bool = True):
+    from compiler.verify import VerifyOptions
 
-    options = ParseOptions(allow_unregistered=args.allow_unregistered_dialect)
+    hints = "silent"
+    if getattr(args, "Werr_hints", False):
+        hints = "error"
+    elif getattr(args, "Wunsupported_hints", False):
+        hints = "warn"
+    return VerifyOptions(
+        keep_going=keep_going, target_version=getattr(args, "target_version", None), unsupported_hints=hints
+    )
+
+
+def _parse_and_verify(text: str, name: str, args: argparse.Namespace, keep_going: bool = True):
+    """Parse `text`; verify it when it parsed cleanly. Returns (result, diagnostics)."""
+    from compiler.text import ParseOptions, parse
+    from compiler.verify import check_text
+
+    if getattr(args, "no_verify", False):
+        result = parse(text, name, ParseOptions(allow_unregistered=args.allow_unregistered_dialect))
+        return result, list(result.diagnostics)
+    return check_text(text, name, _verify_options(args, keep_going), args.allow_unregistered_dialect)
+
+
+def _parsed_files(args: argparse.Namespace, tally: _Tally):
+    """Each file of `args.files` read, parsed and verified, its diagnostics printed, as
+    (input, result, has_errors); a file that cannot be read is reported and skipped."""
     for path in args.files:
         try:
             src = _read_input(path)
@@ -206,8 +227,8 @@ def _parsed_files(args: argparse.Namespace, tally: _Tally):
             _err(f"{PROG}: error: {exc}")
             tally.worsen(exc.status)
             continue
-        result = parse(src.text, src.name, options)
-        has_errors = _report(result.diagnostics, tally)
+        result, diagnostics = _parse_and_verify(src.text, src.name, args)
+        has_errors = _report(diagnostics, tally)
         if has_errors:
             tally.worsen(EXIT_ERRORS)
         yield src, result, has_errors
@@ -292,12 +313,12 @@ def _cmd_fmt(args: argparse.Namespace) -> int:
 
 
 def _cmd_opt(args: argparse.Namespace) -> int:
-    if args.verify_diagnostics:
-        raise CliError("-verify-diagnostics is not yet supported (it arrives with the verifier issue)")
     src = _read_input(args.file)
-    from compiler.text import ParseOptions, PrintOptions, parse, print_module, split_input
+    from compiler.ir.diagnostics import has_errors
+    from compiler.ir.source import SourceFile
+    from compiler.text import PrintOptions, print_module, split_input
+    from compiler.verify.expected import check_expected
 
-    options = ParseOptions(allow_unregistered=args.allow_unregistered_dialect)
     print_options = PrintOptions(
         generic=args.mlir_print_op_generic,
         debuginfo=args.mlir_print_debuginfo,
@@ -313,11 +334,22 @@ def _cmd_opt(args: argparse.Namespace) -> int:
     for chunk, line_offset in chunks:
         # Pad with the lines before the chunk so that every location (and snippet) is
         # numbered as in the original file.
-        result = parse("\n" * line_offset + chunk, src.name, options)
-        if _report(result.diagnostics, tally):
+        padded = "\n" * line_offset + chunk
+        # Like cuda-tile-opt, stop each kernel at its first error.
+        result, diagnostics = _parse_and_verify(padded, src.name, args, keep_going=False)
+        if args.verify_diagnostics:
+            # The diagnostics are the expected output: only mismatches are reported.
+            report = check_expected(diagnostics, SourceFile(padded, src.name), line_offset)
+            if _report(report.complaints, tally):
+                status = EXIT_ERRORS
+            continue
+        if _report(diagnostics, tally):
             status = EXIT_ERRORS
+        if has_errors(diagnostics):
             continue
         outputs.append(print_module(result.module, print_options))
+    if args.verify_diagnostics:
+        return status
     if not outputs and status != EXIT_OK:
         return status  # like mlir-opt: no output at all when nothing could be parsed
     text = "// -----\n".join(_ensure_newline(o) for o in outputs)
@@ -344,6 +376,15 @@ def _flag(parser: argparse.ArgumentParser, name: str, help: str) -> None:
     parser.add_argument(f"--{name}", f"-{name}", action="store_true", help=help)
 
 
+def _verify_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--target-version",
+        metavar="VERSION",
+        help="report ops, types and attributes newer than this bytecode version (e.g. 13.1)",
+    )
+    parser.add_argument("--no-verify", action="store_true", help="parse only; skip the verifier")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from compiler import __version__
 
@@ -357,13 +398,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser(
         "check",
-        help="parse files and report diagnostics",
-        description="Parse each file and print its diagnostics as path:line:col: error: message.",
+        help="parse and verify files, report diagnostics",
+        description="Parse and verify each file; print its diagnostics as path:line:col: error: message.",
         allow_abbrev=False,
     )
     check.add_argument("files", nargs="+", metavar="FILE", help="a .tileir file, or - for stdin")
     check.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     _flag(check, "allow-unregistered-dialect", "accept operations of unknown dialects")
+    _flag(check, "Wunsupported-hints", "warn about unknown or invalid optimization hints")
+    _flag(check, "Werr-hints", "with -Wunsupported-hints: make those warnings errors")
+    _verify_flags(check)
     check.set_defaults(func=_cmd_check)
 
     fmt = sub.add_parser(
@@ -394,7 +438,10 @@ def build_parser() -> argparse.ArgumentParser:
     _flag(opt, "mlir-print-op-generic", "print operations in the generic form")
     _flag(opt, "mlir-print-debuginfo", "print location information")
     _flag(opt, "allow-unregistered-dialect", "accept operations of unknown dialects")
-    _flag(opt, "verify-diagnostics", "check expected-* comments (not yet supported)")
+    _flag(opt, "verify-diagnostics", "check the diagnostics against the file's expected-* comments")
+    _flag(opt, "Wunsupported-hints", "warn about unknown or invalid optimization hints")
+    _flag(opt, "Werr-hints", "with -Wunsupported-hints: make those warnings errors")
+    _verify_flags(opt)
     _flag(opt, "no-implicit-module", "accepted for compatibility; has no effect")
     opt.set_defaults(func=_cmd_opt)
     return parser

@@ -49,15 +49,14 @@ TESTING_ENUMS: dict[str, EnumDef] = {BYTECODE_TEST_PRIORITY.mnemonic: BYTECODE_T
 
 _CORE: tuple[OpDef, ...] = (
     OpDef(
-        "broadcast", 0x0B, "13.1",
+        "broadcast",
+        0x0B,
+        "13.1",
         summary="Stretch size-1 dimensions to a larger shape",
         group="core",
         operands=(OperandDef("source", "tile", doc="tile with unit dimensions to expand"),),
         results=(ResultDef("result", "tile", doc="expanded tile"),),
-        assembly=(
-            "$source attr-dict `:` custom<CudaTileType>(type($source)) `->` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(
             ("same_element_type", ("source", "result")),
@@ -71,7 +70,9 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%r = broadcast %x : tile<1x4xf32> -> tile<8x4xf32>",),
     ),
     OpDef(
-        "cat", 0x0C, "13.1",
+        "cat",
+        0x0C,
+        "13.1",
         summary="Concatenate two tiles along a dimension",
         group="core",
         operands=(
@@ -97,7 +98,9 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%r = cat %a, %b dim = 1 : tile<2x4xf32>, tile<2x4xf32> -> tile<2x8xf32>",),
     ),
     OpDef(
-        "constant", 0x10, "13.1",
+        "constant",
+        0x10,
+        "13.1",
         summary="Tile built from a literal",
         group="core",
         attributes=(AttrDef("value", "dense_elements", doc="elements of the tile"),),
@@ -113,24 +116,29 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%c = constant <i32: [0, 1, 2, 3]> : tile<4xi32>",),
     ),
     OpDef(
-        "entry", 0x16, "13.1",
+        "entry",
+        0x16,
+        "13.1",
         summary="Kernel definition",
         group="core",
         attributes=(
             AttrDef("sym_name", "symbol", doc="kernel name, unique in the module"),
             AttrDef("function_type", "function_type", doc="argument types (no results)"),
             AttrDef(
-                "arg_attrs", "array",
+                "arg_attrs",
+                "array",
                 optional=True,
                 doc="per-argument attribute dictionaries (none are supported yet)",
             ),
             AttrDef(
-                "res_attrs", "array",
+                "res_attrs",
+                "array",
                 optional=True,
                 doc="per-result attribute dictionaries (none are supported yet)",
             ),
             AttrDef(
-                "optimization_hints", "optimization_hints",
+                "optimization_hints",
+                "optimization_hints",
                 optional=True,
                 doc="per-architecture hints for the kernel",
             ),
@@ -154,13 +162,17 @@ _CORE: tuple[OpDef, ...] = (
         examples=("entry @kernel(%a: tile<ptr<f32>>) {\n  return\n}",),
     ),
     OpDef(
-        "extract", 0x26, "13.1",
+        "extract",
+        0x26,
+        "13.1",
         summary="Extract one slice of a tile",
         group="core",
         operands=(
             OperandDef("source", "tile", doc="tile to slice"),
             OperandDef(
-                "indices", "scalar_i32_tile", "variadic",
+                "indices",
+                "scalar_i32_tile",
+                "variadic",
                 doc="slice number along each dimension (scalar i32 tiles)",
             ),
         ),
@@ -179,13 +191,13 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%r = extract %t[%i, %j] : tile<32x8xf32> -> tile<4x2xf32>",),
     ),
     OpDef(
-        "get_global", 0x2C, "13.1",
+        "get_global",
+        0x2C,
+        "13.1",
         summary="Pointer to a module-level global",
         group="core",
         attributes=(AttrDef("name", "symbol_ref", doc="symbol of the global"),),
-        results=(
-            ResultDef("result", "scalar_pointer_tile", doc="pointer to the global's storage"),
-        ),
+        results=(ResultDef("result", "scalar_pointer_tile", doc="pointer to the global's storage"),),
         assembly="$name attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure", "SymbolUserOpInterface"}),
         description=(
@@ -195,7 +207,9 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%p = get_global @table : tile<ptr<f32>>",),
     ),
     OpDef(
-        "get_num_tile_blocks", 0x2E, "13.1",
+        "get_num_tile_blocks",
+        0x2E,
+        "13.1",
         summary="Number of tile blocks in the launch grid",
         group="core",
         results=(
@@ -213,7 +227,9 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%x, %y, %z = get_num_tile_blocks : tile<i32>",),
     ),
     OpDef(
-        "get_tile_block_id", 0x30, "13.1",
+        "get_tile_block_id",
+        0x30,
+        "13.1",
         summary="Coordinates of the running tile block",
         group="core",
         results=(
@@ -231,25 +247,30 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%x, %y, %z = get_tile_block_id : tile<i32>",),
     ),
     OpDef(
-        "global", 0x31, "13.1",
+        "global",
+        0x31,
+        "13.1",
         summary="Statically allocated global memory",
         group="core",
         attributes=(
             AttrDef("sym_name", "symbol", doc="name of the global"),
             AttrDef("value", "dense_elements", doc="initial contents"),
             AttrDef(
-                "alignment", "i64",
+                "alignment",
+                "i64",
                 default="0",
                 doc="byte alignment of the buffer (0 = default)",
             ),
             AttrDef(
-                "constant", "unit",
+                "constant",
+                "unit",
                 optional=True,
                 since="13.3",
                 doc="the buffer is never written",
             ),
             AttrDef(
-                "symbol_visibility", "enum:symbol_visibility",
+                "symbol_visibility",
+                "enum:symbol_visibility",
                 default="public",
                 since="13.3",
                 doc="public (default) or private",
@@ -270,7 +291,9 @@ _CORE: tuple[OpDef, ...] = (
         examples=("global @table alignment = 128 <f32: [0.1, 0.2, 0.3, 0.4]> : tile<4xf32>",),
     ),
     OpDef(
-        "iota", 0x3A, "13.1",
+        "iota",
+        0x3A,
+        "13.1",
         summary="1-D tile holding 0, 1, ..., n-1",
         group="core",
         results=(ResultDef("result", "int_tile", doc="the sequence 0 .. n-1"),),
@@ -283,13 +306,16 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%r = iota : tile<8xi32>",),
     ),
     OpDef(
-        "module", 0x4B, "13.1",
+        "module",
+        0x4B,
+        "13.1",
         summary="Top-level container of kernels and globals",
         group="core",
         attributes=(
             AttrDef("sym_name", "symbol", doc="module name"),
             AttrDef(
-                "producer", "string",
+                "producer",
+                "string",
                 optional=True,
                 since="13.3",
                 doc="free-form text naming the producing tool",
@@ -315,7 +341,9 @@ _CORE: tuple[OpDef, ...] = (
         examples=("cuda_tile.module @m {\n  entry @k() {\n    return\n  }\n}",),
     ),
     OpDef(
-        "offset", 0x51, "13.1",
+        "offset",
+        0x51,
+        "13.1",
         summary="Advance pointers by element counts",
         group="core",
         operands=(
@@ -340,19 +368,14 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%q = offset %p, %o : tile<8xptr<f32>>, tile<8xi32> -> tile<8xptr<f32>>",),
     ),
     OpDef(
-        "pack", 0x6F, "13.3",
+        "pack",
+        0x6F,
+        "13.3",
         summary="Reinterpret a 1-D numeric tile as bytes",
         group="core",
-        operands=(
-            OperandDef("source", "number_or_i4_tile", since="13.3", doc="rank-1 numeric tile"),
-        ),
-        results=(
-            ResultDef("result", "i8_tile", since="13.3", doc="rank-1 i8 tile of the same bytes"),
-        ),
-        assembly=(
-            "$source attr-dict `:` custom<CudaTileType>(type($source)) `->` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        operands=(OperandDef("source", "number_or_i4_tile", since="13.3", doc="rank-1 numeric tile"),),
+        results=(ResultDef("result", "i8_tile", since="13.3", doc="rank-1 i8 tile of the same bytes"),),
+        assembly=("$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_rank", ("source", "result")),),
         description=(
@@ -363,13 +386,16 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%b = pack %x : tile<64xf16> -> tile<128xi8>",),
     ),
     OpDef(
-        "permute", 0x53, "13.1",
+        "permute",
+        0x53,
+        "13.1",
         summary="Reorder the dimensions of a tile",
         group="core",
         operands=(OperandDef("source", "tile", doc="tile to transpose"),),
         attributes=(
             AttrDef(
-                "permutation", "dense_i32_array",
+                "permutation",
+                "dense_i32_array",
                 doc="source dimension for each result dimension",
             ),
         ),
@@ -390,12 +416,12 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%r = permute %x [2, 0, 1] : tile<2x4x8xf16> -> tile<8x2x4xf16>",),
     ),
     OpDef(
-        "reduce", 0x58, "13.1",
+        "reduce",
+        0x58,
+        "13.1",
         summary="Reduce tiles along one dimension with a custom combiner",
         group="core",
-        operands=(
-            OperandDef("operands", "tile", "variadic", doc="tiles to reduce (same shape)"),
-        ),
+        operands=(OperandDef("operands", "tile", "variadic", doc="tiles to reduce (same shape)"),),
         attributes=(
             AttrDef("dim", "i32", doc="dimension to reduce"),
             AttrDef("identities", "array", doc="neutral element for each operand"),
@@ -429,15 +455,14 @@ _CORE: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "reshape", 0x5B, "13.1",
+        "reshape",
+        0x5B,
+        "13.1",
         summary="Change the shape of a tile",
         group="core",
         operands=(OperandDef("source", "tile", doc="tile to reshape"),),
         results=(ResultDef("result", "tile", doc="same elements, new shape"),),
-        assembly=(
-            "$source attr-dict `:` custom<CudaTileType>(type($source)) `->` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_element_type", ("source", "result")),),
         description=(
@@ -447,7 +472,9 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%r = reshape %x : tile<8x2xf32> -> tile<2x2x4xf32>",),
     ),
     OpDef(
-        "scan", 0x5E, "13.1",
+        "scan",
+        0x5E,
+        "13.1",
         summary="Inclusive prefix scan with a custom combiner",
         group="core",
         operands=(OperandDef("operands", "tile", "variadic", doc="tiles to scan (same shape)"),),
@@ -458,7 +485,9 @@ _CORE: tuple[OpDef, ...] = (
         ),
         results=(
             ResultDef(
-                "results", "tile", "variadic",
+                "results",
+                "tile",
+                "variadic",
                 doc="prefix results, same shapes as the operands",
             ),
         ),
@@ -490,7 +519,9 @@ _CORE: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "select", 0x5F, "13.1",
+        "select",
+        0x5F,
+        "13.1",
         summary="Element-wise choice between two tiles",
         group="core",
         operands=(
@@ -515,21 +546,21 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%r = select %c, %a, %b : tile<4xi1>, tile<4xf32>",),
     ),
     OpDef(
-        "unpack", 0x70, "13.3",
+        "unpack",
+        0x70,
+        "13.3",
         summary="Reinterpret bytes as a 1-D numeric tile",
         group="core",
         operands=(OperandDef("source", "i8_tile", since="13.3", doc="rank-1 i8 tile"),),
         results=(
             ResultDef(
-                "result", "number_or_i4_tile",
+                "result",
+                "number_or_i4_tile",
                 since="13.3",
                 doc="rank-1 tile of the same bytes",
             ),
         ),
-        assembly=(
-            "$source attr-dict `:` custom<CudaTileType>(type($source)) `->` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_rank", ("source", "result")),),
         description=(
@@ -547,7 +578,9 @@ _CORE: tuple[OpDef, ...] = (
 
 _CONTROL_FLOW: tuple[OpDef, ...] = (
     OpDef(
-        "assert", 0x05, "13.1",
+        "assert",
+        0x05,
+        "13.1",
         summary="Report an error where a condition tile is false",
         group="control-flow",
         operands=(OperandDef("condition", "i1_tile", doc="i1 tile that should be all ones"),),
@@ -558,33 +591,40 @@ _CONTROL_FLOW: tuple[OpDef, ...] = (
             "element's index and signals an error to the host; the kernel may keep running. Meant "
             "for debugging only."
         ),
-        examples=("assert %ok, \"index out of range\" : tile<i1>",),
+        examples=('assert %ok, "index out of range" : tile<i1>',),
     ),
     OpDef(
-        "break", 0x0A, "13.1",
+        "break",
+        0x0A,
+        "13.1",
         summary="Leave the innermost loop",
         group="control-flow",
         operands=(
             OperandDef(
-                "operands", "cuda_tile_any", "variadic",
+                "operands",
+                "cuda_tile_any",
+                "variadic",
                 doc="values that become the loop's results",
             ),
         ),
         assembly="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
         traits=frozenset({"ReturnLike", "Terminator", "ParentOneOf:IfOp,LoopOp"}),
         description=(
-            "Terminates the enclosing `loop`, also from inside nested `if`s, passing `operands` as "
-            "the loop's results."
+            "Terminates the enclosing `loop`, also from inside nested `if`s, passing `operands` as the loop's results."
         ),
         examples=("break %v : tile<f32>",),
     ),
     OpDef(
-        "continue", 0x11, "13.1",
+        "continue",
+        0x11,
+        "13.1",
         summary="Start the next loop iteration",
         group="control-flow",
         operands=(
             OperandDef(
-                "operands", "cuda_tile_any", "variadic",
+                "operands",
+                "cuda_tile_any",
+                "variadic",
                 doc="next values of the loop-carried variables",
             ),
         ),
@@ -598,7 +638,9 @@ _CONTROL_FLOW: tuple[OpDef, ...] = (
         examples=("continue %v : tile<f32>",),
     ),
     OpDef(
-        "for", 0x29, "13.1",
+        "for",
+        0x29,
+        "13.1",
         summary="Counted loop over an integer range",
         group="control-flow",
         operands=(
@@ -609,15 +651,14 @@ _CONTROL_FLOW: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "unsignedCmp", "unit",
+                "unsignedCmp",
+                "unit",
                 optional=True,
                 since="13.2",
                 doc="compare the induction variable as unsigned",
             ),
         ),
-        results=(
-            ResultDef("resultValues", "any", "variadic", doc="final loop-carried values"),
-        ),
+        results=(ResultDef("resultValues", "any", "variadic", doc="final loop-carried values"),),
         regions=(RegionDef("region", doc="loop body"),),
         assembly=None,
         traits=frozenset(
@@ -646,13 +687,13 @@ _CONTROL_FLOW: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "if", 0x32, "13.1",
+        "if",
+        0x32,
+        "13.1",
         summary="Conditional execution of a region",
         group="control-flow",
         operands=(OperandDef("condition", "scalar_i1_tile", doc="scalar i1 tile"),),
-        results=(
-            ResultDef("results", "any", "variadic", doc="values yielded by the branch taken"),
-        ),
+        results=(ResultDef("results", "any", "variadic", doc="values yielded by the branch taken"),),
         regions=(
             RegionDef("thenRegion", doc="runs when the condition is true"),
             RegionDef("elseRegion", doc="runs otherwise; may be empty"),
@@ -673,20 +714,15 @@ _CONTROL_FLOW: tuple[OpDef, ...] = (
             "`elseRegion` otherwise. When results are declared, both branches must end in `yield` "
             "with values of those types; results may not be views."
         ),
-        examples=(
-            (
-                "%r = if %c -> (tile<f32>) {\n  yield %a : tile<f32>\n} else {\n  yield %b : "
-                "tile<f32>\n}"
-            ),
-        ),
+        examples=(("%r = if %c -> (tile<f32>) {\n  yield %a : tile<f32>\n} else {\n  yield %b : tile<f32>\n}"),),
     ),
     OpDef(
-        "loop", 0x41, "13.1",
+        "loop",
+        0x41,
+        "13.1",
         summary="Loop that runs until a break",
         group="control-flow",
-        operands=(
-            OperandDef("initValues", "any", "variadic", doc="initial loop-carried values"),
-        ),
+        operands=(OperandDef("initValues", "any", "variadic", doc="initial loop-carried values"),),
         results=(ResultDef("resultValues", "any", "variadic", doc="values passed to `break`"),),
         regions=(RegionDef("region", doc="loop body"),),
         assembly=None,
@@ -702,20 +738,15 @@ _CONTROL_FLOW: tuple[OpDef, ...] = (
             "carried values) or `break` (leave with the results). Carried values start from "
             "`initValues` and the result types may differ from the carried ones."
         ),
-        examples=(
-            (
-                "%r = loop iter_values(%v = %init) : tile<i32> -> tile<i32> {\n  break %v : "
-                "tile<i32>\n}"
-            ),
-        ),
+        examples=(("%r = loop iter_values(%v = %init) : tile<i32> -> tile<i32> {\n  break %v : tile<i32>\n}"),),
     ),
     OpDef(
-        "return", 0x5C, "13.1",
+        "return",
+        0x5C,
+        "13.1",
         summary="Return from a kernel",
         group="control-flow",
-        operands=(
-            OperandDef("operands", "any", "variadic", doc="returned values (none for kernels)"),
-        ),
+        operands=(OperandDef("operands", "any", "variadic", doc="returned values (none for kernels)"),),
         assembly="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
         traits=frozenset({"ParentOneOf:EntryOp,IfOp,Test_FuncOp", "ReturnLike", "Terminator"}),
         description=(
@@ -725,12 +756,16 @@ _CONTROL_FLOW: tuple[OpDef, ...] = (
         examples=("return",),
     ),
     OpDef(
-        "yield", 0x6D, "13.1",
+        "yield",
+        0x6D,
+        "13.1",
         summary="Hand values from a region back to its parent",
         group="control-flow",
         operands=(
             OperandDef(
-                "operands", "cuda_tile_any", "variadic",
+                "operands",
+                "cuda_tile_any",
+                "variadic",
                 doc="values passed to the parent op",
             ),
         ),
@@ -750,7 +785,9 @@ _CONTROL_FLOW: tuple[OpDef, ...] = (
 
 _FLOATING_POINT: tuple[OpDef, ...] = (
     OpDef(
-        "absf", 0x00, "13.1",
+        "absf",
+        0x00,
+        "13.1",
         summary="Absolute value of each float element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
@@ -768,7 +805,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = absf %x : tile<4xf32>",),
     ),
     OpDef(
-        "addf", 0x02, "13.1",
+        "addf",
+        0x02,
+        "13.1",
         summary="Add two float tiles element by element",
         group="floating-point",
         operands=(
@@ -777,18 +816,18 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "rounding_mode", "enum:rounding",
+                "rounding_mode",
+                "enum:rounding",
                 doc="rounding applied to each result element",
             ),
             AttrDef(
-                "flush_to_zero", "unit",
+                "flush_to_zero",
+                "unit",
                 optional=True,
                 doc="flush subnormal inputs and results to signed zero (f32 only)",
             ),
         ),
-        results=(
-            ResultDef("result", "base_float_tile", doc="result, same type as the operands"),
-        ),
+        results=(ResultDef("result", "base_float_tile", doc="result, same type as the operands"),),
         assembly=(
             "$lhs `,` $rhs custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` "
             "$flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))"
@@ -804,20 +843,24 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = addf %a, %b : tile<4xf32>",),
     ),
     OpDef(
-        "atan2", 0x6E, "13.2",
+        "atan2",
+        0x6E,
+        "13.2",
         summary="Two-argument arctangent of each element pair",
         group="floating-point",
         operands=(
             OperandDef("x", "base_float_tile", since="13.2", doc="numerator tile (first argument)"),
             OperandDef(
-                "y", "base_float_tile",
+                "y",
+                "base_float_tile",
                 since="13.2",
                 doc="denominator tile (second argument)",
             ),
         ),
         results=(
             ResultDef(
-                "result", "base_float_tile",
+                "result",
+                "base_float_tile",
                 since="13.2",
                 doc="angles in radians, same type as the inputs",
             ),
@@ -833,7 +876,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = atan2 %x, %y : tile<4xf32>",),
     ),
     OpDef(
-        "ceil", 0x0D, "13.1",
+        "ceil",
+        0x0D,
+        "13.1",
         summary="Round each float element up to an integral value",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
@@ -848,7 +893,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = ceil %x : tile<f32>",),
     ),
     OpDef(
-        "cmpf", 0x0E, "13.1",
+        "cmpf",
+        0x0E,
+        "13.1",
         summary="Element-wise float comparison yielding an i1 tile",
         group="floating-point",
         operands=(
@@ -858,7 +905,8 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         attributes=(
             AttrDef("comparison_predicate", "enum:comparison_predicate", doc="relation to test"),
             AttrDef(
-                "comparison_ordering", "enum:comparison_ordering",
+                "comparison_ordering",
+                "enum:comparison_ordering",
                 doc="how NaN operands compare",
             ),
         ),
@@ -882,7 +930,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%m = cmpf less_than ordered %a, %b : tile<4xf32> -> tile<4xi1>",),
     ),
     OpDef(
-        "cos", 0x12, "13.1",
+        "cos",
+        0x12,
+        "13.1",
         summary="Cosine of each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
@@ -891,13 +941,14 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
         description=(
-            "Computes the cosine of every element of `source` (in radians). f16 and bf16 inputs "
-            "are evaluated in f32."
+            "Computes the cosine of every element of `source` (in radians). f16 and bf16 inputs are evaluated in f32."
         ),
         examples=("%r = cos %x : tile<4xf32>",),
     ),
     OpDef(
-        "cosh", 0x13, "13.1",
+        "cosh",
+        0x13,
+        "13.1",
         summary="Hyperbolic cosine of each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
@@ -905,14 +956,13 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         assembly="$source attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
-        description=(
-            "Computes cosh(x) for every element of `source`; half-precision inputs are evaluated "
-            "in f32."
-        ),
+        description=("Computes cosh(x) for every element of `source`; half-precision inputs are evaluated in f32."),
         examples=("%r = cosh %x : tile<4xf32>",),
     ),
     OpDef(
-        "divf", 0x14, "13.1",
+        "divf",
+        0x14,
+        "13.1",
         summary="Divide two float tiles element by element",
         group="floating-point",
         operands=(
@@ -921,18 +971,18 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "rounding_mode", "enum:rounding",
+                "rounding_mode",
+                "enum:rounding",
                 doc="rounding applied to each result element",
             ),
             AttrDef(
-                "flush_to_zero", "unit",
+                "flush_to_zero",
+                "unit",
                 optional=True,
                 doc="flush subnormal inputs and results to signed zero (f32 only)",
             ),
         ),
-        results=(
-            ResultDef("result", "base_float_tile", doc="quotient, same type as the operands"),
-        ),
+        results=(ResultDef("result", "base_float_tile", doc="quotient, same type as the operands"),),
         assembly=(
             "$lhs `,` $rhs custom<DivFOpRoundingMode>($rounding_mode) (`flush_to_zero` "
             "$flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))"
@@ -948,13 +998,16 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = divf %a, %b rounding<approx> : tile<4xf32>",),
     ),
     OpDef(
-        "exp", 0x17, "13.1",
+        "exp",
+        0x17,
+        "13.1",
         summary="e raised to each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
         attributes=(
             AttrDef(
-                "rounding_mode", "enum:rounding",
+                "rounding_mode",
+                "enum:rounding",
                 default="full",
                 since="13.3",
                 doc="`full` (default) or `approx`",
@@ -962,8 +1015,7 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         ),
         results=(ResultDef("result", "base_float_tile", doc="result, same type as the input"),),
         assembly=(
-            "$source custom<ExpOpRoundingMode>($rounding_mode) attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
+            "$source custom<ExpOpRoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($result))"
         ),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
@@ -975,22 +1027,22 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = exp %x rounding<approx> : tile<4xf32>",),
     ),
     OpDef(
-        "exp2", 0x18, "13.1",
+        "exp2",
+        0x18,
+        "13.1",
         summary="2 raised to each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
         attributes=(
             AttrDef(
-                "flush_to_zero", "unit",
+                "flush_to_zero",
+                "unit",
                 optional=True,
                 doc="flush subnormal inputs and results to signed zero (f32 only)",
             ),
         ),
         results=(ResultDef("result", "base_float_tile", doc="result, same type as the input"),),
-        assembly=(
-            "$source (`flush_to_zero` $flush_to_zero^)? attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$source (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
         description=(
@@ -1000,7 +1052,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = exp2 %x : tile<4xf32>",),
     ),
     OpDef(
-        "floor", 0x27, "13.1",
+        "floor",
+        0x27,
+        "13.1",
         summary="Round each float element down to an integral value",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
@@ -1015,7 +1069,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = floor %x : tile<f32>",),
     ),
     OpDef(
-        "fma", 0x28, "13.1",
+        "fma",
+        0x28,
+        "13.1",
         summary="Fused multiply-add of three float tiles",
         group="floating-point",
         operands=(
@@ -1025,18 +1081,21 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "rounding_mode", "enum:rounding",
+                "rounding_mode",
+                "enum:rounding",
                 doc="rounding applied to each result element",
             ),
             AttrDef(
-                "flush_to_zero", "unit",
+                "flush_to_zero",
+                "unit",
                 optional=True,
                 doc="flush subnormal inputs and results to signed zero (f32 only)",
             ),
         ),
         results=(
             ResultDef(
-                "result", "base_float_tile",
+                "result",
+                "base_float_tile",
                 doc="lhs * rhs + acc, same type as the operands",
             ),
         ),
@@ -1054,7 +1113,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = fma %a, %b, %c : tile<4xf32>",),
     ),
     OpDef(
-        "log", 0x3F, "13.1",
+        "log",
+        0x3F,
+        "13.1",
         summary="Natural logarithm of each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
@@ -1062,14 +1123,13 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         assembly="$source attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
-        description=(
-            "Computes ln(x) for every element of `source`; half-precision inputs are evaluated in "
-            "f32."
-        ),
+        description=("Computes ln(x) for every element of `source`; half-precision inputs are evaluated in f32."),
         examples=("%r = log %x : tile<4xf32>",),
     ),
     OpDef(
-        "log2", 0x40, "13.1",
+        "log2",
+        0x40,
+        "13.1",
         summary="Base-2 logarithm of each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
@@ -1077,14 +1137,13 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         assembly="$source attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
-        description=(
-            "Computes log2(x) for every element of `source`; half-precision inputs are evaluated "
-            "in f32."
-        ),
+        description=("Computes log2(x) for every element of `source`; half-precision inputs are evaluated in f32."),
         examples=("%r = log2 %x : tile<4xf32>",),
     ),
     OpDef(
-        "maxf", 0x45, "13.1",
+        "maxf",
+        0x45,
+        "13.1",
         summary="Larger of two float tiles, per element",
         group="floating-point",
         operands=(
@@ -1093,19 +1152,19 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "propagate_nan", "unit",
+                "propagate_nan",
+                "unit",
                 optional=True,
                 doc="return NaN when either element is NaN",
             ),
             AttrDef(
-                "flush_to_zero", "unit",
+                "flush_to_zero",
+                "unit",
                 optional=True,
                 doc="flush subnormal inputs and results to signed zero (f32 only)",
             ),
         ),
-        results=(
-            ResultDef("result", "base_float_tile", doc="result, same type as the operands"),
-        ),
+        results=(ResultDef("result", "base_float_tile", doc="result, same type as the operands"),),
         assembly=(
             "$lhs `,` $rhs oilist(`flush_to_zero` $flush_to_zero | `propagate_nan` $propagate_nan) "
             "attr-dict `:` custom<CudaTileType>(type($result))"
@@ -1120,7 +1179,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = maxf %a, %b propagate_nan : tile<4xf32>",),
     ),
     OpDef(
-        "minf", 0x47, "13.1",
+        "minf",
+        0x47,
+        "13.1",
         summary="Smaller of two float tiles, per element",
         group="floating-point",
         operands=(
@@ -1129,19 +1190,19 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "propagate_nan", "unit",
+                "propagate_nan",
+                "unit",
                 optional=True,
                 doc="return NaN when either element is NaN",
             ),
             AttrDef(
-                "flush_to_zero", "unit",
+                "flush_to_zero",
+                "unit",
                 optional=True,
                 doc="flush subnormal inputs and results to signed zero (f32 only)",
             ),
         ),
-        results=(
-            ResultDef("result", "base_float_tile", doc="result, same type as the operands"),
-        ),
+        results=(ResultDef("result", "base_float_tile", doc="result, same type as the operands"),),
         assembly=(
             "$lhs `,` $rhs oilist(`flush_to_zero` $flush_to_zero | `propagate_nan` $propagate_nan) "
             "attr-dict `:` custom<CudaTileType>(type($result))"
@@ -1156,7 +1217,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = minf %a, %b : tile<4xf32>",),
     ),
     OpDef(
-        "mmaf", 0x49, "13.1",
+        "mmaf",
+        0x49,
+        "13.1",
         summary="Floating-point matrix multiply-accumulate",
         group="floating-point",
         operands=(
@@ -1166,15 +1229,14 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "fast_acc", "unit",
+                "fast_acc",
+                "unit",
                 optional=True,
                 since="13.3",
                 doc="allow the fast native FP8 accumulation",
             ),
         ),
-        results=(
-            ResultDef("result", "mmaf_acc_tile", doc="lhs x rhs + acc, same type as acc"),
-        ),
+        results=(ResultDef("result", "mmaf_acc_tile", doc="lhs x rhs + acc, same type as acc"),),
         assembly=(
             "$lhs `,` $rhs `,` $acc (`fast_acc` $fast_acc^)? attr-dict `:` "
             "custom<CudaTileType>(type($lhs)) `,` custom<CudaTileType>(type($rhs)) `,` "
@@ -1196,7 +1258,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = mmaf %a, %b, %c : tile<4x8xf16>, tile<8x2xf16>, tile<4x2xf32>",),
     ),
     OpDef(
-        "mmaf_scaled", 0x72, "13.3",
+        "mmaf_scaled",
+        0x72,
+        "13.3",
         summary="Block-scaled low-precision matrix multiply-accumulate",
         group="floating-point",
         operands=(
@@ -1204,19 +1268,22 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
             OperandDef("rhs", "mmaf_scaled_operand_tile", since="13.3", doc="right matrix"),
             OperandDef("acc", "f32_tile", since="13.3", doc="f32 accumulator"),
             OperandDef(
-                "lhs_scale", "mmaf_scaled_scale_tile",
+                "lhs_scale",
+                "mmaf_scaled_scale_tile",
                 since="13.3",
                 doc="block scale factors for lhs",
             ),
             OperandDef(
-                "rhs_scale", "mmaf_scaled_scale_tile",
+                "rhs_scale",
+                "mmaf_scaled_scale_tile",
                 since="13.3",
                 doc="block scale factors for rhs",
             ),
         ),
         results=(
             ResultDef(
-                "result", "f32_tile",
+                "result",
+                "f32_tile",
                 since="13.3",
                 doc="scaled product plus acc, same type as acc",
             ),
@@ -1249,7 +1316,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "mulf", 0x4C, "13.1",
+        "mulf",
+        0x4C,
+        "13.1",
         summary="Multiply two float tiles element by element",
         group="floating-point",
         operands=(
@@ -1258,18 +1327,18 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "rounding_mode", "enum:rounding",
+                "rounding_mode",
+                "enum:rounding",
                 doc="rounding applied to each result element",
             ),
             AttrDef(
-                "flush_to_zero", "unit",
+                "flush_to_zero",
+                "unit",
                 optional=True,
                 doc="flush subnormal inputs and results to signed zero (f32 only)",
             ),
         ),
-        results=(
-            ResultDef("result", "base_float_tile", doc="result, same type as the operands"),
-        ),
+        results=(ResultDef("result", "base_float_tile", doc="result, same type as the operands"),),
         assembly=(
             "$lhs `,` $rhs custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` "
             "$flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))"
@@ -1284,7 +1353,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = mulf %a, %b : tile<4xf32>",),
     ),
     OpDef(
-        "negf", 0x4F, "13.1",
+        "negf",
+        0x4F,
+        "13.1",
         summary="Flip the sign of each float element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
@@ -1292,13 +1363,13 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         assembly="$source attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
-        description=(
-            "Flips the sign of every element of `source`; the result has the same tile type."
-        ),
+        description=("Flips the sign of every element of `source`; the result has the same tile type."),
         examples=("%r = negf %x : tile<4xf32>",),
     ),
     OpDef(
-        "pow", 0x54, "13.1",
+        "pow",
+        0x54,
+        "13.1",
         summary="Raise each element to a per-element power",
         group="floating-point",
         operands=(
@@ -1319,16 +1390,16 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = pow %x, %e : tile<4xf32>",),
     ),
     OpDef(
-        "remf", 0x59, "13.1",
+        "remf",
+        0x59,
+        "13.1",
         summary="Remainder of truncated float division, per element",
         group="floating-point",
         operands=(
             OperandDef("lhs", "base_float_tile", doc="dividend"),
             OperandDef("rhs", "base_float_tile", doc="divisor"),
         ),
-        results=(
-            ResultDef("result", "base_float_tile", doc="remainder, same type as the operands"),
-        ),
+        results=(ResultDef("result", "base_float_tile", doc="remainder, same type as the operands"),),
         assembly="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("lhs", "rhs", "result")),),
@@ -1340,22 +1411,22 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = remf %a, %b : tile<4xf32>",),
     ),
     OpDef(
-        "rsqrt", 0x5D, "13.1",
+        "rsqrt",
+        0x5D,
+        "13.1",
         summary="Reciprocal of the square root of each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
         attributes=(
             AttrDef(
-                "flush_to_zero", "unit",
+                "flush_to_zero",
+                "unit",
                 optional=True,
                 doc="flush subnormal inputs and results to signed zero (f32 only)",
             ),
         ),
         results=(ResultDef("result", "base_float_tile", doc="result, same type as the input"),),
-        assembly=(
-            "$source (`flush_to_zero` $flush_to_zero^)? attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$source (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
         description=(
@@ -1365,7 +1436,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = rsqrt %x flush_to_zero : tile<4xf32>",),
     ),
     OpDef(
-        "sin", 0x62, "13.1",
+        "sin",
+        0x62,
+        "13.1",
         summary="Sine of each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
@@ -1373,14 +1446,13 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         assembly="$source attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
-        description=(
-            "Computes the sine of every element of `source` (in radians); f16 and bf16 are "
-            "evaluated in f32."
-        ),
+        description=("Computes the sine of every element of `source` (in radians); f16 and bf16 are evaluated in f32."),
         examples=("%r = sin %x : tile<4xf32>",),
     ),
     OpDef(
-        "sinh", 0x63, "13.1",
+        "sinh",
+        0x63,
+        "13.1",
         summary="Hyperbolic sine of each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
@@ -1388,24 +1460,25 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         assembly="$source attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
-        description=(
-            "Computes sinh(x) for every element of `source`; half-precision inputs are evaluated "
-            "in f32."
-        ),
+        description=("Computes sinh(x) for every element of `source`; half-precision inputs are evaluated in f32."),
         examples=("%r = sinh %x : tile<4xf32>",),
     ),
     OpDef(
-        "sqrt", 0x64, "13.1",
+        "sqrt",
+        0x64,
+        "13.1",
         summary="Square root of each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
         attributes=(
             AttrDef(
-                "rounding_mode", "enum:rounding",
+                "rounding_mode",
+                "enum:rounding",
                 doc="rounding applied to each result element",
             ),
             AttrDef(
-                "flush_to_zero", "unit",
+                "flush_to_zero",
+                "unit",
                 optional=True,
                 doc="flush subnormal inputs and results to signed zero (f32 only)",
             ),
@@ -1424,7 +1497,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = sqrt %x : tile<4xf32>",),
     ),
     OpDef(
-        "subf", 0x67, "13.1",
+        "subf",
+        0x67,
+        "13.1",
         summary="Subtract two float tiles element by element",
         group="floating-point",
         operands=(
@@ -1433,18 +1508,18 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "rounding_mode", "enum:rounding",
+                "rounding_mode",
+                "enum:rounding",
                 doc="rounding applied to each result element",
             ),
             AttrDef(
-                "flush_to_zero", "unit",
+                "flush_to_zero",
+                "unit",
                 optional=True,
                 doc="flush subnormal inputs and results to signed zero (f32 only)",
             ),
         ),
-        results=(
-            ResultDef("result", "base_float_tile", doc="result, same type as the operands"),
-        ),
+        results=(ResultDef("result", "base_float_tile", doc="result, same type as the operands"),),
         assembly=(
             "$lhs `,` $rhs custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` "
             "$flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))"
@@ -1459,7 +1534,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = subf %a, %b : tile<4xf32>",),
     ),
     OpDef(
-        "tan", 0x69, "13.1",
+        "tan",
+        0x69,
+        "13.1",
         summary="Tangent of each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
@@ -1468,19 +1545,21 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
         description=(
-            "Computes the tangent of every element of `source` (in radians); f16 and bf16 are "
-            "evaluated in f32."
+            "Computes the tangent of every element of `source` (in radians); f16 and bf16 are evaluated in f32."
         ),
         examples=("%r = tan %x : tile<4xf32>",),
     ),
     OpDef(
-        "tanh", 0x6A, "13.1",
+        "tanh",
+        0x6A,
+        "13.1",
         summary="Hyperbolic tangent of each element",
         group="floating-point",
         operands=(OperandDef("source", "base_float_tile", doc="input float tile"),),
         attributes=(
             AttrDef(
-                "rounding_mode", "enum:rounding",
+                "rounding_mode",
+                "enum:rounding",
                 default="full",
                 since="13.2",
                 doc="`full` (default) or `approx`",
@@ -1488,8 +1567,7 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         ),
         results=(ResultDef("result", "base_float_tile", doc="result, same type as the input"),),
         assembly=(
-            "$source custom<TanHOpRoundingMode>($rounding_mode) attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
+            "$source custom<TanHOpRoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($result))"
         ),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
@@ -1509,7 +1587,9 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
 
 _INTEGER: tuple[OpDef, ...] = (
     OpDef(
-        "absi", 0x01, "13.1",
+        "absi",
+        0x01,
+        "13.1",
         summary="Magnitude of each signed integer element",
         group="integer",
         operands=(OperandDef("source", "int_tile", doc="input tile, read as signed"),),
@@ -1527,7 +1607,9 @@ _INTEGER: tuple[OpDef, ...] = (
         examples=("%r = absi %x : tile<4xi32>",),
     ),
     OpDef(
-        "addi", 0x03, "13.1",
+        "addi",
+        0x03,
+        "13.1",
         summary="Add two integer tiles element by element (wrapping)",
         group="integer",
         operands=(
@@ -1536,16 +1618,14 @@ _INTEGER: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "overflow", "enum:overflow",
+                "overflow",
+                "enum:overflow",
                 default="none",
                 doc="kind of overflow the compiler may assume never happens",
             ),
         ),
         results=(ResultDef("result", "int_tile", doc="result, same type as the operands"),),
-        assembly=(
-            "$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("lhs", "rhs", "result")),),
         description=(
@@ -1556,7 +1636,9 @@ _INTEGER: tuple[OpDef, ...] = (
         examples=("%r = addi %a, %b overflow<no_signed_wrap> : tile<4xi32>",),
     ),
     OpDef(
-        "cmpi", 0x0F, "13.1",
+        "cmpi",
+        0x0F,
+        "13.1",
         summary="Element-wise integer comparison yielding an i1 tile",
         group="integer",
         operands=(
@@ -1586,7 +1668,9 @@ _INTEGER: tuple[OpDef, ...] = (
         examples=("%m = cmpi less_than %a, %b, signed : tile<4xi32> -> tile<4xi1>",),
     ),
     OpDef(
-        "divi", 0x15, "13.1",
+        "divi",
+        0x15,
+        "13.1",
         summary="Divide two integer tiles element by element",
         group="integer",
         operands=(
@@ -1596,7 +1680,8 @@ _INTEGER: tuple[OpDef, ...] = (
         attributes=(
             AttrDef("signedness", "enum:signedness", doc="divide as signed or unsigned"),
             AttrDef(
-                "rounding", "enum:rounding",
+                "rounding",
+                "enum:rounding",
                 default="zero",
                 doc="`zero` (default), `positive_inf` or `negative_inf`",
             ),
@@ -1617,53 +1702,45 @@ _INTEGER: tuple[OpDef, ...] = (
         examples=("%r = divi %a, %b signed rounding<negative_inf> : tile<4xi32>",),
     ),
     OpDef(
-        "maxi", 0x46, "13.1",
+        "maxi",
+        0x46,
+        "13.1",
         summary="Larger of two integer tiles, per element",
         group="integer",
         operands=(
             OperandDef("lhs", "int_tile", doc="left operand"),
             OperandDef("rhs", "int_tile", doc="right operand"),
         ),
-        attributes=(
-            AttrDef("signedness", "enum:signedness", doc="read the integers as signed or unsigned"),
-        ),
+        attributes=(AttrDef("signedness", "enum:signedness", doc="read the integers as signed or unsigned"),),
         results=(ResultDef("result", "int_tile", doc="result, same type as the operands"),),
-        assembly=(
-            "$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("lhs", "rhs", "result")),),
-        description=(
-            "Returns the larger of each pair of elements, compared as signed or unsigned integers."
-        ),
+        description=("Returns the larger of each pair of elements, compared as signed or unsigned integers."),
         examples=("%r = maxi %a, %b signed : tile<4xi32>",),
     ),
     OpDef(
-        "mini", 0x48, "13.1",
+        "mini",
+        0x48,
+        "13.1",
         summary="Smaller of two integer tiles, per element",
         group="integer",
         operands=(
             OperandDef("lhs", "int_tile", doc="left operand"),
             OperandDef("rhs", "int_tile", doc="right operand"),
         ),
-        attributes=(
-            AttrDef("signedness", "enum:signedness", doc="read the integers as signed or unsigned"),
-        ),
+        attributes=(AttrDef("signedness", "enum:signedness", doc="read the integers as signed or unsigned"),),
         results=(ResultDef("result", "int_tile", doc="result, same type as the operands"),),
-        assembly=(
-            "$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("lhs", "rhs", "result")),),
-        description=(
-            "Returns the smaller of each pair of elements, compared as signed or unsigned integers."
-        ),
+        description=("Returns the smaller of each pair of elements, compared as signed or unsigned integers."),
         examples=("%r = mini %a, %b unsigned : tile<4xi32>",),
     ),
     OpDef(
-        "mmai", 0x4A, "13.1",
+        "mmai",
+        0x4A,
+        "13.1",
         summary="Integer (i8) matrix multiply-accumulate",
         group="integer",
         operands=(
@@ -1692,14 +1769,12 @@ _INTEGER: tuple[OpDef, ...] = (
             "unsigned according to `signedness_lhs` / `signedness_rhs`, and the accumulator and "
             "result are signed i32. Shapes follow `mmaf`: MxK, KxN, MxN, or a batched 3-D form."
         ),
-        examples=(
-            (
-                "%r = mmai %a, %b, %c signed signed : tile<4x8xi8>, tile<8x2xi8>, tile<4x2xi32>"
-            ),
-        ),
+        examples=(("%r = mmai %a, %b, %c signed signed : tile<4x8xi8>, tile<8x2xi8>, tile<4x2xi32>"),),
     ),
     OpDef(
-        "mulhii", 0x4D, "13.1",
+        "mulhii",
+        0x4D,
+        "13.1",
         summary="High half of each unsigned integer product",
         group="integer",
         operands=(
@@ -1717,7 +1792,9 @@ _INTEGER: tuple[OpDef, ...] = (
         examples=("%r = mulhii %a, %b : tile<4xi32>",),
     ),
     OpDef(
-        "muli", 0x4E, "13.1",
+        "muli",
+        0x4E,
+        "13.1",
         summary="Multiply two integer tiles element by element (low half)",
         group="integer",
         operands=(
@@ -1726,16 +1803,14 @@ _INTEGER: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "overflow", "enum:overflow",
+                "overflow",
+                "enum:overflow",
                 default="none",
                 doc="kind of overflow the compiler may assume never happens",
             ),
         ),
         results=(ResultDef("result", "int_tile", doc="result, same type as the operands"),),
-        assembly=(
-            "$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("lhs", "rhs", "result")),),
         description=(
@@ -1746,22 +1821,23 @@ _INTEGER: tuple[OpDef, ...] = (
         examples=("%r = muli %a, %b : tile<4xi32>",),
     ),
     OpDef(
-        "negi", 0x50, "13.1",
+        "negi",
+        0x50,
+        "13.1",
         summary="Negate each integer element",
         group="integer",
         operands=(OperandDef("source", "int_tile", doc="input integer tile"),),
         attributes=(
             AttrDef(
-                "overflow", "enum:overflow",
+                "overflow",
+                "enum:overflow",
                 default="none",
                 since="13.2",
                 doc="kind of overflow the compiler may assume never happens",
             ),
         ),
         results=(ResultDef("result", "int_tile", doc="negated tile, same type"),),
-        assembly=(
-            "$source (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$source (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("source", "result")),),
         description=(
@@ -1771,21 +1847,18 @@ _INTEGER: tuple[OpDef, ...] = (
         examples=("%r = negi %x : tile<4xi16>",),
     ),
     OpDef(
-        "remi", 0x5A, "13.1",
+        "remi",
+        0x5A,
+        "13.1",
         summary="Remainder of truncated integer division, per element",
         group="integer",
         operands=(
             OperandDef("lhs", "int_tile", doc="dividend"),
             OperandDef("rhs", "int_tile", doc="divisor"),
         ),
-        attributes=(
-            AttrDef("signedness", "enum:signedness", doc="read the integers as signed or unsigned"),
-        ),
+        attributes=(AttrDef("signedness", "enum:signedness", doc="read the integers as signed or unsigned"),),
         results=(ResultDef("result", "int_tile", doc="remainder, same type as the operands"),),
-        assembly=(
-            "$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(
             ("same_type", ("result", "lhs", "rhs")),
@@ -1798,7 +1871,9 @@ _INTEGER: tuple[OpDef, ...] = (
         examples=("%r = remi %a, %b signed : tile<4xi32>",),
     ),
     OpDef(
-        "shli", 0x60, "13.1",
+        "shli",
+        0x60,
+        "13.1",
         summary="Shift each integer element left",
         group="integer",
         operands=(
@@ -1807,16 +1882,14 @@ _INTEGER: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "overflow", "enum:overflow",
+                "overflow",
+                "enum:overflow",
                 default="none",
                 doc="kind of overflow the compiler may assume never happens",
             ),
         ),
         results=(ResultDef("result", "int_tile", doc="shifted tile"),),
-        assembly=(
-            "$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("lhs", "rhs", "result")),),
         description=(
@@ -1827,7 +1900,9 @@ _INTEGER: tuple[OpDef, ...] = (
         examples=("%r = shli %a, %n : tile<4xi32>",),
     ),
     OpDef(
-        "shri", 0x61, "13.1",
+        "shri",
+        0x61,
+        "13.1",
         summary="Shift each integer element right",
         group="integer",
         operands=(
@@ -1836,15 +1911,13 @@ _INTEGER: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "signedness", "enum:signedness",
+                "signedness",
+                "enum:signedness",
                 doc="`signed` for arithmetic, `unsigned` for logical shift",
             ),
         ),
         results=(ResultDef("result", "int_tile", doc="shifted tile"),),
-        assembly=(
-            "$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("lhs", "rhs", "result")),),
         description=(
@@ -1855,7 +1928,9 @@ _INTEGER: tuple[OpDef, ...] = (
         examples=("%r = shri %a, %n signed : tile<4xi32>",),
     ),
     OpDef(
-        "subi", 0x68, "13.1",
+        "subi",
+        0x68,
+        "13.1",
         summary="Subtract two integer tiles element by element (wrapping)",
         group="integer",
         operands=(
@@ -1864,16 +1939,14 @@ _INTEGER: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef(
-                "overflow", "enum:overflow",
+                "overflow",
+                "enum:overflow",
                 default="none",
                 doc="kind of overflow the compiler may assume never happens",
             ),
         ),
         results=(ResultDef("result", "int_tile", doc="result, same type as the operands"),),
-        assembly=(
-            "$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("lhs", "rhs", "result")),),
         description=(
@@ -1890,7 +1963,9 @@ _INTEGER: tuple[OpDef, ...] = (
 
 _BITWISE: tuple[OpDef, ...] = (
     OpDef(
-        "andi", 0x04, "13.1",
+        "andi",
+        0x04,
+        "13.1",
         summary="Bitwise AND of two integer tiles",
         group="bitwise",
         operands=(
@@ -1901,13 +1976,13 @@ _BITWISE: tuple[OpDef, ...] = (
         assembly="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("lhs", "rhs", "result")),),
-        description=(
-            "Computes the bitwise AND of matching elements of two integer tiles of the same type."
-        ),
+        description=("Computes the bitwise AND of matching elements of two integer tiles of the same type."),
         examples=("%r = andi %a, %b : tile<4xi32>",),
     ),
     OpDef(
-        "ori", 0x52, "13.1",
+        "ori",
+        0x52,
+        "13.1",
         summary="Bitwise OR of two integer tiles",
         group="bitwise",
         operands=(
@@ -1918,13 +1993,13 @@ _BITWISE: tuple[OpDef, ...] = (
         assembly="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("lhs", "rhs", "result")),),
-        description=(
-            "Computes the bitwise OR of matching elements of two integer tiles of the same type."
-        ),
+        description=("Computes the bitwise OR of matching elements of two integer tiles of the same type."),
         examples=("%r = ori %a, %b : tile<4xi32>",),
     ),
     OpDef(
-        "xori", 0x6C, "13.1",
+        "xori",
+        0x6C,
+        "13.1",
         summary="Bitwise exclusive OR of two integer tiles",
         group="bitwise",
         operands=(
@@ -1935,10 +2010,7 @@ _BITWISE: tuple[OpDef, ...] = (
         assembly="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
         type_rules=(("same_type", ("lhs", "rhs", "result")),),
-        description=(
-            "Computes the bitwise exclusive OR of matching elements of two integer tiles of the "
-            "same type."
-        ),
+        description=("Computes the bitwise exclusive OR of matching elements of two integer tiles of the same type."),
         examples=("%r = xori %a, %b : tile<4xi32>",),
     ),
 )
@@ -1949,15 +2021,14 @@ _BITWISE: tuple[OpDef, ...] = (
 
 _CONVERSION: tuple[OpDef, ...] = (
     OpDef(
-        "bitcast", 0x09, "13.1",
+        "bitcast",
+        0x09,
+        "13.1",
         summary="Reinterpret the bits of each element as another type",
         group="conversion",
         operands=(OperandDef("source", "number_tile", doc="tile to reinterpret"),),
         results=(ResultDef("result", "number_tile", doc="same bits, new element type"),),
-        assembly=(
-            "$source attr-dict `:` custom<CudaTileType>(type($source)) `->` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_shape", ("source", "result")),),
         description=(
@@ -1968,7 +2039,9 @@ _CONVERSION: tuple[OpDef, ...] = (
         examples=("%r = bitcast %x : tile<4xi32> -> tile<4xf32>",),
     ),
     OpDef(
-        "exti", 0x25, "13.1",
+        "exti",
+        0x25,
+        "13.1",
         summary="Widen integer elements",
         group="conversion",
         operands=(OperandDef("from", "int_or_i4_tile", doc="narrow integer tile"),),
@@ -1988,13 +2061,16 @@ _CONVERSION: tuple[OpDef, ...] = (
         examples=("%r = exti %x signed : tile<4xi16> -> tile<4xi32>",),
     ),
     OpDef(
-        "ftof", 0x2A, "13.1",
+        "ftof",
+        0x2A,
+        "13.1",
         summary="Convert between floating-point element types",
         group="conversion",
         operands=(OperandDef("from", "float_tile", doc="float tile to convert"),),
         attributes=(
             AttrDef(
-                "rounding_mode", "enum:rounding",
+                "rounding_mode",
+                "enum:rounding",
                 default="nearest_even",
                 doc="rounding of the conversion (default nearest_even)",
             ),
@@ -2014,7 +2090,9 @@ _CONVERSION: tuple[OpDef, ...] = (
         examples=("%r = ftof %x : tile<4xf32> -> tile<4xf16>",),
     ),
     OpDef(
-        "ftoi", 0x2B, "13.1",
+        "ftoi",
+        0x2B,
+        "13.1",
         summary="Convert floats to integers, rounding toward zero",
         group="conversion",
         operands=(OperandDef("from", "float_tile", doc="float tile to convert"),),
@@ -2037,15 +2115,14 @@ _CONVERSION: tuple[OpDef, ...] = (
         examples=("%r = ftoi %x signed : tile<4xf32> -> tile<4xi32>",),
     ),
     OpDef(
-        "int_to_ptr", 0x33, "13.1",
+        "int_to_ptr",
+        0x33,
+        "13.1",
         summary="Turn 64-bit integers into pointers",
         group="conversion",
         operands=(OperandDef("source", "i64_tile", doc="i64 addresses"),),
         results=(ResultDef("result", "pointer_tile", doc="pointer tile"),),
-        assembly=(
-            "$source attr-dict `:` custom<CudaTileType>(type($source)) `->` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_shape", ("source", "result")),),
         description=(
@@ -2055,7 +2132,9 @@ _CONVERSION: tuple[OpDef, ...] = (
         examples=("%p = int_to_ptr %a : tile<4xi64> -> tile<4xptr<f32>>",),
     ),
     OpDef(
-        "itof", 0x3B, "13.1",
+        "itof",
+        0x3B,
+        "13.1",
         summary="Convert integers to floating point",
         group="conversion",
         operands=(OperandDef("from", "int_tile", doc="integer tile to convert"),),
@@ -2078,15 +2157,14 @@ _CONVERSION: tuple[OpDef, ...] = (
         examples=("%r = itof %x signed : tile<4xi32> -> tile<4xf32>",),
     ),
     OpDef(
-        "ptr_to_int", 0x56, "13.1",
+        "ptr_to_int",
+        0x56,
+        "13.1",
         summary="Turn pointers into 64-bit integers",
         group="conversion",
         operands=(OperandDef("source", "pointer_tile", doc="pointer tile"),),
         results=(ResultDef("result", "i64_tile", doc="i64 addresses"),),
-        assembly=(
-            "$source attr-dict `:` custom<CudaTileType>(type($source)) `->` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        assembly=("$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_shape", ("source", "result")),),
         description=(
@@ -2096,17 +2174,14 @@ _CONVERSION: tuple[OpDef, ...] = (
         examples=("%a = ptr_to_int %p : tile<4xptr<f32>> -> tile<4xi64>",),
     ),
     OpDef(
-        "ptr_to_ptr", 0x57, "13.1",
+        "ptr_to_ptr",
+        0x57,
+        "13.1",
         summary="Change the pointee type of a tile of pointers",
         group="conversion",
         operands=(OperandDef("source", "pointer_tile", doc="pointer tile"),),
-        results=(
-            ResultDef("result", "pointer_tile", doc="pointers with the new pointee type"),
-        ),
-        assembly=(
-            "$source attr-dict `:` custom<CudaTileType>(type($source)) `->` "
-            "custom<CudaTileType>(type($result))"
-        ),
+        results=(ResultDef("result", "pointer_tile", doc="pointers with the new pointee type"),),
+        assembly=("$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
         type_rules=(("same_shape", ("source", "result")),),
         description=(
@@ -2117,13 +2192,16 @@ _CONVERSION: tuple[OpDef, ...] = (
         examples=("%q = ptr_to_ptr %p : tile<4xptr<f32>> -> tile<4xptr<i32>>",),
     ),
     OpDef(
-        "trunci", 0x6B, "13.1",
+        "trunci",
+        0x6B,
+        "13.1",
         summary="Narrow integer elements",
         group="conversion",
         operands=(OperandDef("from", "int_or_i4_tile", doc="wide integer tile"),),
         attributes=(
             AttrDef(
-                "overflow", "enum:overflow",
+                "overflow",
+                "enum:overflow",
                 default="none",
                 doc="kind of overflow the compiler may assume never happens",
             ),
@@ -2150,14 +2228,17 @@ _CONVERSION: tuple[OpDef, ...] = (
 
 _MEMORY: tuple[OpDef, ...] = (
     OpDef(
-        "alloca", 0x71, "13.3",
+        "alloca",
+        0x71,
+        "13.3",
         summary="Allocate memory that lives until the end of the block",
         group="memory",
         attributes=(
             AttrDef("num_elem", "i64", since="13.3", doc="number of elements to reserve"),
             AttrDef("alignment", "i64", since="13.3", doc="byte alignment, a power of two"),
             AttrDef(
-                "global", "unit",
+                "global",
+                "unit",
                 optional=True,
                 since="13.3",
                 doc="the address may be shared with other tile threads",
@@ -2165,7 +2246,8 @@ _MEMORY: tuple[OpDef, ...] = (
         ),
         results=(
             ResultDef(
-                "result", "scalar_pointer_tile",
+                "result",
+                "scalar_pointer_tile",
                 since="13.3",
                 doc="pointer to the allocation",
             ),
@@ -2183,7 +2265,9 @@ _MEMORY: tuple[OpDef, ...] = (
         examples=("%p = alloca num_elem = 64, alignment = 128 : tile<ptr<f32>>",),
     ),
     OpDef(
-        "join_tokens", 0x3C, "13.1",
+        "join_tokens",
+        0x3C,
+        "13.1",
         summary="Merge tokens into one",
         group="memory",
         operands=(OperandDef("tokens", "token", "variadic", doc="tokens to wait for"),),
@@ -2191,42 +2275,52 @@ _MEMORY: tuple[OpDef, ...] = (
         assembly="$tokens attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
         description=(
-            "Produces a token that depends on every input token, so ops consuming it are ordered "
-            "after all of them."
+            "Produces a token that depends on every input token, so ops consuming it are ordered after all of them."
         ),
         examples=("%t = join_tokens %t0, %t1 : token",),
     ),
     OpDef(
-        "load_ptr_tko", 0x3D, "13.1",
+        "load_ptr_tko",
+        0x3D,
+        "13.1",
         summary="Gather load through a tile of pointers",
         group="memory",
         operands=(
             OperandDef("source", "pointer_tile", doc="addresses to read"),
             OperandDef(
-                "mask", "i1_tile", "optional",
+                "mask",
+                "i1_tile",
+                "optional",
                 doc="optional i1 tile; lanes that are false are left out",
             ),
             OperandDef(
-                "paddingValue", "number_tile", "optional",
+                "paddingValue",
+                "number_tile",
+                "optional",
                 doc="values for masked-off lanes",
             ),
             OperandDef(
-                "token", "token", "optional",
+                "token",
+                "token",
+                "optional",
                 doc="optional input token the op is ordered after",
             ),
         ),
         attributes=(
             AttrDef(
-                "memory_ordering_semantics", "enum:memory_ordering_semantics",
+                "memory_ordering_semantics",
+                "enum:memory_ordering_semantics",
                 doc="weak, relaxed or acquire",
             ),
             AttrDef(
-                "memory_scope", "enum:memory_scope",
+                "memory_scope",
+                "enum:memory_scope",
                 optional=True,
                 doc="threads the access must be coherent with",
             ),
             AttrDef(
-                "optimization_hints", "optimization_hints",
+                "optimization_hints",
+                "optimization_hints",
                 optional=True,
                 doc="per-architecture tuning hints",
             ),
@@ -2234,7 +2328,8 @@ _MEMORY: tuple[OpDef, ...] = (
         results=(
             ResultDef("result", "tile", doc="loaded values"),
             ResultDef(
-                "result_token", "token",
+                "result_token",
+                "token",
                 doc="token that later token-ordered ops can depend on",
             ),
         ),
@@ -2267,53 +2362,62 @@ _MEMORY: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "make_token", 0x44, "13.1",
+        "make_token",
+        0x44,
+        "13.1",
         summary="Fresh token with no dependencies",
         group="memory",
         results=(ResultDef("result", "token", doc="new token"),),
         assembly="attr-dict `:` custom<CudaTileType>(type($result))",
         traits=frozenset({"Pure"}),
-        description=(
-            "Creates a token that orders nothing; token-ordered ops that take it may run at any "
-            "point."
-        ),
+        description=("Creates a token that orders nothing; token-ordered ops that take it may run at any point."),
         examples=("%t = make_token : token",),
     ),
     OpDef(
-        "store_ptr_tko", 0x65, "13.1",
+        "store_ptr_tko",
+        0x65,
+        "13.1",
         summary="Scatter store through a tile of pointers",
         group="memory",
         operands=(
             OperandDef("destination", "pointer_tile", doc="addresses to write"),
             OperandDef("value", "tile", doc="values to store"),
             OperandDef(
-                "mask", "i1_tile", "optional",
+                "mask",
+                "i1_tile",
+                "optional",
                 doc="optional i1 tile; lanes that are false are left out",
             ),
             OperandDef(
-                "token", "token", "optional",
+                "token",
+                "token",
+                "optional",
                 doc="optional input token the op is ordered after",
             ),
         ),
         attributes=(
             AttrDef(
-                "memory_ordering_semantics", "enum:memory_ordering_semantics",
+                "memory_ordering_semantics",
+                "enum:memory_ordering_semantics",
                 doc="weak, relaxed or release",
             ),
             AttrDef(
-                "memory_scope", "enum:memory_scope",
+                "memory_scope",
+                "enum:memory_scope",
                 optional=True,
                 doc="threads the access must be coherent with",
             ),
             AttrDef(
-                "optimization_hints", "optimization_hints",
+                "optimization_hints",
+                "optimization_hints",
                 optional=True,
                 doc="per-architecture tuning hints",
             ),
         ),
         results=(
             ResultDef(
-                "result_token", "token",
+                "result_token",
+                "token",
                 doc="token that later token-ordered ops can depend on",
             ),
         ),
@@ -2344,13 +2448,17 @@ _MEMORY: tuple[OpDef, ...] = (
 
 _VIEW: tuple[OpDef, ...] = (
     OpDef(
-        "get_index_space_shape", 0x2D, "13.1",
+        "get_index_space_shape",
+        0x2D,
+        "13.1",
         summary="Extents of a view's index space",
         group="view",
         operands=(OperandDef("src", "tile_view", doc="view to query"),),
         results=(
             ResultDef(
-                "result", "scalar_int_tile", "variadic",
+                "result",
+                "scalar_int_tile",
+                "variadic",
                 doc="one extent per index dimension",
             ),
         ),
@@ -2368,13 +2476,17 @@ _VIEW: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "get_tensor_shape", 0x2F, "13.1",
+        "get_tensor_shape",
+        0x2F,
+        "13.1",
         summary="Dimensions of a tensor_view",
         group="view",
         operands=(OperandDef("src", "tensor_view", doc="tensor view to query"),),
         results=(
             ResultDef(
-                "result", "scalar_int_tile", "variadic",
+                "result",
+                "scalar_int_tile",
+                "variadic",
                 doc="one extent per tensor dimension",
             ),
         ),
@@ -2384,40 +2496,44 @@ _VIEW: tuple[OpDef, ...] = (
             "Returns one scalar integer tile per dimension of the tensor behind `src`, read as "
             "unsigned; dimensions that do not fit the result element type are undefined."
         ),
-        examples=(
-            (
-                "%d0, %d1 = get_tensor_shape %tv : tensor_view<32x32xf32, strides=[32,1]> -> "
-                "tile<i64>"
-            ),
-        ),
+        examples=(("%d0, %d1 = get_tensor_shape %tv : tensor_view<32x32xf32, strides=[32,1]> -> tile<i64>"),),
     ),
     OpDef(
-        "load_view_tko", 0x3E, "13.1",
+        "load_view_tko",
+        0x3E,
+        "13.1",
         summary="Load one tile from a view",
         group="view",
         operands=(
             OperandDef("view", "tile_view", doc="view to read from"),
             OperandDef(
-                "index", "int_tile", "variadic",
+                "index",
+                "int_tile",
+                "variadic",
                 doc="position of the tile in the view's index space",
             ),
             OperandDef(
-                "token", "token", "optional",
+                "token",
+                "token",
+                "optional",
                 doc="optional input token the op is ordered after",
             ),
         ),
         attributes=(
             AttrDef(
-                "memory_ordering_semantics", "enum:memory_ordering_semantics",
+                "memory_ordering_semantics",
+                "enum:memory_ordering_semantics",
                 doc="weak, relaxed or acquire",
             ),
             AttrDef(
-                "memory_scope", "enum:memory_scope",
+                "memory_scope",
+                "enum:memory_scope",
                 optional=True,
                 doc="threads the access must be coherent with",
             ),
             AttrDef(
-                "optimization_hints", "optimization_hints",
+                "optimization_hints",
+                "optimization_hints",
                 optional=True,
                 doc="per-architecture tuning hints",
             ),
@@ -2425,7 +2541,8 @@ _VIEW: tuple[OpDef, ...] = (
         results=(
             ResultDef("tile", "tile", doc="loaded tile"),
             ResultDef(
-                "result_token", "token",
+                "result_token",
+                "token",
                 doc="token that later token-ordered ops can depend on",
             ),
         ),
@@ -2445,7 +2562,9 @@ _VIEW: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "make_gather_scatter_view", 0x73, "13.3",
+        "make_gather_scatter_view",
+        0x73,
+        "13.3",
         summary="Gather/scatter view over a tensor_view",
         group="view",
         operands=(OperandDef("tensor_view", "tensor_view", doc="tensor to view"),),
@@ -2465,7 +2584,9 @@ _VIEW: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "make_partition_view", 0x42, "13.1",
+        "make_partition_view",
+        0x42,
+        "13.1",
         summary="Partition a tensor_view into a grid of tiles",
         group="view",
         operands=(OperandDef("tensor_view", "tensor_view", doc="tensor to partition"),),
@@ -2478,14 +2599,13 @@ _VIEW: tuple[OpDef, ...] = (
             "value for out-of-bounds loads."
         ),
         examples=(
-            (
-                "%p = make_partition_view %tv : partition_view<tile=(64x64), "
-                "tensor_view<8192x128xf32, strides=[128,1]>>"
-            ),
+            ("%p = make_partition_view %tv : partition_view<tile=(64x64), tensor_view<8192x128xf32, strides=[128,1]>>"),
         ),
     ),
     OpDef(
-        "make_strided_view", 0x74, "13.3",
+        "make_strided_view",
+        0x74,
+        "13.3",
         summary="View of tiles placed at fixed strides over a tensor_view",
         group="view",
         operands=(OperandDef("tensor_view", "tensor_view", since="13.3", doc="tensor to view"),),
@@ -2505,17 +2625,23 @@ _VIEW: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "make_tensor_view", 0x43, "13.1",
+        "make_tensor_view",
+        0x43,
+        "13.1",
         summary="Describe a global-memory tensor from a base pointer",
         group="view",
         operands=(
             OperandDef("base", "scalar_pointer_tile", doc="pointer to the first element"),
             OperandDef(
-                "dynamicShape", "scalar_int_tile", "variadic",
+                "dynamicShape",
+                "scalar_int_tile",
+                "variadic",
                 doc="values for the `?` extents",
             ),
             OperandDef(
-                "dynamicStrides", "scalar_int_tile", "variadic",
+                "dynamicStrides",
+                "scalar_int_tile",
+                "variadic",
                 doc="values for the `?` strides",
             ),
         ),
@@ -2535,40 +2661,50 @@ _VIEW: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "store_view_tko", 0x66, "13.1",
+        "store_view_tko",
+        0x66,
+        "13.1",
         summary="Store one tile into a view",
         group="view",
         operands=(
             OperandDef("tile", "tile", doc="tile to store"),
             OperandDef("view", "tile_view", doc="view to write to"),
             OperandDef(
-                "index", "int_tile", "variadic",
+                "index",
+                "int_tile",
+                "variadic",
                 doc="position of the tile in the view's index space",
             ),
             OperandDef(
-                "token", "token", "optional",
+                "token",
+                "token",
+                "optional",
                 doc="optional input token the op is ordered after",
             ),
         ),
         attributes=(
             AttrDef(
-                "memory_ordering_semantics", "enum:memory_ordering_semantics",
+                "memory_ordering_semantics",
+                "enum:memory_ordering_semantics",
                 doc="weak, relaxed or release",
             ),
             AttrDef(
-                "memory_scope", "enum:memory_scope",
+                "memory_scope",
+                "enum:memory_scope",
                 optional=True,
                 doc="threads the access must be coherent with",
             ),
             AttrDef(
-                "optimization_hints", "optimization_hints",
+                "optimization_hints",
+                "optimization_hints",
                 optional=True,
                 doc="per-architecture tuning hints",
             ),
         ),
         results=(
             ResultDef(
-                "result_token", "token",
+                "result_token",
+                "token",
                 doc="token that later token-ordered ops can depend on",
             ),
         ),
@@ -2595,7 +2731,9 @@ _VIEW: tuple[OpDef, ...] = (
 
 _ATOMICS: tuple[OpDef, ...] = (
     OpDef(
-        "atomic_cas_tko", 0x07, "13.1",
+        "atomic_cas_tko",
+        0x07,
+        "13.1",
         summary="Atomic compare-and-swap through a tile of pointers",
         group="atomics",
         operands=(
@@ -2603,17 +2741,22 @@ _ATOMICS: tuple[OpDef, ...] = (
             OperandDef("cmp", "tile", doc="expected old values"),
             OperandDef("val", "tile", doc="values stored where the comparison succeeds"),
             OperandDef(
-                "mask", "i1_tile", "optional",
+                "mask",
+                "i1_tile",
+                "optional",
                 doc="optional i1 tile; lanes that are false are left out",
             ),
             OperandDef(
-                "token", "token", "optional",
+                "token",
+                "token",
+                "optional",
                 doc="optional input token the op is ordered after",
             ),
         ),
         attributes=(
             AttrDef(
-                "memory_ordering_semantics", "enum:memory_ordering_semantics",
+                "memory_ordering_semantics",
+                "enum:memory_ordering_semantics",
                 doc="relaxed, acquire, release or acq_rel",
             ),
             AttrDef("memory_scope", "enum:memory_scope", doc="threads the atomic is coherent with"),
@@ -2621,7 +2764,8 @@ _ATOMICS: tuple[OpDef, ...] = (
         results=(
             ResultDef("result", "tile", doc="values found in memory before the operation"),
             ResultDef(
-                "result_token", "token",
+                "result_token",
+                "token",
                 doc="token that later token-ordered ops can depend on",
             ),
         ),
@@ -2650,34 +2794,43 @@ _ATOMICS: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "atomic_red_view_tko", 0x75, "13.3",
+        "atomic_red_view_tko",
+        0x75,
+        "13.3",
         summary="Atomic reduction of a tile into a view, without returning old values",
         group="atomics",
         operands=(
             OperandDef(
-                "view", "tile_view",
+                "view",
+                "tile_view",
                 since="13.3",
                 doc="partition or strided view to reduce into",
             ),
             OperandDef(
-                "index", "int_tile", "variadic",
+                "index",
+                "int_tile",
+                "variadic",
                 since="13.3",
                 doc="scalar integer indices of the target tile, read as unsigned",
             ),
             OperandDef(
-                "value", "tile",
+                "value",
+                "tile",
                 since="13.3",
                 doc="tile combined into memory; matches the view's tile",
             ),
             OperandDef(
-                "token", "token", "optional",
+                "token",
+                "token",
+                "optional",
                 since="13.3",
                 doc="optional input token the op is ordered after",
             ),
         ),
         attributes=(
             AttrDef(
-                "memory_ordering_semantics", "enum:memory_ordering_semantics",
+                "memory_ordering_semantics",
+                "enum:memory_ordering_semantics",
                 since="13.3",
                 doc="must be relaxed",
             ),
@@ -2686,7 +2839,8 @@ _ATOMICS: tuple[OpDef, ...] = (
         ),
         results=(
             ResultDef(
-                "result_token", "token",
+                "result_token",
+                "token",
                 since="13.3",
                 doc="token that later token-ordered ops can depend on",
             ),
@@ -2708,24 +2862,31 @@ _ATOMICS: tuple[OpDef, ...] = (
         ),
     ),
     OpDef(
-        "atomic_rmw_tko", 0x08, "13.1",
+        "atomic_rmw_tko",
+        0x08,
+        "13.1",
         summary="Atomic read-modify-write through a tile of pointers",
         group="atomics",
         operands=(
             OperandDef("pointers", "pointer_tile", doc="tile of addresses to update"),
             OperandDef("arg", "tile", doc="second operand of the combining operation"),
             OperandDef(
-                "mask", "i1_tile", "optional",
+                "mask",
+                "i1_tile",
+                "optional",
                 doc="optional i1 tile; lanes that are false are left out",
             ),
             OperandDef(
-                "token", "token", "optional",
+                "token",
+                "token",
+                "optional",
                 doc="optional input token the op is ordered after",
             ),
         ),
         attributes=(
             AttrDef(
-                "memory_ordering_semantics", "enum:memory_ordering_semantics",
+                "memory_ordering_semantics",
+                "enum:memory_ordering_semantics",
                 doc="relaxed, acquire, release or acq_rel",
             ),
             AttrDef("memory_scope", "enum:memory_scope", doc="threads the atomic is coherent with"),
@@ -2734,7 +2895,8 @@ _ATOMICS: tuple[OpDef, ...] = (
         results=(
             ResultDef("result", "tile", doc="values found in memory before the operation"),
             ResultDef(
-                "result_token", "token",
+                "result_token",
+                "token",
                 doc="token that later token-ordered ops can depend on",
             ),
         ),
@@ -2771,16 +2933,15 @@ _ATOMICS: tuple[OpDef, ...] = (
 
 _MISC: tuple[OpDef, ...] = (
     OpDef(
-        "assume", 0x06, "13.1",
+        "assume",
+        0x06,
+        "13.1",
         summary="Attach an unchecked fact to a value",
         group="misc",
         operands=(OperandDef("value", "any", doc="value the fact is about"),),
         attributes=(AttrDef("predicate", "assume_predicate", doc="the assumed property"),),
         results=(ResultDef("result", "any", doc="the same value, carrying the fact"),),
-        assembly=(
-            "custom<AssumePredicate>($predicate) `,` $value attr-dict `:` "
-            "custom<CudaTileType>(type($value))"
-        ),
+        assembly=("custom<AssumePredicate>($predicate) `,` $value attr-dict `:` custom<CudaTileType>(type($value))"),
         type_rules=(("same_type", ("value", "result")),),
         description=(
             "Returns `value` unchanged, tagged with `predicate` (div_by, same_elements or bounded) "
@@ -2790,13 +2951,17 @@ _MISC: tuple[OpDef, ...] = (
         examples=("%q = assume div_by<16>, %p : tile<ptr<f32>>",),
     ),
     OpDef(
-        "print_tko", 0x55, "13.1",
+        "print_tko",
+        0x55,
+        "13.1",
         summary="Formatted print for debugging",
         group="misc",
         operands=(
             OperandDef("args", "tile", "variadic", doc="tiles to print"),
             OperandDef(
-                "token", "token", "optional",
+                "token",
+                "token",
+                "optional",
                 since="13.2",
                 doc="optional input token the op is ordered after",
             ),
@@ -2804,7 +2969,8 @@ _MISC: tuple[OpDef, ...] = (
         attributes=(AttrDef("str", "string", doc="format string"),),
         results=(
             ResultDef(
-                "result_token", "token",
+                "result_token",
+                "token",
                 since="13.2",
                 doc="token that later token-ordered ops can depend on",
             ),
@@ -2820,7 +2986,7 @@ _MISC: tuple[OpDef, ...] = (
             "concurrent prints may interleave. Named `print` before 13.2, which also added the "
             "tokens."
         ),
-        examples=("%t = print_tko \"x = %f\\n\", %x : tile<4xf32> -> token",),
+        examples=('%t = print_tko "x = %f\\n", %x : tile<4xf32> -> token',),
     ),
 )
 
@@ -2830,44 +2996,51 @@ _MISC: tuple[OpDef, ...] = (
 
 _TESTING: tuple[OpDef, ...] = (
     OpDef(
-        "testing$bytecode_test_evolution", 0x3002, "250.0",
+        "testing$bytecode_test_evolution",
+        0x3002,
+        "250.0",
         summary="Test op that gains operands, attributes and a result across versions",
         group="testing",
         operands=(
             OperandDef(
-                "inputs", "tile", "variadic",
+                "inputs",
+                "tile",
+                "variadic",
                 since="250.0",
                 doc="tiles present since 250.0",
             ),
             OperandDef(
-                "optional_token", "token", "optional",
+                "optional_token",
+                "token",
+                "optional",
                 since="250.1",
                 doc="optional token added in 250.1",
             ),
         ),
         attributes=(
             AttrDef(
-                "new_attr", "i32",
+                "new_attr",
+                "i32",
                 optional=True,
                 since="250.1",
                 doc="optional i32 added in 250.1",
             ),
             AttrDef(
-                "priority", "enum:bytecode_test_priority",
+                "priority",
+                "enum:bytecode_test_priority",
                 optional=True,
                 since="250.0",
                 doc="optional test enum",
             ),
             AttrDef(
-                "test_attr", "bytecode_test_value",
+                "test_attr",
+                "bytecode_test_value",
                 optional=True,
                 since="250.1",
                 doc="optional test attribute added in 250.1",
             ),
         ),
-        results=(
-            ResultDef("result_token", "token", since="250.1", doc="token result (250.1)"),
-        ),
+        results=(ResultDef("result_token", "token", since="250.1", doc="token result (250.1)"),),
         assembly=(
             "`(` $inputs `:` type($inputs) `)` (`new_attr` `=` $new_attr^)? (`token` `=` "
             "$optional_token^ `:` custom<CudaTileType>(type($optional_token)))? (`priority` `=` "
@@ -2883,13 +3056,16 @@ _TESTING: tuple[OpDef, ...] = (
         examples=("%t = testing$bytecode_test_evolution(%x : !cuda_tile.tile<2xf32>) -> token",),
     ),
     OpDef(
-        "testing$bytecode_test_new_attribute", 0x3000, "250.0",
+        "testing$bytecode_test_new_attribute",
+        0x3000,
+        "250.0",
         summary="Test op whose attributes appear in a later bytecode version",
         group="testing",
         attributes=(
             AttrDef("new_flag", "unit", optional=True, since="250.1", doc="flag added in 250.1"),
             AttrDef(
-                "new_param", "i32",
+                "new_param",
+                "i32",
                 default="42",
                 since="250.1",
                 doc="i32 parameter added in 250.1 (default 42)",
@@ -2904,20 +3080,24 @@ _TESTING: tuple[OpDef, ...] = (
         examples=("testing$bytecode_test_new_attribute new_flag new_param = 123",),
     ),
     OpDef(
-        "testing$func", 0x3001, "250.0",
+        "testing$func",
+        0x3001,
+        "250.0",
         summary="Function-like op for the dialect's own tests",
         group="testing",
         attributes=(
             AttrDef("sym_name", "symbol", since="250.0", doc="function name"),
             AttrDef("function_type", "function_type", since="250.0", doc="signature"),
             AttrDef(
-                "arg_attrs", "array",
+                "arg_attrs",
+                "array",
                 optional=True,
                 since="250.0",
                 doc="per-argument attribute dictionaries (unused)",
             ),
             AttrDef(
-                "res_attrs", "array",
+                "res_attrs",
+                "array",
                 optional=True,
                 since="250.0",
                 doc="per-result attribute dictionaries (unused)",

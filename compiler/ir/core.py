@@ -81,6 +81,7 @@ class Operation:
         "name_span",
         "parent",
         "operand_segments",
+        "operand_spans",
         "__weakref__",
     )
 
@@ -111,6 +112,8 @@ class Operation:
         # Sizes of the operand groups of ops with optional/variadic operands, in the
         # order of the op definition; None when every group holds exactly one value.
         self.operand_segments: tuple[int, ...] | None = None
+        # Where each operand was written (parsed ops only), so that diagnostics can point at it.
+        self.operand_spans: list[Span] | None = None
         if operands:
             self.set_operands(operands)
         for region in regions or ():
@@ -134,6 +137,10 @@ class Operation:
             raise KeyError(name)
         start, length = self.opdef.operand_range(name, self.operand_segments)
         return self.operands[start : start + length]
+
+    def operand_span(self, index: int) -> Span | None:
+        spans = self.operand_spans
+        return spans[index] if spans is not None and index < len(spans) else None
 
     def operand(self, name: str) -> Value | None:
         group = self.operand_group(name)

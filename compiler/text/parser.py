@@ -19,7 +19,7 @@ from ..dialect.opdef import OpDef
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import Block, Module, Operation, Region, Value
-from ..ir.diagnostics import Diagnostic, Fix, Severity, TextEdit
+from ..ir.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
 from ..ir.enums import ENUM_BY_MNEMONIC
 from ..ir.source import SourceFile, Span
 from . import lexer as L
@@ -112,6 +112,8 @@ class Parser:
         self.prev_end = 0
         self.scopes: list[_Scope] = [_Scope(isolated=True, forward={})]
         self._type_cache: dict[str, T.Type] = {}
+        # Spans of the operands resolved for each op being parsed (innermost last).
+        self._operand_spans: list[list[Span]] = []
 
     # ---------------------------------------------------------------- token helpers
 
@@ -327,13 +329,24 @@ class Parser:
             if ref is None:
                 ref = ForwardRef(expected if expected is not None else T.OpaqueType("<unknown>"), name, span)
                 iso.forward[name] = ref
+            if self._operand_spans:
+                self._operand_spans[-1].append(span)
             return ref
         if expected is not None and value.type != expected and not isinstance(value.type, T.OpaqueType):
-            self.error(
-                f"use of value '%{name}' expects different type than prior uses: '{expected}' vs '{value.type}'",
-                span,
-                code="type-mismatch",
+            related = [Related("prior use here", value.span, self.source)] if value.span is not None else []
+            self.diagnostics.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    "type-mismatch",
+                    f"use of value '%{name}' expects different type than prior uses: "
+                    f"'{expected.full()}' vs '{value.type.full()}'",
+                    span,
+                    self.source,
+                    related,
+                )
             )
+        if self._operand_spans:
+            self._operand_spans[-1].append(span)
         return value
 
     def parse_value_ref(self) -> tuple[str, Span]:
@@ -375,13 +388,20 @@ class Parser:
             self.expect("=")
         num_results = sum(c for _, c, _ in results)
 
-        if self.tok.kind == L.STRING:
-            op = self.parse_generic_operation(num_results)
-        elif self.tok.kind == L.IDENT:
-            op = self.parse_custom_operation(num_results)
-        else:
-            self.fail("expected operation name")
-            return None
+        spans: list[Span] = []
+        self._operand_spans.append(spans)
+        try:
+            if self.tok.kind == L.STRING:
+                op = self.parse_generic_operation(num_results)
+            elif self.tok.kind == L.IDENT:
+                op = self.parse_custom_operation(num_results)
+            else:
+                self.fail("expected operation name")
+                return None
+        finally:
+            self._operand_spans.pop()
+        if len(spans) == len(op.operands):
+            op.operand_spans = spans
         op.span = Span(start, self.prev_end)
         self.parse_trailing_location(op)
         op.span = Span(start, self.prev_end)

@@ -61,11 +61,44 @@ def test_unknown_option_is_one_line(capsys) -> None:
     assert err.count("\n") == 1 and "unrecognized arguments: --canonicalize" in err
 
 
-def test_verify_diagnostics_not_yet_supported(capsys) -> None:
+VERIFY_OK = """// RUN: tileir opt %s -verify-diagnostics -split-input-file
+cuda_tile.module @m {
+  entry @k() {
+    %a = constant <f32: 1.0> : tile<4xf32>
+    // expected-error @below {{operand #0 must be tile of i1 or i8 or i16 or i32 or i64 values}}
+    %b = addi %a, %a : tile<4xf32>
+    return
+  }
+}
+// -----
+cuda_tile.module @n {
+  entry @k() {
+    return
+  }
+}
+"""
+
+
+def test_verify_diagnostics_met(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "ok.mlir"
+    path.write_text(VERIFY_OK)
     for flag in ("-verify-diagnostics", "--verify-diagnostics"):
-        status, _, err = run(capsys, "opt", flag, "x.mlir")
-        assert status == 2
-        assert "not yet supported" in err and err.count("\n") == 1
+        status, out, err = run(capsys, "opt", flag, "-split-input-file", str(path))
+        assert (status, out, err) == (0, "", "")
+
+
+def test_verify_diagnostics_reports_mismatches(capsys, tmp_path: Path) -> None:
+    # The first chunk's expectation is met; the second's is not, and its real error is unexpected.
+    text = VERIFY_OK.replace(
+        "entry @k() {\n    return",
+        "entry @k() {\n    // expected-error @below {{never said}}\n    %c = constant <f32: 1.0> : tile<3xf32>\n    return",
+    )
+    path = tmp_path / "bad.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, "opt", "-verify-diagnostics", "-split-input-file", str(path))
+    assert status == 1 and out == ""
+    assert 'expected error "never said" was not produced' in err
+    assert "unexpected error:" in err and "power of two" in err
 
 
 def test_missing_file_is_one_line(capsys, tmp_path: Path) -> None:

@@ -110,19 +110,23 @@ PRINTED = [
     ("[1.0, 1.0]", F32, (2,), "1.000000e+00"),
     ("[3.14]", F32, (1,), "3.140000e+00"),
     ("[2.718]", F64, (1,), "2.718000e+00"),
-    ("[1.0, 2.5, -3.14159, 0.0]", F16, (4,),
-     "[1.000000e+00, 2.500000e+00, -3.140630e+00, 0.000000e+00]"),
-    ("[0.0, -0.0, 1.0, -1.0]", F32, (4,),
-     "[0.000000e+00, -0.000000e+00, 1.000000e+00, -1.000000e+00]"),
-    ("[2.718281828459045, 3.141592653589793]", F64, (2,),
-     "[2.7182818284590451, 3.1415926535897931]"),
-    ("[0x00000000, 0x7FC00000, 0x7F800000, 0x3F800000]", F32, (4,),
-     "[0.000000e+00, 0x7FC00000, 0x7F800000, 1.000000e+00]"),
-    ("[[0.0, 1.0, -1.0, 2.0], [0x7F800000, 0xFF800000, 0x7FC00000, 0x3F800000]]", F32, (2, 4),
-     "[[0.000000e+00, 1.000000e+00, -1.000000e+00, 2.000000e+00], "
-     "[0x7F800000, 0xFF800000, 0x7FC00000, 1.000000e+00]]"),
-    ("[1.0, 0x3F800000, 2.0, 0x40000000]", F32, (4,),
-     "[1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00]"),
+    ("[1.0, 2.5, -3.14159, 0.0]", F16, (4,), "[1.000000e+00, 2.500000e+00, -3.140630e+00, 0.000000e+00]"),
+    ("[0.0, -0.0, 1.0, -1.0]", F32, (4,), "[0.000000e+00, -0.000000e+00, 1.000000e+00, -1.000000e+00]"),
+    ("[2.718281828459045, 3.141592653589793]", F64, (2,), "[2.7182818284590451, 3.1415926535897931]"),
+    (
+        "[0x00000000, 0x7FC00000, 0x7F800000, 0x3F800000]",
+        F32,
+        (4,),
+        "[0.000000e+00, 0x7FC00000, 0x7F800000, 1.000000e+00]",
+    ),
+    (
+        "[[0.0, 1.0, -1.0, 2.0], [0x7F800000, 0xFF800000, 0x7FC00000, 0x3F800000]]",
+        F32,
+        (2, 4),
+        "[[0.000000e+00, 1.000000e+00, -1.000000e+00, 2.000000e+00], "
+        "[0x7F800000, 0xFF800000, 0x7FC00000, 1.000000e+00]]",
+    ),
+    ("[1.0, 0x3F800000, 2.0, 0x40000000]", F32, (4,), "[1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00]"),
     ("[1000000000000, -1000000000000]", I64, (2,), "[1000000000000, -1000000000000]"),
     ("[[1.0, 2.0], [4.0, 6.0]]", F4, (2, 2), "[[1.000000e+00, 2.000000e+00], [4.000000e+00, 6.000000e+00]]"),
     ("[1.0, 2.0]", E4M3, (2,), "[1.000000e+00, 2.000000e+00]"),
@@ -204,8 +208,22 @@ def test_malformed_attributes_do_not_raise() -> None:
 
 @pytest.mark.parametrize(
     ("element", "nbytes"),
-    [(I1, 1), (I8, 1), (I16, 2), (I32, 4), (I64, 8), (F16, 2), (BF16, 2), (F32, 4), (F64, 8),
-     (TF32, 3), (E4M3, 1), (E5M2, 1), (E8M0, 1), (F4, 1)],
+    [
+        (I1, 1),
+        (I8, 1),
+        (I16, 2),
+        (I32, 4),
+        (I64, 8),
+        (F16, 2),
+        (BF16, 2),
+        (F32, 4),
+        (F64, 8),
+        (TF32, 3),
+        (E4M3, 1),
+        (E5M2, 1),
+        (E8M0, 1),
+        (F4, 1),
+    ],
 )
 def test_raw_bytes_roundtrip(element: Type, nbytes: int) -> None:
     assert element_byte_width(element) == nbytes
@@ -239,8 +257,7 @@ def test_values_and_splats() -> None:
     assert dense_values_from_literals(["-1", "1"], I1, (2,)) == ((1,), True, None)
     assert dense_values_from_literals(["true", "0"], I1, (2,)) == ((1, 0), False, None)
     assert dense_values_from_literals(["255", "-1"], I8, (2,)) == ((-1,), True, None)
-    assert dense_values_from_literals(("1.0", "0x40000000"), F32, (2,)) == (
-        (0x3F800000, 0x40000000), False, None)
+    assert dense_values_from_literals(("1.0", "0x40000000"), F32, (2,)) == ((0x3F800000, 0x40000000), False, None)
     assert dense_values_from_literals("-0", I32, ()) == ((0,), True, None)
     assert dense_values_from_literals("4294967295", I32, ()) == ((-1,), True, None)
     assert dense_values_from_literals(["007", "-0x0A"], I8, (2,)) == ((7, -10), False, None)
@@ -249,24 +266,50 @@ def test_values_and_splats() -> None:
 @pytest.mark.parametrize(
     ("literal", "element", "shape", "error", "path"),
     [
-        ([["true", "true"], ["true", "true"]], I1, (4, 2),
-         "inferred shape of elements literal ([2, 2]) does not match type ([4, 2])", ()),
-        ([[[["1", "2", "3", "4"], ["5", "6", "7", "8"]], [["9", "10", "11", "12"],
-                                                         ["13", "14", "15", "16"]]]],
-         I32, (2, 2, 2, 4),
-         "inferred shape of elements literal ([1, 2, 2, 4]) does not match type ([2, 2, 2, 4])", ()),
-        (["0.0", "2.0", "2147483647", "9.0"], F32, (32,),
-         "unexpected decimal integer literal for a floating point value", (2,)),
-        ([["true", "true"], ["true"]], I1, (2, 2),
-         "tensor literal is invalid; ranks are not consistent between elements", (1,)),
-        ([[["1", "2"]], [["3", "4"], ["5", "6"]]], I32, (2, 2, 2),
-         "tensor literal is invalid; ranks are not consistent between elements", (1,)),
-        ([["1.0", "2.0", "3.0"], ["4.0", "5.0"]], F32, (2, 3),
-         "tensor literal is invalid; ranks are not consistent between elements", (1,)),
-        (["1", ["2", "3"]], I32, (2, 2),
-         "tensor literal is invalid; ranks are not consistent between elements", (1,)),
-        (["1", "2", "3"], I32, (8,),
-         "inferred shape of elements literal ([3]) does not match type ([8])", ()),
+        (
+            [["true", "true"], ["true", "true"]],
+            I1,
+            (4, 2),
+            "inferred shape of elements literal ([2, 2]) does not match type ([4, 2])",
+            (),
+        ),
+        (
+            [[[["1", "2", "3", "4"], ["5", "6", "7", "8"]], [["9", "10", "11", "12"], ["13", "14", "15", "16"]]]],
+            I32,
+            (2, 2, 2, 4),
+            "inferred shape of elements literal ([1, 2, 2, 4]) does not match type ([2, 2, 2, 4])",
+            (),
+        ),
+        (
+            ["0.0", "2.0", "2147483647", "9.0"],
+            F32,
+            (32,),
+            "unexpected decimal integer literal for a floating point value",
+            (2,),
+        ),
+        (
+            [["true", "true"], ["true"]],
+            I1,
+            (2, 2),
+            "tensor literal is invalid; ranks are not consistent between elements",
+            (1,),
+        ),
+        (
+            [[["1", "2"]], [["3", "4"], ["5", "6"]]],
+            I32,
+            (2, 2, 2),
+            "tensor literal is invalid; ranks are not consistent between elements",
+            (1,),
+        ),
+        (
+            [["1.0", "2.0", "3.0"], ["4.0", "5.0"]],
+            F32,
+            (2, 3),
+            "tensor literal is invalid; ranks are not consistent between elements",
+            (1,),
+        ),
+        (["1", ["2", "3"]], I32, (2, 2), "tensor literal is invalid; ranks are not consistent between elements", (1,)),
+        (["1", "2", "3"], I32, (8,), "inferred shape of elements literal ([3]) does not match type ([8])", ()),
         (["1.0"], F32, (), "inferred shape of elements literal ([1]) does not match type ([])", ()),
         ("ABC", I16, (), "expected integer value", ()),
         ("1.5", I32, (), "expected integer value", ()),
@@ -328,7 +371,7 @@ def _check_pairs() -> list[tuple[str, str, str, str]]:
             # CHECK-DAG groups come out of order: pair only a CHECK with the line below
             if not re.search(r"CHECK(-NEXT)?:", line) or not (m := _CONST.search(line)):
                 continue
-            for nxt in lines[i + 1:i + 4]:
+            for nxt in lines[i + 1 : i + 4]:
                 if nxt.strip().startswith("//") or not (s := _CONST.search(nxt)):
                     continue
                 if (s.group(1), s.group(3)) == (m.group(1), m.group(3)):
@@ -368,7 +411,7 @@ def test_conformance_expected_errors() -> None:
             m = re.search(r"expected-error\s*@(?:\+1|below)\s*\{\{(.*)\}\}", line)
             if not m or not m.group(1).startswith(_DENSE_ERRORS):
                 continue
-            code = next(x for x in lines[i + 1:] if not x.strip().startswith("//"))
+            code = next(x for x in lines[i + 1 :] if not x.strip().startswith("//"))
             s = _CONST.search(code)
             if s is None:
                 continue

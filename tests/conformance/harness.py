@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -188,58 +187,63 @@ def run_lit(
 
 
 # ---------------------------------------------------------------------------------------------
-# expected-* comments (MLIR's -verify-diagnostics syntax)
-
-_EXPECTED_RE = re.compile(
-    r"expected-(?P<kind>error|warning|note|remark)(?P<re>-re)?"
-    r"\s*(?:@(?P<at>[+-]\d+|above|below|unknown|[^\s{]+))?\s*\{\{(?P<msg>.*)\}\}"
-)
+# expected-* comments (MLIR's -verify-diagnostics), checked in-process file by file
 
 
-@dataclass(frozen=True, slots=True)
-class Expected:
-    kind: str  # error, warning, note, remark
-    line: int | None  # 0-based line the diagnostic is expected on; None for @unknown
-    message: str
-    regex: bool
-    comment_line: int  # 0-based line of the comment itself
+def run_lines(text: str) -> str:
+    """The RUN lines of a test file, joined."""
+    return " ".join(line for line in text.splitlines() if "RUN:" in line)
 
 
-def expected_diagnostics(text: str) -> list[Expected]:
-    """Parse `// expected-error @+1 {{...}}` comments the way MLIR's verifier does.
+def verify_diagnostics_files(shared: Path | None = None) -> list[Path]:
+    """The verifier acceptance set: every file whose RUN line uses -verify-diagnostics."""
+    return [f for f in conformance_files(shared) if "-verify-diagnostics" in run_lines(f.read_text(encoding="utf-8"))]
 
-    `@+N` / `@-N` are relative to the comment's line; `@above` is the nearest line above that
-    carries no expected-* comment, `@below` the nearest such line below; no designator means
-    the comment's own line.
-    """
-    result: list[Expected] = []
-    pending_below: list[tuple[str, str, bool, int]] = []
-    last_plain_line: int | None = None
-    for lineno, line in enumerate(text.splitlines()):
-        matches = list(_EXPECTED_RE.finditer(line))
-        if not matches:
-            for kind, msg, is_re, comment_line in pending_below:
-                result.append(Expected(kind, lineno, msg, is_re, comment_line))
-            pending_below.clear()
-            last_plain_line = lineno
-            continue
-        for m in matches:
-            kind, msg, is_re, at = m["kind"], m["msg"], bool(m["re"]), m["at"]
-            if at is None:
-                result.append(Expected(kind, lineno, msg, is_re, lineno))
-            elif at[0] in "+-":
-                result.append(Expected(kind, lineno + int(at), msg, is_re, lineno))
-            elif at == "above":
-                result.append(Expected(kind, last_plain_line, msg, is_re, lineno))
-            elif at == "below":
-                pending_below.append((kind, msg, is_re, lineno))
-            else:  # @unknown, or a file:line designator
-                result.append(Expected(kind, None, msg, is_re, lineno))
-    for kind, msg, is_re, comment_line in pending_below:  # @below at the end of the file
-        result.append(Expected(kind, None, msg, is_re, comment_line))
-    return result
+
+@dataclass(slots=True)
+class DiagnosticsTally:
+    name: str
+    chunks: int = 0
+    chunks_ok: int = 0
+    expected: int = 0
+    met: int = 0
+    unexpected: int = 0
+    complaints: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.chunks == self.chunks_ok
+
+
+def run_verify_diagnostics(path: Path) -> DiagnosticsTally:
+    """`tileir opt FILE -verify-diagnostics -split-input-file` with the file's own RUN-line
+    options (`-allow-unregistered-dialect`, `-Wunsupported-hints`, `-Werr-hints`), counted."""
+    from compiler.ir.source import SourceFile
+    from compiler.text import split_input
+    from compiler.verify import VerifyOptions, check_text
+    from compiler.verify.expected import check_expected
+
+    text = path.read_text(encoding="utf-8")
+    run = run_lines(text)
+    hints = "error" if "-Werr-hints" in run else "warn" if "-Wunsupported-hints" in run else "silent"
+    unregistered = "allow-unregistered-dialect" in run
+    options = VerifyOptions(keep_going=False, unsupported_hints=hints)
+    tally = DiagnosticsTally(path.name)
+    for chunk, line_offset in split_input(text):
+        padded = "\n" * line_offset + chunk
+        _, diagnostics = check_text(padded, path.name, options, unregistered)
+        report = check_expected(diagnostics, SourceFile(padded, path.name), line_offset)
+        tally.chunks += 1
+        tally.chunks_ok += report.ok
+        tally.expected += report.expected
+        tally.met += report.met
+        tally.unexpected += report.unexpected
+        tally.complaints += [d.format() for d in report.complaints]
+    return tally
 
 
 def expected_error_lines(text: str) -> set[int]:
     """0-based lines on which the file expects an error."""
+    from compiler.verify.expected import expected_diagnostics
+
     return {e.line for e in expected_diagnostics(text) if e.kind == "error" and e.line is not None}

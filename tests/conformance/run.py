@@ -32,7 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", type=Path, help="the shared/ folder (default: ../shared)")
     ap.add_argument("-j", "--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("-v", "--verbose", action="store_true", help="show the output of failures")
+    ap.add_argument(
+        "--diagnostics",
+        action="store_true",
+        help="check the -verify-diagnostics files in-process; print expected/met/unexpected per file",
+    )
     args = ap.parse_args(argv)
+    if args.diagnostics:
+        return _diagnostics(args)
 
     suite = harness.conformance_dir(args.shared)
     if not suite.is_dir():
@@ -66,6 +73,31 @@ def main(argv: list[str] | None = None) -> int:
     label = args.files if not args.names else "selected"
     print(f"{label}: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
+
+
+def _diagnostics(args: argparse.Namespace) -> int:
+    files = harness.verify_diagnostics_files(args.shared)
+    if args.names:
+        wanted = {n.removesuffix(".mlir") for n in args.names}
+        files = [f for f in files if f.stem in wanted]
+    if not files:
+        print("run.py: no -verify-diagnostics files found", file=sys.stderr)
+        return 2
+    width = max(len(f.name) for f in files)
+    print(f"{'file':<{width}}  chunks ok  expected met  unexpected")
+    totals = harness.DiagnosticsTally("total")
+    for f in files:
+        t = harness.run_verify_diagnostics(f)
+        print(f"{t.name:<{width}}  {t.chunks_ok:>4}/{t.chunks:<4} {t.met:>5}/{t.expected:<5} {t.unexpected:>6}")
+        if args.verbose:
+            print("\n".join("    " + c for c in t.complaints))
+        for attr in ("chunks", "chunks_ok", "expected", "met", "unexpected"):
+            setattr(totals, attr, getattr(totals, attr) + getattr(t, attr))
+    print(
+        f"{'total':<{width}}  {totals.chunks_ok:>4}/{totals.chunks:<4} {totals.met:>5}/{totals.expected:<5} "
+        f"{totals.unexpected:>6}"
+    )
+    return 0 if totals.passed else 1
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ def test_round_trip_file_passes_lit(name: str, round_trip_results) -> None:
 
 
 def test_expected_error_extraction() -> None:
+    from compiler.verify.expected import expected_diagnostics
+
     text = "\n".join(
         [
             "op1",  # 0
@@ -57,7 +59,7 @@ def test_expected_error_extraction() -> None:
             "// expected-error@-3 {{fifth}}",  # 8 -> 5
         ]
     )
-    got = {(e.kind, e.line, e.message) for e in harness.expected_diagnostics(text)}
+    got = {(e.kind, e.line, e.message) for e in expected_diagnostics(text)}
     assert got == {
         ("error", 3, "first"),
         ("note", 3, "note"),

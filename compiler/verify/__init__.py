@@ -1,0 +1,48 @@
+"""The verifier: would NVIDIA's tools accept this module, and if not, why.
+
+    from compiler.verify import check_text, verify, VerifyOptions
+    result, diagnostics = check_text(text, "kernel.tileir")     # parse, then verify
+    diagnostics = verify(module, VerifyOptions(target_version="13.1"))
+
+`engine` walks the module in MLIR's order and runs the checks the op table drives;
+the op-specific rules live in the `ops_*` modules, registered through `registry`;
+`expected` implements `-verify-diagnostics`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..ir.diagnostics import Diagnostic, Severity, has_errors
+from .engine import OpFailed, Verifier, VerifyOptions, verify
+
+if TYPE_CHECKING:
+    from ..text.parser import ParseResult
+
+
+def check_text(
+    text: str,
+    name: str = "<input>",
+    options: VerifyOptions | None = None,
+    allow_unregistered: bool = False,
+) -> tuple[ParseResult, list[Diagnostic]]:
+    """Parse `text` and, when it parsed without errors, verify it.
+
+    With `options.keep_going` off (MLIR's behaviour), only the diagnostics up to the first
+    parse error are kept, since MLIR's parser stops there; our parser goes on, which the
+    language server wants but `cuda-tile-opt` parity does not.
+    """
+    from ..text import ParseOptions, parse
+
+    options = options or VerifyOptions()
+    result = parse(text, name, ParseOptions(allow_unregistered=allow_unregistered))
+    diagnostics = list(result.diagnostics)
+    if has_errors(diagnostics):
+        if not options.keep_going:
+            first = next(i for i, d in enumerate(diagnostics) if d.severity == Severity.ERROR)
+            diagnostics = diagnostics[: first + 1]
+        return result, diagnostics
+    return result, diagnostics + verify(result.module, options)
+
+
+__all__ = ["OpFailed", "Verifier", "VerifyOptions", "check_text", "verify"]

@@ -1,0 +1,467 @@
+"""The verifier's driver: walks a module the way MLIR's verifier does and collects diagnostics.
+
+For each operation, in the order MLIR uses:
+
+1. on entrance: the checks the op table drives (operand and result type constraints, then
+   the type rules: `AllTypesMatch` and friends), the native traits (`Terminator`,
+   `ParentOneOf`, `SameOperandsShape`, ...), then the op's own verifiers (`registry.op_verifier`);
+2. each block of each region: not empty, ops verified in order, ends with a terminator;
+3. on exit: ops that are isolated from above (kernels) are verified as units of their own,
+   then the region verifiers (`registry.region_verifier`) run;
+4. per isolated unit, once all of it is well-formed: SSA dominance.
+
+A failing check raises `OpFailed` through `Verifier.fail`. With `keep_going` (the default,
+for `tileir check` and the language server) the rest of that op and its regions are skipped
+and verification goes on with the next op; without it (MLIR's behaviour, used by
+`tileir opt`) the whole isolated unit stops at its first error, so exactly the diagnostics
+`cuda-tile-opt` prints come out.
+
+Messages use MLIR's wording (`'cuda_tile.addf' op operand #0 must be ...`) so that they
+can be compared with NVIDIA's tools; each diagnostic also carries a stable `code`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import NoReturn
+
+from ..dialect.constraints import TYPE_CONSTRAINTS
+from ..ir import types as T
+from ..ir.core import Block, BlockArgument, Module, Operation, OpResult, Value
+from ..ir.diagnostics import Diagnostic, Fix, Related, Severity
+from ..ir.source import SourceFile, Span
+from .registry import OP_VERIFIERS, REGION_VERIFIERS
+
+
+class OpFailed(Exception):
+    """Raised by `Verifier.fail`: the op being verified is invalid."""
+
+
+@dataclass(slots=True)
+class VerifyOptions:
+    # Report every invalid op (True), or stop each kernel at its first error as MLIR does.
+    keep_going: bool = True
+    # Bytecode version the module must fit, e.g. "13.1"; None: the newest we know.
+    target_version: str | None = None
+    # Optimization hints that are unknown or unsupported: "silent" (as cuda-tile-opt by
+    # default), "warn" (-Wunsupported-hints) or "error" (-Werr-hints).
+    unsupported_hints: str = "silent"
+
+
+# Op class names used by `ParentOneOf` / `HasParent` traits, and the ops they stand for.
+_OP_CLASSES = {
+    "EntryOp": "cuda_tile.entry",
+    "ForOp": "cuda_tile.for",
+    "IfOp": "cuda_tile.if",
+    "LoopOp": "cuda_tile.loop",
+    "ModuleOp": "cuda_tile.module",
+    "ReduceOp": "cuda_tile.reduce",
+    "ScanOp": "cuda_tile.scan",
+    "ReturnOp": "cuda_tile.return",
+    "YieldOp": "cuda_tile.yield",
+    "ContinueOp": "cuda_tile.continue",
+    "BreakOp": "cuda_tile.break",
+    "FuncOp": "cuda_tile.testing$func",
+    "Test_FuncOp": "cuda_tile.testing$func",
+}
+
+
+def op_class_name(cls: str) -> str:
+    return _OP_CLASSES.get(cls, cls)
+
+
+class Verifier:
+    def __init__(self, module: Module, options: VerifyOptions | None = None) -> None:
+        self.module = module
+        self.source: SourceFile | None = module.source
+        self.options = options or VerifyOptions()
+        self.diagnostics: list[Diagnostic] = []
+
+    # ------------------------------------------------------------------ reporting
+
+    def op_span(self, op: Operation) -> Span:
+        """The range a diagnostic about `op` as a whole covers: its first line, from the
+        result names to the op name (or the whole op when its name was not recorded)."""
+        span = op.span or Span(0, 0)
+        if op.name_span is not None and op.name_span.start >= span.start:
+            return Span(span.start, op.name_span.end)
+        return span
+
+    def span_of(self, op: Operation, at: Span | Value | int | None) -> Span:
+        """Where to point: an explicit span, an operand index of `op`, a value's
+        definition, or (None) the op itself."""
+        if isinstance(at, Span):
+            return at
+        if isinstance(at, int):
+            return op.operand_span(at) or self.op_span(op)
+        if isinstance(at, Value) and at.span is not None:
+            return at.span
+        return self.op_span(op)
+
+    def defined_here(self, value: Value, message: str = "value defined here") -> list[Related]:
+        """A related location pointing at where `value` was defined, if known."""
+        if value.span is None:
+            return []
+        return [Related(message, value.span, self.source)]
+
+    def emit(
+        self,
+        op: Operation | None,
+        message: str,
+        *,
+        severity: Severity = Severity.ERROR,
+        at: Span | Value | int | None = None,
+        code: str = "invalid-op",
+        related: Iterable[Related] = (),
+        fixes: Iterable[Fix] = (),
+        prefix: bool = True,
+    ) -> Diagnostic:
+        """Record a diagnostic about `op` without stopping. `prefix` adds MLIR's
+        `'cuda_tile.x' op ` in front of the message, as `op->emitOpError` does."""
+        if op is not None and prefix:
+            message = f"'{op.name}' op {message}"
+        span = self.span_of(op, at) if op is not None else (at if isinstance(at, Span) else Span(0, 0))
+        diag = Diagnostic(severity, code, message, span, self.source, list(related), list(fixes))
+        self.diagnostics.append(diag)
+        return diag
+
+    def fail(self, op: Operation, message: str, **kwargs) -> NoReturn:
+        """Report an error about `op` and stop verifying it."""
+        self.emit(op, message, **kwargs)
+        raise OpFailed(message)
+
+    def warn(self, op: Operation, message: str, **kwargs) -> Diagnostic:
+        return self.emit(op, message, severity=Severity.WARNING, **kwargs)
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self) -> list[Diagnostic]:
+        top = self.module.body
+        for op in top.ops:
+            self._verify_unit(op)
+        return self.diagnostics
+
+    def _guard(self, check, op: Operation) -> bool:
+        try:
+            check(op)
+            return True
+        except OpFailed:
+            if not self.options.keep_going:
+                raise
+            return False
+
+    def _verify_unit(self, op: Operation) -> bool:
+        """An op verified as a unit of its own (a top-level op, or one isolated from
+        above), then the dominance of the values used inside it."""
+        try:
+            ok = self._verify_op(op)
+            if ok:
+                ok = self._guard(self._verify_dominance, op)
+            return ok
+        except OpFailed:
+            return False
+
+    def _verify_op(self, op: Operation) -> bool:
+        if not self._guard(self._on_entrance, op):
+            return False
+        ok = True
+        isolated: list[Operation] = []
+        for region in op.regions:
+            for block in region.blocks:
+                ok = self._verify_block(op, block, isolated) and ok
+        for nested in isolated:
+            ok = self._verify_unit(nested) and ok
+        if not ok:
+            return False
+        return self._guard(self._on_exit, op)
+
+    def _verify_block(self, parent: Operation, block: Block, isolated: list[Operation]) -> bool:
+        if not block.ops:
+            if not _may_lack_terminator(parent):
+                self._guard(lambda p: self.fail(p, "empty block: expect at least a terminator", prefix=False), parent)
+                return False
+            return True
+        ok = True
+        for op in block.ops:
+            if op.regions and op.opdef is not None and "IsolatedFromAbove" in op.opdef.traits:
+                isolated.append(op)
+            else:
+                ok = self._verify_op(op) and ok
+        if not ok:
+            return False
+        last = block.ops[-1]
+        if not _may_lack_terminator(parent) and not _might_be_terminator(last):
+            return self._guard(
+                lambda op: self.fail(op, f"block with no terminator, has '{op.name}'", prefix=False, code="terminator"),
+                last,
+            )
+        return True
+
+    def _on_entrance(self, op: Operation) -> None:
+        opdef = op.opdef
+        if opdef is None:
+            return
+        check_constraints(self, op)
+        check_type_rules(self, op)
+        check_traits(self, op)
+        for fn in OP_VERIFIERS.get(op.name, ()):
+            fn(self, op)
+
+    def _on_exit(self, op: Operation) -> None:
+        for fn in REGION_VERIFIERS.get(op.name, ()):
+            fn(self, op)
+
+    # ------------------------------------------------------------------ dominance
+
+    def _verify_dominance(self, unit: Operation) -> None:
+        """Every operand is defined before its use: in the same block earlier, in an
+        enclosing block, or as an argument of an enclosing block."""
+        positions: dict[int, int] = {}
+        for region in unit.regions:
+            for block in region.blocks:
+                self._dominance_in_block(block, positions)
+
+    def _dominance_in_block(self, block: Block, positions: dict[int, int]) -> None:
+        for i, op in enumerate(block.ops):
+            positions[id(op)] = i
+        for op in block.ops:
+            for index, value in enumerate(op.operands):
+                if not _dominates(value, op, positions):
+                    related = self.defined_here(value, "operand defined here")
+                    self.fail(
+                        op,
+                        f"operand #{index} does not dominate this use",
+                        at=index,
+                        related=related,
+                        code="dominance",
+                        prefix=False,
+                    )
+            if op.opdef is not None and "IsolatedFromAbove" in op.opdef.traits:
+                continue  # verified as its own unit
+            for region in op.regions:
+                for nested in region.blocks:
+                    self._dominance_in_block(nested, positions)
+
+
+def _dominates(value: Value, user: Operation, positions: dict[int, int]) -> bool:
+    if isinstance(value, BlockArgument):
+        block = value.owner
+        op: Operation | None = user
+        while op is not None:
+            if op.parent is block:
+                return True
+            op = op.parent_op
+        return False
+    if isinstance(value, OpResult):
+        definer = value.owner
+        block = definer.parent
+        op = user
+        while op is not None:
+            if op.parent is block:
+                return op is not definer and positions.get(id(definer), -1) < positions.get(id(op), -1)
+            op = op.parent_op
+        return False
+    return True  # a value the parser could not resolve was already reported
+
+
+def _may_lack_terminator(op: Operation) -> bool:
+    opdef = op.opdef
+    if opdef is None:
+        return True
+    return "NoTerminator" in opdef.traits or "HasOnlyGraphRegion" in opdef.traits
+
+
+def _might_be_terminator(op: Operation) -> bool:
+    return op.opdef is None or "Terminator" in op.opdef.traits
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks driven by the op table
+
+
+def _type_text(t: T.Type) -> str:
+    return t.full() if hasattr(t, "full") else str(t)
+
+
+def check_constraints(v: Verifier, op: Operation) -> None:
+    """ODS's operand and result constraints: `operand #1 must be ..., but got '...'`."""
+    opdef = op.opdef
+    assert opdef is not None
+    segments = op.operand_segments
+    flat = 0
+    for i, odef in enumerate(opdef.operands):
+        count = 1 if segments is None else (segments[i] if i < len(segments) else 0)
+        constraint = TYPE_CONSTRAINTS[odef.constraint]
+        for k in range(count):
+            index = flat + k
+            if index >= len(op.operands):
+                break
+            t = op.operands[index].type
+            if not constraint.accepts(t):
+                summary = constraint.summary
+                if odef.arity == "variadic":
+                    summary = f"variadic of {summary}"
+                v.fail(
+                    op, f"operand #{index} must be {summary}, but got '{_type_text(t)}'", at=index, code="operand-type"
+                )
+        flat += count
+    fixed = sum(1 for r in opdef.results if r.arity == "single")
+    variadic_len = max(len(op.results) - fixed, 0)
+    index = 0
+    for rdef in opdef.results:
+        count = 1 if rdef.arity == "single" else variadic_len
+        constraint = TYPE_CONSTRAINTS[rdef.constraint]
+        for k in range(count):
+            if index + k >= len(op.results):
+                break
+            t = op.results[index + k].type
+            if not constraint.accepts(t):
+                summary = constraint.summary
+                if rdef.arity == "variadic":
+                    summary = f"variadic of {summary}"
+                v.fail(op, f"result #{index + k} must be {summary}, but got '{_type_text(t)}'", code="result-type")
+        index += count
+
+
+def _named_types(op: Operation, names: Sequence[str]) -> list[tuple[str, T.Type]]:
+    """The types of the named operands/results/typed attributes that are present."""
+    opdef = op.opdef
+    assert opdef is not None
+    out: list[tuple[str, T.Type]] = []
+    operand_names = {o.name for o in opdef.operands}
+    result_names = {r.name for r in opdef.results}
+    for name in names:
+        if name in operand_names:
+            out.extend((name, value.type) for value in op.operand_group(name))
+        elif name in result_names:
+            out.extend((name, value.type) for value in op.result_group(name))
+        else:
+            attr = op.properties.get(name)
+            t = getattr(attr, "type", None)
+            if isinstance(t, T.Type):
+                out.append((name, t))
+    return out
+
+
+def _shape(t: T.Type) -> tuple[int, ...] | None:
+    return t.shape if isinstance(t, T.TileType) else None
+
+
+def _element(t: T.Type) -> T.Type:
+    return t.element if isinstance(t, T.TileType) else t
+
+
+_PRED_RULES = {
+    # kind: (what is compared, how ODS words it)
+    "same_type": (lambda t: t, "have same type"),
+    "same_shape": (_shape, "have same shape"),
+    "same_rank": (lambda t: len(t.shape) if isinstance(t, T.TileType) else None, "have same rank"),
+    "same_element_type": (_element, "have the same element type"),
+}
+
+
+def check_type_rules(v: Verifier, op: Operation) -> None:
+    """The op table's type relations, with ODS's messages (`failed to verify that all of
+    {lhs, rhs, result} have same type`; `TypesMatchWith` rules carry their own wording)."""
+    opdef = op.opdef
+    assert opdef is not None
+    for rule in opdef.type_rules:
+        kind, names = rule[0], rule[1]
+        wording = rule[2] if len(rule) > 2 else None  # type: ignore[misc]
+        if kind in _PRED_RULES:
+            key, how = _PRED_RULES[kind]
+            typed = _named_types(op, names)
+            if len({name for name, _ in typed}) < len(names):
+                continue  # an optional operand is absent
+            keys = [key(t) for _, t in typed]
+            if any(k != keys[0] for k in keys[1:]):
+                v.fail(
+                    op,
+                    f"failed to verify that {wording or 'all of {' + ', '.join(names) + '} ' + how}",
+                    code="type-rule",
+                )
+        elif kind == "i1_same_shape":
+            typed = _named_types(op, names)
+            if len(typed) == 2:
+                (_, src), (_, dst) = typed
+                if not (isinstance(src, T.TileType) and dst == T.TileType(src.shape, T.I1)):
+                    v.fail(
+                        op,
+                        "failed to verify that "
+                        + (wording or "Result type has i1 element type and same shape as operands"),
+                        code="type-rule",
+                    )
+        elif kind == "pointer_tile_of":
+            typed = _named_types(op, names)
+            if len(typed) == 2:
+                (pname, ptr), (vname, val) = typed
+                ok = (
+                    isinstance(ptr, T.TileType)
+                    and isinstance(val, T.TileType)
+                    and isinstance(ptr.element, T.PointerType)
+                    and ptr.element.pointee == val.element
+                    and ptr.shape == val.shape
+                )
+                if not ok:
+                    v.fail(
+                        op,
+                        "failed to verify that "
+                        + (wording or f"`{pname}` type is expected a pointer type of `{vname}` type"),
+                        code="type-rule",
+                    )
+        elif kind == "same_operands_and_result_shape":
+            shapes = [_shape(x.type) for x in [*op.operands, *op.results]]
+            if any(s != shapes[0] for s in shapes[1:]):
+                v.fail(op, "requires the same shape for all operands and results", code="type-rule")
+        elif kind == "same_operands_shape":
+            shapes = [_shape(x.type) for x in op.operands]
+            if any(s != shapes[0] for s in shapes[1:]):
+                v.fail(op, "requires the same shape for all operands", code="type-rule")
+        elif kind == "same_operands_and_result_element_type":
+            elements = [_element(x.type) for x in [*op.operands, *op.results]]
+            if any(e != elements[0] for e in elements[1:]):
+                v.fail(op, "requires the same element type for all operands and results", code="type-rule")
+
+
+def check_traits(v: Verifier, op: Operation) -> None:
+    """The native traits of the op table that are about where an op may stand."""
+    opdef = op.opdef
+    assert opdef is not None
+    for trait in opdef.traits:
+        if trait == "Terminator":
+            block = op.parent
+            if block is not None and block.ops and block.ops[-1] is not op:
+                v.fail(op, "must be the last operation in the parent block", code="terminator")
+        elif trait.startswith("ParentOneOf:") or trait.startswith("HasParent:"):
+            allowed = [op_class_name(c) for c in trait.split(":", 1)[1].split(",")]
+            parent = op.parent_op
+            if parent is None or parent.name not in allowed:
+                if len(allowed) == 1:
+                    v.fail(op, f"expects parent op '{allowed[0]}'", code="parent")
+                v.fail(op, f"expects parent op to be one of '{', '.join(allowed)}'", code="parent")
+
+
+def verify(module: Module, options: VerifyOptions | None = None) -> list[Diagnostic]:
+    """All diagnostics of verifying `module` (its parse diagnostics are not included)."""
+    _load_verifiers()
+    return Verifier(module, options).run()
+
+
+_loaded = False
+
+
+def _load_verifiers() -> None:
+    """Import the modules that register op verifiers (once)."""
+    global _loaded
+    if _loaded:
+        return
+    import importlib
+    import pkgutil
+
+    from . import __path__ as package_path
+
+    for info in pkgutil.iter_modules(package_path):
+        if info.name.startswith("ops_") or info.name in ("hints", "contract", "versions", "structure"):
+            importlib.import_module(f"{__package__}.{info.name}")
+    _loaded = True
