@@ -6,6 +6,8 @@
    kernels (../shared/samples/*.tileir, or examples/*.tileir when shared/ is absent) with
    renamed symbols (@vadd_0, @vadd_1, ...), then times parse and print in this process
    (best of --repeat) and prints lines/s and MB/s for each step.
+   Verification of the same module is timed too, and its ratio to parsing printed (the goal
+   is at most 1: verifying costs no more than parsing).
 2. The ratio against the anchor: `python -m compiler fmt big.tileir` (whole process) versus
    `tileirdisasm big.tileirbc` (whole process), both best of --repeat, in this run. The
    anchor needs the same module as bytecode. Our bytecode writer does not exist yet (issue 5),
@@ -254,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from compiler.text import parse, print_module
+    from compiler.verify import verify
 
     files = sorted(SHARED_SAMPLES.glob("*.tileir")) if SHARED_SAMPLES.is_dir() else []
     source = "../shared/samples"
@@ -270,8 +273,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warning: {len(errors)} parse errors; first: {errors[0].format()}")
     module = result.module  # type: ignore[attr-defined]
     t_print, printed = best_of(args.repeat, lambda: print_module(module))
+    t_verify, found = best_of(args.repeat, lambda: verify(module))
     print(f"parse  (best of {args.repeat}): {rate(lines, size, t_parse)}")
     print(f"print  (best of {args.repeat}): {rate(lines, size, t_print)}")
+    print(f"verify (best of {args.repeat}): {rate(lines, size, t_verify)}")
+    if found:
+        print(f"warning: the module has {len(found)} verifier diagnostics; first: {found[0].format()}")  # type: ignore[index]
+    print(f"verify / parse = {t_verify / t_parse:.2f} (the goal: at most 1.00)")
 
     # ---- the anchor --------------------------------------------------------------------------
     tmp_ctx = tempfile.TemporaryDirectory(prefix="tileir-bench-")

@@ -206,20 +206,22 @@ def _verify_options(args: argparse.Namespace, keep_going: bool = True):
     )
 
 
-def _parse_and_verify(text: str, name: str, args: argparse.Namespace, keep_going: bool = True):
+def _parse_and_verify(
+    text: str, name: str, args: argparse.Namespace, keep_going: bool = True, verify: bool = True
+):
     """Parse `text`; verify it when it parsed cleanly. Returns (result, diagnostics)."""
     from compiler.text import ParseOptions, parse
     from compiler.verify import check_text
 
-    if getattr(args, "no_verify", False):
+    if not verify or getattr(args, "no_verify", False):
         result = parse(text, name, ParseOptions(allow_unregistered=args.allow_unregistered_dialect))
         return result, list(result.diagnostics)
     return check_text(text, name, _verify_options(args, keep_going), args.allow_unregistered_dialect)
 
 
-def _parsed_files(args: argparse.Namespace, tally: _Tally):
-    """Each file of `args.files` read, parsed and verified, its diagnostics printed, as
-    (input, result, has_errors); a file that cannot be read is reported and skipped."""
+def _parsed_files(args: argparse.Namespace, tally: _Tally, verify: bool = True):
+    """Each file of `args.files` read, parsed and (with `verify`) verified, its diagnostics
+    printed, as (input, result, has_errors); a file that cannot be read is reported and skipped."""
     for path in args.files:
         try:
             src = _read_input(path)
@@ -227,7 +229,7 @@ def _parsed_files(args: argparse.Namespace, tally: _Tally):
             _err(f"{PROG}: error: {exc}")
             tally.worsen(exc.status)
             continue
-        result, diagnostics = _parse_and_verify(src.text, src.name, args)
+        result, diagnostics = _parse_and_verify(src.text, src.name, args, verify=verify)
         has_errors = _report(diagnostics, tally)
         if has_errors:
             tally.worsen(EXIT_ERRORS)
@@ -274,7 +276,8 @@ def _cmd_fmt(args: argparse.Namespace) -> int:
     tally = _Tally()
     would_change: list[str] = []
     rewritten: list[str] = []
-    for src, result, has_errors in _parsed_files(args, tally):
+    # Like any formatter, fmt needs the syntax right, not the semantics: `tileir check` verifies.
+    for src, result, has_errors in _parsed_files(args, tally, verify=False):
         if has_errors:
             _err(f"{PROG} fmt: '{src.name}' has errors; not formatted")
             continue

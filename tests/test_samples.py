@@ -56,3 +56,22 @@ def test_example_is_canonical(path: Path) -> None:
     """`tileir fmt --check examples/*.tileir` passes: the examples are written canonically."""
     printed = _fixed_point(path)
     assert printed == read(path), f"run: tileir fmt -i {path.relative_to(path.parents[1])}"
+
+
+def _verify_diagnostics(path: Path) -> list[str]:
+    from compiler.verify import check_text
+
+    _, diagnostics = check_text(read(path), str(path))
+    return [d.format(with_snippet=True) for d in diagnostics]
+
+
+@pytest.mark.parametrize("path", _params(sample_files(), SHARED_MISSING))
+def test_shared_sample_verifies_cleanly(path: Path) -> None:
+    diagnostics = _verify_diagnostics(path)
+    assert not diagnostics, "\n".join(diagnostics)
+
+
+@pytest.mark.parametrize("path", _params(example_files(), None))
+def test_example_verifies_cleanly(path: Path) -> None:
+    diagnostics = _verify_diagnostics(path)
+    assert not diagnostics, "\n".join(diagnostics)

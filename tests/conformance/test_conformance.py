@@ -2,6 +2,10 @@
 
 * The round-trip set (the parser/printer acceptance set) must pass under lit, RUN lines as
   written, with `cuda-tile-opt` -> `tileir opt` and `FileCheck` -> PyPI filecheck.
+* Every `-verify-diagnostics` file gives exactly the diagnostics its `expected-*` comments
+  ask for, chunk by chunk (`KNOWN_DIFFERENCES` lists the chunks where we deliberately differ,
+  each with the reason; the test fails when such a chunk starts to pass, so the list stays true).
+* Every valid file verifies with zero diagnostics.
 * Every file parses without a spurious error: for each `// -----` chunk, with unregistered ops
   allowed, any error must sit on a line where the file itself expects one (`expected-error`);
   errors after such an expected one in the same chunk are tolerated (MLIR's parser would have
@@ -91,3 +95,57 @@ def test_parses_without_spurious_errors(path: Path) -> None:
                 break
             spurious.append(diag.format(with_snippet=True))
     assert not spurious, f"{len(spurious)} unexpected error(s):\n" + "\n".join(spurious[:20])
+
+
+# Chunks (0-based, in `// -----` order) where our diagnostics deliberately differ from
+# cuda-tile-opt's, with the reason. Keep it short: each entry is a known gap.
+KNOWN_DIFFERENCES: dict[str, dict[int, str]] = {}
+
+DIAGNOSTIC_FILES = harness.verify_diagnostics_files(SHARED)
+VALID_FILES = [
+    f
+    for f in FILES
+    if "expected-" not in f.read_text(encoding="utf-8") and "not cuda-tile-opt" not in f.read_text(encoding="utf-8")
+]
+
+
+@needs_suite
+@pytest.mark.parametrize("path", [pytest.param(f, id=f.name) for f in DIAGNOSTIC_FILES] or [pytest.param(None, id="absent")])
+def test_verify_diagnostics_file(path: Path) -> None:
+    from compiler.ir.source import SourceFile
+    from compiler.text import split_input
+    from compiler.verify import VerifyOptions, check_text
+    from compiler.verify.expected import check_expected
+
+    text = path.read_text(encoding="utf-8")
+    run = harness.run_lines(text)
+    hints = "error" if "-Werr-hints" in run else "warn" if "-Wunsupported-hints" in run else "silent"
+    options = VerifyOptions(keep_going=False, unsupported_hints=hints)
+    known = KNOWN_DIFFERENCES.get(path.name, {})
+    failures: list[str] = []
+    now_passing: list[int] = []
+    for index, (chunk, line_offset) in enumerate(split_input(text)):
+        padded = "\n" * line_offset + chunk
+        _, diagnostics = check_text(padded, path.name, options, "allow-unregistered-dialect" in run)
+        report = check_expected(diagnostics, SourceFile(padded, path.name), line_offset)
+        if index in known:
+            if report.ok:
+                now_passing.append(index)
+        elif not report.ok:
+            failures += [f"chunk {index}: {d.format()}" for d in report.complaints]
+    assert not failures, f"{len(failures)} mismatch(es):\n" + "\n".join(failures[:40])
+    assert not now_passing, f"chunks {now_passing} now pass: remove them from KNOWN_DIFFERENCES"
+
+
+@needs_suite
+@pytest.mark.parametrize("path", [pytest.param(f, id=f.name) for f in VALID_FILES] or [pytest.param(None, id="absent")])
+def test_valid_file_verifies_cleanly(path: Path) -> None:
+    from compiler.text import split_input
+    from compiler.verify import check_text
+
+    text = path.read_text(encoding="utf-8")
+    found: list[str] = []
+    for chunk, line_offset in split_input(text):
+        _, diagnostics = check_text("\n" * line_offset + chunk, path.name, allow_unregistered=True)
+        found += [d.format() for d in diagnostics]
+    assert not found, "\n".join(found[:20])
