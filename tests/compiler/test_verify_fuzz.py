@@ -168,7 +168,9 @@ def _mutate_ir(module, data: st.DataObject) -> None:
     elif action == "drop_block" and op.regions and op.regions[0].blocks:
         op.regions[0].blocks.pop()
     elif action == "move" and op.parent is not None:
-        blocks: list[Block] = [b for o in ops for r in o.regions for b in r.blocks]
+        # Not into the op's own regions: that would make the IR a cycle, not a tree.
+        inside = {id(o) for o in op.walk()}
+        blocks: list[Block] = [b for o in ops if id(o) not in inside for r in o.regions for b in r.blocks]
         if blocks:
             target = data.draw(st.sampled_from(blocks))
             op.parent.ops.remove(op)
