@@ -327,6 +327,7 @@ def _cmd_opt(args: argparse.Namespace) -> int:
         debuginfo=args.mlir_print_debuginfo,
         keep_comments=False,
     )
+    _rename_options(args.test_debuginfo_update_symbol_name)  # bad options fail before any work
     if args.split_input_file:
         chunks = split_input(src.text)
     else:
@@ -339,7 +340,7 @@ def _cmd_opt(args: argparse.Namespace) -> int:
         # numbered as in the original file.
         padded = "\n" * line_offset + chunk
         # Like cuda-tile-opt, stop each kernel at its first error.
-        result, diagnostics = _parse_and_verify(padded, src.name, args, keep_going=False)
+        result, diagnostics = opt_diagnostics(padded, src.name, args)
         if args.verify_diagnostics:
             # The diagnostics are the expected output: only mismatches are reported.
             report = check_expected(diagnostics, SourceFile(padded, src.name), line_offset)
@@ -364,6 +365,64 @@ def _cmd_opt(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot write '{args.output}': {exc.strerror or exc}") from None
     return status
+
+
+def opt_diagnostics(text: str, name: str, args: argparse.Namespace):
+    """What `tileir opt` does to one module (one chunk with --split-input-file): parse,
+    verify stopping each kernel at its first error as cuda-tile-opt does, run the requested
+    pass. Returns (parse result, diagnostics). The conformance harness calls this too."""
+    from compiler.ir.diagnostics import has_errors
+
+    result, diagnostics = _parse_and_verify(text, name, args, keep_going=False)
+    rename = _rename_options(args.test_debuginfo_update_symbol_name)
+    if rename is not None and not has_errors(diagnostics):
+        diagnostics += _rename_symbol(result.module, rename)
+    return result, diagnostics
+
+
+def _rename_options(spec: str | None) -> dict[str, str] | None:
+    """`symbol-to-rename=a::b scope=a new-name=c update-uses=true` as a dict, checked."""
+    if spec is None:
+        return None
+    options: dict[str, str] = {}
+    for item in spec.split():
+        key, sep, value = item.partition("=")
+        if not sep or key not in ("symbol-to-rename", "scope", "new-name", "update-uses"):
+            raise CliError(
+                f"--test-debuginfo-update-symbol-name: cannot use '{item}'; expected "
+                "symbol-to-rename=A::B [scope=A] new-name=C [update-uses=true|false]"
+            )
+        options[key] = value
+    for required in ("symbol-to-rename", "new-name"):
+        if not options.get(required):
+            raise CliError(f"--test-debuginfo-update-symbol-name: '{required}=' is required")
+    if options.get("update-uses", "false") not in ("true", "false", "1", "0"):
+        raise CliError("--test-debuginfo-update-symbol-name: update-uses must be true or false")
+    return options
+
+
+def _rename_symbol(module, options: dict[str, str]) -> list[Diagnostic]:
+    """The `--test-debuginfo-update-symbol-name` pass of cuda-tile-opt, on one module."""
+    from compiler.ir.diagnostics import Diagnostic, Severity
+    from compiler.ir.source import Span
+    from compiler.ir.symbols import lookup_symbol_path, rename_symbol
+
+    def missing(path: str) -> list[Diagnostic]:
+        ref = "::".join(f"@{p}" for p in path.split("::"))
+        message = f"could not find symbol op with name '{ref}'"
+        return [Diagnostic(Severity.ERROR, "rename-symbol", message, Span(0, 0), module.source)]
+
+    scope = None
+    if options.get("scope"):
+        scope = lookup_symbol_path(module, options["scope"].split("::"))
+        if scope is None:
+            return missing(options["scope"])
+    target = lookup_symbol_path(module, options["symbol-to-rename"].split("::"))
+    if target is None:
+        return missing(options["symbol-to-rename"])
+    update = options.get("update-uses", "false") in ("true", "1")
+    problem = rename_symbol(module, target, options["new-name"], scope, update_uses=update)
+    return [problem] if problem is not None else []
 
 
 def _ensure_newline(text: str) -> str:
@@ -446,6 +505,15 @@ def build_parser() -> argparse.ArgumentParser:
     _flag(opt, "Werr-hints", "with -Wunsupported-hints: make those warnings errors")
     _verify_flags(opt)
     _flag(opt, "no-implicit-module", "accepted for compatibility; has no effect")
+    opt.add_argument(
+        "--test-debuginfo-update-symbol-name",
+        "-test-debuginfo-update-symbol-name",
+        metavar="OPTIONS",
+        help=(
+            "rename a symbol with its uses and debug-info linkage name, as cuda-tile-opt's test pass: "
+            "'symbol-to-rename=A::B [scope=A] new-name=C [update-uses=true]'"
+        ),
+    )
     opt.set_defaults(func=_cmd_opt)
     return parser
 

@@ -186,6 +186,15 @@ class Operation:
                     yield from op.walk()
 
     @property
+    def head_span(self) -> Span:
+        """The op's first line as diagnostics point at it: from its result names to its name
+        (the whole op when the name's place was not recorded)."""
+        span = self.span or Span(0, 0)
+        if self.name_span is not None and self.name_span.start >= span.start:
+            return Span(span.start, self.name_span.end)
+        return span
+
+    @property
     def mnemonic(self) -> str:
         return self.name.split(".", 1)[1] if self.name.startswith("cuda_tile.") else self.name
 

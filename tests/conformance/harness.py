@@ -215,24 +215,40 @@ class DiagnosticsTally:
         return self.chunks == self.chunks_ok
 
 
-def run_verify_diagnostics(path: Path) -> DiagnosticsTally:
-    """`tileir opt FILE -verify-diagnostics -split-input-file` with the file's own RUN-line
-    options (`-allow-unregistered-dialect`, `-Wunsupported-hints`, `-Werr-hints`), counted."""
+def opt_arguments(text: str, path: Path) -> list[str]:
+    """The `cuda-tile-opt` arguments of the file's first RUN line that calls it, `%s` resolved."""
+    import shlex
+
+    for line in text.splitlines():
+        if "RUN:" in line and "cuda-tile-opt" in line:
+            command = line.split("RUN:", 1)[1].split("|", 1)[0]
+            words = shlex.split(command)
+            words = words[words.index("cuda-tile-opt") + 1 :]
+            return [str(path) if w == "%s" else w for w in words]
+    return [str(path)]
+
+
+def verify_diagnostics_chunks(path: Path):
+    """For each `// -----` chunk of a -verify-diagnostics file: (index, ExpectationReport),
+    with `tileir opt` run in-process with the options of the file's RUN line."""
+    from compiler.cli import build_parser, opt_diagnostics
     from compiler.ir.source import SourceFile
     from compiler.text import split_input
-    from compiler.verify import VerifyOptions, check_text
     from compiler.verify.expected import check_expected
 
     text = path.read_text(encoding="utf-8")
-    run = run_lines(text)
-    hints = "error" if "-Werr-hints" in run else "warn" if "-Wunsupported-hints" in run else "silent"
-    unregistered = "allow-unregistered-dialect" in run
-    options = VerifyOptions(keep_going=False, unsupported_hints=hints)
-    tally = DiagnosticsTally(path.name)
-    for chunk, line_offset in split_input(text):
+    args = build_parser().parse_args(["opt", *opt_arguments(text, path)])
+    chunks = split_input(text) if args.split_input_file else [(text, 0)]
+    for index, (chunk, line_offset) in enumerate(chunks):
         padded = "\n" * line_offset + chunk
-        _, diagnostics = check_text(padded, path.name, options, unregistered)
-        report = check_expected(diagnostics, SourceFile(padded, path.name), line_offset)
+        _, diagnostics = opt_diagnostics(padded, path.name, args)
+        yield index, check_expected(diagnostics, SourceFile(padded, path.name), line_offset)
+
+
+def run_verify_diagnostics(path: Path) -> DiagnosticsTally:
+    """`tileir opt` on a -verify-diagnostics file, as its RUN line says, counted."""
+    tally = DiagnosticsTally(path.name)
+    for _, report in verify_diagnostics_chunks(path):
         tally.chunks += 1
         tally.chunks_ok += report.ok
         tally.expected += report.expected
