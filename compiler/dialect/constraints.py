@@ -163,6 +163,10 @@ TYPE_CONSTRAINTS: dict[str, Constraint] = {
     "mmaf_scaled_scale_tile": _tile_of(
         ("f8E4M3FN", "f8E8M0FNU"), ods="mmaf_scaled scale tile type of f8E4M3FN or f8E8M0FNU values"
     ),
+    "mmaf_scaled_result_tile": _tile_of(("f32",), ods="mmaf_scaled result tile type of f32 values"),
+    "mmai_operand_tile": _tile_of(("i8",), ods="mmai operand tile type of i8 values"),
+    "mmai_acc_tile": _tile_of(("i32",), ods="mmai acc tile type of i32 values"),
+    "mmai_result_tile": _tile_of(("i32",), ods="mmai result tile type of i32 values"),
     # --- scalar (rank-0) tiles
     "scalar_i1_tile": _tile_of(("i1",), rank=0),
     "scalar_i32_tile": _tile_of(("i32",), rank=0),

@@ -67,12 +67,14 @@ class RegionDef:
 #   ("i1_same_shape", (src, dst))  dst is a tile of i1 with the shape of src
 #   ("same_shape", (a, ...)), ("same_rank", (a, ...)), ("same_element_type", (a, ...))
 #   ("same_operands_and_result_shape", ()), ("same_operands_shape", ())
+#   ("same_operands_and_result_element_type", ())  the native SameOperandsAndResultElementType trait
 #   ("pointer_tile_of", (ptr, value))  ptr is a tile of pointers to value's element type,
 #                                      with value's shape (load_ptr_tko / store_ptr_tko)
 # A rule may name an optional operand; it then applies only when the operand is present
 # ("same_type" rules never do, since the parser infers unprinted types from them). A name
 # may also be a typed attribute (`constant`'s `value`), meaning the attribute's type.
-TypeRule = tuple[str, tuple[str, ...]]
+# An optional third element is ODS's wording of the rule (TypesMatchWith's description).
+TypeRule = tuple[str, tuple[str, ...]] | tuple[str, tuple[str, ...], str]
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,9 +58,11 @@ _CORE: tuple[OpDef, ...] = (
         results=(ResultDef("result", "tile", doc="expanded tile"),),
         assembly=("$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
+        # AllRanksMatch (an ODS predicate) is checked before the native
+        # SameOperandsAndResultElementType trait.
         type_rules=(
-            ("same_element_type", ("source", "result")),
             ("same_rank", ("source", "result")),
+            ("same_operands_and_result_element_type", ()),
         ),
         description=(
             "Repeats the data of `source` along every dimension of extent 1 to reach the result "
@@ -356,9 +358,10 @@ _CORE: tuple[OpDef, ...] = (
             "custom<CudaTileType>(type($offset)) `->` custom<CudaTileType>(type($result))"
         ),
         traits=frozenset({"Pure", "Elementwise"}),
+        # AllTypesMatch (an ODS predicate) is checked before the native SameOperandsAndResultShape.
         type_rules=(
-            ("same_operands_and_result_shape", ()),
             ("same_type", ("result", "ptr")),
+            ("same_operands_and_result_shape", ()),
         ),
         description=(
             "Adds `offset[i]` elements, scaled by the pointee's storage size, to each pointer of "
@@ -464,7 +467,7 @@ _CORE: tuple[OpDef, ...] = (
         results=(ResultDef("result", "tile", doc="same elements, new shape"),),
         assembly=("$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))"),
         traits=frozenset({"Pure"}),
-        type_rules=(("same_element_type", ("source", "result")),),
+        type_rules=(("same_operands_and_result_element_type", ()),),
         description=(
             "Re-indexes `source` into the result shape, reading and writing elements in row-major "
             "order. The element count and type stay the same."
@@ -1266,7 +1269,7 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         operands=(
             OperandDef("lhs", "mmaf_scaled_operand_tile", since="13.3", doc="left matrix"),
             OperandDef("rhs", "mmaf_scaled_operand_tile", since="13.3", doc="right matrix"),
-            OperandDef("acc", "f32_tile", since="13.3", doc="f32 accumulator"),
+            OperandDef("acc", "mmaf_scaled_result_tile", since="13.3", doc="f32 accumulator"),
             OperandDef(
                 "lhs_scale",
                 "mmaf_scaled_scale_tile",
@@ -1283,7 +1286,7 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         results=(
             ResultDef(
                 "result",
-                "f32_tile",
+                "mmaf_scaled_result_tile",
                 since="13.3",
                 doc="scaled product plus acc, same type as acc",
             ),
@@ -1744,15 +1747,15 @@ _INTEGER: tuple[OpDef, ...] = (
         summary="Integer (i8) matrix multiply-accumulate",
         group="integer",
         operands=(
-            OperandDef("lhs", "i8_tile", doc="left i8 matrix"),
-            OperandDef("rhs", "i8_tile", doc="right i8 matrix"),
-            OperandDef("acc", "i32_tile", doc="i32 accumulator"),
+            OperandDef("lhs", "mmai_operand_tile", doc="left i8 matrix"),
+            OperandDef("rhs", "mmai_operand_tile", doc="right i8 matrix"),
+            OperandDef("acc", "mmai_acc_tile", doc="i32 accumulator"),
         ),
         attributes=(
             AttrDef("signedness_lhs", "enum:signedness", doc="read lhs as signed or unsigned"),
             AttrDef("signedness_rhs", "enum:signedness", doc="read rhs as signed or unsigned"),
         ),
-        results=(ResultDef("result", "i32_tile", doc="lhs x rhs + acc, same type as acc"),),
+        results=(ResultDef("result", "mmai_result_tile", doc="lhs x rhs + acc, same type as acc"),),
         assembly=(
             "$lhs `,` $rhs `,` $acc custom<Signedness>($signedness_lhs) "
             "custom<Signedness>($signedness_rhs) attr-dict `:` custom<CudaTileType>(type($lhs)) "
@@ -2344,9 +2347,9 @@ _MEMORY: tuple[OpDef, ...] = (
         traits=frozenset({"AttrSizedOperandSegments"}),
         type_rules=(
             ("pointer_tile_of", ("source", "result")),
-            ("same_shape", ("source", "mask")),
-            ("same_shape", ("result", "paddingValue")),
-            ("same_element_type", ("result", "paddingValue")),
+            ("same_shape", ("source", "mask"), "shape of 'mask' must match the shape of 'source'"),
+            ("same_shape", ("result", "paddingValue"), "type of 'paddingValue' must match the type of 'result'"),
+            ("same_element_type", ("result", "paddingValue"), "type of 'paddingValue' must match the type of 'result'"),
         ),
         description=(
             "Loads one element per pointer of `source` and returns the data plus a token. Lanes "
@@ -2431,7 +2434,7 @@ _MEMORY: tuple[OpDef, ...] = (
         traits=frozenset({"AttrSizedOperandSegments"}),
         type_rules=(
             ("pointer_tile_of", ("destination", "value")),
-            ("same_shape", ("mask", "destination")),
+            ("same_shape", ("mask", "destination"), "shape of 'destination' must match the shape of 'mask'"),
         ),
         description=(
             "Writes each element of `value` to the matching pointer of `destination`, skipping "

@@ -290,7 +290,7 @@ def _parse_var(parser: Parser, op: Operation, state: _State, name: str) -> None:
         return
     adef = opdef.attribute(name)
     if adef is not None:
-        op.properties[name] = parse_attr_value(parser, adef.kind)
+        op.properties[name] = parse_attr_value(parser, adef.kind, name)
         return
     for rdef in opdef.regions:
         if rdef.name == name:
@@ -300,8 +300,9 @@ def _parse_var(parser: Parser, op: Operation, state: _State, name: str) -> None:
     parser.fail(f"internal: format of '{opdef.name}' names unknown ${name}")
 
 
-def parse_attr_value(parser: Parser, kind: str) -> A.Attribute:
-    """An attribute spelled the way declarative formats print `$attr` of this kind."""
+def parse_attr_value(parser: Parser, kind: str, name: str | None = None) -> A.Attribute:
+    """An attribute spelled the way declarative formats print `$attr` of this kind
+    (`name`: the attribute's name, for MLIR's wording of a bad enum keyword)."""
     if kind == "unit":
         return A.UNIT
     enum = enum_for_kind(kind)
@@ -309,6 +310,12 @@ def parse_attr_value(parser: Parser, kind: str) -> A.Attribute:
         angle = enum.angle and parser.accept("<") is not None
         tok = parser.tok
         if tok.kind != L.IDENT or enum.by_keyword(tok.text) is None:
+            if name is not None and not angle:
+                parser.fail(
+                    "expected string or keyword containing one of the following enum values for attribute "
+                    f"'{name}' [{', '.join(enum.keywords)}]",
+                    tok.span,
+                )
             parser.fail(f"expected {enum.mnemonic} to be one of: {', '.join(enum.keywords)}")
         parser.advance()
         if angle:
@@ -328,11 +335,20 @@ def parse_attr_value(parser: Parser, kind: str) -> A.Attribute:
         parser.advance()
         return A.BoolAttr(tok.text == "true")
     if kind == "string":
+        from .custom_directives import starts_attribute
         from .lexer import unescape_string
 
+        if parser.tok.kind != L.STRING:  # MLIR parses any attribute, then checks its kind
+            start = parser.tok
+            if not starts_attribute(start):
+                parser.fail("expected attribute value", start.span)
+            parser.parse_attribute()
+            parser.fail("invalid kind of attribute specified", start.span)
         tok = parser.expect_kind(L.STRING, "string literal")
         return A.StringAttr(unescape_string(tok.text))
     if kind in ("symbol", "symbol_ref"):
+        if kind == "symbol" and parser.tok.kind != L.SYMBOL:
+            parser.fail("expected valid '@'-identifier for symbol name", parser.here())  # MLIR's parseSymbolName
         tok = parser.expect_kind(L.SYMBOL, "symbol name")
         return A.StringAttr(parser._symbol_name(tok)) if kind == "symbol" else A.SymbolRefAttr(parser._symbol_name(tok))
     if kind in ("dense_i32_array", "dense_i64_array"):
@@ -367,6 +383,10 @@ def _parse_type_list(parser: Parser, state: _State, name: str) -> list[T.Type]:
     variadic = any(o.name == name and o.arity == "variadic" for o in state.opdef.operands) or any(
         r.name == name and r.arity == "variadic" for r in state.opdef.results
     )
+    if parser.tok.kind not in (L.IDENT, L.BANG) and not parser.at("("):
+        # Nothing that starts a type: cuda_tile's type parser then reads the unprefixed
+        # type's name as a keyword, and fails as the op's custom parser.
+        parser.fail(f"custom op '{state.opdef.name}' expected valid keyword", parser.tok.span)
     if not variadic:
         return [parser.parse_type()]
     types = [parser.parse_type()]
@@ -379,11 +399,20 @@ def _parse_type_list(parser: Parser, state: _State, name: str) -> list[T.Type]:
     return types
 
 
+# Operand constraints that name one concrete type (ODS's buildable types): an operand whose
+# type the format does not spell is resolved with it, as MLIR's generated parsers do.
+_BUILDABLE: dict[str, T.Type] = {
+    "scalar_i32_tile": T.TileType((), T.I32),
+    "scalar_i1_tile": T.TileType((), T.I1),
+    "token": T.TOKEN,
+}
+
+
 def finish_op(parser: Parser, op: Operation, state: _State, num_results: int) -> None:
     """Infer missing types from the op's type rules, then build operands/results/regions."""
     opdef = state.opdef
     types = state.types
-    for kind, names in opdef.type_rules:
+    for kind, names, *_ in opdef.type_rules:
         if kind == "same_type":
             known = next((types[n][0] for n in names if types.get(n)), None)
             if known is not None:
@@ -400,12 +429,16 @@ def finish_op(parser: Parser, op: Operation, state: _State, num_results: int) ->
     for odef in opdef.operands:
         refs = state.operands.get(odef.name, [])
         declared = types.get(odef.name, [])
+        if not declared and odef.constraint in _BUILDABLE:
+            declared = [_BUILDABLE[odef.constraint]] * len(refs)
         if declared and len(declared) == 1 and len(refs) > 1:
             declared = declared * len(refs)
         if declared and len(declared) != len(refs):
+            # MLIR's resolveOperands, inside the op's generated parser.
             parser.fail(
-                f"expected {len(refs)} types for '{odef.name}' but got {len(declared)}",
-                op.name_span or parser.here(),
+                f"custom op '{opdef.name}' number of operands and types do not match: "
+                f"got {len(refs)} operands and {len(declared)} types",
+                refs[0][1] if refs else (op.name_span or parser.here()),
             )
         for i, (name, span) in enumerate(refs):
             flat.append(parser.resolve_operand(name, span, declared[i] if declared else None))

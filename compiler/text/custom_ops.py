@@ -31,7 +31,9 @@ def _set_results(op: Operation, types: list[T.Type]) -> None:
 
 
 def parse_entry(parser: Parser, op: Operation) -> None:
-    tok = parser.expect_kind(L.SYMBOL, "symbol name")
+    if parser.tok.kind != L.SYMBOL:
+        parser.fail("expected valid '@'-identifier for symbol name", parser.here())
+    tok = parser.advance()
     op.properties["sym_name"] = A.StringAttr(parser._symbol_name(tok))
     args = parser.parse_function_arguments()
     results: list[T.Type] = []
@@ -50,10 +52,10 @@ def parse_entry(parser: Parser, op: Operation) -> None:
     op.properties["function_type"] = A.TypeAttr(T.FunctionType(tuple(a[2] for a in args), tuple(results)))
     if parser.accept("optimization_hints"):
         parser.expect("=")
-        op.properties["optimization_hints"] = parser.parse_optimization_hints_body()
+        op.properties["optimization_hints"] = parser.parse_optimization_hints_body(op.name)
     region = parser.parse_region(args, isolated=True)
     op.add_region(region)
-    ensure_terminator(parser, region, "return")
+    ensure_terminator(parser, region, "return", op.name_span)
     parse_attr_dict(parser, op, keyword=True)
 
 
@@ -130,14 +132,16 @@ def parse_for(parser: Parser, op: Operation) -> None:
         if len(inits) != len(result_types):
             parser.fail("mismatch in number of loop-carried values and defined values", op.name_span)
     args = [(iv[0], iv[1], iv_type, None)] + [(n, s, t, None) for (n, s), t in zip(names, result_types)]
+    region = parser.parse_region(args)
+    op.add_region(region)
+    ensure_terminator(parser, region, "continue", op.name_span)
+    parse_attr_dict(parser, op, keyword=False)
+    # Like MLIR's parser, the operands are resolved once the body is parsed: a value defined
+    # only inside the body is then an undeclared name, not a use before definition.
     operands = [parser.resolve_operand(n, s, iv_type) for n, s in (lb, ub, step)]
     operands += [parser.resolve_operand(n, s, t) for (n, s), t in zip(inits, result_types)]
     op.set_operands(operands)
     op.operand_segments = (1, 1, 1, len(inits))
-    region = parser.parse_region(args)
-    op.add_region(region)
-    ensure_terminator(parser, region, "continue")
-    parse_attr_dict(parser, op, keyword=False)
     _set_results(op, result_types)
 
 
@@ -181,11 +185,11 @@ def parse_loop(parser: Parser, op: Operation) -> None:
     elif parser.accept(":"):
         result_types = _type_list(parser)
     args = [(n, s, t, None) for (n, s), t in zip(names, iter_types)]
-    op.set_operands([parser.resolve_operand(n, s, t) for (n, s), t in zip(inits, iter_types)])
     region = parser.parse_region(args)
     op.add_region(region)
-    ensure_terminator(parser, region, "continue")
+    ensure_terminator(parser, region, "continue", op.name_span)
     parse_attr_dict(parser, op, keyword=False)
+    op.set_operands([parser.resolve_operand(n, s, t) for (n, s), t in zip(inits, iter_types)])  # after the body
     _set_results(op, result_types)
 
 
@@ -222,11 +226,11 @@ def _parse_shape_query(expect_view: bool):
         result_type = parser.parse_type()
         if expect_view:
             if not isinstance(src_type, T.VIEW_TYPES):
-                parser.fail(f"expected tile view, got {src_type}", ty_span)
+                parser.fail(f"custom op '{op.name}' expected tile view, got '{src_type.full()}'", ty_span)
             rank = index_space_rank(src_type)
         else:
             if not isinstance(src_type, T.TensorViewType):
-                parser.fail(f"expected tensor_view, got {src_type}", ty_span)
+                parser.fail(f"custom op '{op.name}' expected tensor_view, got '{src_type.full()}'", ty_span)
             rank = src_type.rank  # type: ignore[union-attr]
         op.set_operands([parser.resolve_operand(src[0], src[1], src_type)])
         _set_results(op, [result_type] * rank)
@@ -290,7 +294,10 @@ def parse_make_tensor_view(parser: Parser, op: Operation) -> None:
     ty_start = parser.tok.start
     view = parser.parse_type()
     if not isinstance(view, T.TensorViewType):
-        parser.fail(f"expected 'tensor_view' type, but got {view}", Span(ty_start, parser.prev_end))
+        parser.fail(
+            f"custom op '{op.name}' expected 'tensor_view' type, but got '{view.full()}'",
+            Span(ty_start, parser.prev_end),
+        )
     assert isinstance(view, T.TensorViewType)
     for name, given, declared, span in (
         ("shape", shape, view.shape, shape_span),
@@ -355,7 +362,10 @@ def _parse_make_view(kind: type, keyword: str):
         ty_start = parser.tok.start
         view = parser.parse_type()
         if not isinstance(view, kind):
-            parser.fail(f"expected '{keyword}' type, but got {view}", Span(ty_start, parser.prev_end))
+            parser.fail(
+                f"custom op '{op.name}' expected '{keyword}' type, but got '{view.full()}'",
+                Span(ty_start, parser.prev_end),
+            )
         op.set_operands([parser.resolve_operand(src[0], src[1], view.tensor_view)])  # type: ignore[attr-defined]
         _set_results(op, [view])
 
@@ -427,7 +437,7 @@ def _token_and_hints(parser: Parser, op: Operation, hints: bool = True) -> tuple
         token = parser.parse_value_ref()
     if hints and parser.accept("optimization_hints"):
         parser.expect("=")
-        op.properties["optimization_hints"] = parser.parse_optimization_hints_body()
+        op.properties["optimization_hints"] = parser.parse_optimization_hints_body(op.name)
     parse_attr_dict(parser, op, keyword=True)
     return token
 
@@ -502,8 +512,30 @@ def parse_store_view(parser: Parser, op: Operation) -> None:
     _set_results(op, [token_type])
 
 
+def _red_view_memory_attributes(parser: Parser, op: Operation) -> None:
+    """atomic_red_view_tko's own spelling: any ordering and an optional scope (its verifier,
+    not its parser, rejects `weak` and `sys`)."""
+    tok = parser.expect_kind(L.IDENT, "valid keyword")
+    if MEMORY_ORDERING.by_keyword(tok.text) is None:
+        parser.fail(
+            f"custom op '{op.name}' invalid memory_ordering_semantics: '{tok.text}'; expected one of: "
+            "weak, relaxed, acquire, release, acq_rel",
+            tok.span,
+        )
+    op.properties["memory_ordering_semantics"] = A.EnumAttr(MEMORY_ORDERING, tok.text)
+    scope = parser.tok
+    if scope.kind == L.IDENT:
+        if MEMORY_SCOPE.by_keyword(scope.text) is None:
+            parser.fail(
+                f"custom op '{op.name}' invalid memory_scope: '{scope.text}'; expected one of: tl_blk, device, sys",
+                scope.span,
+            )
+        parser.advance()
+        op.properties["memory_scope"] = A.EnumAttr(MEMORY_SCOPE, scope.text)
+
+
 def parse_atomic_red_view(parser: Parser, op: Operation) -> None:
-    _memory_attributes(parser, op)
+    _red_view_memory_attributes(parser, op)
     view, indices = _view_and_indices(parser)
     parser.expect(",")
     mode = parser.expect_kind(L.IDENT, "atomic mode")

@@ -42,6 +42,7 @@ from ..ir.types import FLOAT_FORMATS, FloatType, IntegerType, Type
 __all__ = [
     "HEX_ELEMENT_LIMIT",
     "DenseLiteralResult",
+    "check_element",
     "dense_values_from_literals",
     "element_byte_width",
     "format_dense_body",
@@ -234,6 +235,19 @@ def _float_element(text: str, name: str, path: tuple[int, ...]) -> int:
         note = floats.DECIMAL_INT_FOR_FLOAT_NOTE if error == floats.DECIMAL_INT_FOR_FLOAT else None
         raise _LiteralError(error or floats.EXPECTED_FLOAT_LITERAL, path, note)
     return bits
+
+
+def check_element(text: str, element: Type) -> tuple[str | None, str | None]:
+    """(error, note) for one element literal of a dense constant of `element` values, as
+    cuda-tile-opt reports it while reading the literal; (None, None) when it is valid."""
+    try:
+        if isinstance(element, IntegerType):
+            _int_element(text, element.width, ())
+        elif isinstance(element, FloatType) and element.name in FLOAT_FORMATS:
+            _float_element(text, element.name, ())
+    except _LiteralError as e:
+        return e.message, e.note
+    return None, None
 
 
 def _shape_text(shape: Sequence[int]) -> str:

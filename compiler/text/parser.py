@@ -22,6 +22,7 @@ from ..ir.core import Block, Module, Operation, Region, Value
 from ..ir.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
 from ..ir.enums import ENUM_BY_MNEMONIC
 from ..ir.source import SourceFile, Span
+from ..verify.types import TypeProblem, power_of_two_roundings, type_problem, view_tile_dim_problem
 from . import lexer as L
 from .lexer import Lexer, Token, unescape_string
 
@@ -89,6 +90,12 @@ _INT_RE = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+)$")
 _RESULT_SUFFIX_RE = re.compile(r"#(\d+)")
 _CUDA_TILE_TYPE_NAMES = {"tile", "ptr", "token", "tensor_view", "partition_view", "strided_view", "gather_scatter_view"}
 _BUILTIN_OPAQUE_TYPES = {"index", "none"}
+# The `struct(params)` debug-info attributes: (required, optional) parameter names.
+_DI_STRUCT_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "di_compile_unit": (("file",), ()),
+    "di_lexical_block": (("scope", "file", "line"), ("column",)),
+    "di_subprogram": (("file", "line", "name", "linkageName", "compileUnit"), ("scopeLine",)),
+}
 _BIT_TYPES = {"b8", "b16", "b32", "b64"}  # the spec grammar's untyped bit types
 _BALANCED_OPEN = {"<": ">", "(": ")", "[": "]", "{": "}"}
 
@@ -406,7 +413,19 @@ class Parser:
         self.parse_trailing_location(op)
         op.span = Span(start, self.prev_end)
 
-        if num_results and num_results != len(op.results):
+        if num_results and not op.results:
+            names = Span(start, op.name_span.start if op.name_span else start)
+            self.diagnostics.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    "result-count",
+                    "cannot name an operation with no results",
+                    names,
+                    self.source,
+                    fixes=[Fix("Remove the result names", (TextEdit(names, ""),))],
+                )
+            )
+        elif num_results and num_results != len(op.results):
             self.error(
                 f"operation defines {len(op.results)} results but was provided {num_results} to bind",
                 Span(start, op.name_span.start if op.name_span else start),
@@ -619,6 +638,9 @@ class Parser:
             else:
                 close = self.expect("}")
                 region.span = Span(open_tok.start, close.end)
+                first = region.blocks[0]
+                if len(region.blocks) == 1 and not first.ops and not first.arguments and first.label is None:
+                    region.blocks.clear()  # `{ }` is a region with no blocks, as in MLIR
                 return region
         finally:
             self.pop_scope()
@@ -791,77 +813,146 @@ class Parser:
 
     def parse_dims(self) -> list[int | None]:
         """A dimension list `4x?x8x` read from the raw text (MLIR lexes it specially)."""
+        return [value for value, _ in self.parse_dims_with_spans()]
+
+    def parse_dims_with_spans(self) -> list[tuple[int | None, Span]]:
+        """`parse_dims`, with where each dimension is written."""
         pos = self.tok.start
         m = _DIMS_RE.match(self.text, pos)
-        dims: list[int | None] = []
+        dims: list[tuple[int | None, Span]] = []
         if m and m.end() > pos:
+            at = pos
             for part in m.group()[:-1].split("x"):
-                dims.append(None if part == "?" else int(part))
+                dims.append((None if part == "?" else int(part), Span(at, at + len(part))))
+                at += len(part) + 1
             self.reset_to(m.end())
             self.prev_end = m.end()
         return dims
+
+    # Type rules (compiler.verify.types) are checked as each cuda_tile type is built, as MLIR's
+    # `getChecked` does: the error is reported at the part of the type at fault.
+
+    def check_type(self, ty: T.Type, whole: Span, parts: dict[str, Span | list[Span] | None]) -> None:
+        problem = type_problem(ty)
+        if problem is not None:
+            self.report_type_problem(ty, problem, whole, parts)
+
+    def report_type_problem(
+        self, ty: T.Type, problem: TypeProblem, whole: Span, parts: dict[str, Span | list[Span] | None]
+    ) -> None:
+        where = parts.get(problem.part)
+        span = whole
+        if isinstance(where, Span):
+            span = where
+        elif where:
+            chosen = [where[i] for i in problem.dims if i < len(where)] or where
+            span = Span(chosen[0].start, chosen[-1].end)
+        fixes: list[Fix] = []
+        roundings = power_of_two_roundings(ty, problem)
+        if isinstance(where, list) and roundings and all(i < len(where) for i, _ in roundings):
+            edits = tuple(TextEdit(where[i], str(value)) for i, value in roundings)
+            if len(roundings) == 1:
+                i, value = roundings[0]
+                title = f"Round {self.text[where[i].start : where[i].end]} up to {value}"
+            else:
+                title = "Round the dimensions up to the next power of two"
+            fixes.append(Fix(title, edits))
+        self.diagnostics.append(
+            Diagnostic(Severity.ERROR, problem.code, problem.message, span, self.source, fixes=fixes)
+        )
 
     def parse_cuda_type_body(self, name: str, tok: Token) -> T.Type:
         if name == "token":
             return T.TOKEN
         self.expect("<")
         if name == "ptr":
+            start = self.tok.start
             pointee = self.parse_type()
+            pointee_span = Span(start, self.prev_end)
             self.expect(">")
-            return T.PointerType(pointee)
+            ptr = T.PointerType(pointee)
+            self.check_type(ptr, Span(tok.start, self.prev_end), {"element": pointee_span})
+            return ptr
         if name == "tile":
-            dims_start = self.tok.start
             if self.at("["):
                 return self.parse_simplified_tile(tok)
-            dims = self.parse_dims()
-            if any(d is None for d in dims):
-                self.fail("tile dimensions must be static", Span(dims_start, self.prev_end))
-            if any(d is not None and d <= 0 for d in dims):
-                # MLIR checks this while parsing the type; report it and keep going.
-                self.error(
-                    f"all dimensions must be positive constants, got {', '.join(map(str, dims))}",
-                    Span(dims_start, self.prev_end),
-                    code="invalid-type",
-                )
+            dims = self.parse_dims_with_spans()
+            for value, span in dims:
+                if value is None:
+                    self.fail("expected static shape", span)
+            start = self.tok.start
             element = self.parse_type()
+            element_span = Span(start, self.prev_end)
             self.expect(">")
-            return T.TileType(tuple(d for d in dims if d is not None), element)
+            tile = T.TileType(tuple(d for d, _ in dims if d is not None), element)
+            parts: dict[str, Span | list[Span] | None] = {"shape": [s for _, s in dims], "element": element_span}
+            self.check_type(tile, Span(tok.start, self.prev_end), parts)
+            return tile
         if name == "tensor_view":
-            dims = self.parse_dims()
-            element = self.parse_type()
-            strides: list[int | None] = []
+            return self.parse_tensor_view_body(tok)
+        return self.parse_view_body(name, tok)
+
+    def parse_tensor_view_body(self, tok: Token) -> T.TensorViewType:
+        dims = self.parse_dims_with_spans()
+        start = self.tok.start
+        element = self.parse_type()
+        element_span = Span(start, self.prev_end)
+        strides: list[tuple[int | None, Span]] = []
+        if not dims:
             if self.accept(","):
-                self.expect("strides")
-                self.expect("=")
-                self.expect("[")
-                if not self.at("]"):
-                    while True:
-                        if self.accept("?"):
-                            strides.append(None)
-                        else:
-                            strides.append(self.parse_integer())
-                        if not self.accept(","):
-                            break
-                self.expect("]")
-            if dims and len(strides) != len(dims):
-                self.fail(
-                    f"expected {len(dims)} strides for a rank-{len(dims)} tensor_view, got {len(strides)}",
-                    Span(tok.start, self.tok.end),
-                )
-            self.expect(">")
-            return T.TensorViewType(element, tuple(dims), tuple(strides))
-        # partition_view / strided_view / gather_scatter_view
+                if self.accept("strides"):
+                    self.fail("strides must not be provided for 0-d tiles", self.here())
+                self.fail("unexpected token after element type in 0-d tensor_view", self.here())
+        else:
+            if not self.accept(","):
+                self.fail("expected 'strides'", self.here())
+            self.expect("strides")
+            self.expect("=")
+            self.expect("[")
+            if not self.at("]"):
+                while True:
+                    start = self.tok.start
+                    if self.accept("?"):
+                        strides.append((None, Span(start, self.prev_end)))
+                    elif self.tok.kind == L.INT or self.at("-"):
+                        value = self.parse_integer()
+                        if value <= 0:
+                            self.fail(f"expected strictly positive integer, got {value}", Span(start, self.prev_end))
+                        strides.append((value, Span(start, self.prev_end)))
+                    else:
+                        self.fail("expected either 64-bit integer or question mark", self.here())
+                    if not self.accept(","):
+                        break
+            self.expect("]")
+        self.expect(">")
+        view = T.TensorViewType(element, tuple(d for d, _ in dims), tuple(s for s, _ in strides))
+        parts: dict[str, Span | list[Span] | None] = {
+            "shape": [s for _, s in dims],
+            "strides": [s for _, s in strides],
+            "element": element_span,
+        }
+        self.check_type(view, Span(tok.start, self.prev_end), parts)
+        return view
+
+    def parse_view_body(self, name: str, tok: Token) -> T.Type:
+        """partition_view / strided_view / gather_scatter_view, after the `<`."""
         self.expect("tile")
         self.expect("=")
         self.expect("(")
-        tile_shape = self.parse_tile_shape()
+        tile_dims = self.parse_tile_shape_with_spans()
         self.expect(")")
+        tile_shape = tuple(v for v, _ in tile_dims)
+        parts: dict[str, Span | list[Span] | None] = {"tile_shape": [s for _, s in tile_dims]}
+        if name != "gather_scatter_view":
+            self._check_view_tile_dims(tile_shape, tok, parts)
         self.expect(",")
         traversal: tuple[int, ...] = ()
         if name == "strided_view":
             self.expect("traversal_strides")
             self.expect("=")
-            traversal = tuple(self.parse_int_list())
+            items = self.parse_int_list_with_spans()
+            traversal = tuple(v for v, _ in items)
+            parts["traversal_strides"] = [s for _, s in items]
             self.expect(",")
         padding = None
         if self.accept("padding_value"):
@@ -869,31 +960,52 @@ class Parser:
             ptok = self.expect_kind(L.IDENT, "padding value")
             if ENUM_BY_MNEMONIC["padding_value"].by_keyword(ptok.text) is None:
                 self.fail(
-                    f"invalid padding_value '{ptok.text}'; expected one of: zero, neg_zero, nan, pos_inf, neg_inf",
+                    f'invalid padding_value attribute specification. Got "{ptok.text}" but expect one of: '
+                    "zero, neg_zero, nan, pos_inf, neg_inf",
                     ptok.span,
                 )
             padding = ptok.text
+            parts["padding"] = ptok.span
             self.expect(",")
         tv_start = self.tok.start
         tensor_view = self.parse_type()
+        tv_span = Span(tv_start, self.prev_end)
+        parts["tensor_view"] = tv_span
         if not isinstance(tensor_view, T.TensorViewType):
-            self.fail(f"expected 'tensor_view' type, but got {tensor_view}", Span(tv_start, self.prev_end))
+            self.fail(f"expected 'tensor_view' type, but got '{tensor_view.full()}'", tv_span)
+        view: T.Type
         if name == "gather_scatter_view":
             self.expect(",")
             self.expect("sparse_dim")
             self.expect("=")
+            start = self.tok.start
             sparse_dim = self.parse_integer()
+            parts["sparse_dim"] = Span(start, self.prev_end)
             self.expect(">")
-            return T.GatherScatterViewType(tile_shape, tensor_view, sparse_dim, padding)
-        dim_map: tuple[int, ...] = tuple(range(len(tile_shape)))
-        if self.accept(","):
-            self.expect("dim_map")
-            self.expect("=")
-            dim_map = tuple(self.parse_int_list())
-        self.expect(">")
-        if name == "strided_view":
-            return T.StridedViewType(tile_shape, traversal, tensor_view, dim_map, padding)
-        return T.PartitionViewType(tile_shape, tensor_view, dim_map, padding)
+            self._check_view_tile_dims(tile_shape, tok, parts)
+            view = T.GatherScatterViewType(tile_shape, tensor_view, sparse_dim, padding)
+        else:
+            dim_map: tuple[int, ...] = tuple(range(len(tile_shape)))
+            if self.accept(","):
+                self.expect("dim_map")
+                self.expect("=")
+                items = self.parse_int_list_with_spans()
+                dim_map = tuple(v for v, _ in items)
+                parts["dim_map"] = [s for _, s in items]
+            self.expect(">")
+            if name == "strided_view":
+                view = T.StridedViewType(tile_shape, traversal, tensor_view, dim_map, padding)
+            else:
+                view = T.PartitionViewType(tile_shape, tensor_view, dim_map, padding)
+        self.check_type(view, Span(tok.start, self.prev_end), parts)
+        return view
+
+    def _check_view_tile_dims(self, tile_shape: tuple[int, ...], tok: Token, parts) -> None:
+        """A view's tile dimensions must fit in i32; MLIR's parser stops there."""
+        problem = view_tile_dim_problem(tile_shape)
+        if problem is not None:
+            self.report_type_problem(T.TileType(tile_shape, T.I1), problem, Span(tok.start, self.prev_end), parts)
+            raise ParseError(problem.message)
 
     def parse_simplified_tile(self, tok: Token) -> T.TileType:
         """`tile<[4x8]xf32>`: the spec grammar's bracketed shape."""
@@ -909,6 +1021,7 @@ class Parser:
         element = self.parse_type()
         self.expect(">")
         ty = T.TileType(tuple(dims), element)
+        self.check_type(ty, Span(tok.start, self.prev_end), {})
         self.simplified_syntax("a bracketed tile shape", Span(tok.start, self.prev_end), str(ty))
         return ty
 
@@ -921,9 +1034,35 @@ class Parser:
 
     def parse_tile_shape(self) -> tuple[int, ...]:
         """`4x8` inside `tile=(...)` (no trailing element type)."""
+        return tuple(v for v, _ in self.parse_tile_shape_with_spans())
+
+    def parse_tile_shape_with_spans(self) -> list[tuple[int, Span]]:
+        """`parse_tile_shape`, with where each dimension is written."""
         if self.at(")"):
-            return ()
-        return (self.parse_integer(), *self.parse_tile_shape_rest())
+            return []
+        start = self.tok.start
+        dims = [(self.parse_integer(), Span(start, self.prev_end))]
+        while self.tok.kind == L.IDENT and re.fullmatch(r"(x\d+)+", self.tok.text):
+            tok = self.advance()
+            at = tok.start
+            for part in tok.text.split("x")[1:]:
+                at += 1
+                dims.append((int(part), Span(at, at + len(part))))
+                at += len(part)
+        return dims
+
+    def parse_int_list_with_spans(self) -> list[tuple[int, Span]]:
+        """`[1, -2, 3]`, with where each integer is written."""
+        self.expect("[")
+        values: list[tuple[int, Span]] = []
+        if not self.at("]"):
+            while True:
+                start = self.tok.start
+                values.append((self.parse_integer(), Span(start, self.prev_end)))
+                if not self.accept(","):
+                    break
+        self.expect("]")
+        return values
 
     def parse_int_list(self) -> list[int]:
         self.expect("[")
@@ -1092,34 +1231,66 @@ class Parser:
         ty = self.parse_type()
         return self.build_dense(literal, ty, Span(start, self.prev_end), Span(ty_start, self.prev_end))
 
-    def parse_dense_literal(self) -> object:
-        """Nested lists of literal strings (`-1`, `2.5`, `true`, `0x7C00`, a hex string)."""
+    def parse_dense_literal(self, element: T.Type | None = None, prefix: str = "") -> object:
+        """Nested lists of literal strings (`-1`, `2.5`, `true`, `0x7C00`, a hex string).
+
+        With the element type known before the literal (cuda_tile's `<f32: ...>`), each
+        element and the nesting are checked while reading, as cuda-tile-opt does, so the
+        first bad element is the one reported; `prefix` goes in front of the messages the
+        dialect's parser emits itself (`custom op 'cuda_tile.constant' `).
+        """
+        return self._dense_node(element, prefix)[0]
+
+    def _dense_node(self, element: T.Type | None, prefix: str) -> tuple[object, tuple[int, ...]]:
         if self.at("["):
             self.advance()
             items: list[object] = []
+            first: tuple[int, ...] | None = None
             if not self.at("]"):
                 while True:
-                    items.append(self.parse_dense_literal())
+                    item, shape = self._dense_node(element, prefix)
+                    items.append(item)
+                    if first is None:
+                        first = shape
+                    elif element is not None and shape != first:
+                        from .denseformat import RANKS_INCONSISTENT
+
+                        self.fail(prefix + RANKS_INCONSISTENT, Span(self.prev_end, self.prev_end))
                     if not self.accept(","):
                         break
             self.expect("]")
-            return items
+            return items, (len(items), *(first or ()))
         start = self.tok.start
         negative = self.accept("-") is not None
         tok = self.tok
-        if tok.kind in (L.INT, L.FLOAT) or (tok.kind == L.IDENT and tok.text in ("true", "false")):
+        text: str | None = None
+        if tok.kind in (L.INT, L.FLOAT) or (tok.kind == L.IDENT and tok.text in ("true", "false", "inf", "nan")):
+            text = ("-" if negative else "") + tok.text
+        elif tok.kind == L.STRING and not negative:
             self.advance()
-            return ("-" if negative else "") + tok.text
-        if tok.kind == L.STRING and not negative:
-            self.advance()
-            return tok.text
-        if tok.kind == L.IDENT and tok.text in ("inf", "nan"):
-            self.advance()
-            return ("-" if negative else "") + tok.text
-        self.fail("expected integer or float literal in dense elements", Span(start, self.tok.end))
-        raise AssertionError
+            return tok.text, ()
+        if element is not None and (text is not None or isinstance(element, (T.IntegerType, T.FloatType))):
+            from ..ir import floats
+            from .denseformat import EXPECTED_INTEGER, check_element
 
-    def build_dense(self, literal: object, ty: T.Type, span: Span, type_span: Span) -> A.DenseElementsAttr:
+            span = Span(start, tok.end)
+            error, note = check_element(text, element) if text is not None else (None, None)
+            if text is None:
+                error = EXPECTED_INTEGER if isinstance(element, T.IntegerType) else floats.EXPECTED_FLOAT_LITERAL
+            if error is not None:
+                if isinstance(element, T.IntegerType):
+                    error = prefix + error  # the dialect's own checks, through the op's parser
+                related = [Related(note, span, self.source)] if note else []
+                self.diagnostics.append(Diagnostic(Severity.ERROR, "dense-literal", error, span, self.source, related))
+                raise ParseError(error)
+        if text is None:
+            self.fail("expected integer or float literal in dense elements", Span(start, self.tok.end))
+        self.advance()
+        return text, ()
+
+    def build_dense(
+        self, literal: object, ty: T.Type, span: Span, type_span: Span, prefix: str = ""
+    ) -> A.DenseElementsAttr:
         from .denseformat import dense_values_from_literals
 
         if not isinstance(ty, T.TileType):
@@ -1129,7 +1300,7 @@ class Parser:
         assert isinstance(ty, T.TileType)
         values, splat, error = dense_values_from_literals(literal, ty.element, ty.shape)
         if error is not None or values is None:
-            self.fail(error or "invalid dense elements", span)
+            self.fail(prefix + (error or "invalid dense elements"), span)
         return A.DenseElementsAttr(ty, values, splat)  # type: ignore[arg-type]
 
     def parse_hash_attribute(self) -> A.Attribute:
@@ -1171,15 +1342,35 @@ class Parser:
         self.fail(f"unknown cuda_tile attribute '{mnemonic}'", tok.span)
         raise AssertionError
 
-    def parse_optimization_hints_body(self) -> A.OptimizationHintsAttr:
+    def parse_optimization_hints_body(self, op_name: str | None = None) -> A.OptimizationHintsAttr:
+        """`<sm_100 = {num_cta_in_cga = 2}, default = {...}>`, with the messages of cuda_tile's
+        `OptimizationHintsAttr::parse`; inside an op's own syntax (`op_name`) they carry
+        MLIR's `custom op '...' ` prefix."""
+        prefix = f"custom op '{op_name}' " if op_name else ""
         self.expect("<")
         entries: list[tuple[str, A.DictionaryAttr]] = []
         if not self.at(">"):
             while True:
-                key = self.expect_kind(L.IDENT, "architecture name (e.g. sm_100) or 'default'")
+                key_tok = self.tok
+                if key_tok.kind == L.IDENT:
+                    key = key_tok.text
+                elif key_tok.kind == L.STRING:
+                    key = unescape_string(key_tok.text)
+                else:
+                    self.fail(prefix + "expected valid keyword or string", key_tok.span)
+                self.advance()
                 self.expect("=")
-                self.expect("{")
-                entries.append((key.text, A.DictionaryAttr(tuple(self.parse_attr_dict_entries().items()))))
+                value = self.parse_attribute()
+                here = self.tok.span
+                if any(k == key for k, _ in entries):
+                    self.fail(prefix + f"duplicate optimization_hints key `{key}`", here)
+                if not isinstance(value, A.DictionaryAttr):
+                    self.fail(
+                        prefix + f"expected dictionary attribute for optimization_hints entry `{key}` "
+                        f"got value={_attr_with_type(value)}",
+                        here,
+                    )
+                entries.append((key, value))
                 if not self.accept(","):
                     break
         self.expect(">")
@@ -1221,14 +1412,26 @@ class Parser:
                     ("directory", A.StringAttr(unescape_string(directory.text))),
                 ),
             )
+        # `struct(params)`: `name = value` pairs in any order, with MLIR's messages.
+        required, optional = _DI_STRUCT_PARAMS.get(mnemonic, ((), ()))
         params: list[tuple[str, A.Attribute]] = []
-        if not self.at(">"):
+        if required or not self.at(">"):
             while True:
-                key = self.expect_kind(L.IDENT, "parameter name")
+                key = self.tok
+                if key.kind != L.IDENT:
+                    self.fail("expected a parameter name in struct", key.span)
+                if (required or optional) and (
+                    key.text not in (*required, *optional) or any(k == key.text for k, _ in params)
+                ):
+                    self.fail(f"duplicate or unknown struct parameter name: {key.text}", key.span)
+                self.advance()
                 self.expect("=")
                 params.append((key.text, self.parse_attribute()))
                 if not self.accept(","):
                     break
+        for name in required:
+            if not any(k == name for k, _ in params):
+                self.fail(f"struct is missing required parameter: {name}", self.tok.span)
         self.expect(">")
         return A.DIAttr(mnemonic, tuple(params))
 
@@ -1316,6 +1519,13 @@ class Parser:
             self.advance()
             if not stack:
                 return self.text[start : self.prev_end]
+
+
+def _attr_with_type(attr: A.Attribute) -> str:
+    """An attribute as MLIR prints it in a diagnostic: integers with their type (`2 : i64`)."""
+    if isinstance(attr, A.IntegerAttr) and attr.type is None:
+        return f"{attr.value} : i64"
+    return str(attr)
 
 
 def _infer_segments(opdef: OpDef, count: int) -> tuple[int, ...]:

@@ -40,7 +40,12 @@ def check_text(
     if has_errors(diagnostics):
         if not options.keep_going:
             first = next(i for i, d in enumerate(diagnostics) if d.severity == Severity.ERROR)
-            diagnostics = diagnostics[: first + 1]
+            # A failing parse step may report several errors at one place before MLIR's
+            # parser gives up (`expected valid keyword`, then the directive's own message).
+            end = first + 1
+            while end < len(diagnostics) and diagnostics[end].span.start == diagnostics[first].span.start:
+                end += 1
+            diagnostics = diagnostics[:end]
         return result, diagnostics
     return result, diagnostics + verify(result.module, options)
 

@@ -31,7 +31,7 @@ from ..ir import types as T
 from ..ir.core import Block, BlockArgument, Module, Operation, OpResult, Value
 from ..ir.diagnostics import Diagnostic, Fix, Related, Severity
 from ..ir.source import SourceFile, Span
-from .registry import OP_VERIFIERS, REGION_VERIFIERS
+from .registry import MODULE_CHECKS, OP_VERIFIERS, REGION_VERIFIERS
 
 
 class OpFailed(Exception):
@@ -81,12 +81,8 @@ class Verifier:
     # ------------------------------------------------------------------ reporting
 
     def op_span(self, op: Operation) -> Span:
-        """The range a diagnostic about `op` as a whole covers: its first line, from the
-        result names to the op name (or the whole op when its name was not recorded)."""
-        span = op.span or Span(0, 0)
-        if op.name_span is not None and op.name_span.start >= span.start:
-            return Span(span.start, op.name_span.end)
-        return span
+        """The range a diagnostic about `op` as a whole covers (its first line)."""
+        return op.head_span
 
     def span_of(self, op: Operation, at: Span | Value | int | None) -> Span:
         """Where to point: an explicit span, an operand index of `op`, a value's
@@ -137,10 +133,34 @@ class Verifier:
     # ------------------------------------------------------------------ driver
 
     def run(self) -> list[Diagnostic]:
-        top = self.module.body
-        for op in top.ops:
-            self._verify_unit(op)
+        try:
+            self._verify_top(self.module.body)
+        except OpFailed:
+            pass
         return self.diagnostics
+
+    def _verify_top(self, top: Block) -> None:
+        """The top-level ops, as MLIR verifies the `builtin.module` that holds them: the ops
+        that are not isolated from above in order (without `keep_going` the first failure
+        stops everything), then each isolated op as a unit of its own, then the dominance
+        of the values used at top level."""
+        failed: set[int] = set()
+        isolated: list[Operation] = []
+        for op in top.ops:
+            if _is_isolated(op):
+                isolated.append(op)
+            elif not self._verify_op(op):
+                failed.add(id(op))
+        for op in isolated:
+            if not self._verify_unit(op):
+                failed.add(id(op))
+        if failed and not self.options.keep_going:
+            return
+        from .structure import verify_symbol_table  # the top level is a symbol table too
+
+        if not failed:
+            self._guard(lambda _: verify_symbol_table(self, [top]), None)
+        self._dominance_of_blocks([top], skip=failed)  # an error stops it (OpFailed, caught by run)
 
     def _guard(self, check, op: Operation) -> bool:
         try:
@@ -184,7 +204,7 @@ class Verifier:
             return True
         ok = True
         for op in block.ops:
-            if op.regions and op.opdef is not None and "IsolatedFromAbove" in op.opdef.traits:
+            if _is_isolated(op):
                 isolated.append(op)
             else:
                 ok = self._verify_op(op) and ok
@@ -202,7 +222,9 @@ class Verifier:
         opdef = op.opdef
         if opdef is None:
             return
+        check_region_count(self, op)
         check_constraints(self, op)
+        check_region_constraints(self, op)
         check_type_rules(self, op)
         check_traits(self, op)
         for fn in OP_VERIFIERS.get(op.name, ()):
@@ -217,31 +239,53 @@ class Verifier:
     def _verify_dominance(self, unit: Operation) -> None:
         """Every operand is defined before its use: in the same block earlier, in an
         enclosing block, or as an argument of an enclosing block."""
-        positions: dict[int, int] = {}
-        for region in unit.regions:
-            for block in region.blocks:
-                self._dominance_in_block(block, positions)
+        self._dominance_of_blocks([block for region in unit.regions for block in region.blocks])
 
-    def _dominance_in_block(self, block: Block, positions: dict[int, int]) -> None:
-        for i, op in enumerate(block.ops):
-            positions[id(op)] = i
-        for op in block.ops:
-            for index, value in enumerate(op.operands):
-                if not _dominates(value, op, positions):
-                    related = self.defined_here(value, "operand defined here")
-                    self.fail(
-                        op,
-                        f"operand #{index} does not dominate this use",
-                        at=index,
-                        related=related,
-                        code="dominance",
-                        prefix=False,
-                    )
-            if op.opdef is not None and "IsolatedFromAbove" in op.opdef.traits:
-                continue  # verified as its own unit
-            for region in op.regions:
-                for nested in region.blocks:
-                    self._dominance_in_block(nested, positions)
+    def _dominance_of_blocks(self, blocks: list[Block], skip: set[int] | frozenset[int] = frozenset()) -> None:
+        """MLIR's order: every op of a block is checked before the regions nested in it
+        (a worklist, the last op with regions first); ops isolated from above are left to
+        their own unit, and `skip` names ops (by id) that already failed."""
+        positions: dict[int, int] = {}
+        worklist: list[list[Block]] = [blocks]
+        while worklist:
+            nested: list[Operation] = []
+            for block in worklist.pop():
+                for i, op in enumerate(block.ops):
+                    positions[id(op)] = i
+                for op in block.ops:
+                    if id(op) in skip:
+                        continue
+                    for index, value in enumerate(op.operands):
+                        if not _dominates(value, op, positions):
+                            self.fail(
+                                op,
+                                f"operand #{index} does not dominate this use",
+                                at=index,
+                                related=self._dominance_note(op, value),
+                                code="dominance",
+                                prefix=False,
+                            )
+                    if op.regions and not _is_isolated(op):
+                        nested.append(op)
+            for op in nested:
+                worklist.append([block for region in op.regions for block in region.blocks])
+
+    def _dominance_note(self, user: Operation, value: Value) -> list[Related]:
+        """MLIR's note on a dominance error: where the operand comes from, relative to the use."""
+        if isinstance(value, OpResult):
+            definer = value.owner
+            if definer.parent is user.parent:
+                where = "op in the same block"
+            elif _region_of(definer) is _region_of(user):
+                where = "op in the same region"
+            elif _encloses(_region_of(definer), user):
+                where = "op in a parent region"
+            elif _encloses(_region_of(user), definer):
+                where = "op in a child region"
+            else:
+                where = "op is neither in a parent nor in a child region"
+            return self.defined_here(value, f"operand defined here ({where})")
+        return self.defined_here(value, "operand defined here")
 
 
 def _dominates(value: Value, user: Operation, positions: dict[int, int]) -> bool:
@@ -263,6 +307,28 @@ def _dominates(value: Value, user: Operation, positions: dict[int, int]) -> bool
             op = op.parent_op
         return False
     return True  # a value the parser could not resolve was already reported
+
+
+def _is_isolated(op: Operation) -> bool:
+    return bool(op.regions) and op.opdef is not None and "IsolatedFromAbove" in op.opdef.traits
+
+
+def _region_of(op: Operation):
+    return op.parent.parent if op.parent is not None else None
+
+
+def _encloses(region, op: Operation) -> bool:
+    """True when `op` is nested (at any depth) in `region`."""
+    if region is None:
+        return False
+    current: Operation | None = op
+    seen: set[int] = set()
+    while current is not None and id(current) not in seen:  # malformed IR may nest an op in itself
+        seen.add(id(current))
+        if _region_of(current) is region:
+            return True
+        current = current.parent_op
+    return False
 
 
 def _may_lack_terminator(op: Operation) -> bool:
@@ -289,6 +355,22 @@ def check_constraints(v: Verifier, op: Operation) -> None:
     opdef = op.opdef
     assert opdef is not None
     segments = op.operand_segments
+    if segments is not None and opdef.has_segments:
+        # ODS's check of `operandSegmentSizes` itself, before any operand is looked at.
+        if len(segments) != len(opdef.operands):
+            v.fail(
+                op,
+                "'operandSegmentSizes' attribute for specifying operand segments must have "
+                f"{len(opdef.operands)} elements, but got {len(segments)}",
+                code="operand-segments",
+            )
+        if sum(segments) != len(op.operands) or min(segments, default=0) < 0:
+            v.fail(
+                op,
+                f"operand count ({len(op.operands)}) does not match with the total size ({sum(segments)}) "
+                "specified in attribute 'operandSegmentSizes'",
+                code="operand-segments",
+            )
     flat = 0
     for i, odef in enumerate(opdef.operands):
         count = 1 if segments is None else (segments[i] if i < len(segments) else 0)
@@ -322,6 +404,47 @@ def check_constraints(v: Verifier, op: Operation) -> None:
                     summary = f"variadic of {summary}"
                 v.fail(op, f"result #{index + k} must be {summary}, but got '{_type_text(t)}'", code="result-type")
         index += count
+
+
+# ODS region constraints (`SizedRegion<1>`: exactly one block, `MaxSizedRegion<1>`: at most
+# one), per op, in region order; ops not listed accept any region.
+_REGION_SIZES: dict[str, tuple[str, ...]] = {
+    "cuda_tile.entry": ("exact",),
+    "cuda_tile.testing$func": ("exact",),
+    "cuda_tile.for": ("exact",),
+    "cuda_tile.loop": ("exact",),
+    "cuda_tile.if": ("exact", "at_most"),
+    "cuda_tile.module": ("at_most",),
+    "cuda_tile.reduce": ("exact",),
+    "cuda_tile.scan": ("exact",),
+}
+
+
+def check_region_count(v: Verifier, op: Operation) -> None:
+    """The region-count trait ODS gives every op (`OneRegion`, `ZeroRegions`, `NRegions<n>`)."""
+    opdef = op.opdef
+    assert opdef is not None
+    want, have = len(opdef.regions), len(op.regions)
+    if want == have:
+        return
+    if want == 0:
+        v.fail(op, "requires zero regions", code="region-count")
+    if want == 1:
+        v.fail(op, "requires one region", code="region-count")
+    v.fail(op, f"expected {want} regions", code="region-count")
+
+
+def check_region_constraints(v: Verifier, op: Operation) -> None:
+    """ODS region constraints: `region #0 ('body') failed to verify constraint: region with 1 blocks`."""
+    opdef = op.opdef
+    assert opdef is not None
+    for index, (kind, region) in enumerate(zip(_REGION_SIZES.get(op.name, ()), op.regions)):
+        count = len(region.blocks)
+        if (kind == "exact" and count != 1) or (kind == "at_most" and count > 1):
+            name = opdef.regions[index].name if index < len(opdef.regions) else ""
+            label = f" ('{name}') " if name else " "
+            what = "region with 1 blocks" if kind == "exact" else "region with at most 1 blocks"
+            v.fail(op, f"region #{index}{label}failed to verify constraint: {what}", code="region-blocks")
 
 
 def _named_types(op: Operation, names: Sequence[str]) -> list[tuple[str, T.Type]]:
@@ -440,12 +563,25 @@ def check_traits(v: Verifier, op: Operation) -> None:
                 if len(allowed) == 1:
                     v.fail(op, f"expects parent op '{allowed[0]}'", code="parent")
                 v.fail(op, f"expects parent op to be one of '{', '.join(allowed)}'", code="parent")
+    if "SingleBlock" in opdef.traits or any(t.startswith("SingleBlockImplicitTerminator:") for t in opdef.traits):
+        for index, region in enumerate(op.regions):
+            if len(region.blocks) > 1:
+                v.fail(op, f"expects region #{index} to have 0 or 1 blocks", code="region-blocks")
+            if region.blocks and not region.blocks[0].ops and "NoTerminator" not in opdef.traits:
+                v.fail(op, "expects a non-empty block", code="region-blocks")
 
 
 def verify(module: Module, options: VerifyOptions | None = None) -> list[Diagnostic]:
     """All diagnostics of verifying `module` (its parse diagnostics are not included)."""
     _load_verifiers()
-    return Verifier(module, options).run()
+    verifier = Verifier(module, options)
+    verifier.run()
+    for check in MODULE_CHECKS:  # whole-module rules (versions, the frontend contract)
+        try:
+            check(verifier)
+        except OpFailed:
+            pass
+    return verifier.diagnostics
 
 
 _loaded = False

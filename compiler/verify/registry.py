@@ -47,3 +47,15 @@ def op_verifier(*names: str) -> Callable[[OpVerifier], OpVerifier]:
 def region_verifier(*names: str) -> Callable[[OpVerifier], OpVerifier]:
     """Register a verifier that runs once the op's regions have been verified."""
     return _register(REGION_VERIFIERS, names)
+
+
+ModuleCheck = Callable[["Verifier"], None]
+
+# Rules about the module as a whole, run once the walk is done (`Verifier.module`).
+MODULE_CHECKS: list[ModuleCheck] = []
+
+
+def module_check(fn: ModuleCheck) -> ModuleCheck:
+    """Register a check of the whole module, run after every op has been verified."""
+    MODULE_CHECKS.append(fn)
+    return fn

@@ -45,6 +45,7 @@ TYPE_RULE_KINDS = {
     "same_element_type",
     "same_operands_and_result_shape",
     "same_operands_shape",
+    "same_operands_and_result_element_type",
     "pointer_tile_of",
 }
 GROUPS = {
@@ -217,7 +218,7 @@ def test_attribute_kinds() -> None:
 def test_type_rules_name_arguments() -> None:
     for op in ALL_OPS:
         names = names_of(op)
-        for kind, args in op.type_rules:
+        for kind, args, *_ in op.type_rules:
             assert kind in TYPE_RULE_KINDS, (op.name, kind)
             assert set(args) <= names, (op.name, kind, args)
             optional = {o.name for o in op.operands if o.arity == "optional"}
@@ -243,7 +244,7 @@ def _inferable(op: OpDef) -> set[str]:
     changed = True
     while changed:
         changed = False
-        for kind, args in op.type_rules:
+        for kind, args, *_ in op.type_rules:
             if kind == "same_type" and known & set(args) and not set(args) <= known:
                 known |= set(args)
                 changed = True

@@ -1,0 +1,162 @@
+"""Verifiers of the conversion ops.
+
+The op table already checks the element kinds (integer, float, pointer, i64) and that
+source and result have one shape; these are the rules it cannot express:
+
+* `bitcast`: both element types have the same bit width (tf32 counts 19 bits, as in MLIR);
+* `exti` widens and `trunci` narrows, strictly;
+* `ftof` changes the type; only nearest_even rounding, except zero / positive_inf towards
+  f8E8M0FNU;
+* `ftoi` rounds with nearest_int_to_zero only; `itof` with nearest_even only and never
+  produces f8E8M0FNU.
+
+(`iota`, which conversion_invalid.mlir also tests, is verified in `ops_shape`.)
+"""
+
+from __future__ import annotations
+
+from ..ir import types as T
+from ..ir.core import Operation
+from ..ir.diagnostics import Fix, TextEdit
+from ..ir.source import Span
+from .engine import Verifier
+from .modifiers import enum_keyword, is_generic, removal_fix, rounding_span
+from .registry import op_verifier
+
+
+def _tile(op: Operation, results: bool, index: int = 0) -> T.TileType | None:
+    values = op.results if results else op.operands
+    if index >= len(values):
+        return None
+    t = values[index].type
+    return t if isinstance(t, T.TileType) else None
+
+
+def _source_and_result(op: Operation) -> tuple[T.TileType, T.TileType] | None:
+    src, dst = _tile(op, False), _tile(op, True)
+    if src is None or dst is None:
+        return None
+    return src, dst
+
+
+def mlir_bit_width(t: T.Type) -> int | None:
+    """The width MLIR's `getIntOrFloatBitWidth` gives: the format's own bits (19 for tf32,
+    4 for f4E2M1FN), not its storage size."""
+    if isinstance(t, T.IntegerType):
+        return t.width
+    if isinstance(t, T.FloatType):
+        fmt = T.FLOAT_FORMATS.get(t.name)
+        return fmt.width if fmt is not None else None
+    return None
+
+
+@op_verifier("bitcast")
+def _bitcast(v: Verifier, op: Operation) -> None:
+    types = _source_and_result(op)
+    if types is None:
+        return
+    src, dst = types
+    src_bits, dst_bits = mlir_bit_width(src.element), mlir_bit_width(dst.element)
+    if src_bits is None or dst_bits is None or src_bits == dst_bits:
+        return
+    v.fail(
+        op,
+        f"types must be equal width, cannot convert '{src.full()}' of width {src_bits} "
+        f"to type '{dst.full()}' of width {dst_bits}",
+        code="bitcast-width",
+    )
+
+
+def _int_widths(op: Operation) -> tuple[int, int] | None:
+    types = _source_and_result(op)
+    if types is None:
+        return None
+    src, dst = types
+    if not (isinstance(src.element, T.IntegerType) and isinstance(dst.element, T.IntegerType)):
+        return None
+    return src.element.width, dst.element.width
+
+
+@op_verifier("exti")
+def _exti(v: Verifier, op: Operation) -> None:
+    widths = _int_widths(op)
+    if widths is not None and widths[1] <= widths[0]:
+        v.fail(op, "extending to smaller or identical integer", code="integer-width")
+
+
+@op_verifier("trunci")
+def _trunci(v: Verifier, op: Operation) -> None:
+    widths = _int_widths(op)
+    if widths is not None and widths[1] >= widths[0]:
+        v.fail(op, "truncating to larger or identical integer", code="integer-width")
+
+
+@op_verifier("ftof")
+def _ftof(v: Verifier, op: Operation) -> None:
+    types = _source_and_result(op)
+    if types is None:
+        return
+    src, dst = types
+    if src == dst:
+        v.fail(op, "converting tiles must not be a no-op", code="no-op-conversion")
+    mode = enum_keyword(op, "rounding_mode") or "nearest_even"  # the attribute's default
+    if isinstance(dst.element, T.FloatType) and dst.element.name == "f8E8M0FNU":
+        if mode not in ("zero", "positive_inf"):
+            span = rounding_span(v, op)
+            v.fail(
+                op,
+                "invalid rounding mode specified for conversion to f8E8M0FNU. Only 'zero' and 'positive_inf' "
+                "are supported",
+                at=span,
+                code="rounding-mode",
+                fixes=_set_rounding_fixes(v, op, span, ("zero", "positive_inf")),
+            )
+    elif mode != "nearest_even":
+        _only_mode(v, op, "nearest_even")
+
+
+def _set_rounding_fixes(v: Verifier, op: Operation, span: Span | None, modes: tuple[str, ...]) -> list[Fix]:
+    """Fixes writing `rounding<mode>` for each of `modes`: in place of the mode written, or
+    after the operand when none is (custom form only)."""
+    if is_generic(v, op):
+        return []
+    if span is not None:
+        where, text = span, "rounding<{}>"
+    else:
+        operand = op.operand_span(0)
+        if operand is None:
+            return []
+        where, text = Span(operand.end, operand.end), " rounding<{}>"
+    return [Fix(f"Use rounding<{m}>", (TextEdit(where, text.format(m)),)) for m in modes]
+
+
+@op_verifier("ftoi")
+def _ftoi(v: Verifier, op: Operation) -> None:
+    mode = enum_keyword(op, "rounding_mode")
+    if mode is not None and mode != "nearest_int_to_zero":
+        _only_mode(v, op, "nearest_int_to_zero")
+
+
+@op_verifier("itof")
+def _itof(v: Verifier, op: Operation) -> None:
+    dst = _tile(op, True)
+    if dst is not None and isinstance(dst.element, T.FloatType) and dst.element.name == "f8E8M0FNU":
+        v.fail(
+            op,
+            "integer to f8E8M0FNU conversion is not supported, please first convert to another float type",
+            code="conversion-type",
+        )
+    mode = enum_keyword(op, "rounding_mode")
+    if mode is not None and mode != "nearest_even":
+        _only_mode(v, op, "nearest_even")
+
+
+def _only_mode(v: Verifier, op: Operation, mode: str) -> None:
+    span = rounding_span(v, op)
+    v.fail(
+        op,
+        f"invalid rounding mode specified. Only '{mode}' is supported",
+        at=span,
+        code="rounding-mode",
+        fixes=removal_fix(v, op, span, f"Remove the rounding mode (the default is `{mode}`)"),
+    )
