@@ -35,21 +35,28 @@ def parse_entry(parser: Parser, op: Operation) -> None:
         parser.fail("expected valid '@'-identifier for symbol name", parser.here())
     tok = parser.advance()
     op.properties["sym_name"] = A.StringAttr(parser._symbol_name(tok))
-    args = parser.parse_function_arguments()
+    arg_attrs: list[A.DictionaryAttr] = []
+    args = parser.parse_function_arguments(arg_attrs)
     results: list[T.Type] = []
+    res_attrs: list[A.DictionaryAttr] = []
     if parser.accept("->"):
         if parser.accept("("):
             if not parser.at(")"):
                 while True:
                     results.append(parser.parse_type())
-                    if parser.at("{"):
-                        parser.parse_attr_dict_body()
+                    entries = parser.parse_attr_dict_body() if parser.at("{") else {}
+                    res_attrs.append(A.DictionaryAttr(tuple(entries.items())))
                     if not parser.accept(","):
                         break
             parser.expect(")")
         else:
             results.append(parser.parse_type())
     op.properties["function_type"] = A.TypeAttr(T.FunctionType(tuple(a[2] for a in args), tuple(results)))
+    # Argument/result attributes are kept only when some were written (the verifier checks them).
+    if any(d.entries for d in arg_attrs):
+        op.properties["arg_attrs"] = A.ArrayAttr(tuple(arg_attrs))
+    if any(d.entries for d in res_attrs):
+        op.properties["res_attrs"] = A.ArrayAttr(tuple(res_attrs))
     if parser.accept("optimization_hints"):
         parser.expect("=")
         op.properties["optimization_hints"] = parser.parse_optimization_hints_body(op.name)

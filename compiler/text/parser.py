@@ -681,8 +681,11 @@ class Parser:
         if block.span is not None:
             block.span = Span(block.span.start, self.tok.start)
 
-    def parse_function_arguments(self) -> list[tuple[str, Span, T.Type, A.LocationAttr | None]]:
-        """`(%a: type {attrs}? loc(...)?, ...)` of entry-like ops."""
+    def parse_function_arguments(
+        self, attrs: list[A.DictionaryAttr] | None = None
+    ) -> list[tuple[str, Span, T.Type, A.LocationAttr | None]]:
+        """`(%a: type {attrs}? loc(...)?, ...)` of entry-like ops; each argument's attribute
+        dictionary is appended to `attrs` when given."""
         args: list[tuple[str, Span, T.Type, A.LocationAttr | None]] = []
         self.expect("(")
         if not self.at(")"):
@@ -690,8 +693,9 @@ class Parser:
                 name, span = self.parse_value_ref()
                 self.expect(":")
                 ty = self.parse_type()
-                if self.at("{"):
-                    self.parse_attr_dict_body()
+                entries = self.parse_attr_dict_body() if self.at("{") else {}
+                if attrs is not None:
+                    attrs.append(A.DictionaryAttr(tuple(entries.items())))
                 loc = self.parse_location() if self.at("loc") else None
                 args.append((name, span, ty, loc))
                 if not self.accept(","):

@@ -231,3 +231,14 @@ def test_keep_going_reports_each_kernel() -> None:
     text = module("  entry @a(%x: tile<2xf32>) {}\n  entry @b(%x: tile<4xf32>) {}")
     assert len(diags(text, keep_going=True)) == 2
     assert len(diags(text)) == 2  # isolated kernels are verified independently, as in MLIR
+
+
+def test_argument_and_result_attributes() -> None:
+    d = only_error(module("  testing$func @f(%a: tile<f32> {foo = 1}) {}"))
+    assert d.message == "'cuda_tile.testing$func' op arguments may only have dialect attributes"
+    assert d.code == "function-attrs"
+    text = module(
+        "  testing$func @f(%a: tile<f32> {cuda_tile.x = 1}) -> (tile<f32> {bar}) {\n    return %a : tile<f32>\n  }"
+    )
+    assert only_error(text).message == "'cuda_tile.testing$func' op results may only have dialect attributes"
+    assert diags(module("  testing$func @f(%a: tile<f32> {cuda_tile.x = 1}) {}")) == []

@@ -37,6 +37,13 @@ ROUND_TRIP = (
     "debuginfo_attr",
 )
 
+# Files that do not pass under lit yet, and why. Every other file must pass.
+KNOWN_LIT_FAILURES = {
+    "canonicalize": "needs the --canonicalize pass (folding and canonicalization patterns), not implemented",
+    "debuginfo_attr_invalid": "its second RUN line needs cuda-tile-translate (bytecode, issue 5)",
+    "debuginfo_loc_invalid": "its second RUN line needs cuda-tile-translate (bytecode, issue 5)",
+}
+
 FILE_SETS: dict[str, tuple[str, ...] | None] = {"round-trip": ROUND_TRIP, "all": None}
 
 ROUND_TRIP_SKIPPED = (
