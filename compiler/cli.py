@@ -195,6 +195,13 @@ def _report(diagnostics: Sequence[Diagnostic], tally: _Tally, snippet: bool = Tr
 
 def _verify_options(args: argparse.Namespace, keep_going: bool = True):
     from compiler.verify import VerifyOptions
+    from compiler.verify.versions import SUPPORTED_VERSIONS
+
+    target = getattr(args, "target_version", None)
+    if target is not None and target not in SUPPORTED_VERSIONS:
+        raise CliError(
+            f"--target-version {target}: not a bytecode version tileir knows; use one of {', '.join(SUPPORTED_VERSIONS)}"
+        )
 
     hints = "silent"
     if getattr(args, "Werr_hints", False):

@@ -91,7 +91,8 @@ def test_verify_diagnostics_reports_mismatches(capsys, tmp_path: Path) -> None:
     # The first chunk's expectation is met; the second's is not, and its real error is unexpected.
     text = VERIFY_OK.replace(
         "entry @k() {\n    return",
-        "entry @k() {\n    // expected-error @below {{never said}}\n    %c = constant <f32: 1.0> : tile<3xf32>\n    return",
+        "entry @k() {\n    // expected-error @below {{never said}}\n"
+        "    %c = constant <f32: 1.0> : tile<3xf32>\n    return",
     )
     path = tmp_path / "bad.mlir"
     path.write_text(text)
