@@ -200,7 +200,8 @@ def _verify_options(args: argparse.Namespace, keep_going: bool = True):
     target = getattr(args, "target_version", None)
     if target is not None and target not in SUPPORTED_VERSIONS:
         raise CliError(
-            f"--target-version {target}: not a bytecode version tileir knows; use one of {', '.join(SUPPORTED_VERSIONS)}"
+            f"--target-version {target}: not a bytecode version tileir knows; "
+            f"use one of {', '.join(SUPPORTED_VERSIONS)}"
         )
 
     hints = "silent"
@@ -213,9 +214,7 @@ def _verify_options(args: argparse.Namespace, keep_going: bool = True):
     )
 
 
-def _parse_and_verify(
-    text: str, name: str, args: argparse.Namespace, keep_going: bool = True, verify: bool = True
-):
+def _parse_and_verify(text: str, name: str, args: argparse.Namespace, keep_going: bool = True, verify: bool = True):
     """Parse `text`; verify it when it parsed cleanly. Returns (result, diagnostics)."""
     from compiler.text import ParseOptions, parse
     from compiler.verify import check_text

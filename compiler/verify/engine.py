@@ -223,6 +223,7 @@ class Verifier:
         if opdef is None:
             return
         check_region_count(self, op)
+        check_counts(self, op)
         check_constraints(self, op)
         check_region_constraints(self, op)
         check_type_rules(self, op)
@@ -350,6 +351,32 @@ def _type_text(t: T.Type) -> str:
     return t.full() if hasattr(t, "full") else str(t)
 
 
+def _count_message(kind: str, fixed: int, variadic: bool, found: int) -> str | None:
+    """MLIR's structural trait messages (ZeroOperands, OneResult, NOperands, AtLeastNResults...)."""
+    if variadic:
+        return None if found >= fixed else f"expected {fixed} or more {kind}s, but found {found}"
+    if found == fixed:
+        return None
+    if fixed == 0:
+        return f"requires zero {kind}s"
+    if fixed == 1:
+        return "requires a single operand" if kind == "operand" else "requires one result"
+    return f"expected {fixed} {kind}s, but found {found}"
+
+
+def check_counts(v: Verifier, op: Operation) -> None:
+    """The number of results and operands the op table allows (checked before the types, as
+    MLIR's structural traits are)."""
+    opdef = op.opdef
+    assert opdef is not None
+    counts = (("result", opdef.results, len(op.results)), ("operand", opdef.operands, len(op.operands)))
+    for kind, defs, found in counts:
+        fixed = sum(1 for d in defs if d.arity == "single")
+        message = _count_message(kind, fixed, any(d.arity != "single" for d in defs), found)
+        if message is not None:
+            v.fail(op, message, code=f"{kind}-count")
+
+
 def check_constraints(v: Verifier, op: Operation) -> None:
     """ODS's operand and result constraints: `operand #1 must be ..., but got '...'`."""
     opdef = op.opdef
@@ -371,6 +398,9 @@ def check_constraints(v: Verifier, op: Operation) -> None:
                 "specified in attribute 'operandSegmentSizes'",
                 code="operand-segments",
             )
+    for adef in opdef.attributes:
+        if not adef.optional and adef.default is None and op.attr(adef.name) is None:
+            v.fail(op, f"requires attribute '{adef.name}'", code="missing-attribute")
     flat = 0
     for i, odef in enumerate(opdef.operands):
         count = 1 if segments is None else (segments[i] if i < len(segments) else 0)
