@@ -402,7 +402,8 @@ def _check_internal_dialects(v: Verifier, op: Operation) -> None:
             prefix=False,
         )
         return
-    for value in op.results:
+    block_args = [arg for region in op.regions for block in region.blocks for arg in block.arguments]
+    for value in [*op.results, *block_args]:
         for text in _opaque_names(value.type):
             dialect = _internal(text) if text.startswith("!") else None
             if dialect is not None:
@@ -414,20 +415,6 @@ def _check_internal_dialects(v: Verifier, op: Operation) -> None:
                     prefix=False,
                 )
                 return
-    for region in op.regions:
-        for block in region.blocks:
-            for arg in block.arguments:
-                for text in _opaque_names(arg.type):
-                    dialect = _internal(text) if text.startswith("!") else None
-                    if dialect is not None:
-                        v.emit(
-                            op,
-                            f"unregistered dialect: {dialect} (type {text})",
-                            at=arg,
-                            code="internal-dialect",
-                            prefix=False,
-                        )
-                        return
     for attrs in (op.properties, op.attributes):
         for name, attr in attrs.items():
             if isinstance(attr, A.OpaqueAttr):

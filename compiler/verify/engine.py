@@ -31,6 +31,7 @@ from ..ir import types as T
 from ..ir.core import Block, BlockArgument, Module, Operation, OpResult, Value
 from ..ir.diagnostics import Diagnostic, Fix, Related, Severity
 from ..ir.source import SourceFile, Span
+from .common import tile_shape, type_text
 from .registry import MODULE_CHECKS, OP_VERIFIERS, REGION_VERIFIERS
 
 
@@ -347,10 +348,6 @@ def _might_be_terminator(op: Operation) -> bool:
 # Checks driven by the op table
 
 
-def _type_text(t: T.Type) -> str:
-    return t.full() if hasattr(t, "full") else str(t)
-
-
 def _count_message(kind: str, fixed: int, variadic: bool, found: int) -> str | None:
     """MLIR's structural trait messages (ZeroOperands, OneResult, NOperands, AtLeastNResults...)."""
     if variadic:
@@ -415,7 +412,7 @@ def check_constraints(v: Verifier, op: Operation) -> None:
                 if odef.arity == "variadic":
                     summary = f"variadic of {summary}"
                 v.fail(
-                    op, f"operand #{index} must be {summary}, but got '{_type_text(t)}'", at=index, code="operand-type"
+                    op, f"operand #{index} must be {summary}, but got '{type_text(t)}'", at=index, code="operand-type"
                 )
         flat += count
     fixed = sum(1 for r in opdef.results if r.arity == "single")
@@ -432,7 +429,7 @@ def check_constraints(v: Verifier, op: Operation) -> None:
                 summary = constraint.summary
                 if rdef.arity == "variadic":
                     summary = f"variadic of {summary}"
-                v.fail(op, f"result #{index + k} must be {summary}, but got '{_type_text(t)}'", code="result-type")
+                v.fail(op, f"result #{index + k} must be {summary}, but got '{type_text(t)}'", code="result-type")
         index += count
 
 
@@ -497,10 +494,6 @@ def _named_types(op: Operation, names: Sequence[str]) -> list[tuple[str, T.Type]
     return out
 
 
-def _shape(t: T.Type) -> tuple[int, ...] | None:
-    return t.shape if isinstance(t, T.TileType) else None
-
-
 def _element(t: T.Type) -> T.Type:
     return t.element if isinstance(t, T.TileType) else t
 
@@ -508,7 +501,7 @@ def _element(t: T.Type) -> T.Type:
 _PRED_RULES = {
     # kind: (what is compared, how ODS words it)
     "same_type": (lambda t: t, "have same type"),
-    "same_shape": (_shape, "have same shape"),
+    "same_shape": (tile_shape, "have same shape"),
     "same_rank": (lambda t: len(t.shape) if isinstance(t, T.TileType) else None, "have same rank"),
     "same_element_type": (_element, "have the same element type"),
 }
@@ -564,11 +557,11 @@ def check_type_rules(v: Verifier, op: Operation) -> None:
                         code="type-rule",
                     )
         elif kind == "same_operands_and_result_shape":
-            shapes = [_shape(x.type) for x in [*op.operands, *op.results]]
+            shapes = [tile_shape(x.type) for x in [*op.operands, *op.results]]
             if any(s != shapes[0] for s in shapes[1:]):
                 v.fail(op, "requires the same shape for all operands and results", code="type-rule")
         elif kind == "same_operands_shape":
-            shapes = [_shape(x.type) for x in op.operands]
+            shapes = [tile_shape(x.type) for x in op.operands]
             if any(s != shapes[0] for s in shapes[1:]):
                 v.fail(op, "requires the same shape for all operands", code="type-rule")
         elif kind == "same_operands_and_result_element_type":

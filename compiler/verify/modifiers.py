@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING
 
 from ..ir import attributes as A
 from ..ir import types as T
-from ..ir.diagnostics import Fix, TextEdit
+from ..ir.diagnostics import Fix
 from ..ir.source import Span
+from .common import deletion_fix, enum_keyword, type_text
 
 if TYPE_CHECKING:
     from ..ir.core import Operation
@@ -43,22 +44,11 @@ DIVI_MODES: tuple[str, ...] = ("zero", "negative_inf", "positive_inf")
 # ------------------------------------------------------------------ reading the op
 
 
-def type_text(t: T.Type) -> str:
-    """A type as MLIR prints it inside a diagnostic, without the quotes."""
-    return t.full() if hasattr(t, "full") else str(t)
-
-
 def result_element(op: Operation) -> T.Type | None:
     """The element type of the op's first result (the type itself when not a tile)."""
     if not op.results:
         return None
     return T.element_type(op.results[0].type)
-
-
-def enum_keyword(op: Operation, name: str) -> str | None:
-    """The keyword of enum property `name`, or None when absent or not an enum."""
-    attr = op.properties.get(name)
-    return attr.keyword if isinstance(attr, A.EnumAttr) else None
 
 
 def unit_flag(op: Operation, name: str) -> bool:
@@ -113,13 +103,9 @@ def keyword_span(v: Verifier, op: Operation, word: str) -> Span | None:
 def removal_fix(v: Verifier, op: Operation, span: Span | None, title: str) -> list[Fix]:
     """A fix deleting a modifier written in the custom syntax, with the blank before it.
     None for the generic form, where the attribute sits in a dictionary."""
-    if span is None or v.source is None or is_generic(v, op):
+    if is_generic(v, op):
         return []
-    text = v.source.text
-    start = span.start
-    while start > 0 and text[start - 1] in " \t":
-        start -= 1
-    return [Fix(title, (TextEdit(Span(start, span.end), ""),))]
+    return deletion_fix(v, span, title)
 
 
 # ------------------------------------------------------------------ the checks

@@ -15,19 +15,15 @@ The rules, in the order `cuda-tile-opt` applies them:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import Operation, Region, Value
 from ..ir.diagnostics import Related
+from .common import type_list
 from .engine import Verifier
 from .registry import op_verifier, region_verifier
-
-
-def type_list(types: Iterable[T.Type]) -> str:
-    """Types as MLIR streams a type range into a diagnostic: `'a', 'b'`."""
-    return ", ".join(f"'{t.full()}'" for t in types)
 
 
 def _types(values: Sequence[Value]) -> list[T.Type]:
@@ -40,6 +36,14 @@ def _view_kind(t: T.Type) -> str | None:
     if isinstance(t, T.VIEW_TYPES):
         return "a tile view"
     return None
+
+
+def _check_view_results(v: Verifier, op: Operation) -> None:
+    """No result of the op is a tensor_view or a tile view."""
+    for i, result in enumerate(op.results):
+        kind = _view_kind(result.type)
+        if kind is not None:
+            v.fail(op, f"result type {i} is {kind}, which is not supported", code="view-result")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,10 +182,7 @@ def _if(v: Verifier, op: Operation) -> None:
     if not op.regions or not op.regions[0].blocks:
         v.fail(op, "must define then branch", code="if-branches")
     results = _types(op.results)
-    for i, t in enumerate(results):
-        kind = _view_kind(t)
-        if kind is not None:
-            v.fail(op, f"result type {i} is {kind}, which is not supported", code="view-result")
+    _check_view_results(v, op)
 
     def check_branch(region: Region, name: str) -> None:
         term = _terminator(region)
@@ -234,10 +235,7 @@ def _check_iter_values(v: Verifier, op: Operation, inits: Sequence[Value], iter_
                 f"'{init.type.full()}' != '{arg.type.full()}'",
                 code="loop-iter-values",
             )
-    for i, result in enumerate(op.results):
-        kind = _view_kind(result.type)
-        if kind is not None:
-            v.fail(op, f"result type {i} is {kind}, which is not supported", code="view-result")
+    _check_view_results(v, op)
 
 
 def _block_arguments(op: Operation) -> list:

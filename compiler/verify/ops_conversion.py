@@ -19,44 +19,19 @@ from ..ir import types as T
 from ..ir.core import Operation
 from ..ir.diagnostics import Fix, TextEdit
 from ..ir.source import Span
+from .common import bit_width, enum_keyword, source_and_result, tile_of
 from .engine import Verifier
-from .modifiers import enum_keyword, is_generic, removal_fix, rounding_span
+from .modifiers import is_generic, removal_fix, rounding_span
 from .registry import op_verifier
-
-
-def _tile(op: Operation, results: bool, index: int = 0) -> T.TileType | None:
-    values = op.results if results else op.operands
-    if index >= len(values):
-        return None
-    t = values[index].type
-    return t if isinstance(t, T.TileType) else None
-
-
-def _source_and_result(op: Operation) -> tuple[T.TileType, T.TileType] | None:
-    src, dst = _tile(op, False), _tile(op, True)
-    if src is None or dst is None:
-        return None
-    return src, dst
-
-
-def mlir_bit_width(t: T.Type) -> int | None:
-    """The width MLIR's `getIntOrFloatBitWidth` gives: the format's own bits (19 for tf32,
-    4 for f4E2M1FN), not its storage size."""
-    if isinstance(t, T.IntegerType):
-        return t.width
-    if isinstance(t, T.FloatType):
-        fmt = T.FLOAT_FORMATS.get(t.name)
-        return fmt.width if fmt is not None else None
-    return None
 
 
 @op_verifier("bitcast")
 def _bitcast(v: Verifier, op: Operation) -> None:
-    types = _source_and_result(op)
+    types = source_and_result(op)
     if types is None:
         return
     src, dst = types
-    src_bits, dst_bits = mlir_bit_width(src.element), mlir_bit_width(dst.element)
+    src_bits, dst_bits = bit_width(src.element), bit_width(dst.element)
     if src_bits is None or dst_bits is None or src_bits == dst_bits:
         return
     v.fail(
@@ -68,7 +43,7 @@ def _bitcast(v: Verifier, op: Operation) -> None:
 
 
 def _int_widths(op: Operation) -> tuple[int, int] | None:
-    types = _source_and_result(op)
+    types = source_and_result(op)
     if types is None:
         return None
     src, dst = types
@@ -93,7 +68,7 @@ def _trunci(v: Verifier, op: Operation) -> None:
 
 @op_verifier("ftof")
 def _ftof(v: Verifier, op: Operation) -> None:
-    types = _source_and_result(op)
+    types = source_and_result(op)
     if types is None:
         return
     src, dst = types
@@ -139,7 +114,7 @@ def _ftoi(v: Verifier, op: Operation) -> None:
 
 @op_verifier("itof")
 def _itof(v: Verifier, op: Operation) -> None:
-    dst = _tile(op, True)
+    dst = tile_of(op.results[0]) if op.results else None
     if dst is not None and isinstance(dst.element, T.FloatType) and dst.element.name == "f8E8M0FNU":
         v.fail(
             op,

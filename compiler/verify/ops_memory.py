@@ -28,8 +28,9 @@ from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.diagnostics import Fix, TextEdit
 from ..ir.source import Span
+from .common import bit_width, deletion_fix, enum_keyword, quoted, shape_text, tile_shape
 from .registry import op_verifier
-from .types import is_power_of_two, quoted
+from .types import is_power_of_two
 
 if TYPE_CHECKING:
     from ..ir.core import Operation, Value
@@ -38,11 +39,6 @@ if TYPE_CHECKING:
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-def _enum(op: Operation, name: str) -> str | None:
-    attr = op.properties.get(name)
-    return attr.keyword if isinstance(attr, A.EnumAttr) else None
 
 
 def _int(op: Operation, name: str) -> int | None:
@@ -73,36 +69,8 @@ def _value_span(v: Verifier, op: Operation, name: str) -> Span | None:
     return Span(m.start(1), m.end(1)) if m else None
 
 
-def _removal(v: Verifier, span: Span | None, title: str) -> list[Fix]:
-    """A fix deleting `span` and the blank before it."""
-    if span is None or v.source is None:
-        return []
-    text = v.source.text
-    start = span.start
-    while start > 0 and text[start - 1] in " \t":
-        start -= 1
-    return [Fix(title, (TextEdit(Span(start, span.end), ""),))]
-
-
-def _shape(t: T.Type) -> tuple[int, ...] | None:
-    return t.shape if isinstance(t, T.TileType) else None
-
-
 def _element(t: T.Type) -> T.Type | None:
     return t.element if isinstance(t, T.TileType) else None
-
-
-def _dims(shape: tuple[int, ...]) -> str:
-    return ", ".join(map(str, shape))
-
-
-def _width(t: T.Type | None) -> int | None:
-    """The bit width MLIR gives an integer or float type (tf32: 19)."""
-    if isinstance(t, T.IntegerType):
-        return t.width
-    if isinstance(t, T.FloatType):
-        return t.format.width
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,10 +93,10 @@ _STORE_ORDERINGS = ("weak", "relaxed", "release")
 def _check_memory_model(v: Verifier, op: Operation, access: str) -> None:
     """`access` is "load" or "store": the orderings it allows, and a scope exactly when
     the ordering is not weak."""
-    ordering = _enum(op, "memory_ordering_semantics")
+    ordering = enum_keyword(op, "memory_ordering_semantics")
     if ordering is None:
         return
-    scope = _enum(op, "memory_scope")
+    scope = enum_keyword(op, "memory_scope")
     allowed = _LOAD_ORDERINGS if access == "load" else _STORE_ORDERINGS
     if ordering not in allowed:
         v.fail(
@@ -145,7 +113,7 @@ def _check_memory_model(v: Verifier, op: Operation, access: str) -> None:
                 f"weak {access} must not have memory scope",
                 at=span,
                 code="memory-scope",
-                fixes=_removal(v, span, f"Remove the '{scope}' scope"),
+                fixes=deletion_fix(v, span, f"Remove the '{scope}' scope"),
             )
     elif scope is None:
         span = _word_span(v, op, ordering)
@@ -402,12 +370,12 @@ def _check_rmw_mode(v: Verifier, op: Operation, mode: str, element: T.Type | Non
         if not (isinstance(element, T.FloatType) and element.name in ("f16", "bf16", "f32", "f64")):
             v.fail(op, "'addf' works only with floats f16, bf16, f32, and f64", at=at, code="atomic-mode")
     elif mode == "xchg":
-        if _width(element) not in (32, 64):
+        if bit_width(element) not in (32, 64):
             v.fail(op, "'xchg' works only with integers or float of 32 or 64 bitwidth", at=at, code="atomic-mode")
 
 
 def _check_atomic_ordering(v: Verifier, op: Operation) -> None:
-    ordering = _enum(op, "memory_ordering_semantics")
+    ordering = enum_keyword(op, "memory_ordering_semantics")
     if ordering is not None and ordering not in _ATOMIC_ORDERINGS:
         v.fail(
             op,
@@ -423,24 +391,34 @@ def _pointee(op: Operation) -> T.Type | None:
     return element.pointee if isinstance(element, T.PointerType) else None
 
 
-@op_verifier("atomic_rmw_tko")
-def _atomic_rmw(v: Verifier, op: Operation) -> None:
-    arg = op.operand("arg")
+def _atomic_value(v: Verifier, op: Operation, name: str) -> tuple[Value, T.Type] | None:
+    """Operand `name` (the value an atomic stores) and its element type, which must be the
+    pointers' pointee; None when either is missing or the operand is not a tile."""
+    value = op.operand(name)
     pointee = _pointee(op)
-    if arg is None or pointee is None or not isinstance(arg.type, T.TileType):
-        return
-    element = arg.type.element
+    if value is None or pointee is None or not isinstance(value.type, T.TileType):
+        return None
+    element = value.type.element
     if pointee != element:
         v.fail(
             op,
-            f"expected pointee type ({quoted(pointee)}) to match element type of 'arg' ({quoted(element)})",
-            at=op.operands.index(arg),
+            f"expected pointee type ({quoted(pointee)}) to match element type of '{name}' ({quoted(element)})",
+            at=op.operands.index(value),
             code="atomic-element-type",
         )
+    return value, element
+
+
+@op_verifier("atomic_rmw_tko")
+def _atomic_rmw(v: Verifier, op: Operation) -> None:
+    found = _atomic_value(v, op, "arg")
+    if found is None:
+        return
+    arg, element = found
     mask = op.operand("mask")
-    if mask is not None and _shape(mask.type) != arg.type.shape:
+    if mask is not None and tile_shape(mask.type) != arg.type.shape:
         v.fail(op, "failed to verify that all of {pointers, arg, mask} have same shape", code="type-rule")
-    mode = _enum(op, "mode")
+    mode = enum_keyword(op, "mode")
     if mode is not None:
         _check_rmw_mode(v, op, mode, element)
     _check_atomic_ordering(v, op)
@@ -448,22 +426,14 @@ def _atomic_rmw(v: Verifier, op: Operation) -> None:
 
 @op_verifier("atomic_cas_tko")
 def _atomic_cas(v: Verifier, op: Operation) -> None:
-    val = op.operand("val")
-    pointee = _pointee(op)
-    if val is None or pointee is None or not isinstance(val.type, T.TileType):
+    found = _atomic_value(v, op, "val")
+    if found is None:
         return
-    element = val.type.element
-    if pointee != element:
-        v.fail(
-            op,
-            f"expected pointee type ({quoted(pointee)}) to match element type of 'val' ({quoted(element)})",
-            at=op.operands.index(val),
-            code="atomic-element-type",
-        )
-    if _width(element) not in (32, 64):
+    val, element = found
+    if bit_width(element) not in (32, 64):
         v.fail(op, "expect only float or integer types with 32 or 64 bit", code="atomic-element-type")
     mask = op.operand("mask")
-    if mask is not None and _shape(mask.type) != val.type.shape:
+    if mask is not None and tile_shape(mask.type) != val.type.shape:
         v.fail(op, "failed to verify that all of {pointers, val, cmp and mask} have same shape", code="type-rule")
     _check_atomic_ordering(v, op)
 
@@ -495,17 +465,17 @@ def _atomic_red_view(v: Verifier, op: Operation) -> None:
     if tile.shape != value.type.shape:
         v.fail(
             op,
-            f"view tile shape {_dims(tile.shape)} must match value shape {_dims(value.type.shape)} "
+            f"view tile shape {shape_text(tile.shape)} must match value shape {shape_text(value.type.shape)} "
             "for element-wise atomic operations",
             at=at_value,
             code="view-tile-type",
         )
-    mode = _enum(op, "mode")
+    mode = enum_keyword(op, "mode")
     if mode == "xchg":
         v.fail(op, "atomic_red_view_tko op cannot use xchg operation", at=_word_span(v, op, mode), code="atomic-mode")
     if mode is not None:
         _check_rmw_mode(v, op, mode, value.type.element)
-    ordering = _enum(op, "memory_ordering_semantics")
+    ordering = enum_keyword(op, "memory_ordering_semantics")
     if ordering is not None and ordering != "relaxed":
         span = _word_span(v, op, ordering)
         fixes = [Fix("Use 'relaxed'", (TextEdit(span, "relaxed"),))] if span is not None else []
@@ -516,7 +486,7 @@ def _atomic_red_view(v: Verifier, op: Operation) -> None:
             code="memory-ordering",
             fixes=fixes,
         )
-    if _enum(op, "memory_scope") == "sys":
+    if enum_keyword(op, "memory_scope") == "sys":
         span = _word_span(v, op, "sys")
         fixes = [Fix("Use 'device'", (TextEdit(span, "device"),))] if span is not None else []
         v.fail(
@@ -543,7 +513,7 @@ def _atomic_red_view(v: Verifier, op: Operation) -> None:
         if t.rank != 0:
             v.fail(
                 op,
-                f"index operand {i} must be a scalar tile (rank 0), got shape {_dims(t.shape)}",
+                f"index operand {i} must be a scalar tile (rank 0), got shape {shape_text(t.shape)}",
                 at=base_at + i,
                 code="index-type",
             )

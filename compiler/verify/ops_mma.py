@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.core import Operation
+from .common import quoted, shape_text
 from .engine import Verifier
-from .ops_shape import quoted, shape_text
 from .registry import op_verifier
 
 # Input element type -> accumulator/result element types mmaf accepts, in the order

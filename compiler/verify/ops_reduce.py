@@ -18,17 +18,9 @@ from __future__ import annotations
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import Operation
+from .common import quoted, type_list
 from .engine import Verifier
 from .registry import op_verifier, region_verifier
-
-
-def _quoted(t: T.Type) -> str:
-    """A type as MLIR streams it into a diagnostic: quoted, with its dialect prefix."""
-    return f"'{t.full()}'"
-
-
-def _quoted_list(types: list[T.Type]) -> str:
-    return ", ".join(_quoted(t) for t in types)
 
 
 def _identity_type(attr: A.Attribute) -> T.Type | None:
@@ -119,7 +111,7 @@ def _aggregate(v: Verifier, op: Operation) -> None:
         if not isinstance(operand_type, T.TileType):
             v.fail(
                 op,
-                f"expected TileType for operand at index {index} but got: {_quoted(operand_type)}",
+                f"expected TileType for operand at index {index} but got: {quoted(operand_type)}",
                 at=index,
                 code="operand-type",
             )
@@ -134,14 +126,14 @@ def _aggregate(v: Verifier, op: Operation) -> None:
             v.fail(
                 op,
                 f"expect same type for operand at index: {index} and identity at index: {index} but got: "
-                f"{_quoted(element)} and {_quoted(identity_type)}",
+                f"{quoted(element)} and {quoted(identity_type)}",
                 at=index,
                 code="identities",
             )
 
     first = operands[0].type
     if not isinstance(first, T.TileType):
-        v.fail(op, f"expected TileType for first operand but got: {_quoted(first)}", at=0, code="operand-type")
+        v.fail(op, f"expected TileType for first operand but got: {quoted(first)}", at=0, code="operand-type")
     rank = first.rank
     if dim < 0 or dim >= rank:
         v.fail(op, f"dimension ({dim}) is out of bound [0, {rank})", code="dim-range")
@@ -161,8 +153,8 @@ def _aggregate(v: Verifier, op: Operation) -> None:
     if inferred and inferred != actual:
         v.emit(
             op,
-            f"inferred type(s) {_quoted_list(inferred)} are incompatible with return type(s) of operation "
-            f"{_quoted_list(actual)}",
+            f"inferred type(s) {type_list(inferred)} are incompatible with return type(s) of operation "
+            f"{type_list(actual)}",
             code="result-type",
         )
         v.fail(op, "failed to infer returned types", code="result-type")
@@ -195,7 +187,7 @@ def _combiner(v: Verifier, op: Operation) -> None:
         if not (isinstance(t, T.TileType) and t.rank == 0):
             v.fail(
                 op,
-                f"expect 0-rank tile type at index: {index} but got: {_quoted(t)}",
+                f"expect 0-rank tile type at index: {index} but got: {quoted(t)}",
                 code="block-arguments",
             )
     for index in range(0, 2 * n - 1, 2):
@@ -205,7 +197,7 @@ def _combiner(v: Verifier, op: Operation) -> None:
             v.fail(
                 op,
                 f"expect same element type for block argument at index: {index} and {index + 1} but got: "
-                f"{_quoted(a.element)} and {_quoted(b.element)}",
+                f"{quoted(a.element)} and {quoted(b.element)}",
                 code="block-arguments",
             )
     for index, value in enumerate(op.operands):
@@ -215,7 +207,7 @@ def _combiner(v: Verifier, op: Operation) -> None:
         if not isinstance(t, T.TileType):
             v.fail(
                 op,
-                f"expected TileType for operand and block argument but got types: {_quoted(t)} and {_quoted(arg_type)}",
+                f"expected TileType for operand and block argument but got types: {quoted(t)} and {quoted(arg_type)}",
                 at=index,
                 code="block-arguments",
             )
@@ -223,7 +215,7 @@ def _combiner(v: Verifier, op: Operation) -> None:
             v.fail(
                 op,
                 f"expect same type for operand at index: {index} and block argument at index: {2 * index} but got: "
-                f"{_quoted(t.element)} and {_quoted(arg_type.element)}",
+                f"{quoted(t.element)} and {quoted(arg_type.element)}",
                 code="block-arguments",
             )
     yielded = last.operands
@@ -238,14 +230,14 @@ def _combiner(v: Verifier, op: Operation) -> None:
         if not (isinstance(t, T.TileType) and isinstance(y, T.TileType)):
             v.fail(
                 op,
-                f"expected TileType for operand and terminator types but got: {_quoted(t)} and {_quoted(y)}",
+                f"expected TileType for operand and terminator types but got: {quoted(t)} and {quoted(y)}",
                 code="yield-type",
             )
         if t.element != y.element:
             v.fail(
                 op,
                 f"expect same type for operand at index: {index} and terminator argument at index: {index} but "
-                f"got: {_quoted(t.element)} and {_quoted(y.element)}",
+                f"got: {quoted(t.element)} and {quoted(y.element)}",
                 code="yield-type",
             )
     for inner in block.ops[:-1]:

@@ -13,41 +13,18 @@ from ..ir import types as T
 from ..ir.core import Operation, Value
 from ..ir.diagnostics import Fix, TextEdit
 from ..ir.source import Span
+from .common import bit_width, quoted, shape_text, source_and_result, tile_of
 from .engine import Verifier
 from .registry import op_verifier
 
 
-def shape_text(shape: tuple[int, ...]) -> str:
-    """A shape as MLIR prints an `ArrayRef<int64_t>` in a diagnostic: `4, 16`."""
-    return ", ".join(str(d) for d in shape)
-
-
-def quoted(t: T.Type) -> str:
-    """A type as MLIR streams it into a diagnostic: quoted, with its dialect prefix."""
-    return f"'{t.full()}'"
-
-
 def mlir_bitwidth(t: T.Type) -> int:
-    """`getIntOrFloatBitWidth()`: the format's width (tf32 is 19 bits, f4E2M1FN 4)."""
-    if isinstance(t, T.FloatType):
-        return t.format.width
-    if isinstance(t, T.IntegerType):
-        return t.width
+    """`getIntOrFloatBitWidth()`: the format's width (tf32 is 19 bits, f4E2M1FN 4); 64 for
+    a pointer, 0 for anything else."""
+    width = bit_width(t)
+    if width is not None:
+        return width
     return 64 if isinstance(t, T.PointerType) else 0
-
-
-def _tile(value: Value) -> T.TileType | None:
-    t = value.type
-    return t if isinstance(t, T.TileType) else None
-
-
-def _source_and_result(op: Operation) -> tuple[T.TileType, T.TileType] | None:
-    if len(op.operands) < 1 or len(op.results) != 1:
-        return None
-    src, res = _tile(op.operands[0]), _tile(op.results[0])
-    if src is None or res is None:
-        return None
-    return src, res
 
 
 def result_type_span(v: Verifier, op: Operation) -> tuple[Span, bool] | None:
@@ -95,7 +72,7 @@ def fix_result_type(v: Verifier, op: Operation, new: T.Type) -> list[Fix]:
 
 @op_verifier("broadcast")
 def _broadcast(v: Verifier, op: Operation) -> None:
-    types = _source_and_result(op)
+    types = source_and_result(op)
     if types is None:
         return
     src, res = types
@@ -111,7 +88,7 @@ def _broadcast(v: Verifier, op: Operation) -> None:
 
 @op_verifier("reshape")
 def _reshape(v: Verifier, op: Operation) -> None:
-    types = _source_and_result(op)
+    types = source_and_result(op)
     if types is None:
         return
     src, res = types
@@ -135,7 +112,7 @@ def _cat(v: Verifier, op: Operation) -> None:
         v.fail(op, "attribute 'dim' failed to satisfy constraint: 64-bit signless integer attribute", code="attribute")
     if len(op.operands) != 2 or len(op.results) != 1:
         return
-    lhs, rhs, res = _tile(op.operands[0]), _tile(op.operands[1]), _tile(op.results[0])
+    lhs, rhs, res = tile_of(op.operands[0]), tile_of(op.operands[1]), tile_of(op.results[0])
     if lhs is None or rhs is None or res is None:
         return
     dim, rank = dim_attr.value, lhs.rank
@@ -194,7 +171,7 @@ def _constant_splat(value: Value) -> int | None:
 
 @op_verifier("extract")
 def _extract(v: Verifier, op: Operation) -> None:
-    types = _source_and_result(op)
+    types = source_and_result(op)
     if types is None:
         return
     src, res = types
@@ -256,7 +233,7 @@ def _permute(v: Verifier, op: Operation) -> None:
             "attribute 'permutation' failed to satisfy constraint: i32 dense array attribute",
             code="attribute",
         )
-    types = _source_and_result(op)
+    types = source_and_result(op)
     if types is None:
         return
     src, res = types
@@ -295,7 +272,7 @@ def _permute(v: Verifier, op: Operation) -> None:
 def _iota(v: Verifier, op: Operation) -> None:
     if len(op.results) != 1:
         return
-    res = _tile(op.results[0])
+    res = tile_of(op.results[0])
     if res is None:
         return
     if res.rank != 1:
@@ -326,7 +303,7 @@ def _size_in_bits(t: T.TileType) -> int:
 
 @op_verifier("pack", "unpack")
 def _pack(v: Verifier, op: Operation) -> None:
-    types = _source_and_result(op)
+    types = source_and_result(op)
     if types is None:
         return
     src, res = types

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import types as T
+from .common import quoted
 
 # The largest number of elements a tile may hold (2**24).
 MAX_TILE_ELEMENTS = 16777216
@@ -67,11 +68,6 @@ def is_power_of_two(n: int) -> bool:
 def next_power_of_two(n: int) -> int:
     """The smallest power of two >= n (1 for n <= 1)."""
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
-
-
-def quoted(t: T.Type) -> str:
-    """A type as MLIR writes it inside a diagnostic: `'!cuda_tile.tile<4xf32>'`."""
-    return f"'{t.full()}'"
 
 
 def _dims_text(values: tuple[int | None, ...] | list[int | None]) -> str:
