@@ -37,6 +37,13 @@ class Fix:
     title: str
     edits: tuple[TextEdit, ...]
 
+    def apply(self, text: str) -> str:
+        """`text` with the fix's edits made (they must not overlap), last one first so that
+        the earlier offsets stay valid."""
+        for edit in sorted(self.edits, key=lambda e: e.span.start, reverse=True):
+            text = text[: edit.span.start] + edit.new_text + text[edit.span.end :]
+        return text
+
 
 @dataclass(frozen=True, slots=True)
 class Related:

@@ -31,9 +31,7 @@ def _at(text: str, d: Diagnostic) -> str:
 
 def _apply(text: str, d: Diagnostic) -> str:
     (fix,) = d.fixes
-    for edit in sorted(fix.edits, key=lambda e: e.span.start, reverse=True):
-        text = text[: edit.span.start] + edit.new_text + text[edit.span.end :]
-    return text
+    return fix.apply(text)
 
 
 F16 = "%a: !cuda_tile.tile<4xf16>"

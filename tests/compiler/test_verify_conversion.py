@@ -109,8 +109,7 @@ def test_ftof_rounding_mode() -> None:
     assert d.message == "'cuda_tile.ftof' op invalid rounding mode specified. Only 'nearest_even' is supported"
     assert d.code == "rounding-mode"
     assert text[d.span.start : d.span.end] == "rounding<zero>"
-    (edit,) = d.fixes[0].edits
-    fixed = text[: edit.span.start] + edit.new_text + text[edit.span.end :]
+    fixed = d.fixes[0].apply(text)
     assert "%0 = ftof %x : tile<4xf32>" in fixed
     assert check_text(fixed)[1] == []
 
@@ -124,8 +123,7 @@ def test_ftof_to_e8m0_needs_zero_or_positive_inf(written: str) -> None:
     )
     assert [f.title for f in d.fixes] == ["Use rounding<zero>", "Use rounding<positive_inf>"]
     for fix in d.fixes:
-        (edit,) = fix.edits
-        fixed = text[: edit.span.start] + edit.new_text + text[edit.span.end :]
+        fixed = fix.apply(text)
         assert "%0 = ftof %x rounding<" in fixed
         assert check_text(fixed)[1] == []
 

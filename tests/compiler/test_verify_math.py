@@ -23,10 +23,8 @@ def only(body: str, arg: str = "tile<4xf32>") -> tuple[str, Diagnostic]:
 
 
 def apply_fix(text: str, d: Diagnostic) -> str:
-    assert len(d.fixes) == 1
-    for edit in sorted(d.fixes[0].edits, key=lambda e: -e.span.start):
-        text = text[: edit.span.start] + edit.new_text + text[edit.span.end :]
-    return text
+    (fix,) = d.fixes
+    return fix.apply(text)
 
 
 VALID = [

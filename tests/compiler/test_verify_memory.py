@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.ir.diagnostics import Diagnostic, Fix
+from compiler.ir.diagnostics import Diagnostic
 from compiler.verify import VerifyOptions, check_text
 
 MLIR = VerifyOptions(keep_going=False)
@@ -75,12 +75,6 @@ def at(text: str, d: Diagnostic) -> str:
     return text[d.span.start : d.span.end]
 
 
-def apply(text: str, fix: Fix) -> str:
-    for edit in sorted(fix.edits, key=lambda e: e.span.start, reverse=True):
-        text = text[: edit.span.start] + edit.new_text + text[edit.span.end :]
-    return text
-
-
 def test_valid_memory_ops() -> None:
     assert errors(VALID) == []
     _, diagnostics = check_text(VALID, "t.mlir", VerifyOptions(), allow_unregistered=True)
@@ -118,8 +112,8 @@ def test_weak_load_with_scope_fix() -> None:
     assert d.message == "'cuda_tile.load_ptr_tko' op weak load must not have memory scope"
     assert d.code == "memory-scope"
     assert at(text, d) == "device"
-    assert "load_ptr_tko weak %ps" in apply(text, d.fixes[0])
-    assert errors(apply(text, d.fixes[0])) == []
+    assert "load_ptr_tko weak %ps" in d.fixes[0].apply(text)
+    assert errors(d.fixes[0].apply(text)) == []
 
 
 @pytest.mark.parametrize(
@@ -159,7 +153,7 @@ def test_memory_model(line: str, message: str) -> None:
 def test_scope_required_fix_adds_device() -> None:
     text = kernel("%r, %t = load_ptr_tko acquire %ps : tile<8xptr<f32>> -> tile<8xf32>, token")
     d = only_error(text)
-    assert errors(apply(text, d.fixes[0])) == []
+    assert errors(d.fixes[0].apply(text)) == []
 
 
 def test_view_memory_keywords_are_parse_errors() -> None:
@@ -364,7 +358,7 @@ def test_atomic_red_view_sys_scope_fix() -> None:
         "compatibility"
     )
     assert at(text, d) == "sys"
-    assert errors(apply(text, d.fixes[0])) == []
+    assert errors(d.fixes[0].apply(text)) == []
 
 
 def test_atomic_red_view_rejects_gather_and_padding() -> None:
@@ -396,14 +390,14 @@ def test_alloca_alignment_power_of_two_fix() -> None:
     d = only_error(text)
     assert d.message == "'cuda_tile.alloca' op 'alignment' must be power of two"
     assert at(text, d) == "12"
-    assert "alignment = 16" in apply(text, d.fixes[0])
+    assert "alignment = 16" in d.fixes[0].apply(text)
 
 
 def test_alloca_alignment_natural_size() -> None:
     text = kernel("%a = alloca num_elem = 2, alignment = 2 : tile<ptr<f32>>")
     d = only_error(text)
     assert d.message.endswith("'alignment' (2) must be at least the natural size (4 bytes) for element type 'f32'")
-    assert errors(apply(text, d.fixes[0])) == []
+    assert errors(d.fixes[0].apply(text)) == []
 
 
 def test_malformed_operand_segments_do_not_crash() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from compiler.ir import types as T
-from compiler.ir.diagnostics import Diagnostic, Fix
+from compiler.ir.diagnostics import Diagnostic
 from compiler.verify import VerifyOptions, check_text
 from compiler.verify.types import (
     MAX_TILE_ELEMENTS,
@@ -37,12 +37,6 @@ def at(text: str, d: Diagnostic) -> str:
     return text[d.span.start : d.span.end]
 
 
-def apply(text: str, fix: Fix) -> str:
-    for edit in sorted(fix.edits, key=lambda e: e.span.start, reverse=True):
-        text = text[: edit.span.start] + edit.new_text + text[edit.span.end :]
-    return text
-
-
 # ------------------------------------------------------------------ tile
 
 
@@ -55,7 +49,7 @@ def test_non_power_of_two_dimension_with_fix() -> None:
     assert at(text, d) == "3"
     (fix,) = d.fixes
     assert fix.title == "Round 3 up to 4"
-    fixed = apply(text, fix)
+    fixed = fix.apply(text)
     assert "tile<4x4xf32>" in fixed
     assert errors(fixed) == []
 
@@ -67,7 +61,7 @@ def test_several_non_power_of_two_dimensions_one_fix() -> None:
     assert at(text, d) == "3x5x9"
     (fix,) = d.fixes
     assert [e.new_text for e in fix.edits] == ["4", "8", "16"]
-    assert "tile<4x8x16xf32>" in apply(text, fix)
+    assert "tile<4x8x16xf32>" in fix.apply(text)
 
 
 def test_unprefixed_tile_in_op_gets_fix() -> None:
@@ -75,7 +69,7 @@ def test_unprefixed_tile_in_op_gets_fix() -> None:
     d = only_error(text)
     assert d.message == "all dimensions must be powers of two, got 3"
     assert d.location()[1:] == (1, 43)
-    assert apply(text, d.fixes[0]).endswith("tile<4xf32>\n")
+    assert d.fixes[0].apply(text).endswith("tile<4xf32>\n")
 
 
 def test_non_positive_dimension() -> None:
@@ -217,7 +211,7 @@ def test_view_tile_power_of_two_with_fix() -> None:
     d = only_error(text)
     assert d.message == "tile shape dimensions must have power of two length but got [5, 1024]"
     assert at(text, d) == "5"
-    fixed = apply(text, d.fixes[0])
+    fixed = d.fixes[0].apply(text)
     assert "tile=(8x1024)" in fixed
     assert errors(fixed) == []
 
