@@ -79,6 +79,8 @@ class Diagnostic:
         text = f"{name}:{line}:{col}: {self.severity.label}: {self.message}"
         if with_snippet and self.source is not None:
             text += "\n" + _snippet(self.source, self.span)
+            for fix in self.fixes:  # the quick fixes an editor would offer, named
+                text += f"\n  help: {fix.title}"
         for rel in self.related:
             src = rel.source or self.source
             if src is None:

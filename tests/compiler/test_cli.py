@@ -294,3 +294,14 @@ def test_python_dash_m_compiler(path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     no_traceback(proc.stderr)
+
+
+def test_check_names_the_quick_fix(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "k.tileir"
+    path.write_text(
+        "cuda_tile.module @m {\n  entry @k() {\n    %a = constant <f32: 1.0> : tile<3xf32>\n    return\n  }\n}\n"
+    )
+    status, out, err = run(capsys, "check", str(path))
+    assert status == 1
+    assert f"{path}:3:37: error: all dimensions must be powers of two, got 3" in err
+    assert "\n  help: Round 3 up to 4\n" in err
