@@ -28,3 +28,26 @@ def conformance_files() -> list[Path]:
 
 def read(path: Path) -> str:
     return path.read_text(encoding="utf-8")
+
+
+def run_bounded(work, seconds: float, what: str, where: str):
+    """Run `work()` in a thread: its result, or an AssertionError when it raises or is still
+    running after `seconds` (the fuzz tests' guard against crashes and hangs)."""
+    import threading
+
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["result"] = work()
+        except BaseException as exc:  # noqa: BLE001 - reported below, with the input
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"{what} did not finish within {seconds} s{where}"
+    if "error" in outcome:
+        exc = outcome["error"]
+        raise AssertionError(f"{what} raised {exc!r}{where}") from exc  # type: ignore[misc]
+    return outcome["result"]

@@ -8,14 +8,13 @@ random byte edits (decoded with errors='replace'), and token shuffles.
 from __future__ import annotations
 
 import re
-import threading
 from functools import cache
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.corpus import conformance_files, example_files, read, sample_files
+from tests.corpus import conformance_files, example_files, read, run_bounded, sample_files
 
 HANG_SECONDS = 10.0  # generous: this only catches hangs, it is not a speed test
 
@@ -37,23 +36,9 @@ def _parse_checked(text: str) -> None:
     """Parse in a thread: fail on an exception, on a hang, or on a span outside the text."""
     from compiler.text import ParseOptions, parse
 
-    outcome: dict[str, object] = {}
-
-    def work() -> None:
-        try:
-            outcome["result"] = parse(text, "fuzz.tileir", ParseOptions(allow_unregistered=True))
-        except BaseException as exc:  # noqa: BLE001 - reported below, with the input
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    thread.join(HANG_SECONDS)
     where = f"\ninput ({len(text)} chars): {text[:2000]!r}"
-    assert not thread.is_alive(), f"parse did not finish within {HANG_SECONDS} s{where}"
-    if "error" in outcome:
-        exc = outcome["error"]
-        raise AssertionError(f"parse raised {exc!r}{where}") from exc  # type: ignore[misc]
-    result = outcome["result"]
+    options = ParseOptions(allow_unregistered=True)
+    result = run_bounded(lambda: parse(text, "fuzz.tileir", options), HANG_SECONDS, "parse", where)
     n = len(text)
     for diag in result.diagnostics:  # type: ignore[attr-defined]
         span = diag.span

@@ -16,13 +16,12 @@ in a thread that must finish; every diagnostic must also format.
 from __future__ import annotations
 
 import re
-import threading
 from functools import cache
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.corpus import conformance_files, example_files, read, sample_files
+from tests.corpus import conformance_files, example_files, read, run_bounded, sample_files
 
 HANG_SECONDS = 10.0  # catches hangs only; not a speed test
 
@@ -74,30 +73,18 @@ def _verify_checked(text: str | None = None, module=None) -> None:
     """Verify in a thread, both ways: fail on an exception or a hang."""
     from compiler.verify import VerifyOptions, check_text, verify
 
-    outcome: dict[str, object] = {}
-
     def work() -> None:
-        try:
-            diagnostics = []
-            for keep_going in (True, False):
-                options = VerifyOptions(keep_going=keep_going)
-                if module is not None:
-                    diagnostics += verify(module, options)
-                else:
-                    diagnostics += check_text(text or "", "fuzz.tileir", options, allow_unregistered=True)[1]
-            for diag in diagnostics:
-                diag.format(with_snippet=True)
-        except BaseException as exc:  # noqa: BLE001 - reported below with the input
-            outcome["error"] = exc
+        diagnostics = []
+        for keep_going in (True, False):
+            options = VerifyOptions(keep_going=keep_going)
+            if module is not None:
+                diagnostics += verify(module, options)
+            else:
+                diagnostics += check_text(text or "", "fuzz.tileir", options, allow_unregistered=True)[1]
+        for diag in diagnostics:
+            diag.format(with_snippet=True)
 
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    thread.join(HANG_SECONDS)
-    where = f"\ninput: {(text or '')[:3000]!r}"
-    assert not thread.is_alive(), f"verification did not finish within {HANG_SECONDS} s{where}"
-    if "error" in outcome:
-        exc = outcome["error"]
-        raise AssertionError(f"verification raised {exc!r}{where}") from exc  # type: ignore[misc]
+    run_bounded(work, HANG_SECONDS, "verification", f"\ninput: {(text or '')[:3000]!r}")
 
 
 _FUZZ = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
