@@ -1,0 +1,32 @@
+"""The CPU interpreter: the reference semantics of Tile IR, on NumPy and ml_dtypes.
+
+    from compiler.interp import Machine
+    Machine(module).run(entry_op, grid=(gx, gy, gz), args=[...])
+
+Most users want `compiler.runtime.launch`, which places NumPy arrays in memory and
+types scalar arguments. `machine` holds the batched execution model and control flow,
+`memory` the simulated address space, `dtypes` the element-type ↔ NumPy mapping, and
+the `ops_*` modules the semantics of each op family, registered by op name in
+`registry`.
+"""
+
+from __future__ import annotations
+
+from . import ops_misc  # noqa: F401  (registers semantics)
+from .machine import TOKEN, Frame, Group, InterpError, Machine, RunOptions
+from .memory import Memory, MemoryFault
+from .registry import SEMANTICS, Ctx, semantics
+
+__all__ = [
+    "SEMANTICS",
+    "TOKEN",
+    "Ctx",
+    "Frame",
+    "Group",
+    "InterpError",
+    "Machine",
+    "Memory",
+    "MemoryFault",
+    "RunOptions",
+    "semantics",
+]
