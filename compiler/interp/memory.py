@@ -10,6 +10,7 @@ array. Every access is checked: an address outside every allocation raises
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,6 +82,24 @@ class Memory:
 
     def begin_group(self) -> None:
         """Called before each group of tile blocks runs (access records are per block)."""
+
+    def check_access(
+        self,
+        *,
+        instance: int,
+        deps: frozenset[int],
+        store: bool,
+        block_ids: np.ndarray,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        addresses: Callable[[], np.ndarray] | None = None,
+    ) -> None:
+        """Record that memory-op `instance` (ordered after the instances in `deps`) read or
+        (`store`) wrote, for each block of the group (`block_ids`: linear tile-block ids,
+        shape (G,)), bytes within [lo, hi) (shape (G,) or (1,)); `addresses()` gives the
+        exact element addresses, shape (G, N) with -1 for masked-off elements, when the
+        ranges overlap. Raises `MemoryFault("race: ...")` when a store and another access
+        of one block touch the same address without a token (or data) order between them."""
 
     # -- element access ------------------------------------------------------------------
 
