@@ -3,6 +3,7 @@
     tileir check FILE...                     parse and verify files, report diagnostics
     tileir fmt [--check | -i] FILE...        print the canonical form
     tileir opt [FILE|-] [-o OUT] [...]       a `cuda-tile-opt` / `mlir-opt` look-alike
+    tileir run FILE --grid X[,Y[,Z]] --arg SPEC...   run a kernel on the CPU interpreter
 
 Exit status: 0 success; 1 the input has errors (or `fmt --check` found a file to reformat);
 2 bad usage or an unreadable file; 3 an internal error (a bug: please report it).
@@ -436,6 +437,98 @@ def _ensure_newline(text: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# tileir run
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from compiler.interp import InterpError, RunOptions
+    from compiler.runtime import LaunchError, find_kernel, kernel_name, launch, load_module, signature
+    from compiler.runtime.argspec import (
+        SpecError,
+        parse_check,
+        parse_grid,
+        parse_spec,
+        run_check,
+        save_npy_atomic,
+        summarize,
+    )
+
+    try:
+        specs = [parse_spec(a) for a in args.arg]
+        grid = parse_grid(args.grid)
+        checks = [parse_check(c) for c in args.check]
+    except SpecError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        if args.file == "-":
+            src = _read_input("-")
+            module = load_module(src.text, name=src.name)
+        else:
+            module = load_module(args.file)
+        entry = find_kernel(module, args.kernel)
+    except LaunchError as exc:
+        if exc.diagnostics:
+            _report(exc.diagnostics, _Tally())
+            _err(f"{PROG} run: '{args.file}' has errors; not run")
+            return EXIT_ERRORS
+        raise CliError(exc.message) from None
+    rng = np.random.default_rng(args.seed)
+    try:
+        values = [spec.make(rng) for spec in specs]
+    except SpecError as exc:
+        raise CliError(str(exc)) from None
+    before = [v.copy() if isinstance(v, np.ndarray) else v for v in values] if checks else []
+    options = RunOptions(check_races=not args.no_race_check)
+    try:
+        result = launch(module, kernel_name(entry), grid, values, cutile=args.cutile_args, options=options)
+    except LaunchError as exc:
+        message = exc.message
+        if exc.kind == "count" and not args.cutile_args and any(s.is_array for s in specs):
+            message += " (with --cutile-args, each array argument is passed as pointer, shape, strides)"
+        raise CliError(message) from None
+    except InterpError as exc:
+        _err(str(exc))
+        _err(f"{PROG} run: kernel {signature(entry).partition('(')[0]} failed")
+        return EXIT_ERRORS
+    if not args.quiet:
+        grid_text = "x".join(str(d) for d in result.grid)
+        _out(
+            f"kernel @{result.kernel}  grid {grid_text} ({_plural(result.num_blocks, 'tile block')})  "
+            f"backend {result.backend}  time {result.time:.3f} s\n"
+        )
+        for i, v in enumerate(values):
+            text = summarize(v) if isinstance(v, np.ndarray) else f"scalar {v!r}"
+            _out(f"  arg{i}  {text}\n")
+    if args.save is not None:
+        try:
+            os.makedirs(args.save, exist_ok=True)
+            saved = 0
+            for i, v in enumerate(values):
+                if isinstance(v, np.ndarray):
+                    save_npy_atomic(os.path.join(args.save, f"arg{i}.npy"), v)
+                    saved += 1
+        except OSError as exc:
+            raise CliError(f"cannot write to '{args.save}': {exc.strerror or exc}") from None
+        if not args.quiet:
+            _out(f"saved {_plural(saved, 'array')} to {args.save}\n")
+    status = EXIT_OK
+    for check in checks:
+        try:
+            outcome = run_check(check, before, values, args.rtol, args.atol)
+        except SpecError as exc:
+            raise CliError(str(exc)) from None
+        if outcome.ok:
+            if not args.quiet:
+                _out(outcome.message + "\n")
+        else:
+            _err(outcome.message)
+            status = EXIT_ERRORS
+    return status
+
+
+# --------------------------------------------------------------------------------------------
 # Argument parsing
 
 
@@ -521,6 +614,54 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     opt.set_defaults(func=_cmd_opt)
+
+    run = sub.add_parser(
+        "run",
+        help="run a kernel on the CPU interpreter",
+        description=(
+            "Run a kernel on the CPU interpreter with arguments made from SPECs, print a summary of "
+            "every argument after the run, and optionally save the arrays and check them against NumPy."
+        ),
+        epilog=(
+            "SPEC: FILE.npy[:DTYPE] | zeros:SHAPE:DTYPE | ones:SHAPE:DTYPE | rand:SHAPE:DTYPE | "
+            "arange:SHAPE:DTYPE | a number. SHAPE: 1024 or 64x64. DTYPE as the IR spells it: "
+            "f32 f16 bf16 f64 f8E4M3FN f8E5M2 f8E8M0FNU f4E2M1FN i1 i8 i16 i32 i64. "
+            "rand: floats uniform in [-1, 1), integers in [-100, 100). "
+            "Example: tileir run examples/vector_add.tileir --grid 4 --cutile-args "
+            "--arg rand:4000:f32 --arg rand:4000:f32 --arg zeros:4000:f32 --check 'arg2 = arg0 + arg1'"
+        ),
+        allow_abbrev=False,
+    )
+    run.add_argument("file", metavar="FILE", help="a .tileir text or .tileirbc bytecode file, or - for stdin")
+    run.add_argument("-k", "--kernel", metavar="K", help="the entry to run (default: the only one)")
+    run.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="the number of tile blocks")
+    run.add_argument(
+        "--arg", action="append", default=[], metavar="SPEC", help="one argument, in order (repeat the option)"
+    )
+    run.add_argument(
+        "--cutile-args",
+        action="store_true",
+        help="cuTile's calling convention: each array --arg is passed as pointer, extents, strides (in elements)",
+    )
+    run.add_argument("--seed", type=int, default=0, help="seed of rand: SPECs (default 0)")
+    run.add_argument(
+        "--save", metavar="DIR", help="write each array argument after the run as DIR/arg<i>.npy (i: its --arg index)"
+    )
+    run.add_argument(
+        "--check",
+        action="append",
+        default=[],
+        metavar="'argN = EXPR'",
+        help=(
+            "after the run, argN must match EXPR, a NumPy expression (np, ml_dtypes) over arg0, arg1, ... "
+            "as they were before the run; within a tolerance set by argN's dtype (exit 1 if not)"
+        ),
+    )
+    run.add_argument("--rtol", type=float, metavar="R", help="relative tolerance of --check (default: by dtype)")
+    run.add_argument("--atol", type=float, metavar="A", help="absolute tolerance of --check (default: by dtype)")
+    run.add_argument("--no-race-check", action="store_true", help="do not report unordered store/access races")
+    run.add_argument("-q", "--quiet", action="store_true", help="print only errors and failed checks")
+    run.set_defaults(func=_cmd_run)
     return parser
 
 

@@ -12,7 +12,18 @@ the `ops_*` modules the semantics of each op family, registered by op name in
 
 from __future__ import annotations
 
-from . import ops_misc  # noqa: F401  (registers semantics)
+from . import (  # noqa: F401  (registers semantics)  # noqa: F401  (registers semantics)  # noqa: F401  (registers semantics)
+    ops_bits,
+    ops_conversion,
+    ops_float,
+    ops_integer,
+    ops_memory,  # noqa: F401  (registers semantics)
+    ops_misc,  # noqa: F401  (registers semantics)
+    ops_mma,
+    ops_reduce,
+    ops_shape,
+    ops_view,  # noqa: F401  (registers semantics)
+)
 from .machine import TOKEN, Frame, Group, InterpError, Machine, RunOptions
 from .memory import Memory, MemoryFault
 from .registry import SEMANTICS, Ctx, semantics

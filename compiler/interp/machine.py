@@ -1,17 +1,23 @@
 """The abstract machine: runs a kernel over a grid of tile blocks, many blocks at once.
 
-Batching. The grid is cut into *groups* of tile blocks that execute together. A tile
+Batching. The grid is cut into *groups* of tile blocks that execute together, in the
+order of their linear ids (x fastest, then y, then z, as CUDA numbers blocks). A tile
 value of type `tile<SxE>` is held for a group as one ndarray of shape `(G, *S)`, G
 being the group size, or `(1, *S)` when every block of the group has the same value
 (constants, kernel arguments, loop bounds): NumPy's broadcasting then works across the
-blocks, so `addf` on a group is one NumPy call however many blocks it holds.
+blocks, so `addf` on a group is one NumPy call however many blocks it holds. The group
+size is chosen so that the largest tile of the kernel times the group size stays near
+`GROUP_ELEMENT_BUDGET` elements; values are dropped from the register file after their
+last use, so memory stays bounded by a few of those group-sized arrays.
 
 Divergence. Where control flow depends on a value that differs between the blocks of
 a group (an `if` condition, a loop bound, a `break`), the group is split: each branch
 runs on a child `Frame` that sees only its blocks (values of the parent are restricted
-lazily, on first use), and the branches' results are merged back. Blocks that leave a
-region early (`break`, `continue`, `return` inside an `if`) are carried as `Exit`s with
-the positions they cover, so the rest of the region runs on the blocks that remain.
+lazily, on first use, and the restriction is cached), and the branches' results are
+merged back. Blocks that leave a region early (`break`, `continue`, `return` inside an
+`if`, or a failed `assert`) are carried as `Exit`s with the positions they cover, so the
+rest of the region runs on the blocks that remain. Where the condition is the same for
+every block of the group nothing is split or copied.
 
 Undefined behaviour is an `InterpError` naming the op, its source line, the first
 tile block at fault and, for memory, the address.
@@ -21,32 +27,42 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 import numpy as np
 
+from ..ir.attributes import CallSiteLoc, DILocAttr, FileLineColLoc, FusedLoc, LocationAttr, NameLoc
 from ..ir.core import Block, Module, Operation, Region, Value
-from ..ir.types import TileType, TokenType
+from ..ir.types import IntegerType, TileType
 from . import dtypes
-from .memory import Memory
+from .memory import Memory, MemoryFault, pack_nibbles
 from .registry import SEMANTICS, Ctx
 
 # A token carries no data: what orders memory operations is recorded in
 # `Machine.value_deps`. One shared object stands for every token value.
 TOKEN = "token"
 
-# Upper bound on the elements of the largest tile value of a kernel times the number of
-# blocks run together, so that batching never needs much more memory than the arrays
-# the kernel works on.
-GROUP_ELEMENT_BUDGET = 1 << 22
+# Target for (elements of the largest tile value of a kernel) x (blocks run together).
+# 2^20 elements (4 MiB of f32 per tile value) amortizes the per-op Python overhead over
+# enough data (16 groups for a 2^24-element vector add) while keeping the group's
+# temporaries small next to the arrays a benchmark-sized kernel works on.
+GROUP_ELEMENT_BUDGET = 1 << 20
+
+# Grid extents per axis: the op reference limits them to 2^24 - 1 (get_tile_block_id /
+# get_num_tile_blocks: "larger dimensions may result in incorrect tile block ids").
+MAX_GRID_EXTENT = (1 << 24) - 1
+
+_NO_DEPS: frozenset[int] = frozenset()
 
 
 class InterpError(Exception):
     """Undefined behaviour or a failure while running a kernel.
 
     `str()` gives the one-line report: `file:line:col: error: <op>: message
-    (tile block (x, y, z)[, address 0x...])`."""
+    (tile block (x, y, z)[, address 0x...])[; note]`. `details` holds further lines (one
+    per failing tile block of a failed `assert`)."""
 
     def __init__(
         self,
@@ -56,12 +72,16 @@ class InterpError(Exception):
         where: str | None = None,
         block: tuple[int, int, int] | None = None,
         address: int | None = None,
+        note: str | None = None,
+        details: list[str] | None = None,
     ) -> None:
         self.message = message
         self.op = op
         self.where = where
         self.block = block
         self.address = address
+        self.note = note
+        self.details: list[str] = details or []
         super().__init__(self.report())
 
     def report(self) -> str:
@@ -73,6 +93,8 @@ class InterpError(Exception):
             extra.append(f"address {self.address:#x}")
         if extra:
             text += f" ({', '.join(extra)})"
+        if self.note:
+            text += f"; {self.note}"
         return f"{self.where}: error: {text}" if self.where else f"error: {text}"
 
 
@@ -83,16 +105,31 @@ class Group:
     x: np.ndarray
     y: np.ndarray
     z: np.ndarray
+    # Linear ids (x fastest) of the blocks, once asked for, and the grid they are for.
+    ids: np.ndarray | None = None
+    ids_grid: tuple[int, int, int] | None = None
 
     @property
     def size(self) -> int:
         return len(self.x)
 
     def subset(self, index: np.ndarray) -> Group:
-        return Group(self.x[index], self.y[index], self.z[index])
+        sub = Group(self.x[index], self.y[index], self.z[index])
+        if self.ids is not None:
+            sub.ids, sub.ids_grid = self.ids[index], self.ids_grid
+        return sub
 
     def coords(self, position: int) -> tuple[int, int, int]:
         return int(self.x[position]), int(self.y[position]), int(self.z[position])
+
+    def linear(self, grid: tuple[int, int, int]) -> np.ndarray:
+        """Linear tile block ids (x fastest), shape (G,), int64, increasing; the same array
+        object on every call for one group."""
+        if self.ids is None or self.ids_grid != grid:
+            gx, gy = grid[0], grid[1]
+            self.ids = self.x.astype(np.int64) + gx * (self.y.astype(np.int64) + gy * self.z.astype(np.int64))
+            self.ids_grid = grid
+        return self.ids
 
 
 def restrict(value: Any, index: np.ndarray) -> Any:
@@ -137,18 +174,56 @@ class Frame:
 
 @dataclass(slots=True)
 class Exit:
-    """A region left through `kind` ("yield", "continue", "break" or "return") by the
-    blocks at `positions` of the frame it is reported to (None: all of them)."""
+    """A region left through `kind` ("yield", "continue", "break", "return", or "abort"
+    for blocks stopped by a failed `assert`) by the blocks at `positions` of the frame it
+    is reported to (None: all of them), with the terminator's operand values and, while
+    dependencies are tracked, each operand's memory-op dependencies."""
 
     kind: str
     positions: np.ndarray | None
     values: list[Any] = field(default_factory=list)
+    deps: list[frozenset[int]] | None = None
+
+
+def _quote(text: str) -> str:
+    """A string as the IR writes it: in double quotes, with `\\`, `"` and newlines escaped."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def _compose(outer: np.ndarray | None, inner: np.ndarray | None) -> np.ndarray | None:
+    """Positions `inner` (of a sub-frame at `outer`) as positions of the outer frame."""
     if inner is None:
         return outer
     return inner if outer is None else outer[inner]
+
+
+def _union(positions: list[np.ndarray | None], size: int) -> np.ndarray:
+    """The sorted union of disjoint position sets (None: all `size` positions)."""
+    if any(p is None for p in positions):
+        return np.arange(size)
+    if len(positions) == 1:
+        return positions[0]  # type: ignore[return-value]
+    if not positions:
+        return np.zeros(0, dtype=np.intp)
+    return np.sort(np.concatenate(positions))  # type: ignore[arg-type]
+
+
+# A part of a merge: (positions in the frame or None for all, values, deps or None).
+_Part = tuple[np.ndarray | None, list[Any], list[frozenset[int]] | None]
+
+
+def _merge_value(parts: list[tuple[np.ndarray | None, Any]], size: int) -> Any:
+    """One value for a frame of `size` blocks from values of disjoint subsets."""
+    first = parts[0][1]
+    if not isinstance(first, np.ndarray):
+        return first  # tokens (views cannot be merged: the verifier forbids them here)
+    out = np.empty((size, *first.shape[1:]), dtype=first.dtype)
+    for positions, value in parts:
+        if positions is None:
+            out[...] = value
+        else:
+            out[positions] = value
+    return out
 
 
 _TERMINATORS = {
@@ -158,53 +233,121 @@ _TERMINATORS = {
     "cuda_tile.return": "return",
 }
 
+# How a block without a terminator is left, by the op that owns its region.
+_IMPLICIT_EXIT = {
+    "cuda_tile.for": "continue",
+    "cuda_tile.loop": "continue",
+    "cuda_tile.entry": "return",
+}
+
+
+def _implicit_exit(block: Block) -> str:
+    region = block.parent
+    owner = region.parent if region is not None else None
+    return _IMPLICIT_EXIT.get(owner.name, "yield") if owner is not None else "return"
+
+
+def location_text(loc: LocationAttr | None) -> str | None:
+    """`file:line:col` of a location attribute (through names, call sites, fused and
+    debug-info locations), or None when it names no file position."""
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename}:{loc.line}:{loc.column}"
+    if isinstance(loc, NameLoc):
+        return location_text(loc.child)
+    if isinstance(loc, CallSiteLoc):
+        return location_text(loc.callee) or location_text(loc.caller)
+    if isinstance(loc, FusedLoc):
+        for inner in loc.locations:
+            text = location_text(inner)
+            if text is not None:
+                return text
+        return None
+    if isinstance(loc, DILocAttr):
+        return location_text(loc.source)
+    return None
+
 
 @dataclass(slots=True)
 class RunOptions:
-    stdout: IO[str] | None = None  # where print_tko writes (default sys.stdout)
+    stdout: IO[str] | None = None  # where print_tko writes (default: sys.stdout at the time)
     check_races: bool = True
     group_budget: int = GROUP_ELEMENT_BUDGET
+    # Start each line print_tko writes with the tile block it comes from,
+    # `[block (x, y, z)] `. (The GPU prints no prefix; its blocks' lines interleave.)
+    print_prefix: bool = True
+
+
+@dataclass(slots=True)
+class AssertFailure:
+    """A tile block stopped by a failed `assert`: the first failing element, the count."""
+
+    op: Operation
+    block: tuple[int, int, int]
+    element: tuple[int, ...]
+    count: int
+
+
+# How a block's ops are run: (op, terminator kind or None, control-flow handler or None,
+# values dead after the op).
+_Step = tuple[Operation, str | None, Callable[..., Any] | None, tuple[Value, ...]]
 
 
 class Machine:
-    """Runs kernels of one module against one simulated global memory."""
+    """Runs kernels of one module against one simulated global memory. Globals are
+    placed once, when the machine is made; memory persists across `run`s."""
 
     def __init__(self, module: Module, memory: Memory | None = None, options: RunOptions | None = None) -> None:
         self.module = module
         self.memory = memory if memory is not None else Memory()
         self.options = options or RunOptions()
+        self.memory.race_checking = self.options.check_races
         self.grid: tuple[int, int, int] = (1, 1, 1)
         self.value_deps: dict[Value, frozenset[int]] = {}
         self._instances = itertools.count(1)
         self.globals: dict[str, int] = {}  # symbol → address
+        self.assert_failures: list[AssertFailure] = []
+        self.assert_failed_elements = 0
+        # print_tko output of the group being run: (linear block id, text); None outside `run`.
+        self.print_buffer: list[tuple[int, str]] | None = None
+        self._plans: dict[Block, list[_Step]] = {}
+        self._largest: dict[Operation, int] = {}
+        self._checked_loops: set[Operation] = set()
+        self._free_dead = False
         self._load_globals()
 
     # -- errors --------------------------------------------------------------------------
 
     def where(self, op: Operation) -> str | None:
+        """`file:line:col` of an op: its place in the parsed text, else its location attribute."""
         source = self.module.source
         if source is not None and op.span is not None:
             line, col = source.line_col(op.span.start)
             return f"{source.name}:{line + 1}:{col + 1}"
-        loc = op.location
-        filename = getattr(loc, "filename", None)
-        if filename is not None:
-            return f"{filename}:{getattr(loc, 'line', 0)}:{getattr(loc, 'column', 0)}"
-        return None
+        return location_text(op.location)
 
     def op_error(
-        self, op: Operation, frame: Frame, message: str, blocks: np.ndarray | None = None, address: int | None = None
+        self,
+        op: Operation,
+        frame: Frame,
+        message: str,
+        blocks: np.ndarray | None = None,
+        address: int | None = None,
+        note: str | None = None,
     ) -> InterpError:
+        """An error of `op` run on `frame`; `blocks` (a boolean mask over the group, or
+        positions) picks the block named: the first one at fault (default: the first)."""
         position = 0
         if blocks is not None:
             blocks = np.asarray(blocks)
             if blocks.dtype == np.bool_:
-                hits = np.flatnonzero(blocks.reshape(blocks.shape[0], -1).any(axis=1) if blocks.ndim > 1 else blocks)
+                flat = blocks.reshape(blocks.shape[0], -1).any(axis=1) if blocks.ndim > 1 else blocks.reshape(-1)
+                hits = np.flatnonzero(flat)
                 position = int(hits[0]) if len(hits) else 0
             elif blocks.size:
                 position = int(blocks.reshape(-1)[0])
-        block = frame.group.coords(min(position, frame.group.size - 1)) if frame.group.size else None
-        return InterpError(message, op=op.mnemonic, where=self.where(op), block=block, address=address)
+        size = frame.group.size
+        block = frame.group.coords(min(position, size - 1)) if size else None
+        return InterpError(message, op=op.mnemonic, where=self.where(op), block=block, address=address, note=note)
 
     # -- dependencies (for race detection) -----------------------------------------------
 
@@ -212,12 +355,13 @@ class Machine:
         return next(self._instances)
 
     def deps_of_operands(self, op: Operation, frame: Frame) -> frozenset[int]:
-        deps: frozenset[int] = frozenset()
+        deps: frozenset[int] = _NO_DEPS
         vd = self.value_deps
-        for v in op.operands:
-            d = vd.get(v)
-            if d:
-                deps = deps | d
+        if vd:
+            for v in op.operands:
+                d = vd.get(v)
+                if d:
+                    deps = deps | d
         return deps
 
     def _bind_deps(self, values: list[Value], deps: frozenset[int]) -> None:
@@ -227,6 +371,26 @@ class Machine:
                 vd[v] = deps
             else:
                 vd.pop(v, None)
+
+    def _deps_of(self, values: list[Value]) -> list[frozenset[int]] | None:
+        vd = self.value_deps
+        if not vd:
+            return None
+        return [vd.get(v, _NO_DEPS) for v in values]
+
+    def _set_deps(self, targets: list[Value], deps: list[frozenset[int]] | None) -> None:
+        vd = self.value_deps
+        if not vd and not deps:
+            return
+        if deps is None:
+            for t in targets:
+                vd.pop(t, None)
+            return
+        for t, d in zip(targets, deps, strict=False):
+            if d:
+                vd[t] = d
+            else:
+                vd.pop(t, None)
 
     # -- module setup ----------------------------------------------------------------------
 
@@ -239,6 +403,8 @@ class Machine:
                 alignment = self._int(op.properties.get("alignment"), data.dtype.itemsize)
                 if data.dtype == np.bool_:
                     data = data.astype(np.uint8)
+                elif getattr(value.element, "bitwidth", 8) == 4:  # i4 / f4E2M1FN: two per byte
+                    data = pack_nibbles(data)
                 self.globals[sym] = self.memory.place(
                     np.ascontiguousarray(data).reshape(-1), alignment=alignment, name=f"global @{sym}",
                     read_only=op.properties.get("constant") is not None,
@@ -250,79 +416,214 @@ class Machine:
 
     # -- launching -------------------------------------------------------------------------
 
-    def run(self, kernel: Operation, grid: tuple[int, int, int], args: list[Any]) -> None:
-        """Run `kernel` (an `entry` op) over `grid`, its parameters bound to `args`
-        (scalars as 0-d arrays of the parameter's storage dtype)."""
-        self.grid = grid
+    def group_size(self, kernel: Operation, total: int) -> int:
+        """How many tile blocks run together (see `GROUP_ELEMENT_BUDGET`)."""
+        per_block = self._largest.get(kernel)
+        if per_block is None:
+            per_block = self._largest[kernel] = max(_largest_tile(kernel), 1)
+        return max(1, min(total, self.options.group_budget // per_block))
+
+    def run(self, kernel: Operation, grid: tuple[int, ...], args: list[Any]) -> None:
+        """Run `kernel` (an `entry` op) over `grid` ((x[, y[, z]]) tile blocks), its
+        parameters bound to `args` (scalars as arrays of shape (1,) of the parameter's
+        storage dtype). Raises `InterpError` at the first undefined behaviour, or at the
+        end when an `assert` failed (the failing blocks stop there; the others go on)."""
+        dims = tuple(int(d) for d in grid) + (1,) * (3 - len(grid))
+        if len(dims) != 3 or any(d < 1 for d in dims):
+            raise InterpError(f"the grid must be 1 to 3 positive extents, got {tuple(grid)}")
+        if any(d > MAX_GRID_EXTENT for d in dims):
+            raise InterpError(
+                f"grid {dims} exceeds the limit of {MAX_GRID_EXTENT} (2^24-1) tile blocks per axis"
+            )
+        self.grid = dims  # type: ignore[assignment]
+        gx, gy, gz = dims
         body = kernel.regions[0].blocks[0]
-        total = grid[0] * grid[1] * grid[2]
-        per_block = max(_largest_tile(kernel), 1)
-        group_size = max(1, min(total, self.options.group_budget // per_block))
-        linear = np.arange(total, dtype=np.int64)
-        for start in range(0, total, group_size):
-            ids = linear[start : start + group_size]
-            # Linear order is x fastest, then y, then z.
-            x = (ids % grid[0]).astype(np.int32)
-            y = ((ids // grid[0]) % grid[1]).astype(np.int32)
-            z = (ids // (grid[0] * grid[1])).astype(np.int32)
-            frame = Frame(Group(x, y, z))
-            for arg, value in zip(body.arguments, args, strict=True):
-                frame.env[arg] = value
+        total = gx * gy * gz
+        size = self.group_size(kernel, total)
+        self.value_deps.clear()
+        self.assert_failures = []
+        self.assert_failed_elements = 0
+        self._free_dead = True
+        try:
+            for start in range(0, total, size):
+                frame = Frame(_group_at(start, min(size, total - start), dims))  # type: ignore[arg-type]
+                env = frame.env
+                for arg, value in zip(body.arguments, args, strict=True):
+                    env[arg] = value
+                self.value_deps.clear()
+                self.memory.begin_group(start, frame.group.size)
+                self.print_buffer = []
+                try:
+                    self.exec_block(body, frame)
+                finally:
+                    self._flush_prints()
+        except InterpError as e:
+            if self.assert_failures:
+                raise self._assert_error() from e
+            raise
+        finally:
+            self._free_dead = False
+            self.print_buffer = None
             self.value_deps.clear()
-            self.memory.begin_group()
-            self.exec_block(body, frame)
+        if self.assert_failures:
+            raise self._assert_error()
+
+    def _flush_prints(self) -> None:
+        """Write the group's print_tko output, block by block (program order within a block)."""
+        buffer = self.print_buffer
+        self.print_buffer = None
+        if not buffer:
+            return
+        out = self.options.stdout or sys.stdout
+        buffer.sort(key=lambda item: item[0])  # stable: keeps program order within a block
+        if not self.options.print_prefix:
+            out.write("".join(text for _, text in buffer))
+            return
+        gx, gy = self.grid[0], self.grid[1]
+        pieces: list[str] = []
+        for block_id, group in itertools.groupby(buffer, key=lambda item: item[0]):
+            x, rest = block_id % gx, block_id // gx
+            prefix = f"[block ({x}, {rest % gy}, {rest // gy})] "
+            text = "".join(t for _, t in group)
+            for line in text.splitlines(keepends=True):
+                pieces.append(prefix + line)
+            if pieces and not pieces[-1].endswith("\n"):
+                pieces.append("\n")
+        out.write("".join(pieces))
+
+    def _assert_error(self) -> InterpError:
+        failures = self.assert_failures
+        first = failures[0]
+        text = getattr(first.op.attr("message"), "value", "")
+        at = f" at element {first.element}" if first.element else ""
+        note = None
+        if len(failures) > 1 or first.count > 1:
+            blocks = "1 tile block" if len(failures) == 1 else f"{len(failures)} tile blocks"
+            note = f"in all, {self.assert_failed_elements} elements failed in {blocks}"
+        details = []
+        for f in failures[:100]:
+            where = self.where(f.op)
+            element = f" at element {f.element}" if f.element else ""
+            msg = getattr(f.op.attr("message"), "value", "")
+            details.append(
+                f"{where + ': ' if where else ''}tile block {f.block}: assertion failed: {_quote(msg)}{element}"
+                f" ({f.count} element{'s' if f.count != 1 else ''})"
+            )
+        if len(failures) > 100:
+            details.append(f"... and {len(failures) - 100} more tile blocks")
+        return InterpError(
+            f"assertion failed: {_quote(text)}{at}", op=first.op.mnemonic, where=self.where(first.op),
+            block=first.block, note=note, details=details,
+        )
 
     # -- execution -------------------------------------------------------------------------
 
-    def exec_block(self, block: Block, frame: Frame, start: int = 0) -> list[Exit]:
-        """Run `block` from op `start` on `frame`; returns how its blocks left it."""
+    def _plan(self, block: Block) -> list[_Step]:
+        """The ops of `block` with their terminator kind / control handler and the values
+        of this block that are dead after each op (computed once per block)."""
+        plan = self._plans.get(block)
+        if plan is not None:
+            return plan
         ops = block.ops
-        for i in range(start, len(ops)):
-            op = ops[i]
-            name = op.name
-            kind = _TERMINATORS.get(name)
-            if kind is not None:
-                return [Exit(kind, None, [frame.get(v) for v in op.operands])]
-            if name == "cuda_tile.if":
-                remaining, exits = self.exec_if(op, frame)
-            elif name == "cuda_tile.for" or name == "cuda_tile.loop":
-                remaining, exits = self.exec_loop(op, frame)
-            else:
-                self.exec_op(op, frame)
-                continue
-            if remaining is None:
-                continue
-            # Some blocks left through a break/continue/return; the rest go on alone.
-            if len(remaining):
-                child = frame.child(remaining)
-                for e in self.exec_block(block, child, i + 1):
-                    exits.append(Exit(e.kind, _compose(remaining, e.positions), e.values))
-            return exits
-        return []
+        defined: set[Value] = set(block.arguments)
+        for op in ops:
+            defined.update(op.results)
+        last: dict[Value, int] = {}
+        for i, op in enumerate(ops):
+            for r in op.results:
+                last.setdefault(r, i)
+            for inner in op.walk():
+                for v in inner.operands:
+                    if v in defined:
+                        last[v] = i
+        dead: list[list[Value]] = [[] for _ in ops]
+        for v, i in last.items():
+            dead[i].append(v)
+        plan = [
+            (op, _TERMINATORS.get(op.name), _CONTROL.get(op.name), tuple(dead[i])) for i, op in enumerate(ops)
+        ]
+        self._plans[block] = plan
+        return plan
 
-    def exec_op(self, op: Operation, frame: Frame) -> None:
+    def exec_block(self, block: Block, frame: Frame, start: int = 0) -> list[Exit]:
+        """Run `block` from op `start` on `frame`; returns how its blocks left it (the
+        exits' positions are positions in `frame`)."""
+        plan = self._plan(block)
+        free = self._free_dead
+        exits: list[Exit] = []
+        offset: np.ndarray | None = None  # positions of `frame` in the caller's frame
+        for i in range(start, len(plan)):
+            op, kind, handler, dead = plan[i]
+            if kind is not None:
+                exits.append(self._exit(kind, op, frame, offset))
+                return exits
+            if handler is None:
+                self.exec_op(op, frame)
+            else:
+                rest, frame, more = handler(self, op, frame)
+                for e in more:
+                    e.positions = _compose(offset, e.positions)
+                    exits.append(e)
+                if rest is not None:
+                    if not len(rest):
+                        return exits
+                    offset = _compose(offset, rest)
+            if free and dead:
+                env = frame.env
+                for v in dead:
+                    env.pop(v, None)
+        exits.append(Exit(_implicit_exit(block), offset))
+        return exits
+
+    def _exit(self, kind: str, op: Operation, frame: Frame, offset: np.ndarray | None) -> Exit:
+        get = frame.get
+        operands = op.operands
+        return Exit(kind, offset, [get(v) for v in operands], self._deps_of(operands) if operands else None)
+
+    def exec_op(self, op: Operation, frame: Frame) -> Any:
+        """Run one op without regions of its own (or whose regions its semantics runs);
+        binds its results in `frame` and returns what the semantics returned."""
         fn = SEMANTICS.get(op.name)
         if fn is None:
-            raise InterpError("the interpreter has no semantics for this op", op=op.name, where=self.where(op))
+            raise InterpError("the interpreter has no semantics for this op", op=op.mnemonic, where=self.where(op))
         get = frame.get
         ctx = Ctx(self, frame, op, [get(v) for v in op.operands])
-        out = fn(ctx)
+        try:
+            out = fn(ctx)
+        except InterpError:
+            raise
+        except MemoryFault as e:
+            blocks = np.array([e.block]) if e.block is not None else None
+            raise self.op_error(op, frame, e.message, blocks=blocks, address=e.address) from None
+        except Exception as e:  # a bug in a semantics function: still a report, not a crash
+            raise self.op_error(op, frame, f"internal error in the interpreter: {type(e).__name__}: {e}") from e
         results = op.results
         if not results:
-            return
-        if len(results) == 1 and not isinstance(out, (tuple, list)):
-            out = (out,)
+            return out
+        values = (out,) if len(results) == 1 and not isinstance(out, (tuple, list)) else out
         env = frame.env
-        for r, value in zip(results, out, strict=True):
+        for r, value in zip(results, values, strict=True):
             env[r] = value
-        deps = self.deps_of_operands(op, frame) | ctx.new_deps
-        if deps or self.value_deps:
-            self._bind_deps(results, deps)  # type: ignore[arg-type]
+        vd = self.value_deps
+        new = ctx.new_deps
+        if vd or new:
+            deps = new
+            for v in op.operands:
+                d = vd.get(v)
+                if d:
+                    deps = deps | d
+            for r in results:
+                if deps:
+                    vd[r] = deps
+                else:
+                    vd.pop(r, None)
+        return out
 
     def run_region(self, region: Region, frame: Frame, args: list[Any]) -> list[Exit]:
         block = region.blocks[0]
+        env = frame.env
         for a, v in zip(block.arguments, args, strict=True):
-            frame.env[a] = v
+            env[a] = v
         return self.exec_block(block, frame)
 
     def run_combiner(self, region: Region, args: list[np.ndarray]) -> list[np.ndarray]:
@@ -332,200 +633,289 @@ class Machine:
         shape = np.broadcast_shapes(*(a.shape for a in args))
         n = int(np.prod(shape))
         flat = [np.broadcast_to(a, shape).reshape(n) for a in args]
-        ones = np.zeros(n, dtype=np.int32)
-        frame = Frame(Group(ones, ones, ones))
+        zeros = np.broadcast_to(np.int32(0), (n,))
+        frame = Frame(Group(zeros, zeros, zeros))
         exits = self.run_region(region, frame, flat)
         values = exits[0].values
         return [np.broadcast_to(v, (n,)).reshape(shape) for v in values]
 
     # -- control flow ------------------------------------------------------------------------
+    #
+    # A handler runs a control-flow op on `frame` and returns (rest, frame', exits): `rest`
+    # None when every block of `frame` goes on after the op (in `frame` itself), else the
+    # positions of those that do, and `frame'` a child frame over them; `exits` are the
+    # blocks that left the enclosing region (break / continue / return / abort), with
+    # positions in `frame`. The op's results are bound in `frame'`.
 
-    def _yield_results(
-        self, op: Operation, frame: Frame, yields: list[tuple[np.ndarray | None, list[Any]]]
-    ) -> None:
-        """Bind `op`'s results from the values its region(s) yielded for the given positions."""
-        results = op.results
-        if not results:
+    def _bind_merged(self, frame: Frame, targets: list[Value], parts: list[_Part]) -> None:
+        """Bind `targets` in `frame` from parts covering all of its blocks, disjointly."""
+        if not targets:
             return
-        if len(yields) == 1 and yields[0][0] is None:
-            for r, v in zip(results, yields[0][1], strict=True):
-                frame.env[r] = v
-            return
-        size = frame.group.size
-        for i, r in enumerate(results):
-            if isinstance(r.type, TokenType) or not isinstance(yields[0][1][i], np.ndarray):
-                frame.env[r] = yields[0][1][i]
-                continue
-            first = yields[0][1][i]
-            out = np.empty((size,) + first.shape[1:], dtype=first.dtype)
-            for positions, values in yields:
-                out[positions if positions is not None else slice(None)] = values[i]
-            frame.env[r] = out
-
-    def _merge_deps(self, targets: list[Value], sources: list[list[Value]]) -> None:
-        vd = self.value_deps
-        if not vd:
-            return
-        for i, t in enumerate(targets):
-            deps: frozenset[int] = frozenset()
-            for src in sources:
-                d = vd.get(src[i]) if i < len(src) else None
-                if d:
-                    deps = deps | d
-            self._bind_deps([t], deps)
-
-    def exec_if(self, op: Operation, frame: Frame) -> tuple[np.ndarray | None, list[Exit]]:
-        """Run an `if`. Returns (positions still running after it, or None for all;
-        the exits of blocks that left through break/continue/return)."""
-        cond = frame.get(op.operands[0])
-        cond = np.asarray(cond).reshape(cond.shape[0])
-        regions = op.regions
-        has_else = len(regions) > 1 and regions[1].blocks
-        if cond.shape[0] == 1 or cond.all() or not cond.any():
-            taken = bool(cond[0])
-            if not taken and not has_else:
-                return None, []
-            region = regions[0] if taken else regions[1]
-            exits = self.exec_block(region.blocks[0], frame)
-            sides = [(None, exits)]
+        env = frame.env
+        if len(parts) == 1:
+            values = parts[0][1]
+            for t, v in zip(targets, values, strict=True):
+                env[t] = v
         else:
-            sides = []
+            size = frame.group.size
+            for i, t in enumerate(targets):
+                env[t] = _merge_value([(p, values[i]) for p, values, _ in parts], size)
+        deps = [d for _, _, d in parts if d is not None]
+        if not deps:
+            self._set_deps(targets, None)
+        elif len(deps) == 1:
+            self._set_deps(targets, deps[0])
+        else:
+            self._set_deps(targets, [frozenset().union(*column) for column in zip(*deps, strict=True)])
+
+    def _continue_with(self, op: Operation, frame: Frame, parts: list[_Part], exits: list[Exit]) -> Any:
+        """The handler result once `parts` (positions in `frame`) went on past `op` with
+        the op's results, and `exits` left the enclosing region."""
+        if not exits:
+            self._bind_merged(frame, op.results, parts)
+            return None, frame, exits
+        rest = _union([p for p, _, _ in parts], frame.group.size)
+        if not len(rest):
+            return rest, frame, exits
+        if len(rest) == frame.group.size:
+            self._bind_merged(frame, op.results, parts)
+            return None, frame, exits
+        cont = frame.child(rest)
+        if op.results:
+            if len(parts) == 1:
+                local = [(None, parts[0][1], parts[0][2])]
+            else:
+                local = [(np.searchsorted(rest, p), v, d) for p, v, d in parts]
+            self._bind_merged(cont, op.results, local)
+        return rest, cont, exits
+
+    def exec_if(self, op: Operation, frame: Frame) -> Any:
+        cond = frame.get(op.operands[0]).reshape(-1)
+        regions = op.regions
+        then_block = regions[0].blocks[0]
+        else_block = regions[1].blocks[0] if len(regions) > 1 and regions[1].blocks else None
+        n = cond.shape[0]
+        taken = int(np.count_nonzero(cond)) if n > 1 else (n if cond[0] else 0)
+        sides: list[tuple[np.ndarray | None, list[Exit]]]
+        if taken == n or taken == 0:
+            block = then_block if taken else else_block
+            if block is None:
+                return None, frame, []
+            sides = [(None, self.exec_block(block, frame))]
+        else:
             then_pos = np.flatnonzero(cond)
             else_pos = np.flatnonzero(~cond)
-            sides.append((then_pos, self.exec_block(regions[0].blocks[0], frame.child(then_pos))))
-            if has_else:
-                sides.append((else_pos, self.exec_block(regions[1].blocks[0], frame.child(else_pos))))
+            sides = [(then_pos, self.exec_block(then_block, frame.child(then_pos)))]
+            if else_block is not None:
+                sides.append((else_pos, self.exec_block(else_block, frame.child(else_pos))))
             else:
-                sides.append((else_pos, [Exit("yield", None, [])]))
-        yields: list[tuple[np.ndarray | None, list[Any]]] = []
-        others: list[Exit] = []
-        for positions, exits in sides:
-            for e in exits:
+                sides.append((else_pos, [Exit("yield", None)]))
+        parts: list[_Part] = []
+        exits: list[Exit] = []
+        for positions, side_exits in sides:
+            for e in side_exits:
                 where = _compose(positions, e.positions)
                 if e.kind == "yield":
-                    yields.append((where, e.values))
+                    parts.append((where, e.values, e.deps))
                 else:
-                    others.append(Exit(e.kind, where, e.values))
-        yield_ops = [r.blocks[0].ops[-1] for r in regions if r.blocks and r.blocks[0].ops]
-        self._merge_deps(list(op.results), [list(y.operands) for y in yield_ops if y.name == "cuda_tile.yield"])
-        if not others:
-            self._yield_results(op, frame, yields)
-            return None, []
-        remaining = np.sort(np.concatenate([p if p is not None else np.arange(frame.group.size) for p, _ in yields]
-                                           or [np.zeros(0, dtype=np.int64)]))
-        if len(remaining):
-            child_yields = []
-            for p, values in yields:
-                local = np.searchsorted(remaining, p) if p is not None else np.arange(len(remaining))
-                child_yields.append((local, values))
-            # Bind the results in the parent frame at the remaining positions only; the
-            # caller continues in a child frame over `remaining`, which restricts them.
-            full: list[tuple[np.ndarray | None, list[Any]]] = [
-                (remaining[local], values) for local, values in child_yields
-            ]
-            self._yield_results(op, frame, full)
-        return remaining, others
+                    e.positions = where
+                    exits.append(e)
+        return self._continue_with(op, frame, parts, exits)
 
-    def exec_loop(self, op: Operation, frame: Frame) -> tuple[np.ndarray | None, list[Exit]]:
-        """Run a `for` or `loop`; blocks leave it at different iterations where their
-        bounds or `break`s differ. Returns like `exec_if`."""
-        is_for = op.name == "cuda_tile.for"
-        body = op.regions[0].blocks[0]
+    def exec_assert(self, op: Operation, frame: Frame) -> Any:
+        """`assert`: the semantics records failures and returns a mask of the failing
+        blocks (or None); those blocks stop here, the others go on."""
+        failed = self.exec_op(op, frame)
+        if failed is None:
+            return None, frame, []
         size = frame.group.size
-        if is_for:
-            lower, upper, step = (frame.get(v) for v in op.operands[:3])
-            init = [frame.get(v) for v in op.operands[3:]]
-            unsigned = op.attr("unsignedCmp") is not None
-            iv = lower
-        else:
-            init = [frame.get(v) for v in op.operands]
-        carried = init
-        # Positions (in `frame`) of the blocks still iterating, and the frame they run in.
-        active: np.ndarray | None = None
-        current = frame
-        finished: list[tuple[np.ndarray | None, list[Any]]] = []  # (positions, final values)
-        others: list[Exit] = []
-        carried_deps = [list(op.operands[3:] if is_for else op.operands)]
-        self._merge_deps(body.arguments[1:] if is_for else body.arguments, carried_deps)
-        while True:
-            if is_for:
-                if unsigned:
-                    go = dtypes.as_unsigned(iv) < dtypes.as_unsigned(upper)
-                else:
-                    go = iv < upper
-                go = go.reshape(go.shape[0])
-                if not go.all():
-                    stop = np.flatnonzero(~go) if go.shape[0] > 1 else None
-                    if go.shape[0] == 1 or not go.any():
-                        finished.append((active, carried))
-                        break
-                    finished.append((_compose(active, stop), [restrict(c, stop) for c in carried]))
-                    keep = np.flatnonzero(go)
-                    active = _compose(active, keep)
-                    current = current.child(keep)
-                    carried = [restrict(c, keep) for c in carried]
-                    iv = restrict(iv, keep)
-                    upper = restrict(upper, keep)
-                    step = restrict(step, keep)
-                exits = self.run_region(op.regions[0], current, [iv, *carried])
-            else:
-                exits = self.run_region(op.regions[0], current, list(carried))
-            next_values: list[tuple[np.ndarray | None, list[Any]]] = []
-            for e in exits:
-                if e.kind == "continue":
-                    next_values.append((e.positions, e.values))
-                elif e.kind == "break":
-                    finished.append((_compose(active, e.positions), e.values))
-                else:  # return from inside the loop body
-                    others.append(Exit(e.kind, _compose(active, e.positions), e.values))
-            if not next_values:
-                break
-            if len(next_values) == 1 and next_values[0][0] is None:
-                carried = next_values[0][1]
-            else:
-                keep = np.sort(np.concatenate([p if p is not None else np.arange(current.group.size)
-                                               for p, _ in next_values]))
-                carried = _gather(next_values, keep, len(carried))
-                if len(keep) != current.group.size:
-                    active = _compose(active, keep)
-                    current = current.child(keep)
-                    if is_for:
-                        iv, upper, step = restrict(iv, keep), restrict(upper, keep), restrict(step, keep)
-            if is_for:
-                iv = (iv + step).astype(iv.dtype)  # wraps like the hardware adder
-            terminator = body.ops[-1] if body.ops else None
-            if terminator is not None and self.value_deps:
-                self._merge_deps(body.arguments[1:] if is_for else body.arguments, [list(terminator.operands)])
-        self._bind_loop_results(op, frame, finished, size)
-        if not others:
-            return None, []
-        done = np.sort(np.concatenate([p for p, _ in finished if p is not None] or [np.zeros(0, dtype=np.int64)]))
-        if any(p is None for p, _ in finished):
-            done = np.arange(size)
-        return done, others
+        failed = np.broadcast_to(np.asarray(failed, dtype=np.bool_).reshape(-1), (size,))
+        exits = [Exit("abort", np.flatnonzero(failed))]
+        rest = np.flatnonzero(~failed)
+        if not len(rest):
+            return rest, frame, exits
+        return rest, frame.child(rest), exits
 
-    def _bind_loop_results(
-        self, op: Operation, frame: Frame, finished: list[tuple[np.ndarray | None, list[Any]]], size: int
-    ) -> None:
-        if not op.results or not finished:
+    def _check_loop_ends(self, op: Operation) -> None:
+        """A `loop` whose body has no `break` (nor `assert`) would never end: say so."""
+        if op in self._checked_loops:
             return
-        self._yield_results(op, frame, finished)
+
+        def leaves(block: Block) -> bool:
+            for inner in block.ops:
+                if inner.name in ("cuda_tile.break", "cuda_tile.return", "cuda_tile.assert"):
+                    return True
+                if inner.name == "cuda_tile.if":
+                    if any(leaves(b) for r in inner.regions for b in r.blocks):
+                        return True
+            return False
+
+        if not any(leaves(b) for b in op.regions[0].blocks):
+            raise InterpError("this loop has no `break`: it would never end", op=op.mnemonic, where=self.where(op))
+        self._checked_loops.add(op)
+
+    def exec_loop(self, op: Operation, frame: Frame) -> Any:
+        """`for` and `loop`: blocks leave at different iterations where their bounds or
+        `break`s differ; the body runs on the blocks still iterating (a frame that is
+        made anew only when that set changes)."""
+        is_for = op.name == "cuda_tile.for"
+        region = op.regions[0]
+        body = region.blocks[0]
+        counter: _ForCounter | None = None
+        if is_for:
+            counter = _ForCounter(self, op, frame)
+            inits = op.operands[3:]
+            targets = body.arguments[1:]
+        else:
+            self._check_loop_ends(op)
+            inits = op.operands
+            targets = body.arguments
+        get = frame.get
+        carried = [get(v) for v in inits]
+        deps = self._deps_of(inits)
+        active: np.ndarray | None = None  # positions (in `frame`) of the blocks still iterating
+        current = frame
+        finished: list[_Part] = []  # (positions in `frame`, final values, deps)
+        exits: list[Exit] = []
+        while True:
+            if counter is not None:
+                go = counter.going()
+                if go is not None:  # some blocks are done
+                    if not go.any():
+                        finished.append((active, carried, deps))
+                        break
+                    stop = np.flatnonzero(~go)
+                    keep = np.flatnonzero(go)
+                    finished.append((_compose(active, stop), [restrict(c, stop) for c in carried], deps))
+                    carried = [restrict(c, keep) for c in carried]
+                    counter.restrict(keep)
+                    active = _compose(active, keep)
+                    current = frame.child(active)  # type: ignore[arg-type]
+                args = [counter.value(), *carried]
+            else:
+                args = carried
+            self._set_deps(targets, deps)
+            conts: list[Exit] = []
+            for e in self.run_region(region, current, args):
+                if e.kind == "continue":
+                    conts.append(e)
+                elif e.kind == "break":
+                    finished.append((_compose(active, e.positions), e.values, e.deps))
+                else:  # return / abort from inside the body
+                    e.positions = _compose(active, e.positions)
+                    exits.append(e)
+            if not conts:
+                break
+            if len(conts) == 1 and conts[0].positions is None:
+                carried, deps = conts[0].values, conts[0].deps
+            else:
+                size = current.group.size
+                keep = _union([e.positions for e in conts], size)
+                if len(conts) == 1:
+                    carried, deps = conts[0].values, conts[0].deps
+                else:
+                    parts = [(np.searchsorted(keep, e.positions), e.values) for e in conts]
+                    carried = [
+                        _merge_value([(p, values[i]) for p, values in parts], len(keep)) for i in range(len(inits))
+                    ]
+                    deps = _union_deps([e.deps for e in conts])
+                if len(keep) != size:
+                    active = _compose(active, keep)
+                    current = frame.child(active)  # type: ignore[arg-type]
+                    if counter is not None:
+                        counter.restrict(keep)
+            if counter is not None:
+                counter.advance()
+        return self._continue_with(op, frame, finished, exits)
 
 
-def _gather(parts: list[tuple[np.ndarray | None, list[Any]]], keep: np.ndarray, count: int) -> list[Any]:
-    """Values for the positions `keep` (sorted) from parts covering them."""
-    out: list[Any] = []
-    for i in range(count):
-        first = parts[0][1][i]
-        if not isinstance(first, np.ndarray):
-            out.append(first)
-            continue
-        arr = np.empty((len(keep),) + first.shape[1:], dtype=first.dtype)
-        for positions, values in parts:
-            local = np.searchsorted(keep, positions) if positions is not None else slice(None)
-            arr[local] = values[i]
-        out.append(arr)
-    return out
+def _union_deps(columns: list[list[frozenset[int]] | None]) -> list[frozenset[int]] | None:
+    present = [c for c in columns if c is not None]
+    if not present:
+        return None
+    return [frozenset().union(*column) for column in zip(*present, strict=True)]
+
+
+class _ForCounter:
+    """The induction variable of a `for`, per block: compared with the upper bound
+    (signed, or unsigned with the `unsigned` flag) and advanced by the step. The
+    iteration space is the mathematical {lb + i*step < ub}, so a block whose next value
+    would not fit the type (the adder wraps) has finished."""
+
+    __slots__ = ("iv", "upper", "step", "done", "dtype", "unsigned")
+
+    def __init__(self, machine: Machine, op: Operation, frame: Frame) -> None:
+        lower, upper, step = (frame.get(v) for v in op.operands[:3])
+        self.dtype = lower.dtype
+        self.unsigned = op.attr("unsignedCmp") is not None
+        element = dtypes.element_of(op.operands[0].type)
+        width = element.width if isinstance(element, IntegerType) else lower.dtype.itemsize * 8
+        self.iv = self._domain(lower.reshape(-1), width)
+        self.upper = self._domain(upper.reshape(-1), width)
+        self.step = self._domain(step.reshape(-1), width)
+        self.done: np.ndarray | None = None  # blocks whose induction variable overflowed
+        flat = step.reshape(-1)
+        signed_step = -flat.astype(np.int64) if flat.dtype == np.bool_ else flat.astype(np.int64)
+        bad = (signed_step <= 0) & (self.iv < self.upper)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            value = int(signed_step[first if len(signed_step) > 1 else 0])
+            raise machine.op_error(op, frame, f"the step must be positive, got {value}", blocks=bad)
+
+    def _domain(self, a: np.ndarray, width: int) -> np.ndarray:
+        """Values in a dtype where `<` is the loop's comparison."""
+        if a.dtype == np.bool_:  # i1: 1 is -1 when signed
+            return a.astype(np.uint8) if self.unsigned else -a.astype(np.int8)
+        return dtypes.as_unsigned(a) if self.unsigned else a
+
+    def value(self) -> np.ndarray:
+        """The induction variable as the body sees it (the type's storage dtype)."""
+        iv = self.iv
+        if self.dtype == np.bool_:
+            return iv != 0
+        return iv if iv.dtype == self.dtype else iv.view(self.dtype)
+
+    def going(self) -> np.ndarray | None:
+        """None when every block iterates again, else a mask of those that do."""
+        go = self.iv < self.upper
+        if self.done is not None:
+            go = go & ~self.done
+        if go.all():
+            return None
+        return go
+
+    def restrict(self, keep: np.ndarray) -> None:
+        self.iv = restrict(self.iv, keep)
+        self.upper = restrict(self.upper, keep)
+        self.step = restrict(self.step, keep)
+        if self.done is not None:
+            self.done = restrict(self.done, keep)
+
+    def advance(self) -> None:
+        iv, step = self.iv, self.step
+        if iv.dtype.kind == "u":
+            nxt = iv + step
+        else:
+            unsigned = dtypes.as_unsigned(iv) if iv.dtype != np.bool_ else iv
+            nxt = (unsigned + dtypes.as_unsigned(step)).view(iv.dtype)
+        overflow = nxt < iv  # the step is positive: a smaller value means it wrapped
+        if overflow.any():
+            self.done = overflow if self.done is None else (self.done | overflow)
+        self.iv = nxt
+
+
+def _group_at(start: int, n: int, grid: tuple[int, int, int]) -> Group:
+    """The `n` tile blocks from linear id `start` on (x fastest, then y, then z)."""
+    gx, gy, _ = grid
+    x0, rest = start % gx, start // gx
+    y0, z0 = rest % gy, rest // gy
+    local = np.arange(n, dtype=np.int64)
+    t = local + x0
+    x = t % gx
+    t = t // gx + y0
+    y = t % gy
+    z = t // gy + z0
+    return Group(x.astype(np.int32), y.astype(np.int32), z.astype(np.int32), local + start, grid)
 
 
 def _largest_tile(kernel: Operation) -> int:
@@ -537,4 +927,26 @@ def _largest_tile(kernel: Operation) -> int:
     return largest
 
 
-__all__ = ["TOKEN", "Exit", "Frame", "Group", "InterpError", "Machine", "RunOptions", "restrict"]
+_CONTROL: dict[str, Callable[..., Any]] = {
+    "cuda_tile.if": Machine.exec_if,
+    "cuda_tile.for": Machine.exec_loop,
+    "cuda_tile.loop": Machine.exec_loop,
+    "cuda_tile.assert": Machine.exec_assert,
+}
+
+
+__all__ = [
+    "GROUP_ELEMENT_BUDGET",
+    "MAX_GRID_EXTENT",
+    "TOKEN",
+    "AssertFailure",
+    "Exit",
+    "Frame",
+    "Group",
+    "InterpError",
+    "Machine",
+    "RunOptions",
+    "is_uniform",
+    "location_text",
+    "restrict",
+]

@@ -1,13 +1,40 @@
 """Launching kernels: `launch(module_or_path, kernel, grid, args, backend="cpu")`.
 
-Arguments follow the kernel's parameters: a `tile<ptr<T>>` parameter takes a NumPy
-array of T's storage dtype (placed in the simulated memory and updated in place) or
-a raw address; a scalar parameter takes a Python or NumPy scalar, converted to the
-parameter's type.
+    from compiler.runtime import launch, launch_cutile
+    launch("examples/vector_add.tileir", "vector_add", grid=(4,), args=[a, n, 1, b, n, 1, c, n, 1])
+    launch_cutile("examples/vector_add.tileir", grid=(4,), args=[a, b, c])   # cuTile's convention
+
+The module is a `Module`, a path to a `.tileir` text file or to a `.tileirbc` bytecode file,
+or IR text (a string holding a newline or a `{`). Until the project reads bytecode itself,
+bytecode is turned into text by NVIDIA's `tileirdisasm` (pip `nvidia-cuda-tileiras`).
+
+Arguments follow the kernel's parameters, one each:
+
+- a `tile<ptr<T>>` parameter takes a NumPy array whose dtype holds T (`float32` for f32,
+  `ml_dtypes.bfloat16` for bf16, `int32` or `uint32` for i32, `bool` or `uint8` for i1, ...).
+  It is placed in the simulated memory without a copy when it is C-contiguous and writeable,
+  so the kernel updates it in place; any other array is copied to a contiguous one and copied
+  back after the run (a read-only array is placed read-only: a store to it is an error).
+  `StridedArray(a)` places a strided view as it lies in memory (the pointer is the address
+  of its first element); `ArrayTable(...)` is a table of array descriptors (cuTile's lists).
+  A Python int is taken as a raw address.
+- a scalar parameter takes a Python or NumPy scalar (or a 0-d array), converted to the
+  parameter's type: integers must fit the width (either signed or unsigned reading of the
+  signless type), floats must be finite in the type when they were finite to begin with.
+
+`LaunchError` says why a launch cannot start (module errors, unknown kernel, arguments that
+do not fit); errors while the kernel runs are `InterpError`, already formatted as
+`file:line:col: error: <op>: message (tile block (x, y, z), address 0x...)`.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,71 +42,503 @@ from typing import Any
 
 import numpy as np
 
-from ..interp import InterpError, Machine, RunOptions
-from ..interp import dtypes
-from ..ir.core import Module, Operation
-from ..ir.types import PointerType, TileType
+from ..interp import InterpError, Machine, RunOptions, dtypes
+from ..ir.core import Module, Operation, Value
+from ..ir.types import FloatType, IntegerType, PointerType, TileType, Type
+
+BYTECODE_MAGIC = b"\x7fTileIR\x00"
+INSTALL_DISASSEMBLER = "pip install nvidia-cuda-tileiras"
 
 
 class LaunchError(Exception):
-    """A launch that cannot start: bad module, unknown kernel, arguments that do not fit."""
+    """A launch that cannot start: bad module, unknown kernel, arguments that do not fit.
+
+    `kind` says what is wrong: "module" (unreadable, or errors: `diagnostics` holds the
+    verifier's diagnostics), "kernel" (no such kernel), "grid", "count" (wrong number of
+    arguments) or "argument" (an argument that does not fit its parameter)."""
+
+    def __init__(self, message: str, *, kind: str = "argument", diagnostics: Sequence[Any] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.diagnostics = list(diagnostics)
 
 
 @dataclass(slots=True)
 class LaunchResult:
+    """What a launch did: the kernel's name, the grid (x, y, z), the backend and the wall
+    time of the run in seconds (placing arguments and verifying excluded)."""
+
     kernel: str
     grid: tuple[int, int, int]
     backend: str
+    time: float = 0.0
     machine: Machine | None = None
     addresses: list[int | None] = field(default_factory=list)
 
+    @property
+    def num_blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
 
-def load_module(source: Module | str | Path) -> Module:
-    """A verified module from a Module, a path to a `.tileir` file, or IR text."""
+
+@dataclass(frozen=True, slots=True)
+class StridedArray:
+    """An array argument placed as it lies in memory, strides and all: the kernel's pointer
+    is the address of `array`'s first element and the bytes between its elements are
+    there too (not a copy), so a kernel told the strides sees exactly this view."""
+
+    array: np.ndarray
+
+    @staticmethod
+    def window(a: np.ndarray) -> tuple[np.ndarray, int] | None:
+        """The bytes spanned by `a` as a contiguous uint8 view of the memory it lives in,
+        and the offset of `a`'s first element in them; None when `a` is not a view of
+        one contiguous NumPy buffer."""
+        root = a
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if not (root.flags.c_contiguous or root.flags.f_contiguous):
+            return None
+        first = a.__array_interface__["data"][0]
+        lo = hi = first
+        if a.size:
+            for n, s in zip(a.shape, a.strides):
+                if s >= 0:
+                    hi += (n - 1) * s
+                else:
+                    lo += (n - 1) * s
+            hi += a.itemsize
+        start = root.__array_interface__["data"][0]
+        if lo < start or hi > start + root.nbytes:
+            return None
+        data = np.ravel(root, order="K").view(np.uint8)
+        return data[lo - start : hi - start], first - lo
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayTable:
+    """A table of array descriptors for a `tile<ptr<i64>>` parameter, as cuTile passes a
+    list of arrays: one row of i64 words per array, `[address, *shape, *strides]`
+    (strides in elements). Each array is placed like an array argument."""
+
+    arrays: tuple[np.ndarray | StridedArray, ...]
+
+
+# --------------------------------------------------------------------------------------------
+# Modules
+
+
+def find_tileirdisasm() -> str | None:
+    """NVIDIA's disassembler: $TILEIRDISASM, then PATH, then the `nvidia-cuda-tileiras`
+    wheel (site-packages/nvidia/cu*/bin), then $CUDA_HOME/bin and $CUDA_PATH/bin."""
+    env = os.environ.get("TILEIRDISASM")
+    if env and os.access(env, os.X_OK):
+        return env
+    found = shutil.which("tileirdisasm")
+    if found:
+        return found
+    try:
+        import nvidia  # the namespace package of NVIDIA's pip wheels
+    except ImportError:
+        nvidia = None  # type: ignore[assignment]
+    if nvidia is not None:
+        for base in getattr(nvidia, "__path__", []):
+            for candidate in sorted(Path(base).glob("*/bin/tileirdisasm"), reverse=True):
+                if os.access(candidate, os.X_OK):
+                    return str(candidate)
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        home = os.environ.get(var)
+        if home and os.access(Path(home) / "bin" / "tileirdisasm", os.X_OK):
+            return str(Path(home) / "bin" / "tileirdisasm")
+    return None
+
+
+def disassemble(data: bytes, name: str = "<bytecode>", path: str | None = None) -> str:
+    """Tile IR bytecode as text, by NVIDIA's `tileirdisasm` (until the project's own
+    bytecode reader exists). Raises LaunchError when the tool is missing or fails."""
+    tool = find_tileirdisasm()
+    if tool is None:
+        raise LaunchError(
+            f"{name} is Tile IR bytecode; reading it needs NVIDIA's tileirdisasm, which was not found "
+            f"(install it with `{INSTALL_DISASSEMBLER}`, put it on PATH, or set TILEIRDISASM)",
+            kind="module",
+        )
+    tmp = None
+    try:
+        if path is None:
+            fd, tmp = tempfile.mkstemp(suffix=".tileirbc")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            path = tmp
+        try:
+            done = subprocess.run([tool, path], capture_output=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise LaunchError(f"{name}: cannot run tileirdisasm ({tool}): {e}", kind="module") from None
+    finally:
+        if tmp is not None:
+            os.unlink(tmp)
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = lines[-1] if lines else f"exit status {done.returncode}"
+        raise LaunchError(f"{name}: tileirdisasm could not read it: {why}", kind="module")
+    return done.stdout.decode("utf-8", "replace")
+
+
+def _looks_like_path(source: str) -> bool:
+    return "\n" not in source and "{" not in source
+
+
+def load_module(source: Module | str | os.PathLike | bytes, name: str | None = None) -> Module:
+    """A verified module from a Module, a path to a `.tileir` text or `.tileirbc` bytecode
+    file, IR text, or bytecode bytes (`name`: what diagnostics call IR text or bytes).
+    Raises LaunchError (kind "module", with the diagnostics) otherwise."""
     if isinstance(source, Module):
         return source
     from ..ir.diagnostics import has_errors
     from ..verify import check_text
 
-    if isinstance(source, Path) or ("\n" not in source and "{" not in source):
-        path = Path(source)
+    if isinstance(source, bytes):
+        if not source.startswith(BYTECODE_MAGIC):
+            raise LaunchError("bytes given as a module do not start with the Tile IR bytecode magic", kind="module")
+        name = f"{name or '<bytecode>'} (tileirdisasm)"
+        text = disassemble(source, name)
+    elif isinstance(source, os.PathLike) or _looks_like_path(source):
+        path = os.fspath(source)
         try:
-            text = path.read_text()
+            with open(path, "rb") as f:
+                data = f.read()
+        except IsADirectoryError:
+            raise LaunchError(f"cannot read '{path}': is a directory", kind="module") from None
         except OSError as e:
-            raise LaunchError(f"{path}: cannot read: {e.strerror}") from None
-        name = str(path)
+            raise LaunchError(f"cannot read '{path}': {e.strerror or e}", kind="module") from None
+        if data.startswith(BYTECODE_MAGIC):
+            text, name = disassemble(data, path, path), f"{path} (tileirdisasm)"
+        else:
+            try:
+                text = data.decode("utf-8").removeprefix("\ufeff")
+            except UnicodeDecodeError as e:
+                raise LaunchError(
+                    f"cannot read '{path}': neither UTF-8 text nor Tile IR bytecode "
+                    f"(byte {e.start}: {data[e.start]:#04x})",
+                    kind="module",
+                ) from None
+            name = path
     else:
-        text, name = source, "<input>"
+        text, name = source, name or "<input>"
     result, diagnostics = check_text(text, name)
     if has_errors(diagnostics):
-        first = next(d for d in diagnostics if d.severity.name == "ERROR")
-        raise LaunchError(first.format(result.module.source) if hasattr(first, "format") else str(first))
+        errors = [d for d in diagnostics if d.is_error]
+        more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
+        raise LaunchError(errors[0].format(with_snippet=True) + more, kind="module", diagnostics=diagnostics)
     return result.module
 
 
+def kernel_name(entry: Operation) -> str:
+    return entry.properties["sym_name"].value  # type: ignore[attr-defined]
+
+
 def find_kernel(module: Module, kernel: str | None) -> Operation:
+    """The entry named `kernel` (or the only one). A cuTile-mangled name
+    (`vadd_Kt1_A1f32...`) is also found by its function name (`vadd`) when that is unambiguous."""
     entries = module.entries()
-    names = [e.properties["sym_name"].value for e in entries]  # type: ignore[attr-defined]
+    names = [kernel_name(e) for e in entries]
     if kernel is None:
         if len(entries) == 1:
             return entries[0]
-        raise LaunchError(f"the module has {len(entries)} kernels ({', '.join(names) or 'none'}); name one")
+        raise LaunchError(
+            f"the module has {len(entries)} kernels ({', '.join(names) or 'none'}); name one", kind="kernel"
+        )
+    kernel = kernel.removeprefix("@")
     for e, n in zip(entries, names, strict=True):
         if n == kernel:
             return e
-    raise LaunchError(f"no kernel named {kernel!r}; the module has: {', '.join(names) or 'none'}")
+    mangled = re.compile(re.escape(kernel) + r"_Kt\d+(_|$)")
+    matches = [e for e, n in zip(entries, names, strict=True) if mangled.match(n)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise LaunchError(
+            f"{kernel!r} names {len(matches)} kernels: "
+            f"{', '.join(kernel_name(e) for e in matches)}; give the full name",
+            kind="kernel",
+        )
+    raise LaunchError(f"no kernel named {kernel!r}; the module has: {', '.join(names) or 'none'}", kind="kernel")
+
+
+def signature(entry: Operation) -> str:
+    """`@name(%a: tile<ptr<f32>>, %n: tile<i32>)`."""
+    params = entry.regions[0].blocks[0].arguments
+    return f"@{kernel_name(entry)}({', '.join(_param_text(p) for p in params)})"
+
+
+def _param_text(param: Value) -> str:
+    return f"%{param.name}: {param.type}" if param.name else str(param.type)
 
 
 def _grid(grid: int | Sequence[int]) -> tuple[int, int, int]:
-    dims = [grid] if isinstance(grid, int) else list(grid)
-    if not 1 <= len(dims) <= 3 or any(int(d) < 1 for d in dims):
-        raise LaunchError(f"grid must be 1 to 3 positive extents, got {tuple(dims)}")
+    try:
+        dims = [int(grid)] if isinstance(grid, (int, np.integer)) else [int(d) for d in grid]
+    except (TypeError, ValueError):
+        raise LaunchError(f"grid must be 1 to 3 positive integers, got {grid!r}", kind="grid") from None
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise LaunchError(f"grid must be 1 to 3 positive extents, got {tuple(dims)}", kind="grid")
+    if any(d >= 1 << 31 for d in dims):
+        raise LaunchError(f"grid extents must be below 2^31 (tile block ids are i32), got {tuple(dims)}", kind="grid")
     dims += [1] * (3 - len(dims))
-    return int(dims[0]), int(dims[1]), int(dims[2])
+    return dims[0], dims[1], dims[2]
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments
+
+
+def _numpy_name(dtype: np.dtype) -> str:
+    """How Python code spells the dtype: `np.float32`, `ml_dtypes.bfloat16`."""
+    module = "ml_dtypes" if dtype.type.__module__.startswith("ml_dtypes") else "np"
+    return f"{module}.{dtype.name}"
+
+
+def _dtype_fits(have: np.dtype, want: np.dtype) -> bool:
+    if have == want:
+        return True
+    if have.itemsize != want.itemsize:
+        return False
+    if have.kind in "iu" and want.kind in "iu":
+        return True  # signless integers: either reading of the bits
+    return have == np.bool_ and want == np.uint8  # i1 is one byte, 0 or 1
+
+
+class _Binder:
+    """Turns launch arguments into the machine's parameter values, placing arrays."""
+
+    def __init__(self, machine: Machine) -> None:
+        self.memory = machine.memory
+        self.write_back: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def where(self, i: int, param: Value) -> str:
+        return f"argument {i} ({_param_text(param)})"
+
+    def bind(self, i: int, param: Value, arg: Any) -> tuple[np.ndarray, int | None]:
+        t = param.type
+        element = t.element if isinstance(t, TileType) else t
+        if isinstance(element, PointerType):
+            address = self.pointer(i, param, element, arg)
+            return np.array([address], dtype=dtypes.POINTER_DTYPE), address
+        return self.scalar(i, param, element, arg), None
+
+    # -- pointers --------------------------------------------------------------------------
+
+    def pointer(self, i: int, param: Value, element: PointerType, arg: Any) -> int:
+        where = self.where(i, param)
+        if isinstance(arg, (bool, np.bool_)):
+            raise LaunchError(f"{where}: expected an array (or an address), got {arg!r}")
+        if isinstance(arg, (int, np.integer)):
+            if not 0 <= int(arg) < 1 << 63:
+                raise LaunchError(f"{where}: address {int(arg)} is outside 0 to 2^63-1")
+            return int(arg)
+        if isinstance(arg, ArrayTable):
+            return self.table(i, param, element, arg)
+        strided = isinstance(arg, StridedArray)
+        array = arg.array if strided else arg
+        if not isinstance(array, np.ndarray):
+            raise LaunchError(
+                f"{where}: expected a NumPy array of {_numpy_name(dtypes.memory_dtype(element.pointee))} "
+                f"(or an address), got {type(arg).__name__}"
+            )
+        self.check_dtype(where, element, array.dtype)
+        return self.place(array, f"argument {i}", strided, where)
+
+    def check_dtype(self, where: str, element: PointerType, have: np.dtype) -> None:
+        try:
+            want = dtypes.memory_dtype(element.pointee)
+        except TypeError:
+            raise LaunchError(f"{where}: arrays of {element.pointee} cannot be passed") from None
+        if not _dtype_fits(have, want):
+            raise LaunchError(
+                f"{where}: the kernel reads {element.pointee} elements, which live in {_numpy_name(want)} "
+                f"arrays; got an array of {have} (convert it with .astype({_numpy_name(want)}))"
+            )
+
+    def place(self, array: np.ndarray, name: str, strided: bool, where: str) -> int:
+        if strided:
+            window = StridedArray.window(array)
+            if window is None:
+                raise LaunchError(f"{where}: this strided array is not a view of one contiguous NumPy buffer")
+            data, offset = window
+            read_only = not data.flags.writeable
+            base = self.memory.place(data, alignment=array.itemsize, name=name, read_only=read_only)
+            return base + offset
+        if array.flags.c_contiguous:
+            placed = array
+        else:
+            placed = np.ascontiguousarray(array)
+            if array.flags.writeable:
+                self.write_back.append((array, placed))
+            else:
+                placed.flags.writeable = False
+        read_only = not placed.flags.writeable
+        if read_only:
+            name += " (a read-only array)"
+        return self.memory.place(placed, alignment=max(array.itemsize, 1), name=name, read_only=read_only)
+
+    def table(self, i: int, param: Value, element: PointerType, table: ArrayTable) -> int:
+        where = self.where(i, param)
+        if not (isinstance(element.pointee, IntegerType) and element.pointee.width == 64):
+            raise LaunchError(f"{where}: a table of arrays goes to a tile<ptr<i64>> parameter")
+        rows: list[list[int]] = []
+        for j, item in enumerate(table.arrays):
+            strided = isinstance(item, StridedArray)
+            array = item.array if strided else item
+            if not isinstance(array, np.ndarray):
+                raise LaunchError(f"{where}: item {j} of the array list is {type(array).__name__}, not an array")
+            address = self.place(array, f"argument {i}[{j}]", strided, f"{where}, item {j}")
+            # A copied (non-contiguous) array lies C-contiguously where it was placed.
+            strides = [s // array.itemsize for s in array.strides] if strided else _c_strides(array.shape)
+            rows.append([address, *array.shape, *strides])
+        width = max((len(r) for r in rows), default=1)
+        if any(len(r) != width for r in rows):
+            raise LaunchError(f"{where}: the arrays of a list must all have the same number of dimensions")
+        data = np.array(rows, dtype=np.int64).reshape(len(rows), width)
+        return self.memory.place(data, alignment=8, name=f"argument {i} (array list)", read_only=True)
+
+    # -- scalars ---------------------------------------------------------------------------
+
+    def scalar(self, i: int, param: Value, element: Type, arg: Any) -> np.ndarray:
+        where = self.where(i, param)
+        if isinstance(arg, np.ndarray):
+            if arg.size != 1 or arg.ndim > 1:
+                raise LaunchError(f"{where}: got an array of shape {arg.shape} for a scalar parameter")
+            arg = arg.reshape(())[()]
+        if isinstance(element, IntegerType):
+            return _integer(where, element, arg)
+        if isinstance(element, FloatType):
+            return _float(where, element, arg)
+        raise LaunchError(f"{where}: parameters of type {param.type} cannot be passed")
+
+
+def _c_strides(shape: tuple[int, ...]) -> list[int]:
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * max(shape[d + 1], 1)
+    return strides
+
+
+def _integer(where: str, element: IntegerType, arg: Any) -> np.ndarray:
+    width = element.width
+    if isinstance(arg, (bool, np.bool_)):
+        v = int(bool(arg))
+    elif isinstance(arg, (int, np.integer)):
+        v = int(arg)
+    else:
+        raise LaunchError(f"{where}: expected an integer, got {type(arg).__name__} {arg!r}")
+    if width == 1:
+        if v not in (0, 1):
+            raise LaunchError(f"{where}: {v} is not a value of i1 (0, 1, False or True)")
+        return np.array([bool(v)])
+    lo, hi = -(1 << (width - 1)), (1 << width) - 1
+    if not lo <= v <= hi:
+        raise LaunchError(f"{where}: {v} does not fit in i{width} (accepted: {lo} to {hi})")
+    dtype = dtypes.storage_dtype(element)
+    return np.array([v & ((1 << width) - 1)], dtype=np.uint64).astype(dtype)
+
+
+def _is_number(arg: Any) -> bool:
+    if isinstance(arg, (bool, np.bool_)):
+        return False
+    if isinstance(arg, (int, float, np.integer, np.floating)):
+        return True
+    return isinstance(arg, np.generic) and type(arg).__module__.startswith("ml_dtypes")  # bf16, f8, ...
+
+
+def _float(where: str, element: FloatType, arg: Any) -> np.ndarray:
+    if not _is_number(arg):
+        raise LaunchError(f"{where}: expected a number, got {type(arg).__name__} {arg!r}")
+    dtype = dtypes.storage_dtype(element)
+    try:
+        source = np.array([arg])
+        if source.dtype.kind in "iu" or source.dtype == object:
+            source = np.array([float(int(arg))], dtype=np.float64)
+    except (OverflowError, TypeError, ValueError) as e:
+        raise LaunchError(f"{where}: {arg!r} is not a value of {element}: {e}") from None
+    with np.errstate(all="ignore"):
+        value = source.astype(dtype)
+        if element.name == "tf32":
+            value = _round_tf32(value)
+        finite_in = np.isfinite(source.astype(np.float64))[0]
+        finite_out = np.isfinite(value.astype(np.float64))[0]
+    if finite_in and not finite_out:
+        import ml_dtypes
+
+        largest = float(ml_dtypes.finfo(dtype).max)
+        if element.name == "tf32":
+            largest = float(np.array([0x7F7FE000], dtype=np.uint32).view(np.float32)[0])
+        raise LaunchError(f"{where}: {arg!r} is out of the range of {element} (largest finite value {largest:g})")
+    return value
+
+
+def _round_tf32(a: np.ndarray) -> np.ndarray:
+    """f32 values rounded to the nearest tf32 (10 fraction bits), ties to even."""
+    bits = a.astype(np.float32).view(np.uint32)
+    finite = (bits & 0x7F800000) != 0x7F800000
+    rounded = (bits + np.uint32(0xFFF) + ((bits >> np.uint32(13)) & np.uint32(1))) & np.uint32(0xFFFFE000)
+    return np.where(finite, rounded, bits).astype(np.uint32).view(np.float32)
+
+
+# --------------------------------------------------------------------------------------------
+# Launching
 
 
 def launch(
-    module_or_path: Module | str | Path,
+    module_or_path: Module | str | os.PathLike | bytes,
+    kernel: str | None = None,
+    grid: int | Sequence[int] = 1,
+    args: Sequence[Any] = (),
+    backend: str = "cpu",
+    *,
+    cutile: bool = False,
+    options: RunOptions | None = None,
+) -> LaunchResult:
+    """Run `kernel` (None: the module's only one) over `grid` ((x[, y[, z]]) tile blocks)
+    with `args`, one per kernel parameter; arrays passed for pointers are updated in place.
+    With `cutile=True`, `args` are the Python arguments of a cuTile kernel and are expanded
+    by cuTile's calling convention first (see `compiler.runtime.cutile`).
+
+    Raises `LaunchError` when the launch cannot start and `InterpError` for what goes wrong
+    while the kernel runs."""
+    if backend != "cpu":
+        raise LaunchError(f"unknown backend {backend!r}; available: cpu", kind="backend")
+    module = load_module(module_or_path)
+    entry = find_kernel(module, kernel)
+    dims = _grid(grid)
+    given = len(args)
+    if cutile:
+        args = cutile_args(*args)
+    params = entry.regions[0].blocks[0].arguments
+    if len(args) != len(params):
+        how = f"{given} cuTile arguments expanded to {len(args)}" if cutile else f"got {len(args)}"
+        raise LaunchError(
+            f"kernel @{kernel_name(entry)} takes {len(params)} arguments, {how}: {signature(entry)}", kind="count"
+        )
+    machine = Machine(module, options=options)
+    binder = _Binder(machine)
+    values: list[Any] = []
+    addresses: list[int | None] = []
+    for i, (param, arg) in enumerate(zip(params, args, strict=True)):
+        value, address = binder.bind(i, param, arg)
+        values.append(value)
+        addresses.append(address)
+    start = time.perf_counter()
+    try:
+        machine.run(entry, dims, values)
+    finally:
+        for original, placed in binder.write_back:
+            original[...] = placed
+    elapsed = time.perf_counter() - start
+    return LaunchResult(kernel_name(entry), dims, backend, elapsed, machine, addresses)
+
+
+def launch_cutile(
+    module_or_path: Module | str | os.PathLike | bytes,
     kernel: str | None = None,
     grid: int | Sequence[int] = 1,
     args: Sequence[Any] = (),
@@ -87,59 +546,26 @@ def launch(
     *,
     options: RunOptions | None = None,
 ) -> LaunchResult:
-    """Run `kernel` over `grid` with `args`; arrays passed for pointers are updated in place.
-    Raises `LaunchError` when the launch cannot start and `InterpError` for what goes
-    wrong while the kernel runs."""
-    if backend != "cpu":
-        raise LaunchError(f"unknown backend {backend!r}; available: cpu")
-    module = load_module(module_or_path)
-    entry = find_kernel(module, kernel)
-    dims = _grid(grid)
-    machine = Machine(module, options=options)
-    params = entry.regions[0].blocks[0].arguments
-    if len(args) != len(params):
-        raise LaunchError(f"kernel {kernel or ''} takes {len(params)} arguments, got {len(args)}".replace("  ", " "))
-    values: list[Any] = []
-    write_back: list[tuple[np.ndarray, np.ndarray]] = []
-    addresses: list[int | None] = []
-    for i, (param, arg) in enumerate(zip(params, args, strict=True)):
-        t = param.type
-        element = t.element if isinstance(t, TileType) else t
-        if isinstance(element, PointerType) and isinstance(arg, np.ndarray):
-            want = dtypes.memory_dtype(element.pointee)
-            if arg.dtype != want and not (arg.dtype.kind in "iu" and arg.dtype.itemsize == want.itemsize
-                                          and want.kind in "iu"):
-                raise LaunchError(f"argument {i}: array of {arg.dtype} for a parameter of type {t}")
-            placed = arg if arg.flags.c_contiguous and arg.flags.writeable else np.ascontiguousarray(arg)
-            if placed is not arg:
-                write_back.append((arg, placed))
-            address = machine.memory.place(placed, name=f"argument {i}")
-            addresses.append(address)
-            values.append(np.array([address], dtype=dtypes.POINTER_DTYPE))
-        else:
-            dtype = dtypes.storage_dtype(t)
-            try:
-                scalar = np.array([arg]).astype(dtype) if dtype.kind == "f" or dtype.kind == "V" else None
-                if scalar is None:
-                    v = int(arg)
-                    bits = dtype.itemsize * 8
-                    if dtype == np.bool_:
-                        scalar = np.array([bool(v)])
-                    elif not -(1 << (bits - 1)) <= v < (1 << bits):
-                        raise LaunchError(f"argument {i}: {v} does not fit parameter type {t}")
-                    else:
-                        scalar = np.array([v & ((1 << bits) - 1)], dtype=np.uint64).astype(dtype)
-            except (TypeError, ValueError) as e:
-                raise LaunchError(f"argument {i}: {arg!r} is not a value of type {t}: {e}") from None
-            addresses.append(None)
-            values.append(scalar)
-    try:
-        machine.run(entry, dims, values)
-    finally:
-        for original, placed in write_back:
-            original[...] = placed
-    name = entry.properties["sym_name"].value  # type: ignore[attr-defined]
-    return LaunchResult(name, dims, backend, machine, addresses)
+    """`launch` with the arguments of a cuTile kernel (arrays, scalars, tuples, lists of
+    arrays), expanded by cuTile Python's calling convention."""
+    return launch(module_or_path, kernel, grid, args, backend, cutile=True, options=options)
 
 
-__all__ = ["InterpError", "LaunchError", "LaunchResult", "find_kernel", "launch", "load_module"]
+from .cutile import cutile_args  # noqa: E402  (it uses StridedArray and ArrayTable, defined above)
+
+__all__ = [
+    "BYTECODE_MAGIC",
+    "ArrayTable",
+    "InterpError",
+    "LaunchError",
+    "LaunchResult",
+    "StridedArray",
+    "cutile_args",
+    "disassemble",
+    "find_kernel",
+    "find_tileirdisasm",
+    "launch",
+    "launch_cutile",
+    "load_module",
+    "signature",
+]

@@ -520,7 +520,12 @@ def check_type_rules(v: Verifier, op: Operation) -> None:
             typed = _named_types(op, names)
             if len({name for name, _ in typed}) < len(names):
                 continue  # an optional operand is absent
-            keys = [key(t) for _, t in typed]
+            # Per name, the keys of its values: a variadic group (`initValues` of `for`)
+            # matches another group element by element, as ODS compares type ranges.
+            groups: dict[str, list[object]] = {}
+            for name, t in typed:
+                groups.setdefault(name, []).append(key(t))
+            keys = list(groups.values())
             if any(k != keys[0] for k in keys[1:]):
                 v.fail(
                     op,

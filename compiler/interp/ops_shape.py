@@ -1,0 +1,97 @@
+"""Semantics of the shape ops: `broadcast`, `reshape`, `permute`, `cat` and `extract`.
+
+Every tile value carries a leading group axis (length G, or 1 when uniform across the
+group), so tile dimension `d` is NumPy axis `d + 1`. These ops only move elements:
+they never change values, and they keep a uniform input uniform. Where NumPy can
+express the result as a view of the input (broadcast, permute, uniform extract,
+contiguous reshape) no data is copied; tile values are never written in place, so
+sharing memory between values is safe.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.types import TileType
+from . import dtypes
+from .registry import Ctx, semantics
+
+
+def _shape(t: object) -> tuple[int, ...]:
+    return tuple(t.shape) if isinstance(t, TileType) else ()
+
+
+@semantics("broadcast")
+def _broadcast(ctx: Ctx) -> np.ndarray:
+    source = ctx.args[0]
+    target = _shape(ctx.result_type())
+    # Only the tile's unit dimensions are stretched; the group axis stays as it is.
+    return np.broadcast_to(source, (source.shape[0], *target))
+
+
+@semantics("reshape")
+def _reshape(ctx: Ctx) -> np.ndarray:
+    source = ctx.args[0]
+    # NumPy's default order is row-major (C), which is the order the op reference defines.
+    return source.reshape((source.shape[0], *_shape(ctx.result_type())))
+
+
+@semantics("permute")
+def _permute(ctx: Ctx) -> np.ndarray:
+    source = ctx.args[0]
+    attr = ctx.attr("permutation")
+    perm = tuple(getattr(attr, "values", ()))
+    # Result dimension i is source dimension perm[i]: exactly np.transpose's `axes`.
+    return np.transpose(source, (0, *(p + 1 for p in perm)))
+
+
+def _common_group(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """The arrays with their group axes broadcast to one length (a uniform value is
+    stretched, without copying, only when another one is not uniform)."""
+    g = max(a.shape[0] for a in arrays)
+    return [a if a.shape[0] == g else np.broadcast_to(a, (g, *a.shape[1:])) for a in arrays]
+
+
+@semantics("cat")
+def _cat(ctx: Ctx) -> np.ndarray:
+    lhs, rhs = _common_group([ctx.args[0], ctx.args[1]])
+    dim = int(ctx.int_attr("dim", 0) or 0)
+    return np.concatenate((lhs, rhs), axis=dim + 1)
+
+
+@semantics("extract")
+def _extract(ctx: Ctx) -> np.ndarray:
+    source = ctx.args[0]
+    indices = ctx.args_of("indices")
+    src_shape = source.shape[1:]
+    out_shape = _shape(ctx.result_type())
+    if not out_shape:
+        return source
+    counts = [s // r for s, r in zip(src_shape, out_shape, strict=True)]
+    # The indices count slices and are read as unsigned 32-bit integers.
+    slots = [dtypes.as_unsigned(np.asarray(i)).reshape(-1).astype(np.int64) for i in indices]
+    for d, (slot, count) in enumerate(zip(slots, counts, strict=True)):
+        bad = slot >= count
+        if bad.any():
+            first = int(slot[np.flatnonzero(bad)[0]])
+            raise ctx.error(
+                f"slice index {first} of dimension {d} is out of range: the source extent "
+                f"{src_shape[d]} holds {count} slices of {out_shape[d]} (undefined behaviour)",
+                blocks=bad,
+            )
+    if all(s.shape[0] == 1 for s in slots):
+        window = tuple(slice(int(s[0]) * r, (int(s[0]) + 1) * r) for s, r in zip(slots, out_shape, strict=True))
+        return source[(slice(None), *window)]
+    # Blocks extract different slices: view the source as (G, n0, r0, n1, r1, ...) and pick
+    # slice n_d per block with advanced indices on the n axes. Advanced indices separated
+    # by slices put their broadcast axis (the group) first, giving (G, r0, r1, ...).
+    split: list[int] = []
+    for count, r in zip(counts, out_shape, strict=True):
+        split += [count, r]
+    blocked = source.reshape((source.shape[0], *split))
+    g = max(source.shape[0], *(s.shape[0] for s in slots))
+    group_index = np.arange(g) if source.shape[0] == g else np.zeros(g, dtype=np.int64)
+    index: list[object] = [group_index]
+    for slot in slots:
+        index += [np.broadcast_to(slot, (g,)), slice(None)]
+    return blocked[tuple(index)]

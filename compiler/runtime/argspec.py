@@ -1,0 +1,352 @@
+"""Kernel arguments written on the command line (`tileir run --arg SPEC`), the summary
+printed after a run, and `--check` (a NumPy expression the result must match).
+
+SPEC is one of:
+
+    FILE.npy                 an array saved by NumPy (`--save` writes these)
+    FILE.npy:DTYPE           ... converted to DTYPE (raw-byte files, as NumPy saves bf16 and
+                             the f8 types, are reinterpreted as DTYPE instead)
+    zeros:SHAPE:DTYPE        zeros
+    ones:SHAPE:DTYPE         ones
+    rand:SHAPE:DTYPE         random: floats uniform in [-1, 1), integers uniform in
+                             [-100, 100), i1 0 or 1, f8E8M0FNU powers of two 2^-4..2^4
+                             (seeded by --seed)
+    arange:SHAPE:DTYPE       0, 1, 2, ... in row-major order, converted to DTYPE (integers
+                             wrap to the width, floats round)
+    42, -7, 0x10, 1.5, inf   a scalar (typed by the kernel parameter it goes to); true/false
+
+SHAPE is `1024` or `64x64` (any rank); DTYPE is spelled as in the IR: f16 f32 f64 bf16
+f8E4M3FN f8E5M2 f8E8M0FNU f4E2M1FN i1 i8 i16 i32 i64.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..interp import dtypes
+
+GENERATORS = ("zeros", "ones", "rand", "arange")
+
+
+class SpecError(ValueError):
+    """A SPEC (or --check expression) that cannot be used; `str()` is the one-line reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArgSpec:
+    text: str
+    kind: str  # "npy", one of GENERATORS, "scalar"
+    shape: tuple[int, ...] = ()
+    dtype_name: str | None = None
+    path: str | None = None
+    value: int | float | bool | None = None
+
+    @property
+    def is_array(self) -> bool:
+        return self.kind != "scalar"
+
+    def make(self, rng: np.random.Generator) -> np.ndarray | int | float | bool:
+        """The argument: a fresh array (or the scalar)."""
+        if self.kind == "scalar":
+            assert self.value is not None
+            return self.value
+        if self.kind == "npy":
+            return self._load()
+        dtype = _dtype(self.dtype_name or "")
+        n = math.prod(self.shape)
+        if n * max(dtype.itemsize, 1) > 1 << 36:
+            raise SpecError(f"--arg '{self.text}': {n} elements is too many")
+        try:
+            if self.kind == "zeros":
+                return np.zeros(self.shape, dtype)
+            if self.kind == "ones":
+                return np.ones(self.shape, dtype)
+            if self.kind == "arange":
+                values = np.arange(n, dtype=np.int64).reshape(self.shape)
+                return _convert(values, dtype)
+            return _random(rng, self.shape, dtype)
+        except MemoryError:
+            raise SpecError(f"--arg '{self.text}': not enough memory for {n} elements") from None
+
+    def _load(self) -> np.ndarray:
+        assert self.path is not None
+        try:
+            array = np.load(self.path, allow_pickle=False)
+        except FileNotFoundError:
+            raise SpecError(f"cannot read '{self.path}': No such file or directory") from None
+        except IsADirectoryError:
+            raise SpecError(f"cannot read '{self.path}': is a directory") from None
+        except (OSError, ValueError, EOFError) as e:
+            raise SpecError(f"cannot read '{self.path}' as a .npy array: {e}") from None
+        if not isinstance(array, np.ndarray):
+            raise SpecError(f"'{self.path}' holds several arrays (an .npz?); give one .npy file")
+        if self.dtype_name is None:
+            return array
+        dtype = _dtype(self.dtype_name)
+        if array.dtype.kind == "V" and array.dtype.names is None:
+            if array.dtype.itemsize != dtype.itemsize:
+                raise SpecError(f"'{self.path}' holds {array.dtype.itemsize}-byte raw elements, not {self.dtype_name}")
+            return array.view(dtype)
+        return _convert(array, dtype)
+
+
+def _dtype(name: str) -> np.dtype:
+    try:
+        return dtypes.DTYPE_BY_NAME[name]
+    except KeyError:
+        known = " ".join(dtypes.DTYPE_BY_NAME)
+        raise SpecError(f"unknown dtype '{name}' (one of: {known})") from None
+
+
+def _convert(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        if dtype == np.bool_:
+            return (values % 2).astype(np.bool_) if values.dtype.kind in "iu" else values.astype(np.bool_)
+        if dtype.kind in "iu" and values.dtype.kind in "iu":
+            return values.astype(dtype)  # wraps
+        return values.astype(np.float64).astype(dtype) if dtype.kind not in "iu" else values.astype(dtype)
+
+
+def _random(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if dtype.kind in "iu":
+        return rng.integers(-100, 100, size=shape).astype(dtype)
+    if dtype.name == "float8_e8m0fnu":  # powers of two only: no zero, no sign
+        return np.exp2(rng.integers(-4, 5, size=shape).astype(np.float64)).astype(dtype)
+    return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+
+
+_SHAPE = re.compile(r"^\d+(x\d+)*$")
+
+
+def _shape(text: str, spec: str) -> tuple[int, ...]:
+    if not _SHAPE.match(text):
+        raise SpecError(f"--arg '{spec}': bad shape '{text}' (write it like 1024 or 64x64)")
+    return tuple(int(d) for d in text.split("x"))
+
+
+def parse_spec(text: str) -> ArgSpec:
+    """One --arg value; raises SpecError with a one-line reason."""
+    s = text.strip()
+    if not s:
+        raise SpecError("--arg '': empty argument")
+    head, sep, rest = s.partition(":")
+    if sep and head in GENERATORS:
+        parts = rest.split(":")
+        if len(parts) != 2:
+            raise SpecError(f"--arg '{text}': expected {head}:SHAPE:DTYPE, e.g. {head}:1024:f32")
+        shape = _shape(parts[0], text)
+        _dtype(parts[1])
+        return ArgSpec(text, head, shape, parts[1])
+    m = re.match(r"^(.*\.npy)(?::([A-Za-z0-9]+))?$", s, re.IGNORECASE)
+    if m:
+        if m.group(2) is not None:
+            _dtype(m.group(2))
+        return ArgSpec(text, "npy", path=m.group(1), dtype_name=m.group(2))
+    lowered = s.lower()
+    if lowered in ("true", "false"):
+        return ArgSpec(text, "scalar", value=lowered == "true")
+    try:
+        return ArgSpec(text, "scalar", value=int(s, 0))
+    except ValueError:
+        pass
+    try:
+        return ArgSpec(text, "scalar", value=float(s))
+    except ValueError:
+        pass
+    raise SpecError(f"--arg '{text}': expected a .npy file, zeros|ones|rand|arange:SHAPE:DTYPE, or a number")
+
+
+def parse_grid(text: str) -> tuple[int, ...]:
+    """`--grid 8`, `8,4`, `8,4,2` (or `8x4x2`)."""
+    parts = re.split(r"[,x]", text.strip())
+    try:
+        dims = tuple(int(p) for p in parts)
+    except ValueError:
+        raise SpecError(f"--grid '{text}': expected X[,Y[,Z]] with positive integers") from None
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise SpecError(f"--grid '{text}': expected 1 to 3 positive integers, X[,Y[,Z]]")
+    return dims
+
+
+# --------------------------------------------------------------------------------------------
+# The summary after a run
+
+
+def dtype_label(dtype: np.dtype) -> str:
+    name = dtypes.ir_name_of_dtype(dtype)
+    return name if name is not None else str(dtype)
+
+
+def summarize(array: np.ndarray) -> str:
+    """`f32[64x64]  min -0.99 max 0.98 mean 0.0012 sum 4.9  crc32 1a2b3c4d` (NaNs counted apart)."""
+    shape = "x".join(str(n) for n in array.shape) or "scalar"
+    text = f"{dtype_label(array.dtype)}[{shape}]"
+    if array.size:
+        values = array.astype(np.float64) if array.dtype.kind not in "iub" else array.astype(np.int64)
+        finite = values[np.isfinite(values)] if values.dtype.kind == "f" else values.reshape(-1)
+        nans = int(np.isnan(values).sum()) if values.dtype.kind == "f" else 0
+        if finite.size:
+            text += (
+                f"  min {_num(finite.min())}  max {_num(finite.max())}"
+                f"  mean {_num(finite.mean())}  sum {_num(finite.sum())}"
+            )
+        infs = int(np.isinf(values).sum()) if values.dtype.kind == "f" else 0
+        if nans:
+            text += f"  nan {nans}"
+        if infs:
+            text += f"  inf {infs}"
+    crc = zlib.crc32(np.ascontiguousarray(array).view(np.uint8).reshape(-1).data) if array.size else 0
+    return text + f"  crc32 {crc:08x}"
+
+
+def _num(v: Any) -> str:
+    if isinstance(v, (np.integer, int)):
+        return str(int(v))
+    return f"{float(v):.6g}"
+
+
+# --------------------------------------------------------------------------------------------
+# --check
+
+
+# Default tolerances by result dtype (rtol, atol): a few units in the last place of the
+# type, so that a different but correct order of rounding (a sum, a matmul) passes.
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "f64": (1e-12, 1e-14),
+    "f32": (1e-5, 1e-6),
+    "f16": (2e-3, 1e-3),
+    "bf16": (1.6e-2, 1e-2),
+    "f8E4M3FN": (0.25, 0.05),
+    "f8E5M2": (0.5, 0.1),
+    "f8E8M0FNU": (1.0, 0.0),
+    "f4E2M1FN": (0.5, 0.5),
+}
+
+
+def default_tolerance(dtype: np.dtype) -> tuple[float, float]:
+    """(rtol, atol) for comparing a result of `dtype` (integers and i1: exact)."""
+    return TOLERANCES.get(dtype_label(dtype), (0.0, 0.0))
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    text: str
+    target: int  # the --arg index whose value after the run is checked
+    expression: str
+
+
+def parse_check(text: str) -> Check:
+    """`arg2 = arg0 + arg1`: argument 2 after the run must equal the expression, evaluated
+    with NumPy on the arguments as they were before the run."""
+    m = re.match(r"^\s*arg(\d+)\s*==?\s*(.+?)\s*$", text, re.DOTALL)
+    if not m:
+        raise SpecError(f"--check '{text}': expected 'argN = EXPRESSION', e.g. 'arg2 = arg0 + arg1'")
+    return Check(text, int(m.group(1)), m.group(2))
+
+
+@dataclass(slots=True)
+class CheckResult:
+    ok: bool
+    message: str
+
+
+def run_check(check: Check, before: list[Any], after: list[Any], rtol: float | None, atol: float | None) -> CheckResult:
+    """Compare `after[check.target]` with the expression evaluated on `before`."""
+    if not 0 <= check.target < len(after):
+        raise SpecError(f"--check '{check.text}': there is no arg{check.target} (there are {len(after)} --arg values)")
+    actual = after[check.target]
+    if not isinstance(actual, np.ndarray):
+        raise SpecError(f"--check '{check.text}': arg{check.target} is a scalar; only arrays change in a run")
+    import ml_dtypes
+
+    names: dict[str, Any] = {f"arg{i}": v for i, v in enumerate(before)}
+    names.update(np=np, numpy=np, ml_dtypes=ml_dtypes)
+    try:
+        with np.errstate(all="ignore"):
+            expected = eval(check.expression, {"__builtins__": {}}, names)  # noqa: S307 - the user's own expression
+        expected = np.asarray(expected)
+        if expected.dtype == object:
+            raise TypeError(f"it gives a {type(expected.reshape(-1)[0]).__name__}, not numbers")
+        expected = np.broadcast_to(expected, actual.shape)
+    except Exception as e:  # noqa: BLE001 - any failure of the user's expression is reported in one line
+        raise SpecError(f"--check '{check.text}': cannot evaluate the expression: {type(e).__name__}: {e}") from None
+    default_rtol, default_atol = default_tolerance(actual.dtype)
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
+    exact = actual.dtype.kind in "iub"
+    if exact:
+        a = actual.astype(np.int64)
+        e = expected.astype(np.int64) if expected.dtype.kind in "iub" else expected.astype(np.float64)
+        bad = a != e
+        err_abs = np.abs(a.astype(np.float64) - e.astype(np.float64))
+    else:
+        a = actual.astype(np.float64)
+        with np.errstate(all="ignore"):
+            e = expected.astype(np.float64)
+            err_abs = np.abs(a - e)
+            same_special = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
+            bad = ~(same_special | (err_abs <= atol + rtol * np.abs(e)))
+    count = int(bad.sum())
+    finite = err_abs[np.isfinite(err_abs)]
+    worst = float(finite.max()) if finite.size else 0.0
+    tol = "exact" if exact else f"rtol {rtol:g}, atol {atol:g}"
+    name = f"arg{check.target}"
+    if not count:
+        return CheckResult(
+            True, f"check {name} = {check.expression}: ok ({actual.size} elements, max abs error {worst:.3g}; {tol})"
+        )
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    index = first if len(first) != 1 else first[0]
+    return CheckResult(
+        False,
+        f"check {name} = {check.expression}: FAILED: {count} of {actual.size} elements differ ({tol}); "
+        f"first at {name}[{index}]: got {_num(a[first])}, expected {_num(e[first])}; max abs error {worst:.3g}",
+    )
+
+
+def save_npy_atomic(path: str, array: np.ndarray) -> None:
+    """Write `array` to `path` as .npy atomically: a temporary file in the same directory,
+    fsync, `os.replace`; a new file gets the mode `open()` would give it."""
+    import os
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    umask = os.umask(0)
+    os.umask(umask)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, array, allow_pickle=False)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+__all__ = [
+    "ArgSpec",
+    "Check",
+    "CheckResult",
+    "SpecError",
+    "default_tolerance",
+    "parse_check",
+    "parse_grid",
+    "parse_spec",
+    "run_check",
+    "save_npy_atomic",
+    "summarize",
+]
