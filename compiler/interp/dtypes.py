@@ -78,6 +78,16 @@ def memory_dtype(t: Type) -> np.dtype:
     return storage_dtype(e)
 
 
+def memory_bits(t: Type) -> int:
+    """Bits an element of `t` occupies in memory: i1 takes a byte, i4 and f4E2M1FN half of one."""
+    e = element_of(t)
+    if isinstance(e, IntegerType):
+        return 8 if e.width == 1 else e.width
+    if isinstance(e, FloatType):
+        return e.format.storage_width
+    return 64
+
+
 def as_unsigned(a: np.ndarray) -> np.ndarray:
     """The same bits read as unsigned integers (no copy)."""
     return a.view(_UNSIGNED[a.dtype])

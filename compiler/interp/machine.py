@@ -303,6 +303,8 @@ class Machine:
         self.memory.race_checking = self.options.check_races
         self.grid: tuple[int, int, int] = (1, 1, 1)
         self.value_deps: dict[Value, frozenset[int]] = {}
+        # Memory-op instances that decided whether the ops now running run at all.
+        self.control_deps: frozenset[int] = _NO_DEPS
         self._instances = itertools.count(1)
         self.globals: dict[str, int] = {}  # symbol → address
         self.assert_failures: list[AssertFailure] = []
@@ -355,7 +357,7 @@ class Machine:
         return next(self._instances)
 
     def deps_of_operands(self, op: Operation, frame: Frame) -> frozenset[int]:
-        deps: frozenset[int] = _NO_DEPS
+        deps: frozenset[int] = self.control_deps
         vd = self.value_deps
         if vd:
             for v in op.operands:
@@ -605,7 +607,7 @@ class Machine:
         for r, value in zip(results, values, strict=True):
             env[r] = value
         vd = self.value_deps
-        new = ctx.new_deps
+        new = ctx.new_deps | self.control_deps
         if vd or new:
             deps = new
             for v in op.operands:
@@ -696,20 +698,18 @@ class Machine:
         else_block = regions[1].blocks[0] if len(regions) > 1 and regions[1].blocks else None
         n = cond.shape[0]
         taken = int(np.count_nonzero(cond)) if n > 1 else (n if cond[0] else 0)
-        sides: list[tuple[np.ndarray | None, list[Exit]]]
-        if taken == n or taken == 0:
-            block = then_block if taken else else_block
-            if block is None:
-                return None, frame, []
-            sides = [(None, self.exec_block(block, frame))]
-        else:
-            then_pos = np.flatnonzero(cond)
-            else_pos = np.flatnonzero(~cond)
-            sides = [(then_pos, self.exec_block(then_block, frame.child(then_pos)))]
-            if else_block is not None:
-                sides.append((else_pos, self.exec_block(else_block, frame.child(else_pos))))
-            else:
-                sides.append((else_pos, [Exit("yield", None)]))
+        # What runs in a branch is ordered after the memory accesses the condition was
+        # computed from (a store under `if %loaded > 0` cannot happen before that load).
+        saved_control = self.control_deps
+        cond_deps = self.value_deps.get(op.operands[0])
+        if cond_deps:
+            self.control_deps = saved_control | cond_deps
+        try:
+            sides = self._run_if_sides(cond, n, taken, then_block, else_block, frame)
+        finally:
+            self.control_deps = saved_control
+        if sides is None:
+            return None, frame, []
         parts: list[_Part] = []
         exits: list[Exit] = []
         for positions, side_exits in sides:
@@ -721,6 +721,24 @@ class Machine:
                     e.positions = where
                     exits.append(e)
         return self._continue_with(op, frame, parts, exits)
+
+    def _run_if_sides(
+        self, cond: np.ndarray, n: int, taken: int, then_block: Block, else_block: Block | None, frame: Frame
+    ) -> list[tuple[np.ndarray | None, list[Exit]]] | None:
+        """Run the branches of an `if` (None when nothing runs)."""
+        if taken == n or taken == 0:
+            block = then_block if taken else else_block
+            if block is None:
+                return None
+            return [(None, self.exec_block(block, frame))]
+        then_pos = np.flatnonzero(cond)
+        else_pos = np.flatnonzero(~cond)
+        sides = [(then_pos, self.exec_block(then_block, frame.child(then_pos)))]
+        if else_block is not None:
+            sides.append((else_pos, self.exec_block(else_block, frame.child(else_pos))))
+        else:
+            sides.append((else_pos, [Exit("yield", None)]))
+        return sides
 
     def exec_assert(self, op: Operation, frame: Frame) -> Any:
         """`assert`: the semantics records failures and returns a mask of the failing

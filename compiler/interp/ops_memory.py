@@ -32,12 +32,7 @@ def pointee_bits(t: Type) -> int:
     """Bits an element of the pointee of `t` (a pointer tile or pointer type) occupies in
     memory: i1 takes a byte, i4 and f4E2M1FN half of one."""
     e = dtypes.element_of(t)
-    p = e.pointee if isinstance(e, PointerType) else e
-    if isinstance(p, IntegerType):
-        return 8 if p.width == 1 else p.width
-    if isinstance(p, FloatType):
-        return p.format.storage_width
-    return 64
+    return dtypes.memory_bits(e.pointee if isinstance(e, PointerType) else e)
 
 
 _LINEAR: list = [None, None, None]  # the last (group, grid, ids): loops ask again and again

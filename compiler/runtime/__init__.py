@@ -43,6 +43,8 @@ from typing import Any
 import numpy as np
 
 from ..interp import InterpError, Machine, RunOptions, dtypes
+from ..interp.machine import MAX_GRID_EXTENT
+from ..interp.memory import pack_nibbles, unpack_nibbles
 from ..ir.core import Module, Operation, Value
 from ..ir.types import FloatType, IntegerType, PointerType, TileType, Type
 
@@ -282,8 +284,10 @@ def _grid(grid: int | Sequence[int]) -> tuple[int, int, int]:
         raise LaunchError(f"grid must be 1 to 3 positive integers, got {grid!r}", kind="grid") from None
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
         raise LaunchError(f"grid must be 1 to 3 positive extents, got {tuple(dims)}", kind="grid")
-    if any(d >= 1 << 31 for d in dims):
-        raise LaunchError(f"grid extents must be below 2^31 (tile block ids are i32), got {tuple(dims)}", kind="grid")
+    if any(d > MAX_GRID_EXTENT for d in dims):
+        raise LaunchError(
+            f"grid {tuple(dims)} exceeds the limit of {MAX_GRID_EXTENT} (2^24-1) tile blocks per axis", kind="grid"
+        )
     dims += [1] * (3 - len(dims))
     return dims[0], dims[1], dims[2]
 
@@ -314,6 +318,7 @@ class _Binder:
     def __init__(self, machine: Machine) -> None:
         self.memory = machine.memory
         self.write_back: list[tuple[np.ndarray, np.ndarray]] = []
+        self.unpack_back: list[tuple[np.ndarray, np.ndarray]] = []
 
     def where(self, i: int, param: Value) -> str:
         return f"argument {i} ({_param_text(param)})"
@@ -346,7 +351,20 @@ class _Binder:
                 f"(or an address), got {type(arg).__name__}"
             )
         self.check_dtype(where, element, array.dtype)
+        if dtypes.memory_bits(element.pointee) == 4:
+            return self.place_packed(array, f"argument {i}", where)
         return self.place(array, f"argument {i}", strided, where)
+
+    def place_packed(self, array: np.ndarray, name: str, where: str) -> int:
+        """4-bit elements lie two per byte in memory (spec 5.2.2): place a packed copy and
+        unpack it into the caller's array after the run."""
+        if array.size % 2:
+            raise LaunchError(f"{where}: 4-bit elements are stored in pairs; the array has an odd size {array.size}")
+        packed = pack_nibbles(array)
+        if array.flags.writeable:
+            self.unpack_back.append((array, packed))
+        read_only = not array.flags.writeable
+        return self.memory.place(packed, alignment=1, name=name + " (packed 4-bit)", read_only=read_only)
 
     def check_dtype(self, where: str, element: PointerType, have: np.dtype) -> None:
         try:
@@ -533,6 +551,8 @@ def launch(
     finally:
         for original, placed in binder.write_back:
             original[...] = placed
+        for original, packed in binder.unpack_back:
+            original[...] = unpack_nibbles(packed, original.dtype, original.size).reshape(original.shape)
     elapsed = time.perf_counter() - start
     return LaunchResult(kernel_name(entry), dims, backend, elapsed, machine, addresses)
 

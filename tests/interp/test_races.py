@@ -214,6 +214,46 @@ def test_data_dependent_store_after_load():
     assert c[:16].tolist() == [1] * 16
 
 
+def test_store_under_a_condition_computed_from_the_load():
+    # The branch cannot run before the load that decides it: control dependence orders them.
+    text = module(
+        BLOCK
+        + ptrs("p", "c", 8, "idx")
+        + """
+        %v, %t1 = load_ptr_tko weak %p : tile<8xptr<i32>> -> tile<8xi32>, token
+        %s = reduce %v dim=0 identities=[0 : i32] : tile<8xi32> -> tile<i32>
+        (%a: tile<i32>, %b: tile<i32>) {
+          %sum = addi %a, %b : tile<i32>
+          yield %sum : tile<i32>
+        }
+        %zero = constant <i32: 0> : tile<i32>
+        %ok = cmpi equal %s, %zero, signed : tile<i32> -> tile<i1>
+        if %ok {
+          %t2 = store_ptr_tko weak %p, %two : tile<8xptr<i32>>, tile<8xi32> -> token
+        }
+    """
+    )
+    c, _ = run(text, grid=(2,))
+    assert c[:16].tolist() == [2] * 16
+
+
+def test_store_under_an_unrelated_condition_still_races():
+    text = module(
+        BLOCK
+        + ptrs("p", "c", 8, "idx")
+        + """
+        %v, %t1 = load_ptr_tko weak %p : tile<8xptr<i32>> -> tile<8xi32>, token
+        %zero = constant <i32: 0> : tile<i32>
+        %ok = cmpi equal %bx, %zero, signed : tile<i32> -> tile<i1>
+        if %ok {
+          %t2 = store_ptr_tko weak %p, %two : tile<8xptr<i32>>, tile<8xi32> -> token
+        }
+    """
+    )
+    with pytest.raises(InterpError, match="race: store_ptr_tko at .* and load_ptr_tko at "):
+        run(text, grid=(2,))
+
+
 def test_different_blocks_storing_the_same_address():
     text = module(
         """
