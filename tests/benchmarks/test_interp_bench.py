@@ -41,11 +41,14 @@ def bench():
     return _bench()
 
 
-def test_kernels_verify():
+def test_kernels_verify_and_are_canonical():
     from compiler.runtime import load_module
+    from compiler.text import print_module
 
     for name in ("vector_add", "softmax", "matmul"):
-        load_module(SCRIPT.parent / "kernels" / f"{name}.tileir")
+        path = SCRIPT.parent / "kernels" / f"{name}.tileir"
+        module = load_module(path)
+        assert print_module(module) == path.read_text(encoding="utf-8"), f"run: tileir fmt -i {path}"
 
 
 def test_quick_run_matches_numpy(bench, capsys):
