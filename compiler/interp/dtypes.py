@@ -88,6 +88,22 @@ def memory_bits(t: Type) -> int:
     return 64
 
 
+_TF32_MASK = np.uint32(0xFFFFE000)  # sign, exponent and the 10 mantissa bits tf32 keeps
+
+
+def from_memory(values: np.ndarray, t: Type) -> np.ndarray:
+    """Tile values of element type `t` from the `memory_dtype` values a load read: any
+    nonzero i1 byte is true; a tf32 load ignores the low 13 mantissa bits (NaNs stay NaN)."""
+    e = element_of(t)
+    if isinstance(e, IntegerType) and e.width == 1:
+        return values != 0
+    if isinstance(e, FloatType) and e.name == "tf32":
+        cut = (values.view(np.uint32) & _TF32_MASK).view(np.float32)
+        nan = np.isnan(values)
+        return np.where(nan, np.float32(np.nan), cut) if nan.any() else cut
+    return values
+
+
 def as_unsigned(a: np.ndarray) -> np.ndarray:
     """The same bits read as unsigned integers (no copy)."""
     return a.view(_UNSIGNED[a.dtype])

@@ -366,14 +366,6 @@ class Machine:
                     deps = deps | d
         return deps
 
-    def _bind_deps(self, values: list[Value], deps: frozenset[int]) -> None:
-        vd = self.value_deps
-        for v in values:
-            if deps:
-                vd[v] = deps
-            else:
-                vd.pop(v, None)
-
     def _deps_of(self, values: list[Value]) -> list[frozenset[int]] | None:
         vd = self.value_deps
         if not vd:
@@ -607,13 +599,8 @@ class Machine:
         for r, value in zip(results, values, strict=True):
             env[r] = value
         vd = self.value_deps
-        new = ctx.new_deps | self.control_deps
-        if vd or new:
-            deps = new
-            for v in op.operands:
-                d = vd.get(v)
-                if d:
-                    deps = deps | d
+        if vd or ctx.new_deps or self.control_deps:
+            deps = self.deps_of_operands(op, frame) | ctx.new_deps
             for r in results:
                 if deps:
                     vd[r] = deps

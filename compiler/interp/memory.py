@@ -213,9 +213,6 @@ class Memory:
         self._add(Allocation(base, data, name or f"allocation {len(self.allocations)}", read_only))
         return base
 
-    def allocate(self, nbytes: int, *, alignment: int = 1, name: str = "") -> int:
-        return self.place(np.zeros(nbytes, dtype=np.uint8), alignment=alignment, name=name)
-
     def allocate_blocks(
         self, count: int, nbytes: int, *, alignment: int = 1, name: str = "alloca", key: object = None
     ) -> np.ndarray:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..ir.attributes import SymbolRefAttr
-from ..ir.types import FloatType, IntegerType, PointerType, TileType, Type
+from ..ir.types import IntegerType, PointerType, TileType, Type
 from . import dtypes
 from .machine import TOKEN
 from .memory import Memory, MemoryFault, byte_address, element_address
@@ -33,22 +33,6 @@ def pointee_bits(t: Type) -> int:
     memory: i1 takes a byte, i4 and f4E2M1FN half of one."""
     e = dtypes.element_of(t)
     return dtypes.memory_bits(e.pointee if isinstance(e, PointerType) else e)
-
-
-_LINEAR: list = [None, None, None]  # the last (group, grid, ids): loops ask again and again
-
-
-def linear_block_ids(ctx: Ctx) -> np.ndarray:
-    """The linear ids (x fastest) of the blocks of the frame being run, shape (G,); the
-    same array object for the same group (which lets `Memory.check_access` skip work)."""
-    g = ctx.group
-    grid = ctx.machine.grid
-    if _LINEAR[0] is g and _LINEAR[1] == grid:
-        return _LINEAR[2]
-    gx, gy, _ = grid
-    ids = g.x.astype(np.int64) + gx * (g.y.astype(np.int64) + gy * g.z.astype(np.int64))
-    _LINEAR[:] = [g, grid, ids]
-    return ids
 
 
 def describe(ctx: Ctx) -> str:
@@ -125,7 +109,7 @@ def _record(
         addresses = lambda: rows  # noqa: E731
     else:
         addresses = lambda: np.where(mask, rows, -1)  # noqa: E731
-    blocks = linear_block_ids(ctx)
+    blocks = ctx.group.linear(ctx.machine.grid)
     try:
         memory.check_access(
             instance=instance,
@@ -181,7 +165,7 @@ def _load_ptr(ctx: Ctx):
     try:
         if mask is None:
             raw = memory.read(rows, read_dtype, bits=bits if packed else None, what="load")
-            out = _loaded(raw, rt).reshape(lead, *shape)
+            out = dtypes.from_memory(raw, rt).reshape(lead, *shape)
         else:
             m = np.broadcast_to(mask, (lead, *shape)).reshape(lead, per_block)
             active = np.flatnonzero(m)
@@ -193,7 +177,7 @@ def _load_ptr(ctx: Ctx):
                 out = np.array(np.broadcast_to(padding, (lead, *shape)), dtype=storage)
             else:  # the spec leaves masked-off lanes undefined: zero bits here
                 out = np.zeros((lead, *shape), dtype=storage)
-            out.reshape(-1)[active] = _loaded(raw, rt)
+            out.reshape(-1)[active] = dtypes.from_memory(raw, rt)
             mask = m
     except MemoryFault as fault:
         raise fault_error(ctx, fault, per_block) from None
@@ -211,14 +195,6 @@ def _load_ptr(ctx: Ctx):
     return out, TOKEN
 
 
-def _loaded(raw: np.ndarray, t: TileType) -> np.ndarray:
-    """Values of `t`'s storage dtype from what memory holds."""
-    e = t.element
-    if isinstance(e, IntegerType) and e.width == 1:
-        return raw != 0  # any nonzero byte is true
-    if isinstance(e, FloatType) and e.name == "tf32":  # only the top 19 bits are tf32's
-        return (raw.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
-    return raw
 
 
 @semantics("store_ptr_tko")

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.types import FloatType, GatherScatterViewType, IntegerType, PartitionViewType, StridedViewType, TileType
+from ..ir.types import GatherScatterViewType, IntegerType, PartitionViewType, StridedViewType, TileType
 from . import dtypes
 from .machine import TOKEN
 from .memory import MemoryFault
@@ -377,19 +377,6 @@ def _memory_call(acc: _Access, where: np.ndarray | None, call: Callable[[], Any]
 
 # -- element type conversions between memory and tiles ---------------------------------------
 
-_TF32_MASK = np.uint32(0xFFFFE000)
-
-
-def _from_memory(values: np.ndarray, element) -> np.ndarray:
-    if isinstance(element, IntegerType) and element.width == 1:
-        return values != 0
-    if isinstance(element, FloatType) and element.name == "tf32":
-        cut = (values.view(np.uint32) & _TF32_MASK).view(np.float32)
-        nan = np.isnan(values)
-        return np.where(nan, np.float32(np.nan), cut) if nan.any() else cut
-    return values
-
-
 # -- the general path ----------------------------------------------------------------------------
 
 
@@ -430,7 +417,7 @@ def _general_load(acc: _Access) -> np.ndarray:
     memory = acc.ctx.machine.memory
     dtype = dtypes.storage_dtype(element) if tensor.packed else tensor.dtype
     raw = _memory_call(acc, where, lambda: memory.read(addresses, dtype, bits=_bits(acc), what="load"))
-    got = raw if tensor.packed else _from_memory(raw, element)
+    got = raw if tensor.packed else dtypes.from_memory(raw, element)
     if where is None:
         return got.reshape(shape)
     pad = padding_scalar(acc.view.padding, element)
@@ -576,12 +563,12 @@ def _load(acc: _Access) -> np.ndarray:
         return _general_load(acc)
     grid, full = fast
     if full is None:
-        return _from_memory(_fast_load(acc.ctx, grid, acc.idx), tensor.element)
+        return dtypes.from_memory(_fast_load(acc.ctx, grid, acc.idx), tensor.element)
     if not full.any():
         return _general_load(acc)
     inner = np.flatnonzero(full)
     edge = np.flatnonzero(~full)
-    first = _from_memory(_fast_load(acc.ctx, grid, acc.subset(inner).idx), tensor.element)
+    first = dtypes.from_memory(_fast_load(acc.ctx, grid, acc.subset(inner).idx), tensor.element)
     out = np.empty((acc.rows, *acc.view.tile), dtype=first.dtype)
     out[inner] = first
     out[edge] = _general_load(acc.subset(edge))

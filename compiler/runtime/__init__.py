@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..interp import InterpError, Machine, RunOptions, dtypes
+from ..interp import InterpError, Machine, RunOptions, dtypes, rounding
 from ..interp.machine import MAX_GRID_EXTENT
 from ..interp.memory import pack_nibbles, unpack_nibbles
 from ..ir.core import Module, Operation, Value
@@ -479,9 +479,8 @@ def _float(where: str, element: FloatType, arg: Any) -> np.ndarray:
     except (OverflowError, TypeError, ValueError) as e:
         raise LaunchError(f"{where}: {arg!r} is not a value of {element}: {e}") from None
     with np.errstate(all="ignore"):
-        value = source.astype(dtype)
-        if element.name == "tf32":
-            value = _round_tf32(value)
+        # tf32 from the exact value: a cast to f32 first would round twice.
+        value = rounding.round_to(source, "tf32") if element.name == "tf32" else source.astype(dtype)
         finite_in = np.isfinite(source.astype(np.float64))[0]
         finite_out = np.isfinite(value.astype(np.float64))[0]
     if finite_in and not finite_out:
@@ -492,14 +491,6 @@ def _float(where: str, element: FloatType, arg: Any) -> np.ndarray:
             largest = float(np.array([0x7F7FE000], dtype=np.uint32).view(np.float32)[0])
         raise LaunchError(f"{where}: {arg!r} is out of the range of {element} (largest finite value {largest:g})")
     return value
-
-
-def _round_tf32(a: np.ndarray) -> np.ndarray:
-    """f32 values rounded to the nearest tf32 (10 fraction bits), ties to even."""
-    bits = a.astype(np.float32).view(np.uint32)
-    finite = (bits & 0x7F800000) != 0x7F800000
-    rounded = (bits + np.uint32(0xFFF) + ((bits >> np.uint32(13)) & np.uint32(1))) & np.uint32(0xFFFFE000)
-    return np.where(finite, rounded, bits).astype(np.uint32).view(np.float32)
 
 
 # --------------------------------------------------------------------------------------------
