@@ -2,24 +2,28 @@
 
 With `VerifyOptions.target_version` set (`tileir check --target-version 13.1`), everything
 the module uses that a later bytecode version introduced is an error, as NVIDIA's bytecode
-writer (`cuda-tile-translate --bytecode-version`) refuses to encode it:
+writer (`cuda-tile-translate --bytecode-version`) refuses to encode it, in that writer's
+words (the conformance tests check them):
 
-* an op (`operation 'cuda_tile.atomic_rmw_tko' requires bytecode version 13.3+, ...`);
+* an op (`operation 'cuda_tile.atan2' is not available in bytecode version 13.1`);
 * an operand, attribute or result added to an op later than the op itself: an optional
-  operand that is present, an attribute that is present and not its default value, a
-  result that is used;
+  operand or attribute that is present, a required attribute that is not its default
+  value, a result that is used;
 * an enum case introduced later;
 * a type: the element types f8E8M0FNU (13.2), f4E2M1FN and i4 (13.3), the strided and
   gather/scatter views (13.3), wherever they occur inside a type; reported where the
-  value (or attribute) of that type is defined.
+  value (or attribute) of that type is defined, with the type's name as NVIDIA's messages
+  spell it (`Float8E8M0FNU`).
 
-A target version we do not know is itself an error, reported once.
+The bytecode writer (`compiler.bytecode`) runs these checks through `version_diagnostics`
+before it encodes anything. A target version we do not know is itself an error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..bytecode.format import SCALAR_TAGS
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import Operation
@@ -30,10 +34,11 @@ from .registry import module_check
 
 SUPPORTED_VERSIONS = ("13.1", "13.2", "13.3")
 
-# cuda_tile types (other than element types) that a later version introduced.
+# cuda_tile types (other than element types) that a later version introduced, by the name
+# NVIDIA's writer uses for them.
 _TYPE_SINCE: dict[type, tuple[str, str]] = {
-    T.StridedViewType: ("strided_view", "13.3"),
-    T.GatherScatterViewType: ("gather_scatter_view", "13.3"),
+    T.StridedViewType: ("StridedViewType", "13.3"),
+    T.GatherScatterViewType: ("GatherScatterViewType", "13.3"),
 }
 
 
@@ -61,7 +66,7 @@ def type_requirements(t: T.Type) -> Iterator[tuple[str, str]]:
     if isinstance(t, (T.IntegerType, T.FloatType)):
         since = T.ELEMENT_TYPE_SINCE.get(str(t))
         if since is not None:
-            yield str(t), since
+            yield SCALAR_TAGS[str(t)][1], since
         return
     if isinstance(t, T.TileType):
         yield from type_requirements(t.element)
@@ -98,6 +103,16 @@ def _enum_of(attr: A.Attribute) -> EnumDef | None:
     return enum if isinstance(enum, EnumDef) else None
 
 
+def version_diagnostics(module, target: str) -> list:
+    """Every version problem of `module` for bytecode version `target` (any MAJOR.MINOR,
+    including the test-only 250.x versions), as the bytecode writer reports them."""
+    from .engine import VerifyOptions
+
+    v = Verifier(module, VerifyOptions(target_version=target))
+    _check_module(v, target)
+    return v.diagnostics
+
+
 @module_check
 def check_versions(v: Verifier) -> None:
     target = v.options.target_version
@@ -110,6 +125,10 @@ def check_versions(v: Verifier) -> None:
             code="target-version",
         )
         return
+    _check_module(v, target)
+
+
+def _check_module(v: Verifier, target: str) -> None:
     for op in v.module.walk():
         try:
             _check_op(v, op, target)
@@ -119,13 +138,11 @@ def check_versions(v: Verifier) -> None:
 
 def _check_op(v: Verifier, op: Operation, target: str) -> None:
     opdef = op.opdef
-    if opdef is not None and opdef.mnemonic.startswith("testing$"):
-        return  # test-only ops carry made-up versions for the bytecode tests
     if opdef is not None:
         if newer(opdef.since, target):
             v.fail(
                 op,
-                _requires(f"operation '{op.name}'", opdef.since, target),
+                f"operation '{op.name}' is not available in bytecode version {target}",
                 at=op.name_span,
                 code="version-op",
                 prefix=False,
@@ -143,13 +160,26 @@ def _check_members(v: Verifier, op: Operation, target: str, reported: set[str]) 
             continue
         start, length = opdef.operand_range(odef.name, op.operand_segments)
         if length and start < len(op.operands):
-            v.emit(op, _requires(f"operand '{odef.name}'", odef.since, target), at=start, code="version-operand")
+            v.emit(
+                op,
+                f"optional operand '{odef.name}' is provided but requires bytecode version {odef.since}, "
+                f"targeting {target}",
+                at=start,
+                code="version-operand",
+            )
     for adef in opdef.attributes:
         attr = op.properties.get(adef.name)
         if attr is None:
             continue
         if newer(adef.since, target) and newer(adef.since, opdef.since) and not _is_default(attr, adef.default):
             special = _global_message(op, adef.name, target)
+            if special is None and (adef.optional or adef.kind == "unit"):
+                special = (
+                    f"optional attribute '{adef.name}' is provided but requires bytecode version {adef.since}, "
+                    f"targeting {target}"
+                )
+                v.emit(op, special, code="version-attribute")
+                continue
             v.emit(
                 op,
                 special or _requires(f"attribute '{adef.name}'", adef.since, target),
@@ -163,7 +193,8 @@ def _check_members(v: Verifier, op: Operation, target: str, reported: set[str]) 
             if case is not None and newer(case.since, target):
                 v.emit(
                     op,
-                    _requires(f"enum value '{attr.keyword}' of attribute '{adef.name}'", case.since, target),
+                    f"enum value for attribute '{adef.name}' is not available in bytecode version {target} "
+                    f"('{attr.keyword}' requires {case.since})",
                     code="version-enum",
                 )
         type_attr_type = _attr_type(attr)
@@ -172,7 +203,7 @@ def _check_members(v: Verifier, op: Operation, target: str, reported: set[str]) 
             if found is not None and found[0] not in reported:  # not already shown on a value
                 v.emit(
                     op,
-                    _requires(f"type '{found[0]}'", found[1], target) + f" (in attribute '{adef.name}')",
+                    _type_message(found, target) + f" (in attribute '{adef.name}')",
                     code="version-type",
                 )
     for rdef in opdef.results:
@@ -181,11 +212,16 @@ def _check_members(v: Verifier, op: Operation, target: str, reported: set[str]) 
                 if result.uses:
                     v.emit(
                         op,
-                        _requires(f"result '{rdef.name}'", rdef.since, target) + " and it is used",
+                        f"result '{rdef.name}' requires bytecode version {rdef.since} but is being used and "
+                        f"targeting {target}",
                         at=result,
                         code="version-result",
                     )
                     break
+
+
+def _type_message(found: tuple[str, str], target: str) -> str:
+    return f"type '{found[0]}' requires bytecode version {found[1]}+, targeting {target}"
 
 
 def _global_message(op: Operation, name: str, target: str) -> str | None:
@@ -228,7 +264,7 @@ def _check_types(v: Verifier, op: Operation, target: str) -> set[str]:
         reported.add(found[0])
         v.emit(
             op,
-            _requires(f"type '{found[0]}'", found[1], target),
+            _type_message(found, target),
             at=_value_span(v, op, value),
             code="version-type",
             prefix=False,

@@ -1,0 +1,48 @@
+"""Tile IR bytecode (`.tileirbc`): the reader and writer, compatible with NVIDIA's tools.
+
+    from compiler.bytecode import read_bytecode, write_bytecode
+    module = read_bytecode(data)                   # bytes -> Module (BytecodeError if invalid)
+    data = write_bytecode(module, (13, 1))         # Module -> bytes (BytecodeWriteError)
+
+`format` holds the container (versions, sections, tags, primitive encodings), `schema` the
+per-op layout derived from the op table, `constants` the dense-constant payloads.
+"""
+
+from __future__ import annotations
+
+from .format import (
+    CURRENT,
+    DEFAULT_WRITE,
+    MAGIC,
+    READ_ONLY,
+    SUPPORTED,
+    TEST_VERSIONS,
+    BytecodeError,
+    Version,
+    parse_version,
+    version_text,
+)
+from .reader import read_bytecode
+from .writer import BytecodeWriteError, write_bytecode
+
+
+def is_bytecode(data: bytes) -> bool:
+    """Whether `data` starts like a Tile IR bytecode file."""
+    return data[: len(MAGIC)] == MAGIC
+
+
+__all__ = [
+    "CURRENT",
+    "DEFAULT_WRITE",
+    "READ_ONLY",
+    "SUPPORTED",
+    "TEST_VERSIONS",
+    "BytecodeError",
+    "BytecodeWriteError",
+    "Version",
+    "is_bytecode",
+    "parse_version",
+    "read_bytecode",
+    "version_text",
+    "write_bytecode",
+]
