@@ -46,7 +46,7 @@ def dense_raw_data(attr: A.DenseElementsAttr) -> bytes:
         size = (bits + 7) // 8
         mask = (1 << bits) - 1
         if size in _STRUCT:
-            data = struct.pack("<%d%s" % (len(values), _STRUCT[size]), *(v & mask for v in values))
+            data = struct.pack(f"<{len(values)}{_STRUCT[size]}", *(v & mask for v in values))
         else:
             data = b"".join((v & mask).to_bytes(size, "little") for v in values)
     return _varint(len(data)) + data
@@ -86,7 +86,7 @@ def decode_dense(raw: bytes, t: T.TileType) -> A.DenseElementsAttr | None:
     else:
         return None
     if size in _STRUCT:
-        raw_values = struct.unpack("<%d%s" % (count, _STRUCT[size]), raw)
+        raw_values = struct.unpack(f"<{count}{_STRUCT[size]}", raw)
     else:
         raw_values = tuple(int.from_bytes(raw[i * size : (i + 1) * size], "little") for i in range(count))
     mask = (1 << bits) - 1

@@ -210,7 +210,7 @@ class Writer:
     def array(self, values, size: int) -> None:
         """A varint count, then fixed-width little-endian elements (i32 or i64 arrays)."""
         self.varint(len(values))
-        fmt = "<%d%s" % (len(values), "q" if size == 8 else "i")
+        fmt = f"<{len(values)}{'q' if size == 8 else 'i'}"
         self.buf += struct.pack(fmt, *values)
 
     def align(self, alignment: int) -> None:
@@ -339,7 +339,7 @@ class Reader:
         """A varint count, then that many little-endian i32 (size 4) or i64 (size 8) values."""
         n = self.count(what, size)
         raw = self.take(n * size, what)
-        return struct.unpack("<%d%s" % (n, "q" if size == 8 else "i"), raw)
+        return struct.unpack(f"<{n}{'q' if size == 8 else 'i'}", raw)
 
     def pad(self, alignment: int, what: str) -> None:
         """Skip the padding to `alignment` (measured from the file start; any byte value is

@@ -21,6 +21,7 @@ from ..dialect.opdef import AttrDef, OpDef
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import Block, Module, Operation, Region, Value
+from . import newer
 from .constants import decode_dense
 from .format import (
     FUNC_HAS_HINTS,
@@ -72,11 +73,9 @@ def read_bytecode(data: bytes) -> Module:
     of a version we read."""
     data = bytes(data)
     version, tag = read_version(data)
-    if version not in SUPPORTED and version not in TEST_VERSIONS:
-        if version in READ_ONLY:
-            from . import newer
-
-            return newer.read(data, version, tag)
+    if version in READ_ONLY:
+        newer.check_header(version, tag)
+    elif version not in SUPPORTED and version not in TEST_VERSIONS:
         raise BytecodeError(
             f"unsupported Tile version {version[0]}.{version[1]}.{tag}, this reader supports versions "
             f"{supported_range()} (and reads 13.4 and 13.5 as far as their encodings are known)",
@@ -104,7 +103,10 @@ class _FileReader:
         self.debug_offsets: list[tuple[int, int]] = []
         self.debug_attrs: dict[int, A.Attribute] = {}
         self.debug_in_progress: set[int] = set()
-        self.max_opcode = max_opcode(version) if version in SUPPORTED else 0x3FFF
+        if version in SUPPORTED:
+            self.max_opcode = max_opcode(version)
+        else:
+            self.max_opcode = newer.MAX_OPCODE.get(version, 0x3FFF)
 
     # -------------------------------------------------------------------------- sections
 
@@ -261,12 +263,14 @@ class _FileReader:
                 self._check_type_version(SCALAR_TAGS[scalar][1], since(type_since), r, at)
             return T.SCALAR_TYPES[scalar]
         if tag == TypeTag.POINTER:
+            self._type_flags(r, "ptr")
             return T.PointerType(self.type(r.varint("a pointee type"), r))
         if tag == TypeTag.TILE:
             element = self.type(r.varint("a tile element type"), r)
             shape = r.array(8, "tile shape")
             return T.TileType(tuple(shape), element)
         if tag == TypeTag.TENSOR_VIEW:
+            self._type_flags(r, "tensor_view")
             element = self.type(r.varint("a tensor_view element type"), r)
             shape = r.array(8, "tensor_view shape")
             strides = r.array(8, "tensor_view strides")
@@ -318,7 +322,21 @@ class _FileReader:
             return T.FunctionType(inputs, results)
         if tag == TypeTag.TOKEN:
             return T.TOKEN
+        if tag == newer.FNV8E5M3FNU_TAG and self.version in READ_ONLY:
+            raise newer.unrepresentable("the element type fnv8E5M3FNU (bytecode 13.4)", self.version, at)
         raise BytecodeError(f"unknown type tag: {tag}", at)
+
+    def _type_flags(self, r: Reader, name: str) -> None:
+        """From 13.4, ptr and tensor_view start with option flags: bit 0 says a ptr_attr follows
+        (which 13.3 types cannot carry)."""
+        if self.version < newer.TYPE_FLAGS_SINCE or self.version in TEST_VERSIONS:
+            return
+        at = r.pos
+        flags = r.varint(f"{name} option flags")
+        if flags & 1:
+            raise newer.unrepresentable(f"a {name} type with a ptr_attr (bytecode 13.4+)", self.version, at)
+        if flags:
+            raise BytecodeError(f"unused bits set in the option flags of a {name} type (0x{flags:x})", at)
 
     def _padding(self, r: Reader) -> str:
         code = r.varint("a padding value")
@@ -462,6 +480,15 @@ class _FileReader:
             linkage = self.string(r.varint("DISubprogram linkage name"), r)
             unit = self._debug_ref(r, "DISubprogram compile unit", "di_compile_unit")
             scope_line = r.varint("DISubprogram scope line")
+            if (13, 5) <= self.version < (250, 0):
+                at = r.pos
+                sp_flags = r.varint("DISubprogram flags")
+                if sp_flags == 1:
+                    raise newer.unrepresentable(
+                        "a DISubprogram marked as a declaration (bytecode 13.5)", self.version, at
+                    )
+                if sp_flags:
+                    raise BytecodeError(f"unrecognized flag bits (0x{sp_flags:x}) when parsing DISubprogramAttr", at)
             return A.DIAttr(
                 "di_subprogram",
                 (
@@ -512,16 +539,32 @@ class _FileReader:
                     f"'{name}', got type: {signature}",
                     sig_at,
                 )
+            flags_at = r.pos
             flags = r.byte("a function flag byte")
             loc_index = r.varint("a function location index")
+            # 13.5: bit 2 means "extern implementation" and kernels always carry hints, then
+            # their argument attributes.
+            v135 = newer.FUNCTION_ARG_ATTRS_SINCE <= self.version < (250, 0)
+            if v135 and flags & ~(FUNC_KERNEL | 0x01):
+                what = "an extern implementation entry" if flags & FUNC_HAS_HINTS else f"function flags 0x{flags:x}"
+                raise newer.unrepresentable(f"{what} ('{name}')", self.version, flags_at)
             hints = None
-            if flags & FUNC_KERNEL and flags & FUNC_HAS_HINTS:
+            if flags & FUNC_KERNEL and (v135 or flags & FUNC_HAS_HINTS):
                 at = r.pos
                 hints = self.tagged_attr(r, 0)
                 if not isinstance(hints, A.OptimizationHintsAttr):
                     raise BytecodeError(f"invalid optimization hints attribute for function '{name}'", at)
+                if v135 and not hints.entries:
+                    hints = None  # 13.5 writes empty hints for a kernel that has none
             if not flags & FUNC_KERNEL:
                 raise r.fail(f"un-expected non-entry function '{name}'")
+            if v135:
+                at = r.pos
+                arg_attrs = self.tagged_attr(r, 0)
+                if not isinstance(arg_attrs, A.ArrayAttr) or any(
+                    not isinstance(a, A.DictionaryAttr) or a.entries for a in arg_attrs.elements
+                ):
+                    raise newer.unrepresentable(f"argument attributes {arg_attrs} on '{name}'", self.version, at)
             length = r.varint("a function body length")
             if length > r.remaining():
                 raise r.fail(f"function body length {length} exceeds remaining bytecode data ({r.remaining()} bytes)")
@@ -662,6 +705,8 @@ class _FileReader:
             value = r.varint(f"enum attribute '{adef.name}'")
             case = enum.by_value(value) if enum is not None else None
             if case is None:
+                if kind == "enum:rounding" and value == newer.NEAREST_AWAY and self.version in READ_ONLY:
+                    raise newer.unrepresentable("the rounding mode nearest_away (bytecode 13.4)", self.version, at)
                 raise BytecodeError(f"invalid integer value for enum type: {value} (attribute '{adef.name}')", at)
             if since(case.since) > self.version and self.version not in TEST_VERSIONS:
                 raise BytecodeError(
@@ -742,6 +787,12 @@ class _BodyReader:
         at = r.pos
         opcode = r.varint("an opcode")
         opdef = op_for_opcode(opcode)
+        if opdef is None and opcode in newer.NEW_OPCODES and reader.version in READ_ONLY:
+            name, since_version = newer.NEW_OPCODES[opcode]
+            if since_version <= reader.version:
+                raise newer.unrepresentable(
+                    f"the op '{name}' (opcode 0x{opcode:x}, bytecode {version_text(since_version)})", reader.version, at
+                )
         if opdef is None or opdef.name in NOT_INSTRUCTIONS:
             if opdef is None and opcode > reader.max_opcode:
                 raise BytecodeError(
@@ -769,6 +820,10 @@ class _BodyReader:
 
         # 2. flags
         flags = r.varint(f"the flags of {opdef.name}") if lay.has_flags else 0
+        if opdef.name == "cuda_tile.ftoi" and newer.FTOI_FLAGS_SINCE <= reader.version < (250, 0):
+            flags_at = r.pos
+            if r.varint("the flags of cuda_tile.ftoi") & 1:
+                raise newer.unrepresentable("ftoi with 'saturating' (bytecode 13.4)", reader.version, flags_at)
 
         # 3. attributes
         props: dict[str, A.Attribute] = {}
@@ -792,6 +847,14 @@ class _BodyReader:
                     props[adef.name] = default
                 continue
             props[adef.name] = reader.inline_attr(adef, r, result_types)
+
+        inbounds = None
+        inbounds_since = newer.INBOUNDS_SINCE.get(opdef.name)
+        if inbounds_since is not None and inbounds_since <= reader.version < (250, 0):
+            inbounds_at = r.pos
+            inbounds = r.take(r.count("the inbounds array"), "the inbounds array")
+            if any(inbounds):
+                raise newer.unrepresentable(f"{opdef.name} with 'inbounds' set", reader.version, inbounds_at)
 
         # 4. operands
         values = self.values
@@ -824,6 +887,12 @@ class _BodyReader:
                 total = len(opdef.operands)
             operands = []
             self._operands(r, total, operands)
+
+        if inbounds is not None and len(inbounds) != len(op_index := _index_group(opdef, segments)):
+            raise BytecodeError(
+                f"inbounds size ({len(inbounds)}) must match the number of index dimensions ({len(op_index)})",
+                inbounds_at,
+            )
 
         # results newer than the file exist (with their one possible type) but are not numbered
         all_types = list(result_types)
@@ -883,6 +952,16 @@ class _BodyReader:
         return block
 
 
+def _index_group(opdef: OpDef, segments: list[int]) -> range:
+    """The positions of the `index` operands (the view ops that carry `inbounds`)."""
+    start = 0
+    for odef, size in zip(opdef.operands, segments, strict=False):
+        if odef.name == "index":
+            return range(start, start + size)
+        start += size
+    return range(0)
+
+
 def _default(adef: AttrDef) -> A.Attribute | None:
     from .writer import _default_attr
 
@@ -899,4 +978,3 @@ def _u32(value: int) -> int:
 
 
 __all__ = ["BytecodeError", "read_bytecode", "read_version"]
-_ = OpDef  # re-exported type for annotations

@@ -84,7 +84,9 @@ def layout(opdef: OpDef, version: Version) -> OpLayout:
 
 def max_opcode(version: Version) -> int:
     """The largest public opcode a version has (0x6D for 13.1, 0x6E for 13.2, 0x75 for 13.3)."""
-    return max(op.opcode for op in ALL_OPS if op.opcode is not None and op.opcode < 0x3000 and since(op.since) <= version)
+    return max(
+        op.opcode for op in ALL_OPS if op.opcode is not None and op.opcode < 0x3000 and since(op.since) <= version
+    )
 
 
 def op_for_opcode(opcode: int) -> OpDef | None:

@@ -208,10 +208,34 @@ class OptimizationHintsAttr(Attribute):
     entries: tuple[tuple[str, DictionaryAttr], ...]
 
     def body(self) -> str:
-        return "<" + ", ".join(f"{k} = {v}" for k, v in self.entries) + ">"
+        # Hint values print without their type (`latency = 3`, whether stored as i32 or i64),
+        # as cuda_tile's printer writes them.
+        return "<" + ", ".join(f"{k} = {_hint_dict(v)}" for k, v in self.entries) + ">"
 
     def __str__(self) -> str:
         return "#cuda_tile.optimization_hints" + self.body()
+
+
+def _hint_dict(d: Attribute) -> str:
+    if not isinstance(d, DictionaryAttr):
+        return str(d)
+    return (
+        "{"
+        + ", ".join(
+            _symbol(k) if isinstance(v, UnitAttr) else f"{_symbol(k)} = {_without_type(v)}" for k, v in d.entries
+        )
+        + "}"
+    )
+
+
+def _without_type(value: Attribute) -> str:
+    if isinstance(value, IntegerAttr):
+        if value.type == IntegerType(1):
+            return "true" if value.value else "false"
+        return str(value.value)
+    if isinstance(value, FloatAttr):
+        return value.short()
+    return str(value)
 
 
 # ---- assume predicates ------------------------------------------------------------

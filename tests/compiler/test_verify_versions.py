@@ -1,4 +1,4 @@
-"""Version gating against VerifyOptions.target_version."""
+"""Version gating against VerifyOptions.target_version, in the words of NVIDIA's bytecode writer."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ ATAN2 = "    %x = constant <f32: 1.0> : !cuda_tile.tile<f32>\n    %r = atan2 %x,
 def test_op_introduced_later() -> None:
     text, diags = _diags(ATAN2, "13.1")
     (d,) = diags
-    assert d.message == "operation 'cuda_tile.atan2' requires bytecode version 13.2+, but targeting 13.1"
+    assert d.message == "operation 'cuda_tile.atan2' is not available in bytecode version 13.1"
     assert d.code == "version-op"
     assert text[d.span.start : d.span.end] == "atan2"
     assert _diags(ATAN2, "13.2")[1] == []
@@ -30,7 +30,7 @@ def test_element_type_introduced_later() -> None:
     body = "    %c = constant <f8E8M0FNU: 1.0> : !cuda_tile.tile<f8E8M0FNU>\n"
     text, diags = _diags(body, "13.1")
     (d,) = diags
-    assert d.message == "type 'f8E8M0FNU' requires bytecode version 13.2+, but targeting 13.1"
+    assert d.message == "type 'Float8E8M0FNU' requires bytecode version 13.2+, targeting 13.1"
     assert d.code == "version-type"
     assert text[d.span.start : d.span.end] == "%c"
     assert _diags(body, "13.2")[1] == []
@@ -39,7 +39,7 @@ def test_element_type_introduced_later() -> None:
 def test_block_argument_type() -> None:
     text, diags = _diags("", "13.2", "%p: !cuda_tile.tile<ptr<f4E2M1FN>>")
     (d,) = diags
-    assert d.message == "type 'f4E2M1FN' requires bytecode version 13.3+, but targeting 13.2"
+    assert d.message == "type 'Float4E2M1FN' requires bytecode version 13.3+, targeting 13.2"
     assert text[d.span.start : d.span.end] == "%p"
 
 
@@ -73,3 +73,33 @@ def test_unknown_target_version(target: str) -> None:
         f"unsupported target bytecode version '{target}'; supported versions: 13.1, 13.2, 13.3"
     ]
     assert diags[0].code == "target-version"
+
+
+def test_optional_operand_and_used_result_added_later() -> None:
+    body = (
+        "    %t = make_token : token\n"
+        '    %a = print_tko "x" token = %t -> token\n'
+        '    %b = print_tko "y" -> token\n'
+        "    %j = join_tokens %b, %b : token\n"
+    )
+    _, diags = _diags(body, "13.1")
+    assert [d.message for d in diags] == [
+        "'cuda_tile.print_tko' op optional operand 'token' is provided but requires bytecode version 13.2, "
+        "targeting 13.1",
+        "'cuda_tile.print_tko' op result 'result_token' requires bytecode version 13.2 but is being used and "
+        "targeting 13.1",
+    ]
+    assert _diags(body, "13.2")[1] == []
+
+
+def test_optional_attribute_added_later() -> None:
+    body = (
+        "    %a = constant <f16: 1.0> : tile<16x16xf16>\n"
+        "    %c = constant <f32: 0.0> : tile<16x16xf32>\n"
+        "    %m = mmaf %a, %a, %c fast_acc : tile<16x16xf16>, tile<16x16xf16>, tile<16x16xf32>\n"
+    )
+    _, diags = _diags(body, "13.2")
+    assert [d.message for d in diags] == [
+        "'cuda_tile.mmaf' op optional attribute 'fast_acc' is provided but requires bytecode version 13.3, "
+        "targeting 13.2"
+    ]
