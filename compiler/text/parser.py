@@ -97,6 +97,7 @@ _DI_STRUCT_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "di_subprogram": (("file", "line", "name", "linkageName", "compileUnit"), ("scopeLine",)),
 }
 _BIT_TYPES = {"b8", "b16", "b32", "b64"}  # the spec grammar's untyped bit types
+_ALIAS_DEFINITION = re.compile(r"^[ \t]*([#!][A-Za-z_][\w$.-]*)[ \t]*=", re.M)
 _BALANCED_OPEN = {"<": ">", "(": ")", "[": "]", "{": "}"}
 
 
@@ -121,6 +122,11 @@ class Parser:
         self._type_cache: dict[str, T.Type] = {}
         # Spans of the operands resolved for each op being parsed (innermost last).
         self._operand_spans: list[list[Span]] = []
+        # Forward references to aliases: where each definition starts (scanned on first
+        # need), the ones being parsed, and where the ones parsed early end.
+        self._alias_defs: dict[str, int] | None = None
+        self._alias_busy: set[int] = set()
+        self._alias_ends: dict[int, int] = {}
 
     # ---------------------------------------------------------------- token helpers
 
@@ -203,6 +209,12 @@ class Parser:
         while self.tok.kind != L.EOF:
             start = self.tok.start
             try:
+                if self._alias_ends and start in self._alias_ends:
+                    # Already parsed when something before it referred to it.
+                    end = self._alias_ends[start]
+                    self.reset_to(end)
+                    self.prev_end = end
+                    continue
                 if self.tok.kind == L.HASH and self._is_alias_definition():
                     self.parse_attribute_alias()
                 elif self.tok.kind == L.BANG and self._is_alias_definition():
@@ -224,6 +236,48 @@ class Parser:
     def _is_alias_definition(self) -> bool:
         nxt = self.lexer.token_at(self.tok.end)
         return nxt.text == "=" and "." not in self.tok.text
+
+    def _forward_alias(self, sigil: str, name: str) -> A.Attribute | T.Type | None:
+        """An alias used before its definition: parse the definition now.
+
+        MLIR allows this for locations (`loc(#loc5)` with `#loc5 = ...` at the end of the
+        file, as --mlir-print-debuginfo prints it); we also allow it for the aliases such a
+        definition refers to. Definitions are found on first need by scanning the text for
+        `#name =` / `!name =` at the start of a line."""
+        if self._alias_defs is None:
+            self._alias_defs = {}
+            for m in _ALIAS_DEFINITION.finditer(self.text):
+                self._alias_defs.setdefault(m.group(1), m.start(1))
+        pos = self._alias_defs.get(sigil + name)
+        if pos is None or pos in self._alias_busy or pos in self._alias_ends:
+            return None
+        saved_tok, saved_end = self.tok, self.prev_end
+        saved_diags = len(self.diagnostics)
+        # Lexing ahead must not record the comments on the way (they are recorded, in
+        # order, when the main loop gets there).
+        lexer = self.lexer
+        saved_comments, saved_seen = len(lexer.comments), lexer._seen_comment_end
+        self._alias_busy.add(pos)
+        try:
+            self.reset_to(pos)
+            if not self._is_alias_definition():
+                return None
+            if sigil == "#":
+                self.parse_attribute_alias()
+            else:
+                self.parse_type_alias()
+            self._alias_ends[pos] = self.prev_end
+        except ParseError:
+            # The definition's own error is reported when the main loop reaches it.
+            del self.diagnostics[saved_diags:]
+            return None
+        finally:
+            self._alias_busy.discard(pos)
+            del lexer.comments[saved_comments:]
+            lexer._seen_comment_end = saved_seen
+            self.tok, self.prev_end = saved_tok, saved_end
+        table = self.module.attribute_aliases if sigil == "#" else self.module.type_aliases
+        return table.get(name)
 
     def parse_attribute_alias(self) -> None:
         name_tok = self.advance()
@@ -739,6 +793,8 @@ class Parser:
                 body = self.skip_balanced() if self.at("<") else ""
                 return T.OpaqueType(tok.text + body)
             alias = self.module.type_aliases.get(name)
+            if alias is None:
+                alias = self._forward_alias("!", name)  # type: ignore[assignment]
             if alias is None:
                 self.fail(f"undefined symbol alias id '{name}'", tok.span)
             assert alias is not None
@@ -1317,9 +1373,11 @@ class Parser:
             return A.OpaqueAttr(tok.text + body)
         alias = self.module.attribute_aliases.get(name)
         if alias is None:
+            alias = self._forward_alias("#", name)
+        if alias is None:
             self.fail(f"undefined symbol alias id '{name}'", tok.span)
         assert alias is not None
-        return alias
+        return alias  # type: ignore[return-value]
 
     def parse_cuda_tile_attribute(self, mnemonic: str, tok: Token) -> A.Attribute:
         enum = enum_for_kind("enum:" + mnemonic)

@@ -7,6 +7,8 @@ the code they were written with, so `tileir fmt` never loses a user's words.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 
 from ..ir import attributes as A
@@ -20,6 +22,9 @@ class PrintOptions:
     generic: bool = False
     debuginfo: bool = False
     keep_comments: bool = True
+    # False: name every value as MLIR does (`cuda-tile-opt` never keeps the source's names),
+    # ignoring the names the source wrote.
+    source_names: bool = True
 
 
 def print_module(module: Module, options: PrintOptions | None = None) -> str:
@@ -34,7 +39,7 @@ def print_op(op: Operation, options: PrintOptions | None = None) -> str:
     return "".join(printer.out)
 
 
-_DI_ORDER = ("di_file", "di_compile_unit", "di_subprogram", "di_lexical_block")
+_UNKNOWN = A.UnknownLoc()
 
 
 class Printer:
@@ -66,35 +71,39 @@ class Printer:
     # ------------------------------------------------------------------ names
 
     def _assign_names(self, ops: list[Operation], top: bool = True) -> None:
-        """Give every value a printable name, keeping the ones the user wrote."""
-        values: list[Value] = []
+        """Give every value a printable name, keeping the ones the user wrote.
 
-        def collect(op: Operation) -> None:
-            values.extend(op.results)
+        Values without a name are named as MLIR's printer names them (see `_Namer`):
+        the names ops suggest (`%tview`, `%blockId_x`, `%cst_0_i32`, ...), made unique
+        with `_N` suffixes, and plain numbers for the rest."""
+        names = self.names
+        used = self.used_names
+        if not self.options.source_names:
+            _Namer(self).number_top(ops, ignore_source=True)
+            return
+        unnamed = False
+        stack = list(ops)
+        while stack:
+            op = stack.pop()
+            for r in op.results:
+                name = r.name
+                if name is None:
+                    unnamed = True
+                else:
+                    names[r] = name
+                    used.add(name.split("#", 1)[0])
             for region in op.regions:
                 for block in region.blocks:
-                    values.extend(block.arguments)
-                    for inner in block.ops:
-                        collect(inner)
-
-        for op in ops:
-            collect(op)
-        for v in values:
-            if v.name is not None:
-                self.used_names.add(v.name.split("#", 1)[0])
-        for v in values:
-            if v in self.names:
-                continue
-            if v.name is not None:
-                self.names[v] = v.name
-            elif isinstance(v, OpResult) and len(v.owner.results) > 1:
-                group = self._fresh_number()
-                for r in v.owner.results:
-                    self.names[r] = f"{group}#{r.index}"
-            elif isinstance(v, BlockArgument):
-                self.names[v] = self._fresh("arg", v.index)
-            else:
-                self.names[v] = self._fresh_number()
+                    for a in block.arguments:
+                        name = a.name
+                        if name is None:
+                            unnamed = True
+                        else:
+                            names[a] = name
+                            used.add(name)
+                    stack.extend(block.ops)
+        if unnamed:
+            _Namer(self).number_top(ops)
 
     def _fresh_number(self) -> str:
         while str(self.counter) in self.used_names:
@@ -102,14 +111,6 @@ class Printer:
         name = str(self.counter)
         self.used_names.add(name)
         self.counter += 1
-        return name
-
-    def _fresh(self, prefix: str, start: int) -> str:
-        i = start
-        while f"{prefix}{i}" in self.used_names:
-            i += 1
-        name = f"{prefix}{i}"
-        self.used_names.add(name)
         return name
 
     def value(self, v: Value | None) -> str:
@@ -184,69 +185,42 @@ class Printer:
 
     # ------------------------------------------------------------------ debug-info aliases
 
-    def _collect_aliases(self) -> list[str]:
-        found: dict[A.DIAttr, None] = {}
-        locations: dict[A.LocationAttr, None] = {}
-
-        def visit(a: object) -> None:
-            if isinstance(a, A.LocationAttr) and not isinstance(a, A.UnknownLoc):
-                if isinstance(a, A.DILocAttr):
-                    visit(a.source)
-                locations.setdefault(a, None)
-            if isinstance(a, A.DIAttr):
-                for _, v in a.params:
-                    visit(v)
-                found.setdefault(a, None)
-            elif isinstance(a, A.DILocAttr):
-                visit(a.scope)
-            elif isinstance(a, (A.CallSiteLoc,)):
-                visit(a.callee)
-                visit(a.caller)
-            elif isinstance(a, A.FusedLoc):
-                for x in a.locations:
-                    visit(x)
-            elif isinstance(a, A.NameLoc) and a.child is not None:
-                visit(a.child)
-            elif isinstance(a, A.ArrayAttr):
-                for x in a.elements:
-                    visit(x)
-            elif isinstance(a, A.DictionaryAttr):
-                for _, x in a.entries:
-                    visit(x)
-
+    def _collect_aliases(self) -> tuple[list[str], list[str]]:
+        """Alias definitions as MLIR's printer makes them: (lines printed before the ops,
+        lines printed after them). See `_AliasCollector`."""
         assert self.module is not None
-        for op in self.module.walk():
-            for v in list(op.properties.values()) + list(op.attributes.values()):
-                visit(v)
-            if op.location is not None:
-                visit(op.location)
-            for region in op.regions:
-                for block in region.blocks:
-                    for arg in block.arguments:
-                        if arg.location is not None:
-                            visit(arg.location)
-        ordered = sorted(found, key=lambda a: _DI_ORDER.index(a.kind) if a.kind in _DI_ORDER else 9)
+        collector = _AliasCollector(self.options.generic)
+        for op in self.module.body.ops:
+            collector.visit_op(op)
+        ordered = collector.ordered()
         counts: dict[str, int] = {}
-        lines = []
-        for a in ordered:
-            n = counts.get(a.kind, 0)
-            counts[a.kind] = n + 1
-            name = a.kind if n == 0 else f"{a.kind}{n}"
-            lines.append(f"#{name} = {self.attr(a)}")
-            self.aliases[a] = name
-        for i, loc in enumerate(locations):
-            self.loc_aliases[loc] = "loc" if i == 0 else f"loc{i}"
-        return lines
+        for entry in ordered:
+            n = counts.get(entry.name, 0)
+            counts[entry.name] = n + 1
+            alias = entry.name if n == 0 else f"{entry.name}{'_' if entry.name[-1].isdigit() else ''}{n}"
+            if isinstance(entry.attr, A.LocationAttr):
+                self.loc_aliases[entry.attr] = alias
+            else:
+                self.aliases[entry.attr] = alias
+        early: list[str] = []
+        late: list[str] = []
+        for entry in ordered:
+            (late if entry.deferred else early).append(self._alias_definition(entry.attr))
+        return early, late
 
-    def _location_alias_lines(self) -> list[str]:
-        lines = []
-        for loc, name in list(self.loc_aliases.items()):
-            del self.loc_aliases[loc]
-            body = self.location_body(loc)
-            text = body if isinstance(loc, A.DILocAttr) else f"loc({body})"
-            self.loc_aliases[loc] = name
-            lines.append(f"#{name} = {text}")
-        return lines
+    def _alias_definition(self, a: A.Attribute) -> str:
+        if isinstance(a, A.LocationAttr):
+            name = self.loc_aliases.pop(a)
+            try:
+                body = self.location_body(a)
+            finally:
+                self.loc_aliases[a] = name
+            return f"#{name} = {body if isinstance(a, A.DILocAttr) else f'loc({body})'}"
+        name = self.aliases.pop(a)
+        try:
+            return f"#{name} = {self.attr(a)}"
+        finally:
+            self.aliases[a] = name
 
     # ------------------------------------------------------------------ comments
 
@@ -273,8 +247,10 @@ class Printer:
         module = self.module
         assert module is not None
         self._assign_names(module.body.ops)
+        late: list[str] = []
         if self.options.debuginfo:
-            for line in self._collect_aliases():
+            early, late = self._collect_aliases()
+            for line in early:
                 self.write(line + "\n")
         for op in module.body.ops:
             if op.span is not None:
@@ -285,7 +261,7 @@ class Printer:
             self.write("\n")
         if self.comments:
             self._flush_comments(len(self.text) + 1)
-        for line in self._location_alias_lines():
+        for line in late:
             self.write(line + "\n")
         text = "".join(self.out)
         return text if text.endswith("\n") or not text else text + "\n"
@@ -307,19 +283,34 @@ class Printer:
                 custom(self, op)
             else:
                 asmformat.print_op(self, op)
-        if self.options.debuginfo and op.location is not None:
-            self.write(" " + self.attr(op.location))
+        if self.options.debuginfo:
+            # An op with no location prints as MLIR prints `loc(unknown)`.
+            self.write(" " + self.attr(op.location if op.location is not None else _UNKNOWN))
 
     def _print_results(self, op: Operation) -> None:
         results = op.results
         if not results:
             return
-        names = [self.names.get(r) or self.value(r)[1:] for r in results]
-        groups = {n.split("#", 1)[0] for n in names}
-        if len(results) > 1 and len(groups) == 1 and all("#" in n for n in names):
-            self.write(f"%{names[0].split('#', 1)[0]}:{len(results)} = ")
-        else:
-            self.write(", ".join("%" + n for n in names) + " = ")
+        names = self.names
+        if len(results) == 1:
+            name = names.get(results[0]) or self.value(results[0])[1:]
+            self.write("%" + name.split("#", 1)[0] + " = ")
+            return
+        # Results print in groups: `%a, %b:2 = ...` (a group's members are `b#0`, `b#1`).
+        parts: list[str] = []
+        base = ""
+        count = 0
+        for r in results:
+            name = names.get(r) or self.value(r)[1:]
+            head, sep, k = name.partition("#")
+            if count and sep and head == base and k == str(count):
+                count += 1
+                continue
+            if count:
+                parts.append(f"%{base}:{count}" if count > 1 else "%" + base)
+            base, count = head, 1
+        parts.append(f"%{base}:{count}" if count > 1 else "%" + base)
+        self.write(", ".join(parts) + " = ")
 
     def _print_generic(self, op: Operation) -> None:
         from ..dialect.opdef import OpDef
@@ -404,19 +395,20 @@ class Printer:
         label = block.label or f"bb{index}"
         self.write("^" + label)
         if block.arguments:
-            self.write("(" + ", ".join(f"{self.value(a)}: {self.type(a.type)}" for a in block.arguments) + ")")
+            if self.options.debuginfo:
+                parts = [
+                    f"{self.value(a)}: {self.type(a.type)} {self.attr(a.location or _UNKNOWN)}" for a in block.arguments
+                ]
+            else:
+                parts = [f"{self.value(a)}: {self.type(a.type)}" for a in block.arguments]
+            self.write("(" + ", ".join(parts) + ")")
         self.write(":")
 
     def signature(self, region: Region | None, results: tuple[T.Type, ...]) -> str:
         """`(%a: tile<f32>, ...) -> result` of an entry-like op, from its body's arguments."""
         args = region.entry_block.arguments if region is not None and region.entry_block else []
-        parts = []
-        for a in args:
-            text = f"{self.value(a)}: {self.type(a.type)}"
-            if self.options.debuginfo and a.location is not None:
-                text += " " + self.attr(a.location)
-            parts.append(text)
-        text = "(" + ", ".join(parts) + ")"
+        # Like cuda_tile's printer, argument locations are not printed here.
+        text = "(" + ", ".join(f"{self.value(a)}: {self.type(a.type)}" for a in args) + ")"
         if results:
             if len(results) == 1:
                 text += " -> " + self.type(results[0])
@@ -432,3 +424,416 @@ def _header_end(op: Operation) -> int:
         if region.span is not None:
             return region.span.start
     return op.span.end
+
+
+# ---------------------------------------------------------------------------------- SSA names
+#
+# Values with no name of their own are named as MLIR's AsmPrinter names them:
+#
+# * A region is numbered as a whole before the regions nested in it. Each nested region
+#   starts from the counters (next number, next `argN`, next collision suffix) as they
+#   stand once its parent region is done, and sees the names of its ancestor regions but
+#   not those of its siblings (MLIR keeps a scoped name table).
+# * Ops may suggest names for their results and for their regions' arguments (the
+#   OpAsmOpInterface hooks of the cuda_tile dialect, and the ones ODS generates for ops
+#   with several named results). A suggested name already in use gets `_N`, N taken from
+#   one counter shared by the whole naming pass.
+# * Unsuggested results are numbered `%0`, `%1`, ...; an op's results after the first
+#   belong to the group of the nearest named result before them (`%1:2`, `%1#1`).
+# * Unsuggested arguments of a region's entry block are `%argN`; other block arguments are
+#   numbered.
+
+# Ops whose result names are fixed words.
+_FIXED_RESULT_NAMES = {
+    "broadcast": "bcast",
+    "make_tensor_view": "tview",
+    "make_partition_view": "pview",
+    "make_strided_view": "sview",
+    "make_gather_scatter_view": "gsview",
+    "reshape": "reshape",
+}
+# Ops that name their first result, when they have one.
+_FIRST_RESULT_NAMES = {"for": "for", "reduce": "reduce"}
+# Ops that implement the naming interface but suggest nothing for their results.
+_SILENT_NAMERS = frozenset({"entry", "if", "loop", "module", "scan", "testing$func"})
+_SANE = re.compile(r"[A-Za-z0-9$._-]+\Z")
+
+# mnemonic -> result-definition names, for the ops whose naming hook ODS generates (more
+# than one declared result, at least one named, and no hand-written hook).
+_ods_names: dict[str, tuple[str, ...]] | None = None
+
+
+def _ods_result_names() -> dict[str, tuple[str, ...]]:
+    global _ods_names
+    if _ods_names is None:
+        from ..dialect import ALL_OPS
+
+        table: dict[str, tuple[str, ...]] = {}
+        for opdef in ALL_OPS:
+            m = opdef.mnemonic
+            if opdef.dialect != "cuda_tile" or len(opdef.results) < 2:
+                continue
+            if m in _FIXED_RESULT_NAMES or m in _FIRST_RESULT_NAMES or m in _SILENT_NAMERS:
+                continue
+            if m in ("assume", "constant") or not any(r.name for r in opdef.results):
+                continue
+            table[m] = tuple(r.name for r in opdef.results)
+        _ods_names = table
+    return _ods_names
+
+
+def _sanitize(name: str) -> str:
+    """MLIR's sanitizeIdentifier for SSA names (trailing digits allowed)."""
+    if _SANE.match(name) and not name[0].isdigit():
+        return name
+    out = []
+    for ch in name:
+        if ch.isascii() and (ch.isalnum() or ch in "$._-"):
+            out.append(ch)
+        elif ch == " ":
+            out.append("_")
+        else:
+            out.extend(f"{b:X}" for b in ch.encode("utf-8"))
+    text = "".join(out)
+    return "_" + text if name[0].isdigit() else text
+
+
+def _constant_name(op: Operation) -> str:
+    value = op.properties.get("value")
+    if not isinstance(value, A.DenseElementsAttr):
+        return "cst"
+    element = value.element
+    values = value.values
+    if isinstance(element, T.IntegerType) and element.width == 1:
+        if all(values):
+            return "true"
+        if not any(values):
+            return "false"
+        return "cst_i1"
+    name = "cst"
+    if values and (value.splat or len(values) == 1 or all(x == values[0] for x in values)):
+        bits = values[0]
+        if isinstance(element, T.IntegerType):
+            name += f"_{bits}"
+        elif isinstance(element, T.FloatType):
+            from ..ir.floats import bits_to_float
+
+            try:
+                x = bits_to_float(bits, element.name)
+            except (KeyError, ValueError):
+                x = None
+            if x is not None:
+                if math.isnan(x):
+                    name += "_NaN"
+                elif math.isfinite(x) and x == int(x) and 0 <= x < 2.0**64 and math.copysign(1.0, x) > 0:
+                    # APFloat's conversion to an unsigned 64-bit integer, when exact.
+                    name += f"_{int(x)}"
+    return f"{name}_{element}"
+
+
+def _suggested_results(op: Operation, seen: int = 0) -> list[tuple[int, str]] | None:
+    """(result index, name) the op suggests; None when the op has no naming hook."""
+    opdef = op.opdef
+    if opdef is None or opdef.dialect != "cuda_tile":
+        return None
+    m = opdef.mnemonic
+    fixed = _FIXED_RESULT_NAMES.get(m)
+    if fixed is not None:
+        return [(0, fixed)] if op.results else []
+    if m == "constant":
+        return [(0, _constant_name(op))] if op.results else []
+    if m == "assume":
+        if not op.results:
+            return []
+        source = op.operands[0] if op.operands else None
+        producer = source.owner if isinstance(source, OpResult) else None
+        if producer is not None and seen < 64:
+            inner = _suggested_results(producer, seen + 1)
+            if inner is not None:
+                name = "assume_"
+                for index, suggested in inner:
+                    if index == source.index:  # type: ignore[union-attr]
+                        name += suggested
+                return [(0, name)]
+        return [(0, "assume")]
+    first = _FIRST_RESULT_NAMES.get(m)
+    if first is not None:
+        return [(0, first)] if op.results else []
+    if m in _SILENT_NAMERS:
+        return []
+    ods = _ods_result_names().get(m)
+    if ods is None:
+        return None
+    out = []
+    for name in ods:
+        group = op.result_group(name)
+        if group and name:
+            out.append((group[0].index, name))
+    return out
+
+
+def _suggested_arguments(op: Operation, region: Region) -> list[tuple[BlockArgument, str]]:
+    opdef = op.opdef
+    if opdef is None or opdef.dialect != "cuda_tile" or not region.blocks:
+        return []
+    m = opdef.mnemonic
+    if m == "for":
+        args = region.blocks[0].arguments
+        out = [(args[0], "loopIdx")] if args else []
+        out.extend((a, f"iterArg{i}") for i, a in enumerate(args[1:]))
+        return out
+    if m == "reduce":
+        args = [a for b in region.blocks for a in b.arguments]
+        many = len(args) > 2
+        return [
+            (a, ("reduce_lhs" if i % 2 == 0 else "reduce_rhs") + (str(i // 2) if many else ""))
+            for i, a in enumerate(args)
+        ]
+    return []
+
+
+class _Namer:
+    """One naming pass over the unnamed values of a printer's ops (MLIR's SSANameState)."""
+
+    __slots__ = ("names", "used", "reserved", "generic", "next_value", "next_arg", "next_conflict", "added", "keep")
+
+    def __init__(self, printer: Printer) -> None:
+        self.names = printer.names
+        self.used: set[str] = set(printer.used_names)
+        # Numbers the user wrote (kept as they are) are skipped by the numbering.
+        self.reserved = {n for n in printer.used_names if n.isdigit()}
+        self.generic = printer.options.generic
+        self.next_value = 0
+        self.next_arg = 0
+        self.next_conflict = 0
+        self.added: list[str] = []
+        self.keep = True  # keep the names values carry (False: MLIR names for all)
+
+    def number_top(self, ops: list[Operation], ignore_source: bool = False) -> None:
+        if ignore_source:
+            self.keep = False
+        for op in ops:
+            self._number_op(op)
+        self._nested(ops)
+
+    def _nested(self, ops) -> None:
+        saved = (self.next_value, self.next_arg, self.next_conflict)
+        for op in ops:
+            for region in op.regions:
+                self.next_value, self.next_arg, self.next_conflict = saved
+                self._number_region(op, region)
+
+    def _number_region(self, parent: Operation, region: Region) -> None:
+        mark = len(self.added)
+        names = self.names
+        if not self.generic:
+            for arg, name in _suggested_arguments(parent, region):
+                if arg not in names:
+                    names[arg] = self._unique(name)
+        region_ops: list[Operation] = []
+        for bi, block in enumerate(region.blocks):
+            for arg in block.arguments:
+                if arg in names:
+                    continue
+                if bi == 0:
+                    names[arg] = self._unique(f"arg{self.next_arg}")
+                    self.next_arg += 1
+                else:
+                    names[arg] = self._number()
+            for op in block.ops:
+                self._number_op(op)
+                if op.regions:
+                    region_ops.append(op)
+        self._nested(region_ops)
+        # Leave this region's scope: its names are free again for its siblings.
+        added = self.added
+        if len(added) > mark:
+            used = self.used
+            for name in added[mark:]:
+                used.discard(name)
+            del added[mark:]
+
+    def _number(self) -> str:
+        n = self.next_value
+        if self.reserved:
+            while str(n) in self.reserved:
+                n += 1
+        self.next_value = n + 1
+        return str(n)
+
+    def _unique(self, name: str) -> str:
+        name = _sanitize(name)
+        used = self.used
+        if name in used:
+            while True:
+                probe = f"{name}_{self.next_conflict}"
+                self.next_conflict += 1
+                if probe not in used:
+                    name = probe
+                    break
+        used.add(name)
+        self.added.append(name)
+        return name
+
+    def _number_op(self, op: Operation) -> None:
+        results = op.results
+        if not results:
+            return
+        names = self.names
+        if self.keep and any(r.name is not None for r in results):
+            for r in results:
+                if r not in names:
+                    names[r] = self._number()
+            return
+        heads: dict[int, str] = {}
+        suggested = None if self.generic else _suggested_results(op)
+        if suggested:
+            for index, name in suggested:
+                if index not in heads:
+                    heads[index] = self._unique(name)
+        if 0 not in heads:
+            heads[0] = self._number()
+        if len(results) == 1:
+            names[results[0]] = heads[0]
+            return
+        starts = sorted(heads)
+        for gi, start in enumerate(starts):
+            stop = starts[gi + 1] if gi + 1 < len(starts) else len(results)
+            base = heads[start]
+            if stop - start == 1:
+                names[results[start]] = base
+            else:
+                for k in range(start, stop):
+                    names[results[k]] = f"{base}#{k - start}"
+
+
+# ------------------------------------------------------------------------ debug-info aliases
+#
+# With --mlir-print-debuginfo, MLIR names every location `#loc`, `#loc1`, ... and the
+# cuda_tile debug-info attributes `#di_file`, `#di_compile_unit`, `#di_subprogram`,
+# `#di_lexical_block` (with 1, 2, ... suffixes). Which aliases exist and their order follow
+# MLIR's alias initializer:
+#
+# * The IR is walked in print order; each op's location is visited before the op itself.
+#   An attribute is recorded when first seen, before the attributes nested in it.
+# * An alias's depth is 1, or one more than the deepest alias nested in it (attributes
+#   without an alias pass their children's depth on, plus one). Aliases are ordered by
+#   depth, then by name, then by when they were first seen; suffixes count in that order.
+# * Aliases reached only through op locations are "deferred" and printed after the ops;
+#   the others (block-argument locations, attributes of ops, and everything nested in them)
+#   are printed before the ops.
+
+# Ops whose custom form leaves out an implicit terminator (see custom_ops / custom_directives).
+_ELIDED_TERMINATORS = {"if": "yield", "for": "continue", "loop": "continue"}
+_DI_ALIASES = frozenset({"di_compile_unit", "di_file", "di_lexical_block", "di_subprogram"})
+
+
+@dataclass(slots=True)
+class _AliasEntry:
+    attr: A.Attribute
+    name: str
+    seen: int
+    depth: int = 1
+    deferred: bool = True
+    children: list[_AliasEntry] | None = None
+
+
+class _AliasCollector:
+    __slots__ = ("entries", "generic", "plain")
+
+    def __init__(self, generic: bool) -> None:
+        self.entries: dict[A.Attribute, _AliasEntry] = {}
+        self.generic = generic
+        # Attributes without an alias: their depth and the aliases directly under them.
+        self.plain: dict[A.Attribute, tuple[int, list[_AliasEntry]]] = {}
+
+    def ordered(self) -> list[_AliasEntry]:
+        return sorted(self.entries.values(), key=lambda e: (e.depth, e.name, e.seen))
+
+    def visit_op(self, op: Operation) -> None:
+        self.visit(op.location if op.location is not None else _UNKNOWN, True)
+        for value in op.properties.values():
+            self.visit(value, False)
+        for value in op.attributes.values():
+            self.visit(value, False)
+        elided = None if self.generic or op.opdef is None else _ELIDED_TERMINATORS.get(op.opdef.mnemonic)
+        for region in op.regions:
+            skip = None
+            if elided is not None:
+                from .custom_directives import implicit_terminator_elided
+
+                if implicit_terminator_elided(region, elided) and region.blocks and region.blocks[0].ops:
+                    skip = region.blocks[0].ops[-1]  # not printed, so not visited
+            for block in region.blocks:
+                if self.generic:
+                    for arg in block.arguments:
+                        self.visit(arg.location or _UNKNOWN, False)
+                for inner in block.ops:
+                    if inner is not skip:
+                        self.visit_op(inner)
+
+    def visit(self, a: A.Attribute, deferred: bool) -> tuple[int, list[_AliasEntry]]:
+        """(depth, the aliases this attribute is or passes on to its users)."""
+        entry = self.entries.get(a)
+        if entry is not None:
+            if not deferred:
+                _undefer(entry)
+            return entry.depth, [entry]
+        name = _alias_name(a)
+        if name is None:
+            known = self.plain.get(a)
+            if known is not None:
+                if not deferred:
+                    for child in known[1]:
+                        _undefer(child)
+                return known
+            children = self._children(a, deferred)
+            depth = max((d for d, _ in children), default=0)
+            found = [e for _, entries in children for e in entries]
+            result = (depth + 1 if depth else 0, found)
+            if found:
+                self.plain[a] = result
+            return result
+        entry = _AliasEntry(a, name, len(self.entries), deferred=deferred)
+        self.entries[a] = entry
+        children = self._children(a, deferred)
+        depth = max((d for d, _ in children), default=0)
+        if depth:
+            entry.depth = depth + 1
+        entry.children = [e for _, entries in children for e in entries]
+        return entry.depth, [entry]
+
+    def _children(self, a: A.Attribute, deferred: bool) -> list[tuple[int, list[_AliasEntry]]]:
+        nested: tuple[A.Attribute | None, ...]
+        if isinstance(a, A.DILocAttr):
+            nested = (a.source, a.scope)
+        elif isinstance(a, A.DIAttr):
+            nested = tuple(v for _, v in a.params)
+        elif isinstance(a, A.CallSiteLoc):
+            nested = (a.callee, a.caller)
+        elif isinstance(a, A.FusedLoc):
+            nested = (a.metadata, *a.locations)
+        elif isinstance(a, A.NameLoc):
+            nested = (a.child,) if not isinstance(a.child, A.UnknownLoc) else ()
+        elif isinstance(a, A.ArrayAttr):
+            nested = a.elements
+        elif isinstance(a, A.DictionaryAttr):
+            nested = tuple(v for _, v in a.entries)
+        else:
+            return []
+        return [self.visit(x, deferred) for x in nested if x is not None]
+
+
+def _alias_name(a: A.Attribute) -> str | None:
+    if isinstance(a, A.LocationAttr):
+        return "loc"
+    if isinstance(a, A.DIAttr) and a.kind in _DI_ALIASES:
+        return a.kind
+    return None
+
+
+def _undefer(entry: _AliasEntry) -> None:
+    if entry.deferred:
+        entry.deferred = False
+        for child in entry.children or ():
+            _undefer(child)
