@@ -49,10 +49,13 @@ class BytecodeWriteError(Exception):
 
 
 class _Unencodable(Exception):
-    def __init__(self, message: str, op: Operation | None = None) -> None:
+    def __init__(self, message: str, op: Operation | None = None, culprit: Operation | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.op = op
+        # NVIDIA's writer reports a misplaced op on the module and marks the op itself with an
+        # "invalid op" remark (test/Bytecode/invalid_not_self_contained.mlir expects both).
+        self.culprit = culprit
 
 
 # ------------------------------------------------------------------------------------------------
@@ -89,13 +92,16 @@ def _check_structure(module_op: Operation | None, items: list[Operation]) -> Non
         if op.name not in ("cuda_tile.entry", "cuda_tile.global", "cuda_tile.testing$func"):
             raise _Unencodable(
                 f"'cuda_tile.module' op only function and global ops are allowed in the body (found '{op.name}')",
+                module_op or op,
                 op,
             )
     for item in items:
         for op in item.walk():
             if op.opdef is None or op.opdef.dialect != "cuda_tile":
                 raise _Unencodable(
-                    f"'cuda_tile.module' op only ops from the 'cuda_tile' dialect are allowed (found '{op.name}')", op
+                    f"'cuda_tile.module' op only ops from the 'cuda_tile' dialect are allowed (found '{op.name}')",
+                    module_op or op,
+                    op,
                 )
             parent = op.parent_op
             if parent is not None and parent.name in ("cuda_tile.reduce", "cuda_tile.scan"):
@@ -556,16 +562,22 @@ def write_bytecode(module: Module, version: Version = (13, 3)) -> bytes:
     (version problems, unencodable constructs) when it cannot be written."""
     from ..verify.versions import version_diagnostics
 
-    def error(message: str, op: Operation | None) -> BytecodeWriteError:
+    def diagnostic(severity: Severity, message: str, op: Operation | None) -> Diagnostic:
         span = op.head_span if op is not None and op.span is not None else Span(0, 0)
         source = module.source if op is not None and op.span is not None else None
-        return BytecodeWriteError([Diagnostic(Severity.ERROR, "bytecode", message, span, source)])
+        return Diagnostic(severity, "bytecode", message, span, source)
+
+    def error(message: str, op: Operation | None) -> BytecodeWriteError:
+        return BytecodeWriteError([diagnostic(Severity.ERROR, message, op)])
 
     try:
         module_op, items = find_module(module)
         _check_structure(module_op, items)
     except _Unencodable as exc:
-        raise error(exc.message, exc.op) from None
+        found = error(exc.message, exc.op)
+        if exc.culprit is not None and exc.culprit is not exc.op:
+            found.diagnostics.append(diagnostic(Severity.REMARK, "invalid op", exc.culprit))
+        raise found from None
     problems = version_diagnostics(module, version_text(version))
     if problems:
         raise BytecodeWriteError(problems)

@@ -5,8 +5,7 @@
     launch_cutile("examples/vector_add.tileir", grid=(4,), args=[a, b, c])   # cuTile's convention
 
 The module is a `Module`, a path to a `.tileir` text file or to a `.tileirbc` bytecode file,
-or IR text (a string holding a newline or a `{`). Until the project reads bytecode itself,
-bytecode is turned into text by NVIDIA's `tileirdisasm` (pip `nvidia-cuda-tileiras`).
+or IR text (a string holding a newline or a `{`). Bytecode is read by `compiler.bytecode`.
 
 Arguments follow the kernel's parameters, one each:
 
@@ -156,8 +155,9 @@ def find_tileirdisasm() -> str | None:
 
 
 def disassemble(data: bytes, name: str = "<bytecode>", path: str | None = None) -> str:
-    """Tile IR bytecode as text, by NVIDIA's `tileirdisasm` (until the project's own
-    bytecode reader exists). Raises LaunchError when the tool is missing or fails."""
+    """Tile IR bytecode as text, by NVIDIA's `tileirdisasm` (for comparing with NVIDIA's
+    reading; `load_module` reads bytecode itself). Raises LaunchError when the tool is missing
+    or fails."""
     tool = find_tileirdisasm()
     if tool is None:
         raise LaunchError(
@@ -202,8 +202,7 @@ def load_module(source: Module | str | os.PathLike | bytes, name: str | None = N
     if isinstance(source, bytes):
         if not source.startswith(BYTECODE_MAGIC):
             raise LaunchError("bytes given as a module do not start with the Tile IR bytecode magic", kind="module")
-        name = f"{name or '<bytecode>'} (tileirdisasm)"
-        text = disassemble(source, name)
+        return _load_bytecode(source, name or "<bytecode>")
     elif isinstance(source, os.PathLike) or _looks_like_path(source):
         path = os.fspath(source)
         try:
@@ -214,7 +213,7 @@ def load_module(source: Module | str | os.PathLike | bytes, name: str | None = N
         except OSError as e:
             raise LaunchError(f"cannot read '{path}': {e.strerror or e}", kind="module") from None
         if data.startswith(BYTECODE_MAGIC):
-            text, name = disassemble(data, path, path), f"{path} (tileirdisasm)"
+            return _load_bytecode(data, path)
         else:
             try:
                 text = data.decode("utf-8").removeprefix("\ufeff")
@@ -233,6 +232,24 @@ def load_module(source: Module | str | os.PathLike | bytes, name: str | None = N
         more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
         raise LaunchError(errors[0].format(with_snippet=True) + more, kind="module", diagnostics=diagnostics)
     return result.module
+
+
+def _load_bytecode(data: bytes, name: str) -> Module:
+    """A verified module from Tile IR bytecode, read by the project's own reader."""
+    from ..bytecode import BytecodeError, read_bytecode
+    from ..ir.diagnostics import has_errors
+    from ..verify import verify
+
+    try:
+        module = read_bytecode(data)
+    except BytecodeError as e:
+        raise LaunchError(f"{name}: cannot read Tile IR bytecode: {e}", kind="module") from None
+    diagnostics = verify(module)
+    if has_errors(diagnostics):
+        errors = [d for d in diagnostics if d.is_error]
+        more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
+        raise LaunchError(f"{name}: {errors[0].message}{more}", kind="module", diagnostics=diagnostics)
+    return module
 
 
 def kernel_name(entry: Operation) -> str:

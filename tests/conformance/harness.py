@@ -20,7 +20,10 @@ HERE = Path(__file__).resolve().parent
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
 
-DIALECT_SUBDIR = Path("conformance/cuda-tile/test/Dialect/CudaTile")
+# lit's test source root: the tests are named relative to it (`Dialect/CudaTile/ops.mlir`).
+TEST_SUBDIR = Path("conformance/cuda-tile/test")
+DIALECT_SUBDIR = TEST_SUBDIR / "Dialect/CudaTile"
+BYTECODE_SUBDIR = TEST_SUBDIR / "Bytecode"
 
 # The acceptance set of the parser/printer issue: files whose RUN lines are
 # `cuda-tile-opt %s | cuda-tile-opt | FileCheck %s` and friends.
@@ -37,14 +40,26 @@ ROUND_TRIP = (
     "debuginfo_attr",
 )
 
-# Files that do not pass under lit yet, and why. Every other file must pass.
+# Files that do not pass under lit yet, and why, by display name (`display_name`: the file
+# name for test/Dialect/CudaTile, the path from test/ for the others). Every other file must pass.
+_TYPE_DIRECTIVE = (
+    "FileCheck wants `testing$bytecode_test_evolution(%x : !cuda_tile.tile<2xf32>)`: MLIR prints a plain "
+    "`type($inputs)` format directive with the dialect prefix; compiler/text/asmformat.py prints TypeOf "
+    "elements short (`tile<2xf32>`)"
+)
 KNOWN_LIT_FAILURES = {
     "canonicalize": "needs the --canonicalize pass (folding and canonicalization patterns), not implemented",
-    "debuginfo_attr_invalid": "its second RUN line needs cuda-tile-translate (bytecode, issue 5)",
-    "debuginfo_loc_invalid": "its second RUN line needs cuda-tile-translate (bytecode, issue 5)",
+    "Bytecode/versioning/test_forward_compatibility": _TYPE_DIRECTIVE,
+    "Bytecode/versioning/test_version_250_1": _TYPE_DIRECTIVE,
 }
 
-FILE_SETS: dict[str, tuple[str, ...] | None] = {"round-trip": ROUND_TRIP, "all": None}
+# Named sets of files (`run.py --files NAME`): a tuple of Dialect stems, or a folder's whole set.
+FILE_SETS: dict[str, tuple[str, ...] | str | None] = {
+    "round-trip": ROUND_TRIP,
+    "dialect": "dialect",
+    "bytecode": "bytecode",
+    "all": None,
+}
 
 ROUND_TRIP_SKIPPED = (
     '"round_trip_test: SKIPPED - the bytecode round trip needs the lit feature tileir-bytecode'
@@ -60,13 +75,54 @@ def shared_dir(override: Path | None = None) -> Path:
     return Path(env) if env else SHARED
 
 
+def test_root(shared: Path | None = None) -> Path:
+    """NVIDIA's test/ folder: lit's test source root."""
+    return shared_dir(shared) / TEST_SUBDIR
+
+
 def conformance_dir(shared: Path | None = None) -> Path:
     return shared_dir(shared) / DIALECT_SUBDIR
 
 
 def conformance_files(shared: Path | None = None) -> list[Path]:
+    """The dialect tests (test/Dialect/CudaTile/*.mlir)."""
     d = conformance_dir(shared)
     return sorted(d.glob("*.mlir")) if d.is_dir() else []
+
+
+def bytecode_dir(shared: Path | None = None) -> Path:
+    return shared_dir(shared) / BYTECODE_SUBDIR
+
+
+def bytecode_files(shared: Path | None = None) -> list[Path]:
+    """The bytecode tests (test/Bytecode/**/*.mlir; `Inputs/` folders hold their data)."""
+    d = bytecode_dir(shared)
+    if not d.is_dir():
+        return []
+    return sorted(f for f in d.rglob("*.mlir") if "Inputs" not in f.relative_to(d).parts)
+
+
+def all_files(shared: Path | None = None) -> list[Path]:
+    return conformance_files(shared) + bytecode_files(shared)
+
+
+def lit_path(path: Path, shared: Path | None = None) -> Path:
+    """`path` relative to lit's test source root (`Bytecode/versioning/new_types.mlir`)."""
+    return path.resolve().relative_to(test_root(shared).resolve())
+
+
+def display_name(path: Path, shared: Path | None = None) -> str:
+    """How reports name a file: `ops.mlir` for the dialect tests (as before the bytecode
+    tests joined), `Bytecode/versioning/new_types.mlir` for the others."""
+    if path.parent.resolve() == conformance_dir(shared).resolve():
+        return path.name
+    return lit_path(path, shared).as_posix()
+
+
+def known_failure(path: Path, shared: Path | None = None) -> str | None:
+    """Why `path` is expected to fail under lit, or None when it must pass."""
+    name = display_name(path, shared)
+    return KNOWN_LIT_FAILURES.get(name.removesuffix(".mlir"))
 
 
 def bytecode_available() -> bool:
@@ -109,25 +165,44 @@ class FileResult:
 
 _KNOWN_REASONS = (
     ("-verify-diagnostics is not yet supported", "needs -verify-diagnostics (verifier issue)"),
-    ("cuda-tile-translate: not supported", "needs cuda-tile-translate (bytecode, issue 5)"),
     ("unrecognized arguments", "uses an option tileir opt does not have"),
     ("tileir: internal error", "internal error in tileir"),
     ("Couldn't match", "FileCheck: an expected line is missing from the output"),
 )
 
 
+def file_set(name: str, shared: Path | None = None) -> list[Path]:
+    """The files of a named set of FILE_SETS."""
+    members = FILE_SETS[name]
+    if members is None:
+        return all_files(shared)
+    if members == "dialect":
+        return conformance_files(shared)
+    if members == "bytecode":
+        return bytecode_files(shared)
+    return select(members, shared)
+
+
 def select(names: Iterable[str] | None, shared: Path | None = None) -> list[Path]:
-    """Conformance files by stem (`ops`, `ops.mlir`) or all of them when `names` is None."""
-    files = conformance_files(shared)
+    """Conformance files by name (`ops`, `ops.mlir`, `Bytecode/list_versions`, or a bytecode
+    test's bare stem `list_versions` when no other file has it), or all of them for None."""
+    files = all_files(shared)
     if names is None:
         return files
-    by_stem = {f.stem: f for f in files}
+    by_name: dict[str, Path] = {}
+    stems: dict[str, list[Path]] = {}
+    for f in files:
+        by_name[display_name(f, shared).removesuffix(".mlir")] = f
+        stems.setdefault(f.stem, []).append(f)
     chosen: list[Path] = []
     for n in names:
-        stem = n.removesuffix(".mlir")
-        if stem not in by_stem:
-            raise KeyError(f"no conformance file named {n!r} in {conformance_dir(shared)}")
-        chosen.append(by_stem[stem])
+        key = n.removesuffix(".mlir")
+        if key in by_name:
+            chosen.append(by_name[key])
+        elif len(stems.get(key, ())) == 1:
+            chosen.append(stems[key][0])
+        else:
+            raise KeyError(f"no conformance file named {n!r} in {test_root(shared)}")
     return chosen
 
 
@@ -160,8 +235,9 @@ def run_lit(
         if shared is not None:
             cmd += ["-D", f"shared={shared}"]
         cmd += list(extra_args)
-        # lit finds the suite through lit.cfg.py here; each test is named by its file name.
-        cmd += [str(HERE / f.name) for f in files]
+        # lit finds the suite through lit.cfg.py here; each test is named by its path below
+        # NVIDIA's test/ folder, as if it lived here.
+        cmd += [str(HERE / lit_path(f, shared)) for f in files]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in [str(REPO), env.get("PYTHONPATH")] if p)
         try:
@@ -186,7 +262,9 @@ def run_lit(
     has_bytecode = bytecode_available()
     out: list[FileResult] = []
     for f in files:
-        r = results.get(f.name) or FileResult(f.name, "UNRESOLVED", "lit reported no result")
+        name = display_name(f, shared)
+        r = results.get(lit_path(f, shared).as_posix())
+        r = FileResult(name, r.code, r.output, r.elapsed) if r else FileResult(name, "UNRESOLVED", "no result")
         if not has_bytecode and "%round_trip_test" in f.read_text(encoding="utf-8"):
             r.notes.append("bytecode round-trip RUN line skipped (issue 5)")
         out.append(r)

@@ -1,13 +1,15 @@
 # ruff: noqa: F821
-"""lit configuration: NVIDIA's cuda-tile dialect tests, run AS WRITTEN against our tools.
+"""lit configuration: NVIDIA's cuda-tile tests, run AS WRITTEN against our tools.
 
-The tests live in `../shared/conformance/cuda-tile/test/Dialect/CudaTile/` (next to this
-repository, never copied into it). Their RUN lines name NVIDIA's tools; here they resolve to ours:
+The tests live in `../shared/conformance/cuda-tile/test/` (next to this repository, never
+copied into it): `Dialect/CudaTile/*.mlir` and `Bytecode/**/*.mlir`. Their RUN lines name
+NVIDIA's tools; here they resolve to ours:
 
-    cuda-tile-opt        -> `python -m compiler opt`   (a wrapper script on PATH)
+    cuda-tile-opt        -> `python -m compiler opt --default-names`   (a wrapper script on PATH;
+                            MLIR's printer never keeps the source's SSA names, so neither do we here)
+    cuda-tile-translate  -> `python -m compiler translate`
     FileCheck            -> `python -m filecheck`      (PyPI `filecheck`, the Python port)
     not                  -> lit's internal `not`        (the internal shell)
-    cuda-tile-translate  -> a wrapper that says it is not supported yet and fails
     %round_trip_test     -> tests/conformance/round_trip_test.py, gated on the lit feature
                             `tileir-bytecode` (see README.md here)
 
@@ -32,13 +34,13 @@ sys.path.insert(0, str(REPO))
 from tests.conformance import harness  # noqa: E402
 
 shared = lit_config.params.get("shared") or os.environ.get("TILEIR_SHARED")
-suite_dir = harness.conformance_dir(Path(shared) if shared else None)
+suite_dir = harness.test_root(Path(shared) if shared else None)
 
 config.name = "tileir-conformance"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
-config.excludes = ["round_trip_test.sh"]
-config.test_exec_root = str(HERE)  # lit puts temporaries in Output/ below it
+config.excludes = ["round_trip_test.sh", "Inputs"]  # Inputs/: data of the bytecode tests
+config.test_exec_root = str(HERE / "Output")  # lit puts every temporary below it (ignored by git)
 config.recursiveExpansionLimit = 4
 
 if suite_dir.is_dir():
@@ -65,14 +67,10 @@ def _wrapper(name: str, body: str) -> None:
         os.replace(tmp, path)
 
 
-_wrapper("cuda-tile-opt", f'exec "{python}" -m compiler opt "$@"')
+_wrapper("cuda-tile-opt", f'exec "{python}" -m compiler opt --default-names "$@"')
+_wrapper("cuda-tile-translate", f'exec "{python}" -m compiler translate "$@"')
 _wrapper("tileir", f'exec "{python}" -m compiler "$@"')
 _wrapper("FileCheck", f'exec "{python}" -m filecheck "$@"')
-_wrapper(
-    "cuda-tile-translate",
-    'echo "cuda-tile-translate: not supported by tileir yet (needs the bytecode writer and '
-    'reader, issue 5)" >&2\nexit 2',
-)
 
 config.environment["PATH"] = os.pathsep.join([str(bindir), os.environ.get("PATH", "")])
 config.environment["PYTHONPATH"] = os.pathsep.join(p for p in [str(REPO), os.environ.get("PYTHONPATH", "")] if p)

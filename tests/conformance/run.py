@@ -1,8 +1,11 @@
-"""Run NVIDIA's cuda-tile dialect tests through lit and print per-file PASS/FAIL and totals.
+"""Run NVIDIA's cuda-tile tests through lit and print per-file PASS/FAIL and totals.
 
-    python tests/conformance/run.py                      # every file
+    python tests/conformance/run.py                      # every file (Dialect and Bytecode)
+    python tests/conformance/run.py --files dialect      # test/Dialect/CudaTile
+    python tests/conformance/run.py --files bytecode     # test/Bytecode (with versioning/, invalid/)
     python tests/conformance/run.py --files round-trip   # the parser/printer acceptance set
     python tests/conformance/run.py ops types -v         # chosen files, failures in full
+    python tests/conformance/run.py Bytecode/versioning/new_types list_versions
 
 Exit status: 0 when every selected file passes, 1 when one does not, 2 when the tests
 (../shared/conformance) or lit are missing.
@@ -41,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.diagnostics:
         return _diagnostics(args)
 
-    suite = harness.conformance_dir(args.shared)
+    suite = harness.test_root(args.shared)
     if not suite.is_dir():
         print(f"run.py: conformance tests not found at {suite}", file=sys.stderr)
         return 2
@@ -51,8 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         print("run.py: lit is not installed (pip install -e '.[test]')", file=sys.stderr)
         return 2
     try:
-        names = args.names or harness.FILE_SETS[args.files]
-        files = harness.select(names, args.shared)
+        files = harness.select(args.names, args.shared) if args.names else harness.file_set(args.files, args.shared)
     except KeyError as exc:
         print(f"run.py: {exc.args[0]}", file=sys.stderr)
         return 2

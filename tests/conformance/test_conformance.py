@@ -1,7 +1,9 @@
-"""NVIDIA's cuda-tile dialect tests (../shared/conformance), through lit and directly.
+"""NVIDIA's cuda-tile tests (../shared/conformance), through lit and directly.
 
-* Every file passes under lit, RUN lines as written, with `cuda-tile-opt` -> `tileir opt` and
-  `FileCheck` -> PyPI filecheck, except `harness.KNOWN_LIT_FAILURES` (each with its reason).
+* Every file of test/Dialect/CudaTile and test/Bytecode (with versioning/ and invalid/) passes
+  under lit, RUN lines as written, with `cuda-tile-opt` -> `tileir opt --default-names`,
+  `cuda-tile-translate` -> `tileir translate` and `FileCheck` -> PyPI filecheck, except
+  `harness.KNOWN_LIT_FAILURES` (each with its reason), which must still fail.
 * Every `-verify-diagnostics` file gives exactly the diagnostics its `expected-*` comments
   ask for, chunk by chunk (`KNOWN_DIFFERENCES` lists the chunks where we deliberately differ,
   each with the reason; the test fails when such a chunk starts to pass, so the list stays true).
@@ -29,6 +31,7 @@ SUITE = SHARED / harness.DIALECT_SUBDIR
 needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason=f"conformance tests absent: {SUITE} does not exist")
 
 FILES = sorted(SUITE.glob("*.mlir")) if SUITE.is_dir() else []
+LIT_FILES = harness.all_files(SHARED)  # Dialect/CudaTile and Bytecode
 
 
 @pytest.fixture(scope="module")
@@ -36,19 +39,38 @@ def lit_results() -> dict[str, harness.FileResult]:
     for module in ("lit", "filecheck"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (pip install -e '.[test]')")
-    return {r.name: r for r in harness.run_lit(FILES, shared=SHARED)}
+    return {r.name: r for r in harness.run_lit(LIT_FILES, shared=SHARED)}
 
 
 @needs_suite
-@pytest.mark.parametrize("path", [pytest.param(f, id=f.name) for f in FILES] or [pytest.param(None, id="absent")])
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(f, id=harness.display_name(f, SHARED)) for f in LIT_FILES] or [pytest.param(None, id="absent")],
+)
 def test_file_passes_lit(path: Path, lit_results) -> None:
     """Every file passes under lit with its RUN lines as written, except the known ones,
     which must still fail (so that the list stays true)."""
-    result = lit_results[path.name]
-    if path.stem in harness.KNOWN_LIT_FAILURES:
-        assert not result.passed, f"{path.name} passes now: remove it from harness.KNOWN_LIT_FAILURES"
+    name = harness.display_name(path, SHARED)
+    result = lit_results[name]
+    known = harness.known_failure(path, SHARED)
+    if known is not None:
+        assert not result.passed, f"{name} passes now: remove it from harness.KNOWN_LIT_FAILURES"
         return
-    assert result.passed, f"{path.name}: {result.code} ({result.reason()})\n" + result.output[-6000:]
+    assert result.passed, f"{name}: {result.code} ({result.reason()})\n" + result.output[-6000:]
+
+
+@needs_suite
+def test_bytecode_tests_are_found() -> None:
+    """The Bytecode folder's tests, its versioning/ and invalid/ subfolders included, are run."""
+    names = {harness.display_name(f, SHARED) for f in harness.bytecode_files(SHARED)}
+    on_disk = {
+        p.relative_to(SHARED / harness.TEST_SUBDIR).as_posix()
+        for p in (SHARED / harness.BYTECODE_SUBDIR).rglob("*.mlir")
+        if "Inputs" not in p.parts
+    }
+    assert names == on_disk
+    assert {"Bytecode/list_versions.mlir", "Bytecode/invalid/invalid_structure.mlir"} <= names
+    assert any(n.startswith("Bytecode/versioning/") for n in names)
 
 
 def test_expected_error_extraction() -> None:

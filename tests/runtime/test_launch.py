@@ -4,8 +4,6 @@ the errors a launch gives before it runs, and arrays updated in place."""
 from __future__ import annotations
 
 import io
-import os
-import stat
 from pathlib import Path
 
 import ml_dtypes
@@ -293,47 +291,24 @@ def test_errors_while_running_are_interp_errors() -> None:
 # -- bytecode ---------------------------------------------------------------------------------
 
 
-def test_bytecode_without_tileirdisasm_says_what_to_install(tmp_path: Path, monkeypatch) -> None:
-    import compiler.runtime as runtime
+def test_bytecode_is_read_by_our_reader(tmp_path: Path) -> None:
+    from compiler.bytecode import write_bytecode
+    from compiler.text import parse
 
-    monkeypatch.setattr(runtime, "find_tileirdisasm", lambda: None)
     f = tmp_path / "k.tileirbc"
-    f.write_bytes(BYTECODE_MAGIC + b"\x0d\x01\x00")
-    with pytest.raises(LaunchError) as info:
-        load_module(f)
-    assert str(info.value) == (
-        f"{f} is Tile IR bytecode; reading it needs NVIDIA's tileirdisasm, which was not found "
-        "(install it with `pip install nvidia-cuda-tileiras`, put it on PATH, or set TILEIRDISASM)"
-    )
-
-
-def _fake_disassembler(tmp_path: Path, body: str) -> str:
-    tool = tmp_path / "fake-tileirdisasm"
-    tool.write_text("#!/bin/sh\n" + body)
-    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
-    return str(tool)
-
-
-@pytest.mark.skipif(os.name != "posix", reason="uses a shell script as the disassembler")
-def test_bytecode_goes_through_the_disassembler(tmp_path: Path, monkeypatch) -> None:
-    text = tmp_path / "k.txt"
-    text.write_text(TWO)
-    monkeypatch.setenv("TILEIRDISASM", _fake_disassembler(tmp_path, f'cat "{text}"\n'))
-    f = tmp_path / "k.tileirbc"
-    f.write_bytes(BYTECODE_MAGIC + b"\x0d\x01\x00")
+    f.write_bytes(write_bytecode(parse(TWO).module))
     assert len(load_module(f).entries()) == 2
     assert len(load_module(f.read_bytes()).entries()) == 2
     assert launch(f, "second").kernel == "second"
 
 
-@pytest.mark.skipif(os.name != "posix", reason="uses a shell script as the disassembler")
-def test_a_failing_disassembler_is_reported(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("TILEIRDISASM", _fake_disassembler(tmp_path, 'echo "error: unsupported version" >&2\nexit 1\n'))
+def test_unreadable_bytecode_is_a_module_error(tmp_path: Path) -> None:
     f = tmp_path / "k.tileirbc"
-    f.write_bytes(BYTECODE_MAGIC + b"\x63\x00\x00")
+    f.write_bytes(BYTECODE_MAGIC + b"\x0d\x01\x00")
     with pytest.raises(LaunchError) as info:
         load_module(f)
-    assert str(info.value) == f"{f}: tileirdisasm could not read it: error: unsupported version"
+    assert info.value.kind == "module"
+    assert "cannot read Tile IR bytecode" in str(info.value)
 
 
 # -- running: arrays updated in place -----------------------------------------------------------
