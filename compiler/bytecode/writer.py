@@ -659,14 +659,7 @@ def _encode(module_op: Operation | None, items: list[Operation], version: Versio
 
     if tables.constant_data:
         section = Writer()
-        section.varint(len(tables.constant_data))
-        section.align(8)
-        offset = 0
-        for data in tables.constant_data:
-            section.le(offset, 8)
-            offset += len(data)
-        for data in tables.constant_data:
-            section.raw(data)
+        _table(section, tables.constant_data, 8)
         append_section(out, Section.CONSTANT, section)
 
     scopes = [s for s in debug_slices if s is not None]
@@ -680,14 +673,7 @@ def _encode(module_op: Operation | None, items: list[Operation], version: Versio
         entry = Writer()
         encode_type(t, tables, entry)
         entries.append(entry.buf)
-    section.varint(len(entries))
-    section.align(4)
-    offset = 0
-    for e in entries:
-        section.le(offset, 4)
-        offset += len(e)
-    for e in entries:
-        section.raw(e)
+    _table(section, entries, 4)
     append_section(out, Section.TYPE, section)
 
     producer = module_op.properties.get("producer") if module_op is not None else None
@@ -697,19 +683,24 @@ def _encode(module_op: Operation | None, items: list[Operation], version: Versio
         append_section(out, Section.PRODUCER, section)
 
     section = Writer()
-    blobs = [s.encode("utf-8") for s in tables.strings]
-    section.varint(len(blobs))
-    section.align(4)
-    offset = 0
-    for b in blobs:
-        section.le(offset, 4)
-        offset += len(b)
-    for b in blobs:
-        section.raw(b)
+    _table(section, [s.encode("utf-8") for s in tables.strings], 4)
     append_section(out, Section.STRING, section)
 
     out.byte(Section.END)
     return bytes(out.buf)
+
+
+def _table(out: Writer, entries: list, width: int) -> None:
+    """`count, padding to width, width-byte offsets, blobs`: the layout shared by the string,
+    type, constant and debug-attribute tables."""
+    out.varint(len(entries))
+    out.align(width)
+    offset = 0
+    for e in entries:
+        out.le(offset, width)
+        offset += len(e)
+    for e in entries:
+        out.raw(e)
 
 
 def _debug_section(scopes: list[list[int]], tables: _Tables) -> Writer:
@@ -732,14 +723,7 @@ def _debug_section(scopes: list[list[int]], tables: _Tables) -> Writer:
         entry = Writer()
         _debug_entry(attr, tables, entry)
         entries.append(entry.buf)
-    section.varint(len(entries))
-    section.align(4)
-    offset = 0
-    for e in entries:
-        section.le(offset, 4)
-        offset += len(e)
-    for e in entries:
-        section.raw(e)
+    _table(section, entries, 4)
     return section
 
 
