@@ -34,6 +34,18 @@ class ParseError(Exception):
 @dataclass(slots=True)
 class ParseOptions:
     allow_unregistered: bool = False
+    # Record where each type and symbol reference was written (`ParseResult.references`), for
+    # the language server; off by default since the CLI has no use for it.
+    record_references: bool = False
+
+
+@dataclass(slots=True)
+class References:
+    """Where types and symbol references (`@name`) were written, in source order of their ends
+    (a type nested in another comes before it)."""
+
+    types: list[tuple[Span, T.Type]] = field(default_factory=list)
+    symbols: list[tuple[Span, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -41,6 +53,7 @@ class ParseResult:
     module: Module
     diagnostics: list[Diagnostic]
     source: SourceFile
+    references: References | None = None
 
     @property
     def ok(self) -> bool:
@@ -58,7 +71,7 @@ def parse(text: str, filename: str = "<input>", options: ParseOptions | None = N
             Diagnostic(Severity.ERROR, "syntax", "input is nested too deeply to parse", Span(0, 0), source)
         )
         module = parser.module
-    return ParseResult(module, parser.diagnostics, source)
+    return ParseResult(module, parser.diagnostics, source, parser.references)
 
 
 _SPLIT_RE = re.compile(r"^// -----.*$", re.M)
@@ -120,6 +133,7 @@ class Parser:
         self.prev_end = 0
         self.scopes: list[_Scope] = [_Scope(isolated=True, forward={})]
         self._type_cache: dict[str, T.Type] = {}
+        self.references = References() if options.record_references else None
         # Spans of the operands resolved for each op being parsed (innermost last).
         self._operand_spans: list[list[Span]] = []
         # Forward references to aliases: where each definition starts (scanned on first
@@ -760,6 +774,14 @@ class Parser:
     # ---------------------------------------------------------------- types
 
     def parse_type(self) -> T.Type:
+        if self.references is None:
+            return self._parse_type()
+        start = self.tok.start
+        parsed = self._parse_type()
+        self.references.types.append((Span(start, self.prev_end), parsed))
+        return parsed
+
+    def _parse_type(self) -> T.Type:
         tok = self.tok
         if tok.kind == L.IDENT:
             text = tok.text
@@ -1236,7 +1258,10 @@ class Parser:
 
     def _symbol_name(self, tok: Token) -> str:
         text = tok.text[1:]
-        return unescape_string(text) if text.startswith('"') else text
+        name = unescape_string(text) if text.startswith('"') else text
+        if self.references is not None:
+            self.references.symbols.append((tok.span, name))
+        return name
 
     def parse_number_attribute(self) -> A.Attribute:
         start = self.tok.start

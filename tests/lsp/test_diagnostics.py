@@ -1,0 +1,73 @@
+"""Diagnostics: published on open and on (incremental) change, from the parser and verifier."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+
+from compiler.verify import check_text
+
+from .util import change_document, open_document, position_of
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.tileir"))
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_examples_have_no_diagnostics(client):
+    for path in EXAMPLES:
+        _, diagnostics = await open_document(client, path.read_text())
+        assert diagnostics == [], path.name
+
+
+BROKEN = """cuda_tile.module @m {
+  entry @k(%a: tile<i32>) {
+    %b = addi %a, %a : tile<i32>
+    %c = addf %b, %b : tile<i32>
+    return
+  }
+}
+"""
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_verifier_error_matches_core(client):
+    uri, diagnostics = await open_document(client, BROKEN)
+    _, expected = check_text(BROKEN, "x.tileir")
+    assert [d.message for d in diagnostics] == [d.message for d in expected]
+    assert len(diagnostics) == 1
+    diag = diagnostics[0]
+    assert diag.severity == lsp.DiagnosticSeverity.Error
+    assert diag.source == "tileir"
+    assert diag.range.start == position_of(BROKEN, "addf %b", offset_in_needle=5)  # the operand at fault
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_incremental_change_fixes_and_breaks(client):
+    uri, diagnostics = await open_document(client, BROKEN)
+    assert len(diagnostics) == 1
+    start = position_of(BROKEN, "addf")
+    end = lsp.Position(line=start.line, character=start.character + 4)
+    fixed = await change_document(
+        client, uri, 2, [lsp.TextDocumentContentChangePartial(range=lsp.Range(start=start, end=end), text="addi")]
+    )
+    assert fixed == []
+    # Break the syntax: a half-typed op gets a parse error at the right place.
+    where = position_of(BROKEN, "    return")
+    broken = await change_document(
+        client,
+        uri,
+        3,
+        [lsp.TextDocumentContentChangePartial(range=lsp.Range(start=where, end=where), text="    %d = addi %c,\n")],
+    )
+    assert broken and broken[0].severity == lsp.DiagnosticSeverity.Error
+    assert broken[0].range.start.line in (where.line, where.line + 1)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_full_text_change(client):
+    uri, _ = await open_document(client, BROKEN)
+    good = BROKEN.replace("addf", "addi")
+    assert await change_document(client, uri, 2, [lsp.TextDocumentContentChangeWholeDocument(text=good)]) == []

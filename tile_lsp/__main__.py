@@ -1,0 +1,36 @@
+"""`python -m tile_lsp`: the Tile IR language server on stdio (or `--tcp` for debugging)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tile_lsp", description="The Tile IR language server.")
+    ap.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    ap.add_argument("--tcp", action="store_true", help="listen on a TCP port instead (for debugging)")
+    ap.add_argument("--host", default="127.0.0.1", help="with --tcp: the address to listen on")
+    ap.add_argument("--port", type=int, default=2087, help="with --tcp: the port (default 2087)")
+    ap.add_argument("--log-file", help="write the server's log here")
+    ap.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    args = ap.parse_args(argv)
+    level = logging.DEBUG if args.verbose else logging.INFO
+    if args.log_file:
+        logging.basicConfig(filename=args.log_file, level=level)
+    else:  # stderr: stdout carries the protocol
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING if not args.verbose else level)
+
+    from .server import create_server
+
+    server = create_server()
+    if args.tcp:
+        server.start_tcp(args.host, args.port)
+    else:
+        server.start_io()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

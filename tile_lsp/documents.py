@@ -1,0 +1,277 @@
+"""What the server knows about one open document: its text, IR, diagnostics and index.
+
+Features never parse; they ask the document's current `Analysis`, which the server keeps up
+to date (`analyze` on open, debounced on change, at once when a request needs it).
+
+Coordinates: the IR keeps the spans it was parsed with. After an edit inside one kernel the
+server re-parses and re-verifies only that kernel (see `tile_lsp.incremental`), so the IR of
+the kernels after it still holds spans from before the edit. `Analysis.span(span, anchor)`
+turns a span taken from the IR (`op.span`, `value.span`, ...) into document coordinates;
+everything `Analysis` itself returns (occurrences, diagnostics) is in document coordinates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from lsprotocol import types as lsp
+
+from compiler.ir.core import Block, Module, Operation, Region, Value
+from compiler.ir.diagnostics import Diagnostic, Severity
+from compiler.ir.source import SourceFile, Span
+from compiler.text.index import Kind, Occurrence, SourceIndex
+from compiler.text.parser import ParseOptions, ParseResult, parse
+from compiler.verify import VerifyOptions, verify
+
+from .convert import Positions
+
+
+@dataclass(slots=True)
+class Settings:
+    """The `tileir` configuration section (see vscode-extension/package.json)."""
+
+    target_architecture: str = "sm_100"
+    bytecode_version: str = "13.3"
+    unsupported_hints: str = "warn"  # silent | warn | error
+    debounce_ms: int = 150
+    inlay_hints: bool = True
+
+    def verify_options(self) -> VerifyOptions:
+        return VerifyOptions(keep_going=True, target_version=None, unsupported_hints=self.unsupported_hints)
+
+    @classmethod
+    def from_client(cls, value: object, base: Settings | None = None) -> tuple[Settings, list[str]]:
+        """Settings from a client's `tileir` section, and a message for each value ignored."""
+        settings = dataclasses.replace(base) if base is not None else cls()
+        problems: list[str] = []
+        if not isinstance(value, dict):
+            return settings, problems
+        flat = _flatten(value)
+        checks = {
+            "targetArchitecture": ("target_architecture", lambda v: isinstance(v, str) and v.startswith("sm_")),
+            "bytecodeVersion": ("bytecode_version", lambda v: v in ("13.1", "13.2", "13.3")),
+            "warnings.unsupportedHints": ("unsupported_hints", lambda v: v in ("silent", "warn", "error")),
+            "diagnostics.debounceMs": ("debounce_ms", lambda v: isinstance(v, int | float) and 0 <= v <= 10_000),
+            "inlayHints.enabled": ("inlay_hints", lambda v: isinstance(v, bool)),
+        }
+        for key, (attr, ok) in checks.items():
+            if key not in flat or flat[key] is None:
+                continue
+            if ok(flat[key]):
+                setattr(settings, attr, int(flat[key]) if attr == "debounce_ms" else flat[key])
+            else:
+                problems.append(f"tileir.{key}: ignoring {flat[key]!r}")
+        return settings, problems
+
+
+def _flatten(value: dict, prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
+    for key, item in value.items():
+        if isinstance(item, dict):
+            flat.update(_flatten(item, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = item
+    return flat
+
+
+@dataclass(slots=True)
+class Unit:
+    """A piece of the document parsed and verified on its own: a kernel (`entry`), a `global`,
+    or everything else. `shift` is added to the unit's IR spans to get document offsets."""
+
+    op: Operation | None  # None: the part of the document outside every kernel and global
+    shift: int
+    diagnostics: list[Diagnostic]  # in the unit's own coordinates
+    references: ParseResult | None = None  # what indexes it
+    _index: SourceIndex | None = None
+
+    @property
+    def index(self) -> SourceIndex | None:
+        if self._index is None and self.references is not None:
+            self._index = SourceIndex.build(self.references)
+        return self._index
+
+
+@dataclass(slots=True)
+class Analysis:
+    uri: str
+    version: int | None
+    source: SourceFile  # the current text
+    module: Module
+    settings: Settings
+    units: list[Unit]
+    positions: Positions = field(init=False)
+    _diagnostics: list[Diagnostic] | None = None
+
+    def __post_init__(self) -> None:
+        self.positions = Positions(self.source)
+
+    @property
+    def text(self) -> str:
+        return self.source.text
+
+    # ---------------------------------------------------------------- coordinates
+
+    def span(self, span: Span, anchor: Operation | Value | Block | Region | None = None) -> Span:
+        """A span taken from the IR object `anchor` (or from something inside it), in document
+        coordinates."""
+        shift = self._shift_of(anchor)
+        return Span(span.start + shift, span.end + shift) if shift else span
+
+    def range(self, span: Span, anchor: Operation | Value | Block | Region | None = None) -> lsp.Range:
+        return self.positions.range(self.span(span, anchor))
+
+    def offset(self, position: lsp.Position) -> int:
+        return self.positions.offset(position)
+
+    def _shift_of(self, anchor: object) -> int:
+        if anchor is None or len(self.units) == 1:
+            return 0
+        op = _top_op(anchor)
+        for unit in self.units:
+            if unit.op is op:
+                return unit.shift
+        return 0
+
+    # ---------------------------------------------------------------- queries
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every diagnostic, in document coordinates, in document order."""
+        if self._diagnostics is None:
+            found: list[Diagnostic] = []
+            for unit in self.units:
+                found.extend(_shifted(d, unit.shift) for d in unit.diagnostics)
+            found.sort(key=lambda d: (d.span.start, d.severity))
+            self._diagnostics = found
+        return self._diagnostics
+
+    def unit_at(self, offset: int) -> Unit | None:
+        """The unit whose text covers `offset` (kernels first: the outside unit has holes where
+        kernels were re-parsed)."""
+        outside = None
+        for unit in self.units:
+            if unit.op is None:
+                outside = unit
+            elif unit.op.span is not None and unit.op.span.start <= offset - unit.shift <= unit.op.span.end:
+                return unit
+        return outside
+
+    def at(self, offset: int, kinds: tuple[Kind, ...] | None = None) -> Occurrence | None:
+        """The innermost occurrence (value, block, symbol, op name, type) under `offset`."""
+        unit = self.unit_at(offset)
+        if unit is None or unit.index is None:
+            return None
+        occ = unit.index.at(offset - unit.shift, kinds)
+        return _shift_occurrence(occ, unit.shift) if occ is not None else None
+
+    def op_at(self, offset: int) -> Operation | None:
+        """The innermost op whose text covers `offset`."""
+        unit = self.unit_at(offset)
+        if unit is None or unit.index is None:
+            return None
+        return unit.index.op_at(offset - unit.shift)
+
+    def references(self, occ: Occurrence) -> list[Occurrence]:
+        """Every occurrence of `occ`'s entity, definitions first, then in document order.
+        Values and blocks live in one unit; a symbol is looked for in every unit, by name."""
+        if occ.kind is Kind.SYMBOL:
+            name = occ.symbol_name
+            found = [o for o in self.occurrences() if o.kind is Kind.SYMBOL and o.symbol_name == name]
+            return sorted(found, key=lambda o: (not o.is_definition, o.span.start))
+        unit = self.unit_at(occ.span.start)
+        if unit is None or unit.index is None:
+            return []
+        local = _shift_occurrence(occ, -unit.shift)
+        return [_shift_occurrence(o, unit.shift) for o in unit.index.references_to(local)]
+
+    def definition(self, occ: Occurrence) -> Occurrence | None:
+        for other in self.references(occ):
+            if other.is_definition:
+                return other
+        return None
+
+    def occurrences(self, start: int = 0, end: int | None = None) -> list[Occurrence]:
+        """The occurrences that start in [start, end), in document order."""
+        end = len(self.text) if end is None else end
+        found: list[Occurrence] = []
+        for unit in self.units:
+            index = unit.index
+            if index is None:
+                continue
+            shift = unit.shift
+            for occ in index.occurrences:
+                if start <= occ.span.start + shift < end:
+                    found.append(_shift_occurrence(occ, shift))
+        found.sort(key=lambda o: (o.span.start, -o.span.end))
+        return found
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == Severity.ERROR for d in self.diagnostics)
+
+
+def _top_op(anchor: object) -> Operation | None:
+    """The outermost op below the document's top level (or inside a top-level
+    `cuda_tile.module`) that `anchor` belongs to: the unit it was parsed in."""
+    op: Operation | None
+    if isinstance(anchor, Operation):
+        op = anchor
+    elif isinstance(anchor, Value):
+        owner = getattr(anchor, "owner", None)
+        op = owner if isinstance(owner, Operation) else _block_op(owner)
+    elif isinstance(anchor, Block):
+        op = _block_op(anchor)
+    elif isinstance(anchor, Region):
+        op = anchor.parent
+    else:
+        return None
+    while op is not None:
+        parent = op.parent_op
+        if parent is None or parent.name == "cuda_tile.module":
+            return op
+        op = parent
+    return None
+
+
+def _block_op(block: object) -> Operation | None:
+    region = getattr(block, "parent", None)
+    return region.parent if region is not None else None
+
+
+def _shifted(d: Diagnostic, shift: int) -> Diagnostic:
+    if not shift:
+        return d
+
+    def moved(span: Span) -> Span:
+        return Span(span.start + shift, span.end + shift)
+
+    return Diagnostic(
+        d.severity,
+        d.code,
+        d.message,
+        moved(d.span),
+        d.source,
+        [dataclasses.replace(r, span=moved(r.span)) for r in d.related],
+        [
+            dataclasses.replace(f, edits=tuple(dataclasses.replace(e, span=moved(e.span)) for e in f.edits))
+            for f in d.fixes
+        ],
+    )
+
+
+def _shift_occurrence(occ: Occurrence, shift: int) -> Occurrence:
+    if not shift:
+        return occ
+    return dataclasses.replace(occ, span=Span(occ.span.start + shift, occ.span.end + shift))
+
+
+def analyze(uri: str, text: str, version: int | None, settings: Settings, name: str | None = None) -> Analysis:
+    """Parse, verify and index `text` from scratch."""
+    result = parse(text, name or uri, ParseOptions(record_references=True))
+    diagnostics = list(result.diagnostics)
+    if not any(d.is_error for d in diagnostics):
+        diagnostics += verify(result.module, settings.verify_options())
+    unit = Unit(None, 0, diagnostics, result)
+    return Analysis(uri, version, result.source, result.module, settings, [unit])
