@@ -7,6 +7,7 @@
     tileir asm FILE.tileir [-o OUT] [--bytecode-version V]   write Tile IR bytecode
     tileir disasm FILE.tileirbc [-g]         print bytecode as text, like tileirdisasm
     tileir translate [FILE] -mlir-to-cudatilebc | -cudatilebc-to-mlir | ...   a cuda-tile-translate look-alike
+    tileir layout FILE [--value NAME | --line N] [--extent DIM=N ...] [--svg OUT.svg]   index spaces of views
 
 `check` and `fmt` take bytecode files too (told by their magic number, not their suffix).
 
@@ -828,6 +829,93 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------------------------
+# tileir layout
+
+
+def _parse_extents(specs: Sequence[str]) -> dict[int, int]:
+    extents: dict[int, int] = {}
+    for spec in specs:
+        dim, sep, value = spec.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            d, n = int(dim), int(value)
+        except ValueError:
+            raise CliError(f"--extent {spec}: expected DIM=N with integers, e.g. --extent 0=4096") from None
+        if d < 0 or n < 0:
+            raise CliError(f"--extent {spec}: the dimension and the extent must be non-negative")
+        extents[d] = n
+    return extents
+
+
+def _view_values(module) -> list:
+    """Every SSA value of a view type (op results and block arguments), in source order."""
+    from compiler.layout import is_view_type
+
+    found = []
+    for op in module.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                found.extend(a for a in block.arguments if is_view_type(a.type))
+        found.extend(r for r in op.results if is_view_type(r.type))
+    return sorted(found, key=lambda v: v.span.start if v.span is not None else -1)
+
+
+def _cmd_layout(args: argparse.Namespace) -> int:
+    from compiler.layout import describe, svg_picture, text_picture, view_layout_of
+    from compiler.text import parse
+
+    if args.value is not None and args.line is not None:
+        raise CliError("--value and --line cannot be used together")
+    extents = _parse_extents(args.extent)
+    src = _read_input(args.file)
+    result = parse(src.text, src.name)
+    if _report(result.diagnostics, _Tally(), name=src.name):
+        _err(f"{PROG} layout: '{src.name}' has errors; no layout shown")
+        return EXIT_ERRORS
+    source = result.module.source
+    values = _view_values(result.module)
+
+    def line_of(value) -> int | None:
+        return source.line_col(value.span.start)[0] if value.span is not None and source is not None else None
+
+    if args.value is not None:
+        wanted = args.value.removeprefix("%")
+        values = [v for v in values if v.name == wanted]
+        if not values:
+            raise CliError(f"no view value named %{wanted} in '{src.name}'")
+    elif args.line is not None:
+        values = [v for v in values if line_of(v) == args.line]
+        if not values:
+            raise CliError(f"no view value is defined on line {args.line} of '{src.name}'")
+    if not values:
+        _out(f"{src.name}: no view values\n")
+        return EXIT_OK
+    if args.svg is not None and len(values) > 1:
+        names = ", ".join(f"%{v.name}" for v in values[:6]) + (", ..." if len(values) > 6 else "")
+        raise CliError(f"--svg draws one view; '{src.name}' has {len(values)} ({names}): choose with --value or --line")
+    blocks = []
+    layouts = []
+    for value in values:
+        layout = view_layout_of(value, result.module, extents)
+        where = f"{src.name}:{line_of(value)}" if line_of(value) is not None else src.name
+        if layout is None:
+            blocks.append(f"%{value.name} ({where}): {value.type}\n  (malformed view type; no layout)\n")
+            continue
+        layouts.append(layout)
+        blocks.append(f"%{value.name} ({where}): {value.type}\n{describe(layout)}\n\n{text_picture(layout)}\n")
+    _out("\n".join(blocks))
+    if args.svg is not None:
+        if not layouts:
+            raise CliError("no layout to draw")
+        try:
+            write_atomic(args.svg, svg_picture(layouts[0]))
+        except OSError as exc:
+            raise CliError(f"cannot write '{args.svg}': {exc.strerror or exc}") from None
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------
 # Argument parsing
 
 
@@ -968,6 +1056,28 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-race-check", action="store_true", help="do not report unordered store/access races")
     run.add_argument("-q", "--quiet", action="store_true", help="print only errors and failed checks")
     run.set_defaults(func=_cmd_run)
+
+    layout = sub.add_parser(
+        "layout",
+        help="show how views tile their tensors (index spaces, pictures)",
+        description=(
+            "Print the layout of each view value in a file: tile and tensor shapes, the index space "
+            "with its arithmetic, padding, and a text picture of the tiling."
+        ),
+        allow_abbrev=False,
+    )
+    layout.add_argument("file", metavar="FILE", help="a .tileir file, or - for stdin")
+    layout.add_argument("--value", metavar="NAME", help="only the view value %%NAME")
+    layout.add_argument("--line", type=int, metavar="N", help="only the view values defined on line N")
+    layout.add_argument(
+        "--extent",
+        action="append",
+        default=[],
+        metavar="DIM=N",
+        help="the extent of a dynamic (?) tensor dimension (repeat the option)",
+    )
+    layout.add_argument("--svg", metavar="OUT.svg", help="also write the picture as SVG (one view; atomically)")
+    layout.set_defaults(func=_cmd_layout)
     return parser
 
 

@@ -47,6 +47,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..ir.types import FloatType, IntegerType, Type
+from ..layout.index_space import ceildiv, full_tiles
 from . import dtypes
 from .memory import NIBBLE_TAG, Allocation, Memory
 
@@ -287,7 +288,7 @@ class TiledView:
         """(Gv, rank) int64: N[i] = ceildiv(S[dim_map[i]], steps[i])."""
         dims = self.tensor.dims[:, list(self.dim_map)]
         steps = np.array(self.steps, dtype=np.int64)
-        return -(-dims // steps)
+        return ceildiv(dims, steps)
 
     def grid(self, memory: Memory) -> tuple[Allocation, np.ndarray] | None:
         """The full tiles as one zero-copy array of shape (F_0, ..., F_n, T_0, ..., T_n):
@@ -305,10 +306,7 @@ class TiledView:
             else:
                 alloc, whole = made
                 a = whole.transpose(self.dim_map)
-                counts = [
-                    (n - t) // s + 1 if n >= t else 0
-                    for n, t, s in zip(a.shape, self.tile, self.steps, strict=True)
-                ]
+                counts = [full_tiles(n, t, s) for n, t, s in zip(a.shape, self.tile, self.steps, strict=True)]
                 strides = [s * st for s, st in zip(self.steps, a.strides, strict=True)]
                 self._grid = (alloc, strided(a, (*counts, *self.tile), (*strides, *a.strides)))
                 cache[key] = self._grid

@@ -1,0 +1,143 @@
+"""Extents found in a module (constants, `assume bounded`), pictures, and `tileir layout`."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from compiler.cli import main
+from compiler.layout import layout_data, layout_of_type, svg_picture, text_picture, view_layout_of
+from compiler.text import parse
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+KERNEL = """entry @k(%p: tile<ptr<f32>>, %m: tile<i32>) {
+  %n = assume bounded<0, 4096>, %m : tile<i32>
+  %c = constant <i32: 100> : tile<i32>
+  %tv = make_tensor_view %p, shape = [%n, %c], strides = [%c, 1] : tile<i32> -> tensor_view<?x?xf32, strides=[?,1]>
+  %pv = make_partition_view %tv : partition_view<tile=(64x32), tensor_view<?x?xf32, strides=[?,1]>>
+  return
+}
+"""
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def value_named(module, name):
+    for op in module.walk():
+        for r in op.results:
+            if r.name == name:
+                return r
+    raise KeyError(name)
+
+
+def test_extents_from_constants_and_assume_bounds():
+    module = parse(KERNEL).module
+    layout = view_layout_of(value_named(module, "pv"), module)
+    assert layout.tensor_shape == (None, 100)  # dim 1 is the constant 100
+    assert layout.index_shape == (None, 4)  # ceil(100 / 32)
+    assert layout.index_bounds == (64, 4)  # ceil(4096 / 64) from bounded<0, 4096>
+    assert layout.index_exprs[0] == "ceildiv(S0, 64)"
+    chosen = view_layout_of(value_named(module, "pv"), module, extents={0: 129})
+    assert chosen.index_shape == (3, 4)
+    tv = view_layout_of(value_named(module, "tv"), module)
+    assert tv.kind == "tensor_view" and tv.index_shape == (None, 100)
+    assert view_layout_of(value_named(module, "c"), module) is None
+
+
+def test_text_picture_marks_partial_tiles_and_transpose():
+    t = parse("!t = !cuda_tile.partition_view<tile=(4x2), tensor_view<6x16xf32, strides=[16,1]>, dim_map=[1, 0]>\n")
+    layout = layout_of_type(t.module.type_aliases["t"])
+    # index 0 along dim 1: 16/4 = 4; index 1 along dim 0: 6/2 = 3, no partial tiles.
+    picture = text_picture(layout)
+    rows = [line for line in picture.splitlines() if "(" in line and ")" in line and "cells" not in line]
+    assert len(rows) == 3
+    assert rows[0].split()[-4:] == ["(0,0)", "(1,0)", "(2,0)", "(3,0)"]  # transposed labels
+    assert "*" not in picture
+    t2 = parse("!t = !cuda_tile.partition_view<tile=(4), tensor_view<10xf32, strides=[1]>>\n")
+    line = [x for x in text_picture(layout_of_type(t2.module.type_aliases["t"])).splitlines() if "(0)" in x][0]
+    assert line.split() == ["(0)", "(1)", "(2)*"]
+
+
+def test_text_picture_caps_large_spaces():
+    t = parse("!t = !cuda_tile.partition_view<tile=(2x2), tensor_view<1000x1000xf32, strides=[1000,1]>>\n")
+    picture = text_picture(layout_of_type(t.module.type_aliases["t"]))
+    assert "(499,499)" in picture and "(8,0)" not in picture and "..." in picture
+    assert len(picture.splitlines()) < 16
+
+
+def test_svg_well_formed_with_one_rect_per_tile():
+    t = parse("!t = !cuda_tile.partition_view<tile=(4x2), tensor_view<64x16xf32, strides=[16,1]>>\n")
+    layout = layout_of_type(t.module.type_aliases["t"])
+    svg = svg_picture(layout, highlight=(3, 7))
+    root = ET.fromstring(svg)
+    classes = [r.get("class") for r in root.iter(f"{SVG}rect")]
+    assert sum(c.split()[0] == "tile" for c in classes) == 16 * 8
+    assert classes.count("highlight") == 1 and classes.count("tensor") == 1
+    assert svg == svg_picture(layout, highlight=(3, 7))  # deterministic
+    assert "<script" not in svg and "href" not in svg
+    with pytest.raises(ValueError):
+        svg_picture(layout, highlight=(16, 0))
+    # Partial tiles: 10 elements in tiles of 4 -> 3 tiles, the last one partial.
+    t2 = parse("!t = !cuda_tile.strided_view<tile=(4), traversal_strides=[4], tensor_view<10xf32, strides=[1]>>\n")
+    root2 = ET.fromstring(svg_picture(layout_of_type(t2.module.type_aliases["t"])))
+    kinds = [r.get("class") for r in root2.iter(f"{SVG}rect") if r.get("class", "").startswith("tile")]
+    assert kinds == ["tile", "tile", "tile partial"]
+
+
+def test_layout_data_is_json_and_complete():
+    import json
+
+    t = parse("!t = !cuda_tile.partition_view<tile=(4), tensor_view<10xf32, strides=[1]>>\n")
+    data = layout_data(layout_of_type(t.module.type_aliases["t"]))
+    json.dumps(data)
+    assert data["index_shape"] == [3]
+    assert [tile["elements"] for tile in data["tiles"]] == [[[0, 4]], [[4, 8]], [[8, 10]]]
+    assert [tile["padded"] for tile in data["tiles"]] == [False, False, True]
+
+
+def test_cli_layout_happy_path(capsys, tmp_path):
+    out_svg = tmp_path / "pa.svg"
+    rc = main(
+        ["layout", str(EXAMPLES / "vector_add.tileir"), "--value", "pa", "--extent", "0=4000", "--svg", str(out_svg)]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "index space: 4" in out  # ceil(4000 / 1024)
+    assert "(3)*" in out
+    ET.fromstring(out_svg.read_text(encoding="utf-8"))
+
+
+def test_cli_layout_lists_every_view(capsys):
+    assert main(["layout", str(EXAMPLES / "vector_add.tileir")]) == 0
+    out = capsys.readouterr().out
+    for name in ("%va", "%vb", "%vc", "%pa", "%pb", "%pc"):
+        assert f"{name} (" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["--extent", "x=1"], 2, "expected DIM=N"),
+        (["--value", "nope"], 2, "no view value named %nope"),
+        (["--line", "1"], 2, "no view value is defined on line 1"),
+        (["--svg", "never.svg"], 2, "--svg draws one view"),
+        (["--value", "pa", "--line", "3"], 2, "cannot be used together"),
+    ],
+)
+def test_cli_layout_bad_usage(capsys, args, status, message):
+    rc = main(["layout", str(EXAMPLES / "vector_add.tileir"), *args])
+    err = capsys.readouterr().err
+    assert rc == status
+    assert message in err and "Traceback" not in err
+
+
+def test_cli_layout_bad_files(capsys, tmp_path):
+    assert main(["layout", str(tmp_path / "missing.tileir")]) == 2
+    garbage = tmp_path / "g.tileir"
+    garbage.write_bytes(b"entry @k( %% \x00 garbage")
+    assert main(["layout", str(garbage)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "has errors" in err
