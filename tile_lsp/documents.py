@@ -12,6 +12,7 @@ everything `Analysis` itself returns (occurrences, diagnostics) is in document c
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -21,8 +22,9 @@ from compiler.ir.core import Block, Module, Operation, Region, Value
 from compiler.ir.diagnostics import Diagnostic, Severity
 from compiler.ir.source import SourceFile, Span
 from compiler.text.index import Kind, Occurrence, SourceIndex
-from compiler.text.parser import ParseOptions, ParseResult, parse
+from compiler.text.parser import ItemResult, ParseOptions, parse
 from compiler.verify import VerifyOptions, verify
+from compiler.verify.engine import verify_isolated
 
 from .convert import Positions
 
@@ -77,20 +79,28 @@ def _flatten(value: dict, prefix: str = "") -> dict[str, object]:
 
 @dataclass(slots=True)
 class Unit:
-    """A piece of the document parsed and verified on its own: a kernel (`entry`), a `global`,
-    or everything else. `shift` is added to the unit's IR spans to get document offsets."""
+    """A piece of the document analysed on its own: a kernel or global (`op`), or the text
+    before the first of them (`header`) or after the last (`trailer`); a document that is not a
+    list of kernels is one header unit. The unit covers [start, end) of its own coordinates
+    (`end` None: to the end of the document); `shift` turns them into document offsets."""
 
-    op: Operation | None  # None: the part of the document outside every kernel and global
+    op: Operation | None
+    start: int
+    end: int | None
     shift: int
     diagnostics: list[Diagnostic]  # in the unit's own coordinates
-    references: ParseResult | None = None  # what indexes it
-    _index: SourceIndex | None = None
+    index: SourceIndex | None = None
+    # A re-parsed kernel's parse, indexed on first need.
+    item: ItemResult | None = None
 
-    @property
-    def index(self) -> SourceIndex | None:
-        if self._index is None and self.references is not None:
-            self._index = SourceIndex.build(self.references)
-        return self._index
+    def covers(self, offset: int) -> bool:
+        local = offset - self.shift
+        return self.start <= local and (self.end is None or local <= self.end)
+
+    def get_index(self, module: Module) -> SourceIndex | None:
+        if self.index is None and self.item is not None and self.op is not None:
+            self.index = SourceIndex.of(module, [self.op], self.item.references)
+        return self.index
 
 
 @dataclass(slots=True)
@@ -103,6 +113,7 @@ class Analysis:
     units: list[Unit]
     positions: Positions = field(init=False)
     _diagnostics: list[Diagnostic] | None = None
+    _shifts: dict[int, int] | None = None
 
     def __post_init__(self) -> None:
         self.positions = Positions(self.source)
@@ -128,11 +139,9 @@ class Analysis:
     def _shift_of(self, anchor: object) -> int:
         if anchor is None or len(self.units) == 1:
             return 0
-        op = _top_op(anchor)
-        for unit in self.units:
-            if unit.op is op:
-                return unit.shift
-        return 0
+        if self._shifts is None:
+            self._shifts = {id(unit.op): unit.shift for unit in self.units if unit.op is not None and unit.shift}
+        return self._shifts.get(id(_top_op(anchor)), 0)
 
     # ---------------------------------------------------------------- queries
 
@@ -148,30 +157,36 @@ class Analysis:
         return self._diagnostics
 
     def unit_at(self, offset: int) -> Unit | None:
-        """The unit whose text covers `offset` (kernels first: the outside unit has holes where
-        kernels were re-parsed)."""
-        outside = None
-        for unit in self.units:
-            if unit.op is None:
-                outside = unit
-            elif unit.op.span is not None and unit.op.span.start <= offset - unit.shift <= unit.op.span.end:
+        """The unit whose text covers `offset` (a cursor just after a kernel's `}` is in it)."""
+        units = self.units
+        lo, hi = 0, len(units)
+        while lo < hi:  # the last unit that starts at or before `offset`
+            mid = (lo + hi) // 2
+            if units[mid].start + units[mid].shift <= offset:
+                lo = mid + 1
+            else:
+                hi = mid
+        for unit in units[max(lo - 2, 0) : lo]:  # the one before may end exactly at `offset`
+            if unit.covers(offset) and unit.op is not None:
                 return unit
-        return outside
+        return units[lo - 1] if lo > 0 and units[lo - 1].covers(offset) else None
 
     def at(self, offset: int, kinds: tuple[Kind, ...] | None = None) -> Occurrence | None:
         """The innermost occurrence (value, block, symbol, op name, type) under `offset`."""
         unit = self.unit_at(offset)
-        if unit is None or unit.index is None:
+        index = unit.get_index(self.module) if unit is not None else None
+        if unit is None or index is None:
             return None
-        occ = unit.index.at(offset - unit.shift, kinds)
+        occ = index.at(offset - unit.shift, kinds)
         return _shift_occurrence(occ, unit.shift) if occ is not None else None
 
     def op_at(self, offset: int) -> Operation | None:
         """The innermost op whose text covers `offset`."""
         unit = self.unit_at(offset)
-        if unit is None or unit.index is None:
+        index = unit.get_index(self.module) if unit is not None else None
+        if unit is None or index is None:
             return None
-        return unit.index.op_at(offset - unit.shift)
+        return index.op_at(offset - unit.shift)
 
     def references(self, occ: Occurrence) -> list[Occurrence]:
         """Every occurrence of `occ`'s entity, definitions first, then in document order.
@@ -181,10 +196,11 @@ class Analysis:
             found = [o for o in self.occurrences() if o.kind is Kind.SYMBOL and o.symbol_name == name]
             return sorted(found, key=lambda o: (not o.is_definition, o.span.start))
         unit = self.unit_at(occ.span.start)
-        if unit is None or unit.index is None:
+        index = unit.get_index(self.module) if unit is not None else None
+        if unit is None or index is None:
             return []
         local = _shift_occurrence(occ, -unit.shift)
-        return [_shift_occurrence(o, unit.shift) for o in unit.index.references_to(local)]
+        return [_shift_occurrence(o, unit.shift) for o in index.references_to(local)]
 
     def definition(self, occ: Occurrence) -> Occurrence | None:
         for other in self.references(occ):
@@ -197,7 +213,7 @@ class Analysis:
         end = len(self.text) if end is None else end
         found: list[Occurrence] = []
         for unit in self.units:
-            index = unit.index
+            index = unit.get_index(self.module)
             if index is None:
                 continue
             shift = unit.shift
@@ -268,10 +284,70 @@ def _shift_occurrence(occ: Occurrence, shift: int) -> Occurrence:
 
 
 def analyze(uri: str, text: str, version: int | None, settings: Settings, name: str | None = None) -> Analysis:
-    """Parse, verify and index `text` from scratch."""
+    """Parse, verify and index `text` from scratch, cut into units."""
     result = parse(text, name or uri, ParseOptions(record_references=True))
-    diagnostics = list(result.diagnostics)
-    if not any(d.is_error for d in diagnostics):
-        diagnostics += verify(result.module, settings.verify_options())
-    unit = Unit(None, 0, diagnostics, result)
-    return Analysis(uri, version, result.source, result.module, settings, [unit])
+    module = result.module
+    parse_diagnostics = list(result.diagnostics)
+    kernels = kernel_ops(module)
+    index = SourceIndex.build(result)
+    if not any(d.is_error for d in parse_diagnostics):
+        diagnostics = parse_diagnostics + verify(module, settings.verify_options())
+    elif kernels:
+        # Verify the kernels that parsed cleanly, as re-analysis after an edit does.
+        broken = {id(_top_op_at(kernels, d.span.start)) for d in parse_diagnostics}
+        diagnostics = parse_diagnostics + [
+            d for op in kernels if id(op) not in broken for d in verify_isolated(module, op, settings.verify_options())
+        ]
+    else:
+        diagnostics = parse_diagnostics
+    units = _cut(kernels, diagnostics, index)
+    return Analysis(uri, version, result.source, module, settings, units)
+
+
+def kernel_ops(module: Module) -> list[Operation]:
+    """The ops a document re-analyses one at a time: the kernels and globals of its one
+    `cuda_tile.module` (or at its top level, as tileirdisasm prints them). Empty when the
+    document has any other shape (it is then analysed as a whole)."""
+    top = [op for op in module.ops if op.span is not None]
+    if len(top) == 1 and top[0].name == "cuda_tile.module" and top[0].regions and top[0].regions[0].blocks:
+        items = top[0].regions[0].blocks[0].ops
+    else:
+        items = top
+    if not items or any(op.span is None or op.name not in UNIT_OPS for op in items):
+        return []
+    return items
+
+
+UNIT_OPS = ("cuda_tile.entry", "cuda_tile.global")
+
+
+def _top_op_at(kernels: list[Operation], offset: int) -> Operation | None:
+    for op in kernels:
+        if op.span.start <= offset <= op.span.end:
+            return op
+    return None
+
+
+def _cut(kernels: list[Operation], diagnostics: list[Diagnostic], index: SourceIndex) -> list[Unit]:
+    """Units for the header, each kernel and the trailer, each with its share of the
+    diagnostics and of the index."""
+    if not kernels:
+        return [Unit(None, 0, None, 0, diagnostics, index)]
+    bounds = [(None, 0, kernels[0].span.start)]
+    bounds += [(op, op.span.start, op.span.end) for op in kernels]
+    bounds.append((None, kernels[-1].span.end, None))
+    units: list[Unit] = []
+    occ_starts = [o.span.start for o in index.occurrences]
+    op_starts = [op.span.start for op in index.ops]
+    diagnostics = sorted(diagnostics, key=lambda d: d.span.start)
+    diag_starts = [d.span.start for d in diagnostics]
+    for i, (op, start, end) in enumerate(bounds):
+        # Kernels take [start, end]; the header [0, first); the trailer (last end, ...).
+        lo = start + 1 if op is None and i else start
+        hi = end + 1 if op is not None else (end if end is not None else 1 << 62)
+        o0, o1 = bisect.bisect_left(occ_starts, lo), bisect.bisect_left(occ_starts, hi)
+        p0, p1 = bisect.bisect_left(op_starts, lo), bisect.bisect_left(op_starts, hi)
+        d0, d1 = bisect.bisect_left(diag_starts, lo), bisect.bisect_left(diag_starts, hi)
+        part = SourceIndex(index.module, index.occurrences[o0:o1], index.ops[p0:p1])
+        units.append(Unit(op, start, end, 0, diagnostics[d0:d1], part))
+    return units

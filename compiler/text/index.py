@@ -22,7 +22,7 @@ from ..ir.core import Module, Operation, Value
 from ..ir.source import Span
 
 if TYPE_CHECKING:
-    from .parser import ParseResult
+    from .parser import ParseResult, References
 
 
 class Kind(enum.Enum):
@@ -81,11 +81,16 @@ class SourceIndex:
 
     @classmethod
     def build(cls, result: ParseResult) -> SourceIndex:
-        module = result.module
+        return cls.of(result.module, result.module.ops, result.references)
+
+    @classmethod
+    def of(cls, module: Module, roots: list[Operation], references: References | None) -> SourceIndex:
+        """The index of the ops `roots` (and all nested in them) of `module`, with the
+        references the parser recorded while parsing them."""
         occurrences: list[Occurrence] = []
         add = occurrences.append
         ops: list[Operation] = []
-        for op in module.walk():
+        for op in (nested for root in roots for nested in root.walk()):
             if op.span is None:
                 continue
             ops.append(op)
@@ -105,7 +110,6 @@ class SourceIndex:
                     for arg in block.arguments:
                         if arg.span is not None:
                             add(Occurrence(arg.span, Kind.VALUE, arg, True))
-        references = result.references
         if references is not None:
             for span, written in references.types:
                 add(Occurrence(span, Kind.TYPE, written))

@@ -74,6 +74,38 @@ def parse(text: str, filename: str = "<input>", options: ParseOptions | None = N
     return ParseResult(module, parser.diagnostics, source, parser.references)
 
 
+@dataclass(slots=True)
+class ItemResult:
+    """One top-level item parsed on its own (`parse_item`)."""
+
+    op: Operation | None  # None when no op could be parsed there
+    end: int  # where its text ends
+    diagnostics: list[Diagnostic]
+    references: References | None
+
+
+def parse_item(source: SourceFile, start: int, context: Module, options: ParseOptions | None = None) -> ItemResult:
+    """Parse the one operation whose text starts at `start` in `source`, with the aliases of
+    `context` (the module the rest of the document parsed into) in scope. The op is not
+    attached anywhere. Spans are offsets into `source`, like `parse`'s.
+
+    The language server uses it to parse again only the kernel an edit falls in."""
+    parser = Parser(source, options or ParseOptions())
+    parser.module.type_aliases = dict(context.type_aliases)
+    parser.module.attribute_aliases = dict(context.attribute_aliases)
+    parser.reset_to(start)
+    parser.prev_end = start
+    op = None
+    try:
+        op = parser.parse_operation()
+    except ParseError:
+        pass
+    except RecursionError:
+        parser.error("input is nested too deeply to parse", Span(start, start))
+    parser._finish_isolated_scope(parser.scopes[0])
+    return ItemResult(op, parser.prev_end, parser.diagnostics, parser.references)
+
+
 _SPLIT_RE = re.compile(r"^// -----.*$", re.M)
 
 
@@ -134,6 +166,7 @@ class Parser:
         self.scopes: list[_Scope] = [_Scope(isolated=True, forward={})]
         self._type_cache: dict[str, T.Type] = {}
         self.references = References() if options.record_references else None
+        self._nested_types: dict[str, list[tuple[int, int, T.Type]]] = {}  # for cached types
         # Spans of the operands resolved for each op being parsed (innermost last).
         self._operand_spans: list[list[Span]] = []
         # Forward references to aliases: where each definition starts (scanned on first
@@ -841,16 +874,26 @@ class Parser:
                 if depth == 0:
                     key = text[tok.start : m.end()]
                     cached = self._type_cache.get(key)
+                    references = self.references
                     if cached is not None:
                         self.reset_to(m.end())
                         self.prev_end = m.end()
+                        if references is not None:  # the types nested in it, as if parsed here
+                            for start, stop, nested in self._nested_types[key]:
+                                references.types.append((Span(tok.start + start, tok.start + stop), nested))
                         return cached
                     self.advance()
                     reported = len(self.diagnostics)
+                    recorded = len(references.types) if references is not None else 0
                     ty = self.parse_cuda_type_body(name, tok)
                     # Types that drew a warning are not cached: every use must get it.
                     if self.prev_end == m.end() and len(self.diagnostics) == reported:
                         self._type_cache[key] = ty
+                        if references is not None:
+                            self._nested_types[key] = [
+                                (span.start - tok.start, span.end - tok.start, nested)
+                                for span, nested in references.types[recorded:]
+                            ]
                     return ty
         self.advance()
         return self.parse_cuda_type_body(name, tok)

@@ -59,10 +59,10 @@ MAX_CLUSTER = 16
 
 @module_check
 def check_contract(v: Verifier) -> None:
-    for op in v.module.body.ops:
+    for op in v.top_ops():
         if op.name == "builtin.module":
             _check_module_attributes(v, op)
-    for op in v.module.walk():
+    for op in v.walk():
         _check_internal_dialects(v, op)
 
 

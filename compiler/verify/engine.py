@@ -22,7 +22,7 @@ can be compared with NVIDIA's tools; each diagnostic also carries a stable `code
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -78,6 +78,16 @@ class Verifier:
         self.source: SourceFile | None = module.source
         self.options = options or VerifyOptions()
         self.diagnostics: list[Diagnostic] = []
+        # Set by `verify_isolated`: the one op being verified again; whole-module rules then
+        # look only at it (`walk`, `top_ops`).
+        self.scope: Operation | None = None
+
+    def walk(self) -> Iterator[Operation]:
+        """The ops the whole-module rules look at."""
+        return self.scope.walk() if self.scope is not None else self.module.walk()
+
+    def top_ops(self) -> list[Operation]:
+        return [] if self.scope is not None else self.module.body.ops
 
     # ------------------------------------------------------------------ reporting
 
@@ -605,6 +615,29 @@ def verify(module: Module, options: VerifyOptions | None = None) -> list[Diagnos
     verifier = Verifier(module, options)
     verifier.run()
     for check in MODULE_CHECKS:  # whole-module rules (versions, the frontend contract)
+        try:
+            check(verifier)
+        except OpFailed:
+            pass
+    return verifier.diagnostics
+
+
+def verify_isolated(module: Module, op: Operation, options: VerifyOptions | None = None) -> list[Diagnostic]:
+    """Verify again one op of `module` that is isolated from above (a kernel or a global of a
+    `cuda_tile.module`, or one at top level), as `verify` would within the module: the op as a
+    unit, its symbol uses against the enclosing symbol table, the whole-module rules on its ops.
+    Its diagnostics are those `verify` gives inside it, unless the symbols its table defines
+    changed (the caller checks that). `module.source` must be the text `op` was parsed from."""
+    _load_verifiers()
+    verifier = Verifier(module, options)
+    verifier.scope = op
+    verifier._verify_unit(op)
+    from .structure import check_symbol_uses
+
+    parent = op.parent
+    if parent is not None:
+        verifier._guard(lambda _: check_symbol_uses(verifier, parent, op), op)
+    for check in MODULE_CHECKS:
         try:
             check(verifier)
         except OpFailed:

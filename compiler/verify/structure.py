@@ -163,10 +163,14 @@ def _symbol_ref(attr: A.Attribute | None) -> str | None:
 def _walk_table(blocks: list[Block]):
     """The ops nested in a symbol table's blocks, without entering nested symbol tables."""
     for block in blocks:
-        for nested in block.ops:
-            yield nested
-            if nested.opdef is None or "SymbolTable" not in nested.opdef.traits:
-                yield from _walk_table([b for region in nested.regions for b in region.blocks])
+        yield from _walk_table_ops(block.ops)
+
+
+def _walk_table_ops(ops: list[Operation]):
+    for nested in ops:
+        yield nested
+        if nested.opdef is None or "SymbolTable" not in nested.opdef.traits:
+            yield from _walk_table([b for region in nested.regions for b in region.blocks])
 
 
 def verify_symbol_table(v: Verifier, blocks: list[Block]) -> None:
@@ -188,6 +192,18 @@ def verify_symbol_table(v: Verifier, blocks: list[Block]) -> None:
                     related=[Related("see existing symbol definition here", v.op_span(first), v.source)],
                 )
     for op in _walk_table(blocks):
+        if op.name == "cuda_tile.get_global":
+            _check_get_global(v, op, symbols)
+
+
+def check_symbol_uses(v: Verifier, table: Block, user: Operation) -> None:
+    """The symbol uses inside `user` resolve in the symbol table `table` (the block holding it)."""
+    symbols: dict[str, Operation] = {}
+    for op in table.ops:
+        name = _symbol_name(op)
+        if name is not None:
+            symbols.setdefault(name, op)
+    for op in _walk_table_ops([user]):
         if op.name == "cuda_tile.get_global":
             _check_get_global(v, op, symbols)
 

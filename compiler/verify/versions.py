@@ -129,7 +129,7 @@ def check_versions(v: Verifier) -> None:
 
 
 def _check_module(v: Verifier, target: str) -> None:
-    for op in v.module.walk():
+    for op in v.walk():
         try:
             _check_op(v, op, target)
         except OpFailed:
