@@ -1,0 +1,188 @@
+// The Tile IR extension: starts the tile_lsp language server and adds the commands and editors
+// that go beyond plain LSP (view layouts, PTX, bytecode).
+import * as path from 'path';
+import * as vscode from 'vscode';
+import {
+  BYTECODE_TEXT_SCHEME,
+  BYTECODE_VIEW_TYPE,
+  BytecodeEditorProvider,
+  BytecodeTextProvider,
+  openBytecodeAsText,
+} from './bytecodeEditor';
+import { LayoutPanel } from './layoutPanel';
+import { convertToBytecodeRequest, ptxRequest } from './protocol';
+import { CONFIGURATION_SECTION, errorMessage, LANGUAGE_ID, TileServer } from './server';
+
+let server: TileServer | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const tileServer = new TileServer();
+  server = tileServer;
+  context.subscriptions.push(
+    tileServer,
+    vscode.commands.registerCommand('tileir.showLayout', () =>
+      LayoutPanel.show(context.extensionUri, tileServer, vscode.window.activeTextEditor),
+    ),
+    vscode.commands.registerCommand('tileir.showPtx', () => showPtx(tileServer)),
+    vscode.commands.registerCommand('tileir.saveAsBytecode', () => saveAsBytecode(tileServer)),
+    vscode.commands.registerCommand('tileir.restartServer', () => restart(tileServer)),
+    vscode.commands.registerCommand('tileir.openBytecodeAsText', (uri?: vscode.Uri) => openBytecodeAsText(uri)),
+    vscode.window.registerCustomEditorProvider(BYTECODE_VIEW_TYPE, new BytecodeEditorProvider(tileServer), {
+      supportsMultipleEditorsPerDocument: true,
+    }),
+    vscode.workspace.registerTextDocumentContentProvider(BYTECODE_TEXT_SCHEME, new BytecodeTextProvider(tileServer)),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      // The other settings reach the running server through didChangeConfiguration; the command
+      // line only takes effect in a new process.
+      if (event.affectsConfiguration(`${CONFIGURATION_SECTION}.server`)) {
+        void restart(tileServer);
+      }
+    }),
+    { dispose: () => LayoutPanel.disposeCurrent() },
+  );
+  // A start failure has been shown to the user already; the commands retry it.
+  await tileServer.ready().catch(() => undefined);
+}
+
+export function deactivate(): void {
+  server?.dispose();
+  server = undefined;
+}
+
+async function restart(tileServer: TileServer): Promise<void> {
+  try {
+    await tileServer.restart();
+    void vscode.window.setStatusBarMessage('Tile IR language server restarted', 3000);
+  } catch {
+    // TileServer.start has shown the error.
+  }
+}
+
+function activeTileEditor(): vscode.TextEditor | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== LANGUAGE_ID) {
+    void vscode.window.showWarningMessage('Tile IR: open a .tileir file first.');
+    return undefined;
+  }
+  return editor;
+}
+
+/** The names of the entries (kernels) of a document, from the server's document symbols. */
+async function kernelSymbols(uri: vscode.Uri): Promise<vscode.DocumentSymbol[]> {
+  const symbols = await vscode.commands.executeCommand<vscode.DocumentSymbol[] | undefined>(
+    'vscode.executeDocumentSymbolProvider',
+    uri,
+  );
+  const kernels: vscode.DocumentSymbol[] = [];
+  const visit = (list: readonly vscode.DocumentSymbol[]): void => {
+    for (const symbol of list) {
+      if (symbol.kind === vscode.SymbolKind.Function || symbol.kind === vscode.SymbolKind.Method) {
+        kernels.push(symbol);
+      }
+      if (symbol.children) {
+        visit(symbol.children);
+      }
+    }
+  };
+  // Only hierarchical symbols have ranges to match against the cursor.
+  if (symbols && symbols.length > 0 && 'children' in symbols[0]) {
+    visit(symbols);
+  }
+  return kernels;
+}
+
+/** The kernel under the cursor, else the only one, else one the user picks; undefined: all/unknown. */
+async function chooseKernel(editor: vscode.TextEditor): Promise<string | undefined | null> {
+  let kernels: vscode.DocumentSymbol[];
+  try {
+    kernels = await kernelSymbols(editor.document.uri);
+  } catch {
+    return undefined;
+  }
+  const name = (symbol: vscode.DocumentSymbol): string => symbol.name.replace(/^@/, '');
+  const underCursor = kernels.find((symbol) => symbol.range.contains(editor.selection.active));
+  if (underCursor) {
+    return name(underCursor);
+  }
+  if (kernels.length <= 1) {
+    return kernels.length === 1 ? name(kernels[0]) : undefined;
+  }
+  const picked = await vscode.window.showQuickPick(
+    kernels.map((symbol) => ({ label: name(symbol), description: symbol.detail })),
+    { placeHolder: 'Which kernel?' },
+  );
+  return picked ? picked.label : null; // null: the user cancelled
+}
+
+async function showPtx(tileServer: TileServer): Promise<void> {
+  const editor = activeTileEditor();
+  if (!editor) {
+    return;
+  }
+  const kernel = await chooseKernel(editor);
+  if (kernel === null) {
+    return;
+  }
+  const arch = vscode.workspace.getConfiguration(CONFIGURATION_SECTION).get<string>('targetArchitecture');
+  try {
+    const result = await tileServer.requestWithProgress(
+      ptxRequest,
+      { textDocument: { uri: editor.document.uri.toString() }, kernel, arch },
+      kernel ? `Generating PTX for ${kernel}` : 'Generating PTX',
+    );
+    const languages = await vscode.languages.getLanguages();
+    const document = await vscode.workspace.openTextDocument({
+      content: result.ptx,
+      language: languages.includes('ptx') ? 'ptx' : 'plaintext',
+    });
+    await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Tile IR: no PTX: ${errorMessage(error)}`);
+  }
+}
+
+async function saveAsBytecode(tileServer: TileServer): Promise<void> {
+  const editor = activeTileEditor();
+  if (!editor) {
+    return;
+  }
+  const source = editor.document.uri;
+  const defaultName = `${path.basename(source.path, path.extname(source.path))}.tileirbc`;
+  const defaultUri =
+    source.scheme === 'file'
+      ? vscode.Uri.joinPath(source, '..', defaultName)
+      : vscode.workspace.workspaceFolders?.[0]
+        ? vscode.Uri.joinPath(vscode.workspace.workspaceFolders[0].uri, defaultName)
+        : undefined;
+  const target = await vscode.window.showSaveDialog({
+    defaultUri,
+    filters: { 'Tile IR bytecode': ['tileirbc'] },
+    saveLabel: 'Save Bytecode',
+  });
+  if (!target) {
+    return;
+  }
+  const version = vscode.workspace.getConfiguration(CONFIGURATION_SECTION).get<string>('bytecodeVersion');
+  let bytes: Uint8Array;
+  try {
+    const result = await tileServer.requestWithProgress(
+      convertToBytecodeRequest,
+      { uri: source.toString(), version },
+      `Writing bytecode ${version ?? ''}`.trim(),
+    );
+    bytes = Buffer.from(result.output, 'base64');
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Tile IR: could not write bytecode: ${errorMessage(error)}`);
+    return;
+  }
+  try {
+    // Write beside the target and rename over it, so the file is never half written.
+    const temporary = target.with({ path: `${target.path}.${process.pid}.tmp` });
+    await vscode.workspace.fs.writeFile(temporary, bytes);
+    await vscode.workspace.fs.rename(temporary, target, { overwrite: true });
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Tile IR: could not write ${target.fsPath}: ${errorMessage(error)}`);
+    return;
+  }
+  void vscode.window.setStatusBarMessage(`Tile IR: wrote ${bytes.length} bytes to ${path.basename(target.path)}`, 5000);
+}

@@ -1,0 +1,71 @@
+// The custom requests of the tile_lsp server (the contract between this client and `python -m
+// tile_lsp`). Field names are camelCase on the wire. Each method name appears only here.
+import { RequestType } from 'vscode-languageclient/node';
+
+export interface TextDocumentIdentifier {
+  uri: string;
+}
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+/** Params of every request may carry a work-done token; the server reports `$/progress` on it. */
+export interface WorkDoneParams {
+  workDoneToken?: string;
+}
+
+export interface LayoutParams {
+  textDocument: TextDocumentIdentifier;
+  position: Position;
+  /** User-chosen extents for the dynamic tensor dimensions, keyed by their names ("S0", ...). */
+  extents?: Record<string, number>;
+  /** A tile index of the view's index space whose elements the picture highlights. */
+  index?: number[];
+}
+
+export interface LayoutResult {
+  title: string;
+  svg: string;
+  text: string;
+  data: object;
+  /** Names of the tensor dimensions whose extent is not known, e.g. "S0". */
+  dynamicDims: string[];
+}
+
+export interface ConvertFromBytecodeParams extends WorkDoneParams {
+  /** A file: URI of a .tileirbc file. */
+  uri: string;
+}
+
+export interface ConvertToBytecodeParams extends WorkDoneParams {
+  /** The URI of an open .tileir document. */
+  uri: string;
+  /** Bytecode version, e.g. "13.3"; the server's setting when absent. */
+  version?: string;
+}
+
+export interface ConvertResult {
+  /** Text for convertFromBytecode; base64 of the bytecode for convertToBytecode. */
+  output: string;
+}
+
+export interface PtxParams extends WorkDoneParams {
+  textDocument: TextDocumentIdentifier;
+  kernel?: string;
+  arch?: string;
+}
+
+export interface PtxResult {
+  ptx: string;
+}
+
+export const layoutRequest = new RequestType<LayoutParams, LayoutResult | null, void>('tileir/layout');
+export const convertFromBytecodeRequest = new RequestType<ConvertFromBytecodeParams, ConvertResult, void>(
+  'tileir/convertFromBytecode',
+);
+export const convertToBytecodeRequest = new RequestType<ConvertToBytecodeParams, ConvertResult, void>(
+  'tileir/convertToBytecode',
+);
+export const ptxRequest = new RequestType<PtxParams, PtxResult, void>('tileir/ptx');
