@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 import compiler
@@ -142,7 +143,8 @@ def _encoding(kind: object) -> str:
 
 def feature(server: TileLanguageServer, method: str, options: object = None, empty: Any = None) -> Callable[[F], F]:
     """Register `fn` as the handler of `method`; an exception inside it is reported and the
-    request answered with `empty`."""
+    request answered with `empty`, except a `JsonRpcException`, which the handler raises on
+    purpose to answer with that error."""
 
     def register(fn: F) -> F:
         if inspect.iscoroutinefunction(fn):
@@ -150,6 +152,8 @@ def feature(server: TileLanguageServer, method: str, options: object = None, emp
             async def handler(*args: Any) -> Any:
                 try:
                     return await fn(*args)
+                except JsonRpcException:
+                    raise  # a deliberate error answer (bad params, a file that cannot be read)
                 except Exception as error:  # noqa: BLE001 - see report_failure
                     server.report_failure(method, error)
                     return empty
@@ -159,6 +163,8 @@ def feature(server: TileLanguageServer, method: str, options: object = None, emp
             def handler(*args: Any) -> Any:
                 try:
                     return fn(*args)
+                except JsonRpcException:
+                    raise  # a deliberate error answer (bad params, a file that cannot be read)
                 except Exception as error:  # noqa: BLE001 - see report_failure
                     server.report_failure(method, error)
                     return empty

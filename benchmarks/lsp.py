@@ -1,0 +1,237 @@
+"""Language-server latency, through a real client talking to `python -m tile_lsp` over stdio.
+
+    python benchmarks/lsp.py [--sizes 500,5000,20000] [--edits 15] [--queries 30]
+
+For documents of each size (one `cuda_tile.module` of the project's example kernels, repeated
+under new names) it measures, in the same run:
+
+- open -> publishDiagnostics, against the anchor: the core's own parse+verify of the same
+  text in this process (`compiler.verify.check_text`). `open/core` is the server's overhead on
+  a whole-document analysis (parse with references recorded, index, verify).
+- didChange (a line typed inside one kernel in the middle of the document) ->
+  publishDiagnostics, median of --edits, against the same anchor. `change/core` is the
+  issue's "server overhead" ratio (target <= 1.5); since only the edited kernel is parsed and
+  verified again, it falls as the document grows.
+- the same edit's time per kernel size: `change` should stay flat across document sizes (it
+  grows with the kernel, not the file).
+- hover and completion latency (median of --queries requests at positions inside kernels).
+
+Diagnostics are published without the debounce delay (setting `diagnostics.debounceMs` = 0),
+so the times are the server's work plus the protocol round trip.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from text import build_module  # noqa: E402  (benchmarks/text.py builds the big module)
+
+from compiler.verify import check_text  # noqa: E402
+
+
+class Client(LanguageClient):
+    def __init__(self) -> None:
+        super().__init__("tile-lsp-bench", "1")
+        self.published: dict[str, asyncio.Event] = {}
+        self.diagnostics: dict[str, list[lsp.Diagnostic]] = {}
+
+
+def _make_client() -> Client:
+    client = Client()
+
+    @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def published(params: lsp.PublishDiagnosticsParams) -> None:
+        client.diagnostics[params.uri] = params.diagnostics
+        event = client.published.get(params.uri)
+        if event is not None:
+            event.set()
+
+    @client.feature(lsp.WORKSPACE_CONFIGURATION)
+    def configuration(params: lsp.ConfigurationParams) -> list[object]:
+        return [{"diagnostics": {"debounceMs": 0}} for _ in params.items]
+
+    return client
+
+
+async def _await_publish(client: Client, uri: str, send) -> float:
+    event = client.published.setdefault(uri, asyncio.Event())
+    event.clear()
+    start = time.perf_counter()
+    send()
+    await asyncio.wait_for(event.wait(), 600)
+    return time.perf_counter() - start
+
+
+def _core_seconds(text: str, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        check_text(text, "bench.tileir")
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _kernel_lines(text: str) -> list[int]:
+    """0-based lines inside kernels (indented op lines), in order."""
+    return [i for i, line in enumerate(text.split("\n")) if line.startswith("    %")]
+
+
+async def _measure(client: Client, size: int, edits: int, queries: int) -> dict[str, float]:
+    files = sorted((ROOT / "examples").glob("*.tileir"))
+    text, _, lines = build_module(files, size)
+    uri = f"file:///bench/doc_{size}.tileir"
+    core = _core_seconds(text, 2 if size > 5000 else 3)
+
+    opened = await _await_publish(
+        client,
+        uri,
+        lambda: client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                text_document=lsp.TextDocumentItem(uri=uri, language_id="tileir", version=1, text=text)
+            )
+        ),
+    )
+    if client.diagnostics.get(uri):
+        raise SystemExit(f"benchmarks/lsp.py: the {size}-line document has diagnostics: {client.diagnostics[uri][:2]}")
+
+    candidates = _kernel_lines(text)
+    middle = candidates[len(candidates) // 2]
+    change_times = []
+    version = 1
+    for n in range(edits):
+        # Type a comment at the end of a line in the middle kernel, then take it out again.
+        line_text = text.split("\n", middle + 1)[middle]
+        at = lsp.Position(line=middle, character=len(line_text))
+        insert = n % 2 == 0
+        rng = lsp.Range(start=at, end=at) if insert else lsp.Range(start=at, end=lsp.Position(line=middle, character=len(line_text) + 3))
+        version += 1
+        change = lsp.TextDocumentContentChangePartial(range=rng, text=" //" if insert else "")
+        change_times.append(
+            await _await_publish(
+                client,
+                uri,
+                lambda change=change, version=version: client.text_document_did_change(
+                    lsp.DidChangeTextDocumentParams(
+                        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                        content_changes=[change],
+                    )
+                ),
+            )
+        )
+    # Leave the document as it was opened (an even number of edits) for the queries.
+    if edits % 2:
+        line_text = text.split("\n", middle + 1)[middle]
+        version += 1
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[
+                    lsp.TextDocumentContentChangePartial(
+                        range=lsp.Range(
+                            start=lsp.Position(line=middle, character=len(line_text)),
+                            end=lsp.Position(line=middle, character=len(line_text) + 3),
+                        ),
+                        text="",
+                    )
+                ],
+            )
+        )
+
+    doc_lines = text.split("\n")
+    hover_times, completion_times = [], []
+    step = max(1, len(candidates) // queries)
+    for i in candidates[::step][:queries]:
+        column = doc_lines[i].index("%") + 1  # on the first value of the line
+        position = lsp.Position(line=i, character=column)
+        ident = lsp.TextDocumentIdentifier(uri=uri)
+        start = time.perf_counter()
+        await client.text_document_hover_async(lsp.HoverParams(text_document=ident, position=position))
+        hover_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        await client.text_document_completion_async(lsp.CompletionParams(text_document=ident, position=position))
+        completion_times.append(time.perf_counter() - start)
+
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    change = statistics.median(change_times)
+    return {
+        "lines": lines,
+        "core": core,
+        "open": opened,
+        "change": change,
+        "hover": statistics.median(hover_times) if hover_times else float("nan"),
+        "completion": statistics.median(completion_times) if completion_times else float("nan"),
+    }
+
+
+async def _main(sizes: list[int], edits: int, queries: int) -> int:
+    client = _make_client()
+    await client.start_io(sys.executable, "-m", "tile_lsp")
+    capabilities = lsp.ClientCapabilities(
+        workspace=lsp.WorkspaceClientCapabilities(configuration=True),
+        text_document=lsp.TextDocumentClientCapabilities(
+            hover=lsp.HoverClientCapabilities(content_format=[lsp.MarkupKind.Markdown]),
+        ),
+    )
+    await client.initialize_async(
+        lsp.InitializeParams(
+            capabilities=capabilities,
+            process_id=None,
+            root_uri=None,
+            initialization_options={"tileir": {"diagnostics": {"debounceMs": 0}}},
+        )
+    )
+    client.initialized(lsp.InitializedParams())
+    print(f"server: {sys.executable} -m tile_lsp (stdio); anchor `core` = check_text (parse+verify) in this process")
+    header = (
+        f"{'lines':>7} {'core ms':>9} {'open ms':>9} {'open/core':>9} {'change ms':>10} "
+        f"{'change/core':>11} {'hover ms':>9} {'compl ms':>9}"
+    )
+    print(header)
+    results = []
+    for size in sizes:
+        r = await _measure(client, size, edits, queries)
+        results.append(r)
+        print(
+            f"{r['lines']:>7,} {r['core'] * 1e3:9.1f} {r['open'] * 1e3:9.1f} {r['open'] / r['core']:9.2f} "
+            f"{r['change'] * 1e3:10.1f} {r['change'] / r['core']:11.3f} {r['hover'] * 1e3:9.1f} "
+            f"{r['completion'] * 1e3:9.1f}",
+            flush=True,
+        )
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        print(
+            f"change latency, {last['lines']:,} vs {first['lines']:,} lines: {last['change'] / first['change']:.2f}x "
+            f"for a {last['lines'] / first['lines']:.0f}x larger document (same kernel sizes)"
+        )
+    worst = max(r["change"] / r["core"] for r in results)
+    print(f"server overhead (change -> diagnostics / core parse+verify), worst: {worst:.3f} (target <= 1.5)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="500,5000,20000", help="document sizes in lines, comma-separated")
+    ap.add_argument("--edits", type=int, default=15, help="didChange edits per size (median reported)")
+    ap.add_argument("--queries", type=int, default=30, help="hover and completion requests per size")
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    return asyncio.run(_main(sizes, args.edits, args.queries))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
