@@ -213,13 +213,14 @@ class Analysis:
         end = len(self.text) if end is None else end
         found: list[Occurrence] = []
         for unit in self.units:
+            shift = unit.shift
+            if unit.start + shift >= end or (unit.end is not None and unit.end + shift < start):
+                continue  # no overlap: do not even index it
             index = unit.get_index(self.module)
             if index is None:
                 continue
-            shift = unit.shift
-            for occ in index.occurrences:
-                if start <= occ.span.start + shift < end:
-                    found.append(_shift_occurrence(occ, shift))
+            local = index.starting_in(start - shift, end - shift)
+            found.extend(_shift_occurrence(occ, shift) for occ in local)
         found.sort(key=lambda o: (o.span.start, -o.span.end))
         return found
 

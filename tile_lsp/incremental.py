@@ -11,8 +11,6 @@ kernel or makes it end elsewhere — analyses the document from scratch.
 
 from __future__ import annotations
 
-import dataclasses
-
 from compiler.ir.source import SourceFile, Span
 from compiler.text.parser import ParseOptions, parse_item
 from compiler.verify.engine import verify_isolated
@@ -91,9 +89,13 @@ def _reparse_one_kernel(previous: Analysis, text: str, version: int | None) -> A
     diagnostics = list(item.diagnostics)
     if not any(d.is_error for d in diagnostics):
         diagnostics += verify_isolated(module, op, previous.settings.verify_options())
-    new_units = list(units[:unit_index])
-    new_units.append(Unit(op, op.span.start, op.span.end, 0, diagnostics, item=item))
-    new_units.extend(dataclasses.replace(u, shift=u.shift + delta) for u in units[unit_index + 1 :])
+    # The units after it move in place: the previous analysis is being replaced (and shares
+    # the module, which changed under it already).
+    new_units = list(units)
+    new_units[unit_index] = Unit(op, op.span.start, op.span.end, 0, diagnostics, item=item)
+    if delta:
+        for later in new_units[unit_index + 1 :]:
+            later.shift += delta
     return Analysis(previous.uri, version, source, module, previous.settings, new_units)
 
 

@@ -146,6 +146,10 @@ class SourceIndex:
                     best = occ
         return best
 
+    def starting_in(self, start: int, end: int) -> list[Occurrence]:
+        """The occurrences that start in [start, end), in order."""
+        return self.occurrences[bisect.bisect_left(self._starts, start) : bisect.bisect_left(self._starts, end)]
+
     def op_at(self, offset: int) -> Operation | None:
         """The innermost op whose text covers `offset`."""
         return _innermost_op(self.ops, self._op_starts, offset, offset)

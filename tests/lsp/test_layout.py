@@ -12,7 +12,8 @@ from .util import change_document, open_document, position_of
 KERNEL = """cuda_tile.module @m {
   entry @k(%p: tile<ptr<f32>>, %n: tile<i32>) {
     %c1024 = constant <i32: 1024> : tile<i32>
-    %tv = make_tensor_view %p, shape = [%n, 128], strides = [128, 1] : tile<i32> -> tensor_view<?x128xf32, strides=[128,1]>
+    %tv = make_tensor_view %p, shape = [%n, 128], strides = [128, 1] : tile<i32> -> \
+tensor_view<?x128xf32, strides=[128,1]>
     %pv = make_partition_view %tv : partition_view<tile=(64x32), tensor_view<?x128xf32, strides=[128,1]>>
     return
   }

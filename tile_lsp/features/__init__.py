@@ -24,10 +24,4 @@ FEATURES = (
 
 def register_all(server: TileLanguageServer) -> None:
     for name in FEATURES:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as error:
-            if error.name == f"{__name__}.{name}":  # not written yet
-                continue
-            raise
-        module.register(server)
+        importlib.import_module(f"{__name__}.{name}").register(server)

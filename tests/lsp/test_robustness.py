@@ -1,0 +1,162 @@
+"""Any document gets answers: binary garbage, a half-typed op, 50,000 lines; random edit
+sequences on real files never crash the server or publish a range outside the document."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+
+from tests.conformance.harness import shared_dir
+
+from .util import change_document, close_document, open_document
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.tileir"))
+
+
+def _fuzz_files() -> list[Path]:
+    files = list(EXAMPLES)
+    shared = shared_dir()
+    if shared is not None:  # a few of NVIDIA's conformance files too, when they are beside us
+        dialect = shared / "conformance" / "cuda-tile" / "test" / "Dialect" / "CudaTile"
+        files += sorted(dialect.glob("*.mlir"))[::6]
+    return files
+
+
+def _utf16_length(line: str) -> int:
+    return len(line.encode("utf-16-le")) // 2
+
+
+def _assert_inside(text: str, rng: lsp.Range, what: str) -> None:
+    lines = text.split("\n")
+    for pos in (rng.start, rng.end):
+        assert 0 <= pos.line < len(lines), f"{what}: line {pos.line} outside the document ({len(lines)} lines)"
+        assert 0 <= pos.character <= _utf16_length(lines[pos.line]), f"{what}: column outside line {pos.line}"
+    assert (rng.start.line, rng.start.character) <= (rng.end.line, rng.end.character), what
+
+
+def _failures(client) -> list[str]:
+    return [m.message for m in client.log_messages if "failed (a bug)" in m.message]
+
+
+async def _ask_everything(client, uri: str, position: lsp.Position, whole_document: bool = True) -> None:
+    """Every request the server declares, at one position: each must answer (no error).
+    `whole_document` False leaves out the requests about the whole text (formatting, all
+    semantic tokens), which on 50,000 lines take seconds each."""
+    ident = lsp.TextDocumentIdentifier(uri=uri)
+    await client.text_document_hover_async(lsp.HoverParams(text_document=ident, position=position))
+    await client.text_document_completion_async(lsp.CompletionParams(text_document=ident, position=position))
+    await client.text_document_definition_async(lsp.DefinitionParams(text_document=ident, position=position))
+    await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=ident))
+    await client.text_document_folding_range_async(lsp.FoldingRangeParams(text_document=ident))
+    if whole_document:
+        await client.text_document_formatting_async(
+            lsp.DocumentFormattingParams(
+                text_document=ident, options=lsp.FormattingOptions(tab_size=2, insert_spaces=True)
+            )
+        )
+        await client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=ident))
+    await client.text_document_inlay_hint_async(
+        lsp.InlayHintParams(text_document=ident, range=lsp.Range(start=lsp.Position(line=0, character=0), end=position))
+    )
+
+
+GARBAGE = bytes(random.Random(7).randrange(256) for _ in range(4000)).decode("latin-1")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize(
+    "text",
+    [
+        GARBAGE,
+        "",
+        "cuda_tile.module @m {\n  entry @k() {\n    %x = addi %",
+        "cuda_tile.module @m {\n  entry @k(%a: tile<i32>) {\n    %x = mmaf %a,\n    return\n  }\n}\n",
+        "}}}}{{{{ entry @ ( %%% : tile<<<>>> \u00e9\u4e2d\U0001f600\n" * 20,
+    ],
+    ids=["binary", "empty", "half-typed", "wrong-arity", "brackets-unicode"],
+)
+async def test_bad_documents_get_answers(client, text):
+    before = len(_failures(client))
+    uri, diagnostics = await open_document(client, text)
+    for d in diagnostics:
+        _assert_inside(text, d.range, "diagnostic")
+    lines = text.split("\n")
+    for position in (
+        lsp.Position(line=0, character=0),
+        lsp.Position(line=len(lines) - 1, character=_utf16_length(lines[-1])),
+        lsp.Position(line=len(lines) + 10, character=400),  # past the end
+    ):
+        await _ask_everything(client, uri, position)
+    close_document(client, uri)
+    assert _failures(client)[before:] == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_fifty_thousand_lines(client):
+    body = (ROOT / "examples" / "vector_add.tileir").read_text()
+    entry = body[body.index("entry @") : body.rindex("}")].rstrip()
+    copies = 50_000 // entry.count("\n") + 1
+    kernels = [entry.replace("entry @vector_add(", f"entry @k{i}(", 1) for i in range(copies)]
+    text = "cuda_tile.module @big {\n" + "\n".join(kernels) + "\n}\n"
+    assert text.count("\n") >= 50_000
+    uri, diagnostics = await open_document(client, text)
+    assert diagnostics == []
+    middle = text.count("\n") // 2
+    await _ask_everything(client, uri, lsp.Position(line=middle, character=6), whole_document=False)
+    # An edit in the middle is answered from the one kernel it is in.
+    at = lsp.Position(line=middle, character=0)
+    after = await change_document(
+        client, uri, 2, [lsp.TextDocumentContentChangePartial(range=lsp.Range(start=at, end=at), text="%bad = \n")]
+    )
+    assert len(after) >= 1 and all(d.range.start.line >= middle - 1 for d in after)
+    close_document(client, uri)
+
+
+SNIPPETS = ["%", "@", "{", "}", "(", ")", ":", "tile<", ">", "\n", "  ", "addi", "// c\n", "\u00e9", "^bb0", '"', "#"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("seed", range(2))
+async def test_random_edit_sequences(client, seed):
+    rng = random.Random(seed)
+    before = len(_failures(client))
+    for path in _fuzz_files():
+        text = path.read_text()
+        uri, _ = await open_document(client, text)
+        for version in range(2, 12):
+            lines = text.split("\n")
+            line = rng.randrange(len(lines))
+            col = rng.randrange(len(lines[line]) + 1)
+            if rng.random() < 0.5:  # insert
+                new = rng.choice(SNIPPETS)
+                end_line, end_col = line, col
+            else:  # delete up to a few lines
+                end_line = min(len(lines) - 1, line + rng.randrange(3))
+                end_col = (
+                    rng.randrange(len(lines[end_line]) + 1)
+                    if end_line > line
+                    else rng.randrange(col, len(lines[line]) + 1)
+                )
+                new = ""
+            start = lsp.Position(line=line, character=_utf16_length(lines[line][:col]))
+            end = lsp.Position(line=end_line, character=_utf16_length(lines[end_line][:end_col]))
+            offset_start = sum(len(x) + 1 for x in lines[:line]) + col
+            offset_end = sum(len(x) + 1 for x in lines[:end_line]) + end_col
+            text = text[:offset_start] + new + text[offset_end:]
+            diagnostics = await change_document(
+                client,
+                uri,
+                version,
+                [lsp.TextDocumentContentChangePartial(range=lsp.Range(start=start, end=end), text=new)],
+            )
+            for d in diagnostics:
+                _assert_inside(text, d.range, f"{path.name} v{version}")
+                for info in d.related_information or ():
+                    _assert_inside(text, info.location.range, f"{path.name} v{version} related")
+        await _ask_everything(client, uri, lsp.Position(line=line, character=0))
+        close_document(client, uri)
+    assert _failures(client)[before:] == []

@@ -1,0 +1,250 @@
+"""Custom requests for the editor's bytecode view, and PTX:
+
+- `tileir/convertFromBytecode` {uri} -> {output}: the bytecode file at `uri` as text, printed
+  as `tileir disasm` prints it.
+- `tileir/convertToBytecode` {uri, version?} -> {output}: the open document (or the file at
+  `uri`) verified and written as bytecode of `version` (default: the `tileir.bytecodeVersion`
+  setting), base64-encoded.
+- `tileir/ptx` {textDocument: {uri}, kernel?, arch?} -> {ptx}: the PTX of one kernel. The
+  lowering does not exist yet; the request checks its arguments and then says so.
+
+Failures are JSON-RPC errors (code RequestFailed) whose message says what went wrong, naming
+the file (and the byte offset, for bytecode that cannot be read). The conversions report
+`$/progress` when the client gave a `workDoneToken` or supports server-created progress.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.uris import to_fs_path
+
+from compiler.ir.symbols import symbol_name
+
+from ..server import feature
+
+if TYPE_CHECKING:
+    from compiler.ir.core import Module
+
+    from ..server import TileLanguageServer
+
+CONVERT_FROM_BYTECODE = "tileir/convertFromBytecode"
+CONVERT_TO_BYTECODE = "tileir/convertToBytecode"
+PTX = "tileir/ptx"
+REQUEST_FAILED = -32803  # LSP's ErrorCodes.RequestFailed: valid request, the operation failed
+
+_progress_tokens = itertools.count()
+
+
+class RequestFailed(JsonRpcException):
+    CODE = REQUEST_FAILED
+
+
+def register(server: TileLanguageServer) -> None:
+    @feature(server, CONVERT_FROM_BYTECODE)
+    async def convert_from_bytecode(params: Any) -> dict[str, str]:
+        uri = _string(params, "uri")
+        path = _path(uri)
+        async with _progress(server, params, "Reading Tile IR bytecode") as step:
+            data = _read_file(path)
+            step(f"decoding {len(data)} bytes")
+            return {"output": _disassemble(data, path)}
+
+    @feature(server, CONVERT_TO_BYTECODE)
+    async def convert_to_bytecode(params: Any) -> dict[str, str]:
+        from compiler.bytecode import BytecodeWriteError, write_bytecode
+
+        uri = _string(params, "uri")
+        version = _version(_get(params, "version") or server.settings.bytecode_version)
+        async with _progress(server, params, "Writing Tile IR bytecode") as step:
+            step("verifying")
+            module, name = _verified_module(server, uri)
+            step("encoding")
+            try:
+                data = write_bytecode(module, version)
+            except BytecodeWriteError as error:
+                what = f"cannot be written as bytecode {_text(version)}"
+                raise RequestFailed(_failure(name, what, error.diagnostics)) from None
+            return {"output": base64.b64encode(data).decode("ascii")}
+
+    @feature(server, PTX)
+    def ptx(params: Any) -> dict[str, str]:
+        uri = _string(_get(params, "textDocument"), "uri")
+        analysis = server.analysis(uri)
+        if analysis is None:
+            raise JsonRpcInvalidParams(f"{PTX}: {uri} is not an open document")
+        names = [name for name in map(symbol_name, _entries(analysis.module)) if name is not None]
+        kernel = _get(params, "kernel")
+        if kernel is None:
+            if len(names) != 1:
+                listed = ", ".join(f"@{n}" for n in names) or "none"
+                raise JsonRpcInvalidParams(f"{PTX}: name the kernel (the document's entries: {listed})")
+            kernel = names[0]
+        elif str(kernel).lstrip("@") not in names:
+            raise JsonRpcInvalidParams(f"{PTX}: the document has no entry @{str(kernel).lstrip('@')}")
+        arch = str(_get(params, "arch") or server.settings.target_architecture)
+        return {"ptx": _lower_to_ptx(analysis.module, str(kernel).lstrip("@"), arch)}
+
+
+def _lower_to_ptx(module: Module, kernel: str, arch: str) -> str:
+    """The PTX of `kernel` for `arch`: not written yet (it lands in the core, `compiler/`)."""
+    raise RequestFailed(
+        f"PTX of @{kernel} for {arch}: tileir cannot lower Tile IR to PTX yet. To get machine code "
+        "today, write bytecode with `tileir asm FILE.tileir` and compile it to a cubin with NVIDIA's "
+        f"`tileiras` (e.g. `tileiras --gpu-name {arch} FILE.tileirbc`)."
+    )
+
+
+# ------------------------------------------------------------------------------ params
+
+
+def _get(params: Any, key: str) -> Any:
+    """`params[key]`: pygls hands custom params over as a dict or as an object with attributes."""
+    if params is None:
+        return None
+    if isinstance(params, dict):
+        return params.get(key)
+    return getattr(params, key, None)
+
+
+def _string(params: Any, key: str) -> str:
+    value = _get(params, key)
+    if not isinstance(value, str) or not value:
+        raise JsonRpcInvalidParams(f"missing parameter '{key}' (a string)")
+    return value
+
+
+def _path(uri: str) -> str:
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    if not path:
+        raise JsonRpcInvalidParams(f"{uri}: only file: URIs can be read")
+    return path
+
+
+def _version(text: object):
+    from compiler.bytecode import SUPPORTED, parse_version, version_text
+
+    version = parse_version(str(text))
+    if version not in SUPPORTED:
+        allowed = ", ".join(version_text(v) for v in SUPPORTED)
+        raise JsonRpcInvalidParams(f"bytecode version {text!r}: not one tileir writes (use one of {allowed})")
+    return version
+
+
+def _text(version) -> str:
+    from compiler.bytecode import version_text
+
+    return version_text(version)
+
+
+# ------------------------------------------------------------------------------ work
+
+
+def _read_file(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as error:
+        raise RequestFailed(f"cannot read '{path}': {error.strerror or error}") from None
+
+
+def _disassemble(data: bytes, path: str) -> str:
+    """What `tileir disasm` prints for `data`."""
+    from compiler.bytecode import BytecodeError, is_bytecode, read_bytecode
+    from compiler.cli import _looks_like_text, _module_items
+    from compiler.text import PrintOptions, print_module
+
+    if not is_bytecode(data) and _looks_like_text(data):
+        raise RequestFailed(
+            f"{path}: this is a text file, not Tile IR bytecode (which starts with 7f 54 69 6c 65 49 52 00)"
+        )
+    try:
+        module = read_bytecode(data)
+    except BytecodeError as error:
+        raise RequestFailed(f"{path}: {error}") from None  # `at byte N (0xN): ...`
+    text = print_module(_module_items(module), PrintOptions(keep_comments=False))
+    producer = next((op.properties.get("producer") for op in module.ops if op.name == "cuda_tile.module"), None)
+    if producer is not None:
+        text = f"// Producer: {producer.value}\n" + text  # as tileirdisasm shows the Producer section
+    return text
+
+
+def _verified_module(server: TileLanguageServer, uri: str) -> tuple[Module, str]:
+    """The module of the open document (or of the file at `uri`), which must verify."""
+    analysis = server.analysis(uri)
+    if analysis is not None:
+        name, diagnostics, module = analysis.source.name, analysis.diagnostics, analysis.module
+    else:
+        from compiler.verify import check_text
+
+        path = _path(uri)
+        try:
+            text = _read_file(path).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise RequestFailed(f"cannot read '{path}': not UTF-8 text (byte {error.start})") from None
+        result, diagnostics = check_text(text, path, server.settings.verify_options())
+        name, module = path, result.module
+    errors = [d for d in diagnostics if d.is_error]
+    if errors:
+        raise RequestFailed(_failure(name, "has errors; no bytecode written", errors))
+    return module, name
+
+
+def _failure(name: str, what: str, diagnostics: list) -> str:
+    lines = [f"'{name}' {what}:"]
+    for d in diagnostics:
+        lines.append(d.format() if d.source is not None else f"{name}: {d.severity.label}: {d.message}")
+    return "\n".join(lines)
+
+
+def _entries(module: Module) -> Iterator:
+    for op in module.ops:
+        if op.name == "cuda_tile.module" and op.regions and op.regions[0].entry_block is not None:
+            yield from (o for o in op.regions[0].entry_block.ops if o.name == "cuda_tile.entry")
+        elif op.name == "cuda_tile.entry":
+            yield op
+
+
+# ------------------------------------------------------------------------------ progress
+
+
+class _progress:
+    """`async with _progress(server, params, title) as step:` reports begin, `step(message)`
+    as reports, and end through `$/progress`, with the client's `workDoneToken` or a token the
+    server creates when the client supports `window.workDoneProgress`; silent otherwise."""
+
+    def __init__(self, server: TileLanguageServer, params: Any, title: str) -> None:
+        self.server = server
+        self.token = _get(params, "workDoneToken")
+        self.title = title
+
+    async def __aenter__(self):
+        if self.token is None and _supports_progress(self.server):
+            token = f"tileir-{next(_progress_tokens)}"
+            try:
+                await self.server.work_done_progress.create_async(token)
+                self.token = token
+            except Exception:  # noqa: BLE001 - no progress is better than no answer
+                self.token = None
+        if self.token is not None:
+            self.server.work_done_progress.begin(self.token, lsp.WorkDoneProgressBegin(title=self.title))
+        return self.step
+
+    def step(self, message: str) -> None:
+        if self.token is not None:
+            self.server.work_done_progress.report(self.token, lsp.WorkDoneProgressReport(message=message))
+
+    async def __aexit__(self, kind, error, traceback) -> None:
+        if self.token is not None:
+            message = "failed" if error is not None else "done"
+            self.server.work_done_progress.end(self.token, lsp.WorkDoneProgressEnd(message=message))
+
+
+def _supports_progress(server: TileLanguageServer) -> bool:
+    window = server.client_capabilities.window
+    return bool(window is not None and window.work_done_progress)
