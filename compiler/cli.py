@@ -897,7 +897,7 @@ def _cmd_layout(args: argparse.Namespace) -> int:
     blocks = []
     layouts = []
     for value in values:
-        layout = view_layout_of(value, result.module, extents)
+        layout = view_layout_of(value, extents)
         where = f"{src.name}:{line_of(value)}" if line_of(value) is not None else src.name
         if layout is None:
             blocks.append(f"%{value.name} ({where}): {value.type}\n  (malformed view type; no layout)\n")

@@ -97,3 +97,13 @@ def diagnostic(d: Diagnostic, positions: Positions, uri: str) -> lsp.Diagnostic:
         source="tileir",
         related_information=related or None,
     )
+
+
+def param(params: object, key: str) -> object:
+    """A field of a custom request's params: pygls hands them over as a dict or as an object
+    with attributes (a named tuple), depending on the request."""
+    if params is None:
+        return None
+    if isinstance(params, dict):
+        return params.get(key)
+    return getattr(params, key, None)

@@ -300,7 +300,7 @@ def tile_elements(layout: ViewLayout, index: Sequence[int]) -> list[tuple[int, i
 # From SSA values: the extents a module knows
 
 
-def _through_assumes(value: Any) -> tuple[Any, int | None]:
+def through_assumes(value: Any) -> tuple[Any, int | None]:
     """The value behind a chain of `assume` ops, and the tightest `bounded` upper bound met."""
     bound: int | None = None
     seen = 0
@@ -316,7 +316,7 @@ def _through_assumes(value: Any) -> tuple[Any, int | None]:
     return value, bound
 
 
-def _constant_int(value: Any) -> int | None:
+def constant_int(value: Any) -> int | None:
     op = getattr(value, "defining_op", None)
     if op is None or op.mnemonic != "constant":
         return None
@@ -332,12 +332,12 @@ def known_extents(value: Any) -> tuple[dict[int, int], dict[int, int]]:
     on the others. Empty where the tensor comes from a block argument."""
     extents: dict[int, int] = {}
     bounds: dict[int, int] = {}
-    value, _ = _through_assumes(value)
+    value, _ = through_assumes(value)
     op = getattr(value, "defining_op", None)
     if op is not None and op.mnemonic in ("make_partition_view", "make_strided_view", "make_gather_scatter_view"):
         if not op.operands:
             return extents, bounds
-        value, _ = _through_assumes(op.operands[0])
+        value, _ = through_assumes(op.operands[0])
         op = getattr(value, "defining_op", None)
     if op is None or op.mnemonic != "make_tensor_view" or op.opdef is None:
         return extents, bounds
@@ -350,8 +350,8 @@ def known_extents(value: Any) -> tuple[dict[int, int], dict[int, int]]:
         return extents, bounds
     dynamic_dims = [d for d, s in enumerate(tensor.shape) if s is None]
     for d, operand in zip(dynamic_dims, shape_operands, strict=False):
-        source, bound = _through_assumes(operand)
-        constant = _constant_int(source)
+        source, bound = through_assumes(operand)
+        constant = constant_int(source)
         if constant is not None and constant >= 0:
             extents[d] = constant if bound is None else min(constant, bound)
         elif bound is not None and bound >= 0:
@@ -365,14 +365,11 @@ def is_view_type(t: Any) -> bool:
 
 def view_layout_of(
     value: Any,
-    module: Any = None,
     extents: Mapping[int, int] | None = None,
 ) -> ViewLayout | None:
     """The layout of an SSA value whose type is a view (None for other values), with the
     extents the IR knows (`known_extents`); `extents` (user-chosen values for dynamic
-    dimensions) take precedence. `module` is accepted for callers that hold one; the
-    facts are found through the value's definition chain."""
-    del module  # the use-def chain carries everything needed
+    dimensions) take precedence; the facts are found through the value's definition chain."""
     view_type = getattr(value, "type", None)
     if not is_view_type(view_type):
         return None

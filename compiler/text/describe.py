@@ -34,7 +34,7 @@ from ..ir.types import (
     Type,
 )
 from ..layout import ViewLayout, describe, is_view_type, layout_of_type, text_picture, tile_extent, view_layout_of
-from ..layout.index_space import _constant_int, _through_assumes, dim_name
+from ..layout.index_space import constant_int, dim_name, through_assumes
 
 # Ops that read or write one tile of a view at an index (operands `view` and `index`).
 VIEW_ACCESS_OPS = ("load_view_tko", "store_view_tko")
@@ -481,10 +481,10 @@ def describe_view(value: Value) -> Description:
 
 def _extent_names(value: Value) -> dict[int, str]:
     """The SSA values that give the dynamic tensor extents behind a view value."""
-    value, _ = _through_assumes(value)
+    value, _ = through_assumes(value)
     op = value.defining_op
     if op is not None and op.mnemonic in VIEW_MAKERS[1:] and op.operands:
-        value, _ = _through_assumes(op.operands[0])
+        value, _ = through_assumes(op.operands[0])
         op = value.defining_op
     if op is None or op.mnemonic != "make_tensor_view" or not isinstance(value.type, TensorViewType):
         return {}
@@ -508,7 +508,7 @@ def describe_view_access(op: Operation) -> Description:
             f"The index has {len(indices)} coordinate{'s' if len(indices) != 1 else ''}; "
             f"the view's index space has {layout.rank}."
         )
-    constants = [_constant_int(_through_assumes(v)[0]) for v in indices]
+    constants = [constant_int(through_assumes(v)[0]) for v in indices]
     ranges: list[str] = [""] * layout.tensor_rank
     for i, (value, constant) in enumerate(zip(indices, constants, strict=True)):
         d = layout.dim_map[i]

@@ -35,16 +35,16 @@ def value_named(module, name):
 
 def test_extents_from_constants_and_assume_bounds():
     module = parse(KERNEL).module
-    layout = view_layout_of(value_named(module, "pv"), module)
+    layout = view_layout_of(value_named(module, "pv"))
     assert layout.tensor_shape == (None, 100)  # dim 1 is the constant 100
     assert layout.index_shape == (None, 4)  # ceil(100 / 32)
     assert layout.index_bounds == (64, 4)  # ceil(4096 / 64) from bounded<0, 4096>
     assert layout.index_exprs[0] == "ceildiv(S0, 64)"
-    chosen = view_layout_of(value_named(module, "pv"), module, extents={0: 129})
+    chosen = view_layout_of(value_named(module, "pv"), extents={0: 129})
     assert chosen.index_shape == (3, 4)
-    tv = view_layout_of(value_named(module, "tv"), module)
+    tv = view_layout_of(value_named(module, "tv"))
     assert tv.kind == "tensor_view" and tv.index_shape == (None, 100)
-    assert view_layout_of(value_named(module, "c"), module) is None
+    assert view_layout_of(value_named(module, "c")) is None
 
 
 def test_text_picture_marks_partial_tiles_and_transpose():

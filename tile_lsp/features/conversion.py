@@ -26,6 +26,7 @@ from pygls.uris import to_fs_path
 
 from compiler.ir.symbols import symbol_name
 
+from ..convert import param
 from ..server import feature
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def register(server: TileLanguageServer) -> None:
         from compiler.bytecode import BytecodeWriteError, write_bytecode
 
         uri = _string(params, "uri")
-        version = _version(_get(params, "version") or server.settings.bytecode_version)
+        version = _version(param(params, "version") or server.settings.bytecode_version)
         async with _progress(server, params, "Writing Tile IR bytecode") as step:
             step("verifying")
             module, name = _verified_module(server, uri)
@@ -74,12 +75,12 @@ def register(server: TileLanguageServer) -> None:
 
     @feature(server, PTX)
     def ptx(params: Any) -> dict[str, str]:
-        uri = _string(_get(params, "textDocument"), "uri")
+        uri = _string(param(params, "textDocument"), "uri")
         analysis = server.analysis(uri)
         if analysis is None:
             raise JsonRpcInvalidParams(f"{PTX}: {uri} is not an open document")
         names = [name for name in map(symbol_name, _entries(analysis.module)) if name is not None]
-        kernel = _get(params, "kernel")
+        kernel = param(params, "kernel")
         if kernel is None:
             if len(names) != 1:
                 listed = ", ".join(f"@{n}" for n in names) or "none"
@@ -87,7 +88,7 @@ def register(server: TileLanguageServer) -> None:
             kernel = names[0]
         elif str(kernel).lstrip("@") not in names:
             raise JsonRpcInvalidParams(f"{PTX}: the document has no entry @{str(kernel).lstrip('@')}")
-        arch = str(_get(params, "arch") or server.settings.target_architecture)
+        arch = str(param(params, "arch") or server.settings.target_architecture)
         return {"ptx": _lower_to_ptx(analysis.module, str(kernel).lstrip("@"), arch)}
 
 
@@ -103,17 +104,8 @@ def _lower_to_ptx(module: Module, kernel: str, arch: str) -> str:
 # ------------------------------------------------------------------------------ params
 
 
-def _get(params: Any, key: str) -> Any:
-    """`params[key]`: pygls hands custom params over as a dict or as an object with attributes."""
-    if params is None:
-        return None
-    if isinstance(params, dict):
-        return params.get(key)
-    return getattr(params, key, None)
-
-
 def _string(params: Any, key: str) -> str:
-    value = _get(params, key)
+    value = param(params, key)
     if not isinstance(value, str) or not value:
         raise JsonRpcInvalidParams(f"missing parameter '{key}' (a string)")
     return value
@@ -220,7 +212,7 @@ class _progress:
 
     def __init__(self, server: TileLanguageServer, params: Any, title: str) -> None:
         self.server = server
-        self.token = _get(params, "workDoneToken")
+        self.token = param(params, "workDoneToken")
         self.title = title
 
     async def __aenter__(self):

@@ -24,6 +24,7 @@ from compiler.layout import (
 from compiler.layout.index_space import dim_name
 from compiler.text.index import Kind
 
+from ..convert import param
 from ..server import feature
 
 if TYPE_CHECKING:
@@ -36,18 +37,18 @@ METHOD = "tileir/layout"
 def register(server: TileLanguageServer) -> None:
     @feature(server, METHOD)
     def layout(params: Any) -> dict[str, Any] | None:
-        uri = _get(_get(params, "textDocument"), "uri")
-        position = _get(params, "position")
+        uri = param(param(params, "textDocument"), "uri")
+        position = param(params, "position")
         if not isinstance(uri, str) or position is None:
             return None
         analysis = server.analysis(uri)
         if analysis is None:
             return None
-        line, character = _get(position, "line"), _get(position, "character")
+        line, character = param(position, "line"), param(position, "character")
         if not isinstance(line, int) or not isinstance(character, int):
             return None
         offset = analysis.offset(lsp.Position(line=line, character=character))
-        return view_at(analysis, offset, _extents(_get(params, "extents")), _index(_get(params, "index")))
+        return view_at(analysis, offset, _extents(param(params, "extents")), _index(param(params, "index")))
 
 
 def view_at(
@@ -93,15 +94,6 @@ def _view_of_op(op: Operation) -> Value | None:
         if is_view_type(operand.type):
             return operand
     return None
-
-
-def _get(obj: Any, name: str) -> Any:
-    """A field of custom params, whichever shape pygls gave them (object or dict)."""
-    if obj is None:
-        return None
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return getattr(obj, name, None)
 
 
 def _extents(value: Any) -> dict[int, int]:

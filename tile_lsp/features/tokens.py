@@ -297,7 +297,7 @@ def inlay_hints_in(analysis: Analysis, start: int, end: int) -> list[lsp.InlayHi
             continue
         op: Operation = occ.target  # type: ignore[assignment]
         if op.mnemonic in VIEW_MAKERS and op.results and op.span is not None:
-            layout = view_layout_of(op.results[0], analysis.module)
+            layout = view_layout_of(op.results[0])
             if layout is not None:
                 where = analysis.span(op.span, op).end
                 hints.append(
