@@ -563,21 +563,6 @@ def _encode(module, version, tally: _Tally, name: str) -> bytes | None:
         return None
 
 
-def _module_items(module):
-    """A module read from bytecode, its `cuda_tile.module` wrapper taken off: what
-    tileirdisasm prints (bare `global` and `entry` items)."""
-    from compiler.ir.core import Module
-
-    bare = Module()
-    for top in module.ops:
-        if top.name == "cuda_tile.module" and top.regions and top.regions[0].entry_block is not None:
-            for item in list(top.regions[0].entry_block.ops):
-                bare.body.append(item)
-        else:
-            bare.body.append(top)
-    return bare
-
-
 def _cmd_asm(args: argparse.Namespace) -> int:
     version = _bytecode_version(args.bytecode_version, "--bytecode-version")
     if args.output is None and args.file == "-":
@@ -605,17 +590,12 @@ def _cmd_asm(args: argparse.Namespace) -> int:
 
 
 def _cmd_disasm(args: argparse.Namespace) -> int:
-    from compiler.text import PrintOptions, print_module
+    from compiler.bytecode.disasm import disassembly
 
     module = _read_bytecode_file(args.file)
     if module is None:
         return EXIT_ERRORS
-    producer = next((op.properties.get("producer") for op in module.ops if op.name == "cuda_tile.module"), None)
-    text = print_module(_module_items(module), PrintOptions(debuginfo=args.print_debug_info, keep_comments=False))
-    if producer is not None:
-        # tileirdisasm shows the Producer section (13.3+) as a comment before the items.
-        text = f"// Producer: {producer.value}\n" + text
-    _write_output(args.output or "-", text)
+    _write_output(args.output or "-", disassembly(module, debuginfo=args.print_debug_info))
     return EXIT_OK
 
 
@@ -623,30 +603,16 @@ def _read_bytecode_file(path: str):
     """The module of a bytecode file (or `-`), or None after printing why it cannot be read;
     a text file gets a message that says so rather than a complaint about its first byte."""
     from compiler.bytecode import is_bytecode
+    from compiler.bytecode.disasm import looks_like_text
 
     name, data, _ = _read_bytes(path)
-    if not is_bytecode(data) and _looks_like_text(data):
+    if not is_bytecode(data) and looks_like_text(data):
         _err(
             f"{name}: error: this is a text file, not Tile IR bytecode (which starts with the bytes "
             f"7f 54 69 6c 65 49 52 00); `{PROG} check` and `{PROG} asm` take text"
         )
         return None
     return _decode_bytecode(data, name)
-
-
-def _looks_like_text(data: bytes) -> bool:
-    """Whether `data` reads as UTF-8 text without control characters (a `.tileir` file passed
-    where bytecode was expected)."""
-    head = data[:4096]
-    if not head:
-        return False  # the reader says what is wrong with an empty file
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 3:  # not just a character cut at the 4096-byte boundary
-            return False
-        text = head[: exc.start].decode("utf-8")
-    return all(ch.isprintable() or ch in "\t\n\r\f\ufeff" for ch in text)
 
 
 def _cmd_translate(args: argparse.Namespace) -> int:

@@ -46,7 +46,9 @@ class TileLanguageServer(LanguageServer):
         if document is None:
             return None
         current = self._analyses.get(uri)
-        if current is None or current.version != document.version or current.text != document.source:
+        # Versions tell changes apart; only a document without one needs its text compared.
+        stale = current is None or current.version != document.version
+        if stale or (document.version is None and current.text != document.source):
             current = self._analyze(uri)
         return current
 

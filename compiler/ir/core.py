@@ -195,6 +195,11 @@ class Operation:
         return span
 
     @property
+    def is_isolated_from_above(self) -> bool:
+        """Whether the op's regions cannot see values defined outside it (a kernel, a module)."""
+        return self.opdef is not None and "IsolatedFromAbove" in self.opdef.traits
+
+    @property
     def mnemonic(self) -> str:
         return self.name.split(".", 1)[1] if self.name.startswith("cuda_tile.") else self.name
 

@@ -70,7 +70,7 @@ class Group:
     else_elements: list = field(default_factory=list)
 
     def anchor(self):
-        for e in _flatten(self.elements):
+        for e in flatten(self.elements):
             if getattr(e, "anchor", False):
                 return e
         return None
@@ -81,10 +81,11 @@ class OIList:
     clauses: list[list]
 
 
-def _flatten(elements):
+def flatten(elements):
+    """The elements of a format with optional groups opened up, in order."""
     for e in elements:
         if isinstance(e, Group):
-            yield from _flatten(e.elements)
+            yield from flatten(e.elements)
         else:
             yield e
 

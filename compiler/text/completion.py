@@ -403,7 +403,7 @@ def values_in_scope(around: Operation | None, offset: int) -> list[Value]:
         owner = around
     else:
         owner = around
-        if "IsolatedFromAbove" in (around.opdef.traits if around.opdef else ()) and around.name != "cuda_tile.entry":
+        if around.is_isolated_from_above and around.name != "cuda_tile.entry":
             return []  # a module body holds no values
     found: list[Value] = []
     while block is not None:
@@ -412,7 +412,7 @@ def values_in_scope(around: Operation | None, offset: int) -> list[Value]:
             if op.span is not None and op.span.end <= limit and op is not owner:
                 found.extend(op.results)
         parent = block.parent.parent if block.parent is not None else None
-        if parent is None or (parent.opdef is not None and "IsolatedFromAbove" in parent.opdef.traits):
+        if parent is None or parent.is_isolated_from_above:
             break
         limit = parent.span.start if parent.span is not None else limit
         owner = parent

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..dialect import TYPE_CONSTRAINTS, enum_for_kind
-from ..dialect.opdef import AttrDef, OpDef
+from ..dialect.opdef import AttrDef, OpDef, OperandDef, ResultDef
 from ..ir.core import Block, BlockArgument, Operation, OpResult, Value
 from ..ir.source import SourceFile, Span
 from ..ir.types import (
@@ -195,30 +195,24 @@ def _attribute_text(opdef: OpDef, attr: AttrDef) -> str:
     return f"`{attr.name}`{doc} ({'; '.join(notes)})"
 
 
+def _operand_text(opdef: OpDef, o: OperandDef | ResultDef) -> str:
+    """One operand or result of an op: name, meaning, constraint, arity, version added."""
+    notes = [_constraint_text(o.constraint)]
+    if o.arity != "single":
+        notes.append(o.arity)
+    if _version(o.since) > _version(opdef.since):
+        notes.append(f"added in {o.since}")
+    return f"`{o.name}`{': ' + o.doc if o.doc else ''} ({'; '.join(notes)})"
+
+
 def describe_opdef(opdef: OpDef) -> Description:
     """An op-table entry: summary, signature, operands, attributes, results, version, meaning."""
     out = Description()
     out.text(f"**{opdef.name}** — {opdef.summary} (since {opdef.since})" if opdef.summary else f"**{opdef.name}**")
     out.code(signature(opdef))
-    operands = []
-    for o in opdef.operands:
-        notes = [_constraint_text(o.constraint)]
-        if o.arity != "single":
-            notes.append(o.arity)
-        if _version(o.since) > _version(opdef.since):
-            notes.append(f"added in {o.since}")
-        operands.append(f"`{o.name}`{': ' + o.doc if o.doc else ''} ({'; '.join(notes)})")
-    out.items(operands, "Operands:")
+    out.items([_operand_text(opdef, o) for o in opdef.operands], "Operands:")
     out.items([_attribute_text(opdef, a) for a in opdef.attributes], "Attributes:")
-    results = []
-    for r in opdef.results:
-        notes = [_constraint_text(r.constraint)]
-        if r.arity != "single":
-            notes.append(r.arity)
-        if _version(r.since) > _version(opdef.since):
-            notes.append(f"added in {r.since}")
-        results.append(f"`{r.name}`{': ' + r.doc if r.doc else ''} ({'; '.join(notes)})")
-    out.items(results, "Results:")
+    out.items([_operand_text(opdef, r) for r in opdef.results], "Results:")
     out.items([f"`{r.name}`{': ' + r.doc if r.doc else ''}" for r in opdef.regions], "Regions:")
     if opdef.description:
         out.text(opdef.description)

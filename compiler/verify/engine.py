@@ -322,7 +322,7 @@ def _dominates(value: Value, user: Operation, positions: dict[int, int]) -> bool
 
 
 def _is_isolated(op: Operation) -> bool:
-    return bool(op.regions) and op.opdef is not None and "IsolatedFromAbove" in op.opdef.traits
+    return bool(op.regions) and op.is_isolated_from_above
 
 
 def _region_of(op: Operation):

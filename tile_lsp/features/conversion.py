@@ -148,10 +148,9 @@ def _read_file(path: str) -> bytes:
 def _disassemble(data: bytes, path: str) -> str:
     """What `tileir disasm` prints for `data`."""
     from compiler.bytecode import BytecodeError, is_bytecode, read_bytecode
-    from compiler.cli import _looks_like_text, _module_items
-    from compiler.text import PrintOptions, print_module
+    from compiler.bytecode.disasm import disassembly, looks_like_text
 
-    if not is_bytecode(data) and _looks_like_text(data):
+    if not is_bytecode(data) and looks_like_text(data):
         raise RequestFailed(
             f"{path}: this is a text file, not Tile IR bytecode (which starts with 7f 54 69 6c 65 49 52 00)"
         )
@@ -159,11 +158,7 @@ def _disassemble(data: bytes, path: str) -> str:
         module = read_bytecode(data)
     except BytecodeError as error:
         raise RequestFailed(f"{path}: {error}") from None  # `at byte N (0xN): ...`
-    text = print_module(_module_items(module), PrintOptions(keep_comments=False))
-    producer = next((op.properties.get("producer") for op in module.ops if op.name == "cuda_tile.module"), None)
-    if producer is not None:
-        text = f"// Producer: {producer.value}\n" + text  # as tileirdisasm shows the Producer section
-    return text
+    return disassembly(module)
 
 
 def _verified_module(server: TileLanguageServer, uri: str) -> tuple[Module, str]:

@@ -374,26 +374,22 @@ def _value_names_in_scope(value: Value) -> set[str]:
     if scope is None:
         return names
 
-    def collect(op: Operation) -> None:
+    def collect(op: Operation) -> None:  # `op`'s results and what its regions define
         for result in op.results:
             if result.name:
                 names.add(result.name.split("#", 1)[0])
         for region in op.regions:
             for block in region.blocks:
-                for arg in block.arguments:
-                    if arg.name:
-                        names.add(arg.name)
+                names.update(arg.name for arg in block.arguments if arg.name)
                 for inner in block.ops:
-                    if not _is_isolated(inner):
+                    if not inner.is_isolated_from_above:
                         collect(inner)
 
+    names.update(arg.name for region in scope.regions for block in region.blocks for arg in block.arguments if arg.name)
     for region in scope.regions:
         for block in region.blocks:
-            for arg in block.arguments:
-                if arg.name:
-                    names.add(arg.name)
             for inner in block.ops:
-                if not _is_isolated(inner):
+                if not inner.is_isolated_from_above:
                     collect(inner)
     return names
 
@@ -406,13 +402,9 @@ def _isolated_scope(value: Value) -> Operation | None:
         op = region.parent if region is not None else None
     else:
         return None
-    while op is not None and not _is_isolated(op):
+    while op is not None and not op.is_isolated_from_above:
         op = op.parent_op
     return op
-
-
-def _is_isolated(op: Operation) -> bool:
-    return op.opdef is not None and "IsolatedFromAbove" in op.opdef.traits
 
 
 # ---------------------------------------------------------------------------------- symbols

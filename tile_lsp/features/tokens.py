@@ -13,7 +13,7 @@ from compiler.ir.enums import ENUM_BY_MNEMONIC
 from compiler.ir.source import Span
 from compiler.layout import view_layout_of
 from compiler.text import lexer as L
-from compiler.text.asmformat import Custom, TypeOf, _flatten, compile_format
+from compiler.text.asmformat import Custom, TypeOf, compile_format, flatten
 from compiler.text.index import Kind, Occurrence
 
 from ..server import feature
@@ -269,7 +269,7 @@ def _unspelled_results(op: Operation) -> list[int]:
     if opdef is None or opdef.assembly is None or not op.results:
         return []
     printed: set[str] = set()
-    for element in _flatten(compile_format(opdef)):
+    for element in flatten(compile_format(opdef)):
         if isinstance(element, TypeOf):
             printed.add(element.name)
         elif isinstance(element, Custom):  # `custom<DenseTypedElementsAttr>($value, type($result))`
