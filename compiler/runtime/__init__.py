@@ -48,6 +48,9 @@ from ..ir.core import Module, Operation, Value
 from ..ir.types import FloatType, IntegerType, PointerType, TileType, Type
 
 BYTECODE_MAGIC = b"\x7fTileIR\x00"
+# Where a kernel can run: the CPU interpreter, or the Triton lowering run by Triton's
+# interpreter on the CPU (compiler.lower.interpret).
+BACKENDS = ("cpu", "triton-interpret")
 INSTALL_DISASSEMBLER = "pip install nvidia-cuda-tileiras"
 
 
@@ -531,8 +534,8 @@ def launch(
 
     Raises `LaunchError` when the launch cannot start and `InterpError` for what goes wrong
     while the kernel runs."""
-    if backend != "cpu":
-        raise LaunchError(f"unknown backend {backend!r}; available: cpu", kind="backend")
+    if backend not in BACKENDS:
+        raise LaunchError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}", kind="backend")
     module = load_module(module_or_path)
     entry = find_kernel(module, kernel)
     dims = _grid(grid)
@@ -545,6 +548,8 @@ def launch(
         raise LaunchError(
             f"kernel @{kernel_name(entry)} takes {len(params)} arguments, {how}: {signature(entry)}", kind="count"
         )
+    if backend == "triton-interpret":
+        return _launch_triton_interpret(module, entry, dims, args, options)
     machine = Machine(module, options=options)
     binder = _Binder(machine)
     values: list[Any] = []
@@ -563,6 +568,20 @@ def launch(
             original[...] = unpack_nibbles(packed, original.dtype, original.size).reshape(original.shape)
     elapsed = time.perf_counter() - start
     return LaunchResult(kernel_name(entry), dims, backend, elapsed, machine, addresses)
+
+
+def _launch_triton_interpret(
+    module: Module, entry: Operation, dims: tuple[int, int, int], args: Sequence[Any], options: RunOptions | None
+) -> LaunchResult:
+    """The kernel lowered to Triton and run by Triton's interpreter (compiler.lower.interpret)."""
+    from ..lower import LowerError
+    from ..lower.interpret import run
+
+    try:
+        elapsed = run(module, entry, dims, args, stdout=options.stdout if options else None)
+    except LowerError as e:
+        raise LaunchError(e.report(), kind="backend") from None
+    return LaunchResult(kernel_name(entry), dims, "triton-interpret", elapsed)
 
 
 def launch_cutile(

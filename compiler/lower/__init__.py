@@ -1,0 +1,70 @@
+"""Lowering Tile IR to Triton: readable Triton Python source, compiled by Triton to PTX and
+cubins for sm_80 and newer without a GPU, or run by Triton's interpreter on the CPU.
+
+    from compiler.lower import to_triton, compile
+    print(to_triton(module, "vector_add"))                 # the generated source
+    k = compile(module, "vector_add", arch="sm_90")        # Triton's compile, cached on disk
+    k.asm["ptx"], k.cubin, k.params, k.shared, k.registers, k.spills
+
+See `codegen.py` for the shape of the generated code, `registry.py` for the per-op
+emitters, `build.py` for compiling and caching and `interpret.py` for Triton's interpreter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir.core import Module, Operation
+from .build import Compiled, compile_source, disassemble, triton_version
+from .codegen import DEFAULT_ARCH, KernelSource, LowerError, Param, Target, lower_entry
+
+
+def _entry(module: Module, kernel: str | Operation | None) -> Operation:
+    if isinstance(kernel, Operation):
+        return kernel
+    from ..runtime import LaunchError, find_kernel
+
+    try:
+        return find_kernel(module, kernel)
+    except LaunchError as e:
+        raise LowerError(e.message) from None
+
+
+def lower(module: Module, kernel: str | Operation | None = None, arch: str | Target | None = None) -> KernelSource:
+    """The generated Triton module of `kernel` (None: the only one) of a verified module."""
+    return lower_entry(module, _entry(module, kernel), arch)
+
+
+def to_triton(module: Module, kernel: str | Operation | None = None, arch: str | Target | None = None) -> str:
+    """The Triton Python source of `kernel`."""
+    return lower(module, kernel, arch).text
+
+
+def compile(  # noqa: A001 - the API the issue names
+    module: Module,
+    kernel: str | Operation | None = None,
+    arch: str | Target | None = None,
+    *,
+    use_cache: bool = True,
+    **options: Any,
+) -> Compiled:
+    """Triton's compile of `kernel` for `arch` (default sm_90): source, `.asm[...]` (ttir,
+    ttgir, llir, ptx), `.cubin`, `.params`, `.shared`, `.registers`, `.spills`. `options`
+    are Triton's (num_warps, num_stages, num_ctas, maxnreg, ...)."""
+    return compile_source(lower(module, kernel, arch), use_cache=use_cache, **options)
+
+
+__all__ = [
+    "DEFAULT_ARCH",
+    "Compiled",
+    "KernelSource",
+    "LowerError",
+    "Param",
+    "Target",
+    "compile",
+    "compile_source",
+    "disassemble",
+    "lower",
+    "to_triton",
+    "triton_version",
+]

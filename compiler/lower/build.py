@@ -1,0 +1,372 @@
+"""Compiling generated Triton source: `triton.compile` to TTIR, TTGIR, LLVM IR, PTX and a
+cubin for any sm_80+ target, no GPU needed; and a disk cache of the results.
+
+The generated module is written to a file and imported (Triton's `jit` reads the
+function's source through `inspect`). Compile options: Triton's defaults, except
+
+    enable_fp_fusion=False   Tile IR rounds every op; contraction to FMA would change
+                             results (ops that allow it are written with `tl.fma`)
+    enable_reflect_ftz=False libdevice must not flush denormals unless an op says so
+    sanitize_overflow=False  integers wrap in Tile IR; Triton's debug mode would trap
+    debug=True               only when the kernel has `assert` (device_assert is compiled
+                             in debug mode only)
+
+and `num_warps`/`num_stages`/`num_ctas` from the IR's hints or the caller (see `options`).
+
+Cache: `$TILEIR_CACHE_DIR`, else `$XDG_CACHE_HOME/tileir`, else `~/.cache/tileir`; one
+directory per key = sha256(generated source, target, options, Triton version), which
+covers (module text, kernel) since the source is a function of them. Triton's own cache
+is pointed into ours so that `--no-cache` compiles from scratch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .codegen import KernelSource, LowerError, Param, Target
+
+ASM_KINDS = ("ttir", "ttgir", "llir", "ptx")
+_LOCK = threading.Lock()
+_IMPORTED: dict[str, Any] = {}
+
+
+def triton_version() -> str | None:
+    try:
+        import triton
+    except ImportError:
+        return None
+    return triton.__version__
+
+
+def require_triton() -> str:
+    v = triton_version()
+    if v is None:
+        raise LowerError("compiling needs Triton (pip install 'triton>=3.6'); it is not installed")
+    major, minor = (int(x) for x in re.findall(r"\d+", v)[:2])
+    if (major, minor) < (3, 6):
+        raise LowerError(f"Triton {v} is too old; the lowering needs Triton 3.6 or newer")
+    return v
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("TILEIR_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg or Path.home() / ".cache") / "tileir"
+
+
+def tool_path(name: str) -> str | None:
+    """A CUDA binary tool shipped in Triton's wheel (cuobjdump, nvdisasm, ptxas), else PATH."""
+    try:
+        import triton
+
+        p = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / name
+        if p.exists() and os.access(p, os.X_OK):
+            return str(p)
+    except ImportError:
+        pass
+    return shutil.which(name)
+
+
+@dataclass(slots=True)
+class Compiled:
+    """A kernel compiled by Triton: the generated source, every intermediate (`asm["ptx"]`
+    ...), the cubin, the parameter list (ours plus Triton's two hidden scratch pointers),
+    and the resources the cubin declares."""
+
+    source: KernelSource
+    asm: dict[str, str]
+    cubin: bytes
+    metadata: dict[str, Any]
+    registers: int | None = None
+    spills: int | None = None  # bytes of local memory per thread (spill stores)
+    cached: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return str(self.metadata.get("name", self.source.name))
+
+    @property
+    def target(self) -> Target:
+        return self.source.target
+
+    @property
+    def params(self) -> list[Param]:
+        return self.source.params
+
+    @property
+    def shared(self) -> int:
+        return int(self.metadata.get("shared", 0))
+
+    @property
+    def num_warps(self) -> int:
+        return int(self.metadata.get("num_warps", 4))
+
+    @property
+    def num_ctas(self) -> int:
+        return int(self.metadata.get("num_ctas", 1))
+
+    @property
+    def global_scratch_size(self) -> int:
+        return int(self.metadata.get("global_scratch_size", 0) or 0)
+
+    def sass(self) -> str:
+        return disassemble(self.cubin)
+
+
+# -- importing generated source --------------------------------------------------------
+
+
+def write_source(src: KernelSource, directory: Path) -> Path:
+    digest = hashlib.sha256(src.text.encode()).hexdigest()[:20]
+    path = directory / f"{src.name}_{digest}.py"
+    if not path.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, src.text.encode())
+    return path
+
+
+def import_kernel(src: KernelSource, interpret: bool = False) -> Any:
+    """The jitted function of the generated module (an InterpretedFunction with
+    `interpret`). Triton reads `TRITON_INTERPRET` when `triton.jit` runs, so the module is
+    imported under the right setting; imports are cached per (source, mode)."""
+    key = hashlib.sha256(src.text.encode()).hexdigest() + (":interp" if interpret else "")
+    with _LOCK:
+        fn = _IMPORTED.get(key)
+        if fn is not None:
+            return fn
+        path = write_source(src, cache_dir() / "source")
+        mod_name = f"_tileir_gen_{key[:16]}_{'i' if interpret else 'c'}"
+        old = os.environ.get("TRITON_INTERPRET")
+        os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
+        try:
+            spec = importlib.util.spec_from_file_location(mod_name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[mod_name] = module
+            spec.loader.exec_module(module)
+        finally:
+            if old is None:
+                os.environ.pop("TRITON_INTERPRET", None)
+            else:
+                os.environ["TRITON_INTERPRET"] = old
+        fn = getattr(module, src.name)
+        _IMPORTED[key] = fn
+        return fn
+
+
+# -- compiling -------------------------------------------------------------------------
+
+
+def triton_options(src: KernelSource, overrides: dict[str, Any]) -> dict[str, Any]:
+    opts: dict[str, Any] = {
+        "num_warps": 4,
+        "num_stages": 3,
+        "num_ctas": 1,
+        "enable_fp_fusion": False,
+        "enable_reflect_ftz": False,
+        "sanitize_overflow": False,
+        "debug": False,
+    }
+    opts.update(src.options)
+    opts.update({k: v for k, v in overrides.items() if v is not None})
+    return opts
+
+
+def _key(src: KernelSource, opts: dict[str, Any], version: str) -> str:
+    h = hashlib.sha256()
+    h.update(src.text.encode())
+    h.update(json.dumps({"target": src.target.arch, "options": opts, "triton": version}, sort_keys=True).encode())
+    return h.hexdigest()[:32]
+
+
+def compile_source(src: KernelSource, *, use_cache: bool = True, **overrides: Any) -> Compiled:
+    """Triton's compile of generated source, through the cache."""
+    version = require_triton()
+    opts = triton_options(src, overrides)
+    key = _key(src, opts, version)
+    entry = cache_dir() / "kernels" / key
+    if use_cache:
+        hit = _load_cached(entry, src, opts)
+        if hit is not None:
+            return hit
+    compiled = _compile(src, opts)
+    if use_cache:
+        with contextlib.suppress(OSError):
+            _store(entry, compiled)
+    return compiled
+
+
+def _compile(src: KernelSource, opts: dict[str, Any]) -> Compiled:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    fn = import_kernel(src, interpret=False)
+    # Triton's own cache is private to this compile: results are cached by us, keyed by
+    # what determines them, and `--no-cache` must really compile.
+    with tempfile.TemporaryDirectory(prefix="tileir-triton-") as tmp, _triton_cache(tmp):
+        try:
+            k = triton.compile(
+                ASTSource(fn=fn, signature=src.signature, constexprs={}),
+                target=GPUTarget("cuda", src.target.cc, 32),
+                options=opts,
+            )
+        except Exception as exc:  # noqa: BLE001 - every Triton failure becomes one diagnostic
+            raise _compile_error(src, exc) from None
+    asm = {kind: k.asm[kind] for kind in ASM_KINDS if kind in k.asm}
+    metadata = _metadata(k.metadata)
+    cubin = k.asm["cubin"]
+    compiled = Compiled(src, asm, cubin, metadata, options=opts)
+    compiled.registers, compiled.spills = resource_usage(cubin)
+    return compiled
+
+
+@contextlib.contextmanager
+def _triton_cache(path: str):
+    old = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = path
+    try:
+        from triton import knobs
+
+        saved = knobs.cache.dir
+        knobs.cache.dir = path
+    except (ImportError, AttributeError):
+        knobs = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if knobs is not None:
+            knobs.cache.dir = saved
+        if old is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = old
+
+
+def _metadata(md: Any) -> dict[str, Any]:
+    d = md._asdict() if hasattr(md, "_asdict") else dict(vars(md))
+    out = {}
+    for k, v in d.items():
+        try:
+            json.dumps(v)
+            out[k] = v
+        except TypeError:
+            out[k] = repr(v)
+    return out
+
+
+def _compile_error(src: KernelSource, exc: Exception) -> LowerError:
+    """A Triton failure on our output, pointed at the Tile IR op of the failing line."""
+    text = str(exc).strip()
+    lineno = getattr(exc, "lineno", None)
+    if lineno is None:
+        m = re.search(r"(?:line |:)(\d+):\d+", text)
+        lineno = int(m.group(1)) if m else None
+    op = src.op_at(lineno) if lineno is not None else None
+    first = next((ln for ln in text.splitlines() if ln.strip() and not ln.startswith(" ")), type(exc).__name__)
+    message = f"Triton could not compile the lowered kernel ({type(exc).__name__}: {first[:300]}); this is a bug in the lowering, please report it"
+    where = None
+    name = None
+    if op is not None:
+        name = op.mnemonic
+        comment = next((ln for ln in src.text.splitlines()[lineno - 1 : lineno] if "#" in ln), "")
+        where = comment.rsplit("# ", 1)[-1] if comment else None
+    return LowerError(message, op=name, where=where, target=src.target.arch)
+
+
+# -- cache -----------------------------------------------------------------------------
+
+
+def _store(entry: Path, c: Compiled) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent if entry.parent.exists() else _mk(entry.parent)))
+    try:
+        for kind, text in c.asm.items():
+            (tmp / f"kernel.{kind}").write_text(text)
+        (tmp / "kernel.cubin").write_bytes(c.cubin)
+        meta = {"metadata": c.metadata, "registers": c.registers, "spills": c.spills, "options": c.options}
+        (tmp / "meta.json").write_text(json.dumps(meta))
+        try:
+            os.rename(tmp, entry)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)  # another process stored it first
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _mk(p: Path) -> Path:
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def _load_cached(entry: Path, src: KernelSource, opts: dict[str, Any]) -> Compiled | None:
+    try:
+        meta = json.loads((entry / "meta.json").read_text())
+        asm = {kind: (entry / f"kernel.{kind}").read_text() for kind in ASM_KINDS if (entry / f"kernel.{kind}").exists()}
+        cubin = (entry / "kernel.cubin").read_bytes()
+    except (OSError, ValueError):
+        return None
+    return Compiled(src, asm, cubin, meta["metadata"], meta.get("registers"), meta.get("spills"), True, opts)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# -- cubin tools -----------------------------------------------------------------------
+
+
+def _run_tool(tool: str, args: list[str], cubin: bytes) -> str:
+    path = tool_path(tool)
+    if path is None:
+        raise LowerError(f"{tool} was not found (it ships with Triton's wheel: pip install triton)")
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(cubin)
+        name = f.name
+    try:
+        done = subprocess.run([path, *args, name], capture_output=True, text=True, timeout=120)
+    finally:
+        os.unlink(name)
+    if done.returncode != 0:
+        raise LowerError(f"{tool} failed: {done.stderr.strip()[:300]}")
+    return done.stdout
+
+
+def resource_usage(cubin: bytes) -> tuple[int | None, int | None]:
+    """(registers per thread, local-memory bytes per thread) from `cuobjdump -res-usage`."""
+    try:
+        out = _run_tool("cuobjdump", ["-res-usage"], cubin)
+    except LowerError:
+        return None, None
+    reg = re.search(r"REG:(\d+)", out)
+    local = re.search(r"LOCAL:(\d+)", out)
+    return (int(reg.group(1)) if reg else None, int(local.group(1)) if local else None)
+
+
+def disassemble(cubin: bytes) -> str:
+    """The SASS of a cubin (`cuobjdump -sass`)."""
+    return _run_tool("cuobjdump", ["-sass"], cubin)

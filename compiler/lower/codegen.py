@@ -1,0 +1,575 @@
+"""Tile IR → Triton Python source: the walk over a kernel and the API its op emitters use.
+
+The generated module holds one `@triton.jit` function per kernel (plus module-level jitted
+helpers: combiner functions of `reduce`/`scan` regions, bit-manipulation helpers). Every
+Tile IR op becomes one statement or a few, named after the Tile IR values it defines, with
+the op's `file:line` in a trailing comment, so that a reader (and a Triton error) can be
+led back to the IR:
+
+    sum = x + y  # vector_add.tileir:23
+
+Values. A tile value is a Triton tensor held in a local variable (a 0-d tile is a 0-d
+tensor). Tokens carry no data in Triton: they are erased, and ordering is kept by program
+order plus `tl.debug_barrier()` where a memory op is ordered after another one (threads of
+a CTA would otherwise race; see `OpEmit.order_after_tokens`). Views (tensor_view,
+partition_view, ...) are not Triton values either: their parts (base pointer, shape and
+stride expressions) are kept by the generator in `Codegen.views`, and the loads and stores
+through them compute addresses from those parts.
+
+Control flow. Triton has `if`, `for` and `while` on scalars but no `break`, `continue` or
+early `return`; Tile IR's structured control flow is therefore written with flags: a
+`loop` is `while` over a flag that `break` sets, an exit inside an `if` sets its flag and
+the rest of the enclosing block runs under `if <no flag set>:` (see `ops_control.py`).
+
+Scalar parameters. Float parameters are passed as the integer bits of the same width and
+bitcast in the prologue; integer parameters are converted to their exact type (Triton's
+interpreter types a Python int by its magnitude).
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..interp.machine import location_text
+from ..ir.core import Block, Module, Operation, Region, Value
+from ..ir.types import PointerType, TileType, TokenType, Type
+from . import tltypes
+from .registry import EMITTERS, UNSUPPORTED
+from .tltypes import LoweringTypeError
+
+# Architectures the lowering targets (compute capability → name). Triton's NVIDIA backend
+# compiles for sm_80 and newer; sm_100 needs Triton's Blackwell ptxas (it ships one).
+ARCHES = {80: "sm_80", 86: "sm_86", 89: "sm_89", 90: "sm_90", 100: "sm_100", 103: "sm_103", 120: "sm_120"}
+DEFAULT_ARCH = "sm_90"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A GPU architecture to compile for: `Target.parse("sm_90")`."""
+
+    cc: int
+
+    @property
+    def arch(self) -> str:
+        return f"sm_{self.cc}"
+
+    def __str__(self) -> str:
+        return self.arch
+
+    @classmethod
+    def parse(cls, text: str | int | Target | None) -> Target:
+        if isinstance(text, Target):
+            return text
+        if text is None:
+            return cls.parse(DEFAULT_ARCH)
+        s = str(text).strip().lower()
+        m = re.fullmatch(r"(?:sm_?|compute_?)?(\d{2,3})a?", s)
+        if m is None:
+            raise LowerError(f"unknown GPU architecture {text!r}; use one of {', '.join(ARCHES.values())}")
+        cc = int(m.group(1))
+        if cc < 80:
+            raise LowerError(f"{text}: the Triton lowering needs sm_80 or newer (Triton supports no older GPU)")
+        return cls(cc)
+
+
+class LowerError(Exception):
+    """What the lowering cannot do, as a one-line diagnostic:
+    `file:line:col: error: <op>: message [target sm_90]`."""
+
+    def __init__(self, message: str, *, op: str | None = None, where: str | None = None, target: str | None = None):
+        self.message = message
+        self.op = op
+        self.where = where
+        self.target = target
+        super().__init__(self.report())
+
+    def report(self) -> str:
+        text = f"{self.op}: {self.message}" if self.op else self.message
+        if self.target:
+            text += f" [target {self.target}]"
+        return f"{self.where}: error: {text}" if self.where else f"error: {text}"
+
+
+@dataclass(slots=True)
+class Param:
+    """One parameter of the compiled kernel, in order.
+
+    kind: "pointer" / "scalar" (a Tile IR parameter, `index` its position), "buffer" (a
+    hidden device buffer: a `global`'s storage or a non-splat constant; `data` holds its
+    initial bytes and `symbol` names it) or "scratch" (Triton's trailing global and profile
+    scratch pointers, which Triton appends itself: they are not in the source)."""
+
+    name: str
+    kind: str
+    signature: str
+    ir_type: Type | None = None
+    index: int | None = None
+    symbol: str | None = None
+    data: bytes | None = None
+    read_only: bool = False
+
+
+@dataclass(slots=True)
+class KernelSource:
+    """The generated Triton module of one kernel."""
+
+    text: str
+    name: str  # the jitted function's name
+    kernel: str  # the Tile IR kernel's name
+    target: Target
+    params: list[Param]
+    # Ops whose exact path is inline PTX (Triton's interpreter cannot run those).
+    inline_asm: list[str] = field(default_factory=list)
+    # Compile options the IR asks for (`optimization_hints`, launch metadata).
+    options: dict[str, Any] = field(default_factory=dict)
+    # Line of the generated text (1-based) → the Tile IR op it came from.
+    line_ops: dict[int, Operation] = field(default_factory=dict)
+
+    @property
+    def signature(self) -> dict[str, str]:
+        return {p.name: p.signature for p in self.params if p.kind != "scratch"}
+
+    def op_at(self, line: int) -> Operation | None:
+        return self.line_ops.get(line)
+
+
+# -- views ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ViewInfo:
+    """A view value as the generator knows it. `base` is the pointer expression; `shape`
+    and `strides` are int64 expressions (or int literals) per tensor dimension; the tiled
+    views add their tile shape, steps (tile size or traversal stride), dim_map and padding
+    keyword, gather/scatter views their sparse dimension."""
+
+    kind: str  # "tensor", "partition", "strided", "gather_scatter"
+    type: Type
+    base: str
+    shape: list[str]
+    strides: list[str]
+    element: Type
+    tile: tuple[int, ...] = ()
+    steps: tuple[int, ...] = ()
+    dim_map: tuple[int, ...] = ()
+    padding: str | None = None
+    sparse_dim: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# -- names ------------------------------------------------------------------------------
+
+_RESERVED = set(keyword.kwlist) | {
+    "tl", "triton", "libdevice", "range", "int", "float", "min", "max", "abs", "len", "print", "True", "False",
+    "None", "static_range", "self", "object", "type", "id", "sum", "all", "any", "bool",
+}  # fmt: skip
+
+
+def _identifier(hint: str) -> str:
+    s = re.sub(r"\W", "_", hint)
+    if not s or s[0].isdigit():
+        s = "v" + s
+    if s in _RESERVED or s.startswith("__"):
+        s = s.strip("_") + "_"
+        if s in _RESERVED or s == "_":
+            s = "v" + s
+    return s
+
+
+class Codegen:
+    """Writes the Triton module of one kernel of a verified module."""
+
+    def __init__(self, module: Module, entry: Operation, target: Target | str | None = None) -> None:
+        self.module = module
+        self.entry = entry
+        self.target = Target.parse(target)
+        self.kernel = entry.properties["sym_name"].value  # type: ignore[attr-defined]
+        self.names: dict[Value, str] = {}
+        self.views: dict[Value, ViewInfo] = {}
+        self.used: set[str] = set()
+        self.lines: list[str] = []
+        self.line_ops: dict[int, Operation] = {}
+        self.indent = 1
+        self.helpers: dict[str, str] = {}
+        self.params: list[Param] = []
+        self.buffers: dict[str, Param] = {}
+        self.inline_asm: list[str] = []
+        self.options: dict[str, Any] = {}
+        self.current: Operation | None = None
+        # Values produced by memory ops' tokens (for barriers) and flags of enclosing loops.
+        self.memory_tokens: set[Value] = set()
+        self.loops: list[Any] = []  # ops_control's loop frames, innermost last
+        self.loop_frames: dict[Operation, Any] = {}
+        # What a `yield` in a region of the op does: names to assign, or a function of the OpEmit.
+        self.yield_targets: dict[Operation, Any] = {}
+        self.return_flag: str | None = None
+        self._counter = 0
+
+    # -- names ---------------------------------------------------------------------------
+
+    def fresh(self, hint: str = "t") -> str:
+        base = _identifier(hint)
+        name = base
+        while name in self.used:
+            self._counter += 1
+            name = f"{base}_{self._counter}"
+        self.used.add(name)
+        return name
+
+    def name(self, v: Value, hint: str | None = None) -> str:
+        """The variable holding `v` (made on first use, from the IR name)."""
+        got = self.names.get(v)
+        if got is None:
+            got = self.names[v] = self.fresh(hint or v.name or "v")
+        return got
+
+    def expr(self, v: Value) -> str:
+        if isinstance(v.type, TokenType):
+            return "None"
+        if v in self.views:
+            raise self.error(f"a view ({v.type}) is used where the lowering expects a tile")
+        try:
+            return self.names[v]
+        except KeyError:
+            raise self.error(f"value %{v.name or '?'} is used before the lowering defined it") from None
+
+    # -- output --------------------------------------------------------------------------
+
+    def where(self, op: Operation | None) -> str | None:
+        if op is None:
+            return None
+        source = self.module.source
+        if source is not None and op.span is not None:
+            line, col = source.line_col(op.span.start)
+            return f"{source.name}:{line + 1}:{col + 1}"
+        return location_text(op.location)
+
+    def comment(self, op: Operation | None) -> str:
+        where = self.where(op)
+        if where is None:
+            return ""
+        parts = where.rsplit(":", 2)
+        path = parts[0].replace("\\", "/").rsplit("/", 1)[-1]
+        return f"  # {path}:{parts[1]}" if len(parts) == 3 else f"  # {where}"
+
+    def emit(self, text: str, op: Operation | None = None) -> None:
+        op = op if op is not None else self.current
+        for piece in text.split("\n"):
+            self.lines.append("    " * self.indent + piece + self.comment(op))
+            if op is not None:
+                self.line_ops[len(self.lines)] = op
+
+    def error(self, message: str, op: Operation | None = None) -> LowerError:
+        op = op if op is not None else self.current
+        return LowerError(message, op=op.mnemonic if op else None, where=self.where(op), target=self.target.arch)
+
+    # -- the walk ------------------------------------------------------------------------
+
+    def lower(self) -> KernelSource:
+        block = self.entry.regions[0].blocks[0]
+        fn = self.fresh(self.kernel)
+        self._parameters(block)
+        from .ops_control import needs_return_flag
+
+        if needs_return_flag(self.entry):
+            self.return_flag = self.fresh("returned")
+            self.emit(f"{self.return_flag} = tl.full((), 0, tl.int1)", self.entry)
+        self.emit_block(block)
+        if not any(line.strip() for line in self.lines):
+            self.emit("pass", self.entry)
+        body = self.lines
+        self.lines = []
+        header = [
+            f"# Triton source generated by `tileir compile` from kernel @{self.kernel} for {self.target.arch}.",
+            "# Each statement ends with the Tile IR line it comes from.",
+            "import triton",
+            "import triton.language as tl",
+            "from triton.language.extra import libdevice  # noqa: F401",
+            "",
+        ]
+        for src in self.helpers.values():
+            header += ["", *src.rstrip().split("\n"), ""]
+        header += [""]
+        args = ", ".join(p.name for p in self.params if p.kind != "scratch")
+        header += ["@triton.jit", f"def {fn}({args}):"]
+        offset = len(header)
+        text = "\n".join(header + body) + "\n"
+        line_ops = {n + offset: op for n, op in self.line_ops.items()}
+        params = self.params + [
+            Param("global_scratch", "scratch", "*i8"),
+            Param("profile_scratch", "scratch", "*i8"),
+        ]
+        return KernelSource(
+            text, fn, self.kernel, self.target, params, list(self.inline_asm), dict(self.options), line_ops
+        )
+
+    def _parameters(self, block: Block) -> None:
+        prologue: list[tuple[Operation | None, str]] = []
+        for i, arg in enumerate(block.arguments):
+            name = self.name(arg)
+            t = arg.type
+            e = tltypes.element_of(t)
+            try:
+                if isinstance(e, PointerType):
+                    self.params.append(Param(name, "pointer", tltypes.scalar_signature(t), t, i))
+                    continue
+                sig = tltypes.scalar_signature(t)
+                self.params.append(Param(name, "scalar", sig, t, i))
+                if tltypes.is_float(t):
+                    bits = tltypes.dtype(arg.type) if tltypes.is_bits_float(t) else None
+                    width = {"i8": "tl.int8", "i16": "tl.int16", "i32": "tl.int32", "i64": "tl.int64"}[sig]
+                    if bits is None:
+                        prologue.append((None, f"{name} = {name}.to({width}).to({tltypes.dtype(t)}, bitcast=True)"))
+                    else:
+                        prologue.append((None, f"{name} = {name}.to({width}).to(tl.uint8, bitcast=True)"))
+                else:
+                    prologue.append((None, f"{name} = {name}.to({tltypes.dtype(t)})"))
+            except LoweringTypeError as exc:
+                raise LowerError(str(exc), op="entry", where=self.where(self.entry), target=self.target.arch) from None
+        for op, line in prologue:
+            self.emit(line, op or self.entry)
+
+    def buffer(self, symbol: str, signature: str, data: bytes, read_only: bool, hint: str = "buf") -> str:
+        """A hidden device buffer parameter (a `global`, a table of constants): its name."""
+        p = self.buffers.get(symbol)
+        if p is None:
+            p = Param(self.fresh(hint), "buffer", signature, None, None, symbol, data, read_only)
+            self.buffers[symbol] = p
+            self.params.append(p)
+        return p.name
+
+    def helper(self, name: str, source: str) -> str:
+        """A module-level function (written once, however many ops use it). `source` is
+        its whole definition with `{name}` standing for the function's name."""
+        if name not in self.helpers:
+            self.helpers[name] = source.replace("{name}", name)
+        return name
+
+    def emit_block(self, block: Block, start: int = 0) -> None:
+        """The ops of `block` from `start` on (the terminator included: it is the region
+        owner's emitter that gave it meaning, see ops_control)."""
+        ops = block.ops
+        i = start
+        while i < len(ops):
+            op = ops[i]
+            exits = self.emit_op(op)
+            i += 1
+            if exits and i < len(ops):
+                # The op may have left the enclosing loop or kernel: the rest runs under a guard.
+                guard = self.guard_expr()
+                if guard is not None:
+                    self.emit(f"if {guard}:", op)
+                    self.indent += 1
+                    before = len(self.lines)
+                    self.emit_block(block, i)
+                    if len(self.lines) == before:
+                        self.emit("pass", op)
+                    self.indent -= 1
+                    return
+
+    def guard_expr(self) -> str | None:
+        """The condition under which code after an early exit still runs."""
+        flags = []
+        if self.loops:
+            flags += self.loops[-1].flags()
+        if self.return_flag is not None and self.return_flag not in flags:
+            flags.append(self.return_flag)
+        if not flags:
+            return None
+        return " | ".join(flags) + " == 0" if len(flags) == 1 else f"({' | '.join(flags)}) == 0"
+
+    def emit_op(self, op: Operation) -> bool:
+        """Writes one op; True when it may leave the enclosing block early."""
+        fn = EMITTERS.get(op.name)
+        saved = self.current
+        self.current = op
+        try:
+            if fn is None:
+                why = UNSUPPORTED.get(op.name, "the Triton lowering has no emitter for this op")
+                raise self.error(why)
+            try:
+                result = fn(OpEmit(self, op))
+            except LoweringTypeError as exc:
+                raise self.error(str(exc)) from None
+            return bool(result)
+        finally:
+            self.current = saved
+
+
+class OpEmit:
+    """What an emitter sees of its op and how it writes code."""
+
+    __slots__ = ("cg", "op")
+
+    def __init__(self, cg: Codegen, op: Operation) -> None:
+        self.cg = cg
+        self.op = op
+
+    # -- the op ------------------------------------------------------------------------
+
+    @property
+    def target(self) -> Target:
+        return self.cg.target
+
+    @property
+    def operands(self) -> list[str]:
+        """Expressions of the operands ("None" for tokens, None for views: use `view`)."""
+        views = self.cg.views
+        return [None if v in views else self.cg.expr(v) for v in self.op.operands]  # type: ignore[misc]
+
+    def operand(self, name: str) -> str | None:
+        v = self.op.operand(name)
+        return None if v is None else self.cg.expr(v)
+
+    def operands_of(self, name: str) -> list[str]:
+        return [self.cg.expr(v) for v in self.op.operand_group(name)]
+
+    @property
+    def operand_types(self) -> list[Type]:
+        return [v.type for v in self.op.operands]
+
+    @property
+    def result_types(self) -> list[Type]:
+        return [r.type for r in self.op.results]
+
+    def shape(self, t: Type) -> tuple[int, ...]:
+        return tltypes.shape_of(t)
+
+    def dtype(self, t: Type) -> str:
+        return tltypes.dtype(t)
+
+    def attr(self, name: str) -> Any:
+        return self.op.attr(name)
+
+    def int_attr(self, name: str, default: int | None = None) -> int | None:
+        a = self.op.attr(name)
+        return getattr(a, "value", default) if a is not None else default
+
+    def keyword(self, name: str, default: str | None = None) -> str | None:
+        a = self.op.attr(name)
+        return getattr(a, "keyword", default) if a is not None else default
+
+    def flag(self, name: str) -> bool:
+        a = self.op.attr(name)
+        return a is not None and getattr(a, "value", True) is not False
+
+    def error(self, message: str) -> LowerError:
+        return self.cg.error(message, self.op)
+
+    # -- writing -----------------------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        self.cg.emit(text, self.op)
+
+    def tmp(self, hint: str = "t") -> str:
+        return self.cg.fresh(hint)
+
+    def result_name(self, i: int = 0) -> str:
+        return self.cg.name(self.op.results[i])
+
+    def assign(self, expr: str, i: int = 0) -> str:
+        """`result_i = expr`; returns the result's name. Tokens are erased (no statement)."""
+        r = self.op.results[i]
+        if isinstance(r.type, TokenType):
+            self.token(i)
+            return "None"
+        name = self.cg.name(r)
+        self.line(f"{name} = {expr}")
+        return name
+
+    def alias(self, expr_name: str, i: int = 0) -> None:
+        """Result i is the variable `expr_name` (no statement: a no-op conversion)."""
+        self.cg.names[self.op.results[i]] = expr_name
+
+    def token(self, i: int = 0, memory: bool = False) -> None:
+        """Result i is a token; `memory`: it stands for this memory op's completion."""
+        r = self.op.results[i]
+        self.cg.names[r] = "None"
+        if memory:
+            self.cg.memory_tokens.add(r)
+
+    def tokens_from_memory(self) -> bool:
+        """Whether a token operand (through join_tokens) stands for an earlier memory op."""
+        seen: set[Value] = set()
+        todo = [v for v in self.op.operands if isinstance(v.type, TokenType)]
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in self.cg.memory_tokens:
+                return True
+            d = v.defining_op
+            if d is not None and d.name == "cuda_tile.join_tokens":
+                todo.extend(d.operands)
+            elif d is None or d.name != "cuda_tile.make_token":
+                # A block argument or loop result: it may carry a memory op's token.
+                if d is None or d.name not in ("cuda_tile.make_token",):
+                    return True
+        return False
+
+    def order_after_tokens(self) -> None:
+        """Memory ops ordered after others by tokens: a CTA barrier, so that the threads of
+        the block see each other's earlier accesses (Triton orders only each thread's own)."""
+        if self.tokens_from_memory():
+            self.line("tl.debug_barrier()")
+
+    def uses_inline_asm(self) -> None:
+        if self.op.mnemonic not in self.cg.inline_asm:
+            self.cg.inline_asm.append(self.op.mnemonic)
+
+    def helper(self, name: str, source: str) -> str:
+        return self.cg.helper(name, source)
+
+    def buffer(self, symbol: str, signature: str, data: bytes, read_only: bool, hint: str = "buf") -> str:
+        return self.cg.buffer(symbol, signature, data, read_only, hint)
+
+    # -- views -------------------------------------------------------------------------
+
+    def view(self, v: Value | int) -> ViewInfo:
+        if isinstance(v, int):
+            v = self.op.operands[v]
+        info = self.cg.views.get(v)
+        if info is None:
+            raise self.error(f"the view %{v.name or '?'} ({v.type}) does not come from a view op the lowering knows")
+        return info
+
+    def set_view(self, info: ViewInfo, i: int = 0) -> None:
+        self.cg.views[self.op.results[i]] = info
+
+    # -- regions -----------------------------------------------------------------------
+
+    def bind_args(self, block: Block, names: list[str]) -> None:
+        for arg, n in zip(block.arguments, names, strict=True):
+            if isinstance(arg.type, TokenType):
+                self.cg.names[arg] = "None"
+            else:
+                self.cg.names[arg] = n
+
+    def name_of(self, v: Value) -> str:
+        return self.cg.name(v)
+
+    def emit_region(self, region: Region, arg_names: list[str] | None = None) -> None:
+        block = region.blocks[0]
+        if arg_names is not None:
+            self.bind_args(block, arg_names)
+        self.cg.indent += 1
+        before = len(self.cg.lines)
+        self.cg.emit_block(block)
+        if len(self.cg.lines) == before:
+            self.line("pass")
+        self.cg.indent -= 1
+
+
+def is_tile(t: Type) -> bool:
+    return isinstance(t, TileType)
+
+
+def lower_entry(module: Module, entry: Operation, target: Target | str | None = None) -> KernelSource:
+    """The Triton module of one kernel (see `Codegen`). Raises LowerError."""
+    from . import ops  # noqa: F401  (registers the emitters)
+
+    return Codegen(module, entry, target).lower()

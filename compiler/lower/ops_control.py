@@ -1,0 +1,337 @@
+"""Structured control flow: `if`, `for`, `loop` and their terminators, plus the module
+structure ops.
+
+Triton has `if`, `for` and `while` over scalars but no `break`, `continue` or early
+`return` (the compiled language refuses them inside loops), so exits are flags:
+
+    loop        brk = 0; carried = init; while brk == 0: <body>        (results pre-set)
+    break       results = values; brk = 1
+    continue    carried = values  (inside an `if`: also cnt = 1)
+    return      ret = 1           (inside an `if` or a loop; at the kernel's end: nothing)
+
+After an op that may have left early, the rest of its block runs under
+`if (brk | cnt | ret) == 0:` (`Codegen.emit_block`). A `for` whose body may return is
+written as a `while` over the induction variable, so that the return flag stops it; so is
+a `for` with unsigned comparison or bounds Triton's `range` does not take (i8, i16, i1).
+
+Variables that only some paths assign (an `if`'s results when a branch exits early, a
+`loop`'s results) are set to zeros first: Triton requires a variable to exist before an
+`if`/`while` that assigns it conditionally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.core import Block, Operation, Region
+from ..ir.types import PointerType, TileType, TokenType, Type
+from . import tltypes
+from .codegen import OpEmit
+from .registry import emitter
+
+_EXITS = {"cuda_tile.break", "cuda_tile.continue", "cuda_tile.return"}
+_LOOPS = {"cuda_tile.for", "cuda_tile.loop"}
+
+
+@dataclass(slots=True)
+class LoopFrame:
+    op: Operation
+    carried: list[str]
+    results: list[str] = field(default_factory=list)
+    brk: str | None = None
+    cnt: str | None = None
+
+    def flags(self) -> list[str]:
+        return [f for f in (self.brk, self.cnt) if f is not None]
+
+
+def zeros(t: Type) -> str:
+    """An expression for a tile of type `t` filled with zeros (bits all clear)."""
+    shape = list(tltypes.shape_of(t))
+    e = tltypes.element_of(t)
+    if isinstance(e, PointerType):
+        return f"tl.full({shape}, 0, tl.int64).to({tltypes.dtype(e)})"
+    return f"tl.full({shape}, 0, {tltypes.dtype(t)})"
+
+
+def _nested_exits(region: Region, through_loops: bool) -> set[str]:
+    """Kinds of early exits (`break`, `continue`, `return`) inside `if`s of `region` that
+    leave the region's owner; `return` is also seen through nested loops."""
+    found: set[str] = set()
+
+    def visit(block: Block, in_if: bool, in_loop: bool) -> None:
+        for op in block.ops:
+            if op.name in _EXITS and in_if:
+                kind = op.mnemonic
+                if kind == "return" or not in_loop:
+                    found.add(kind)
+            for r in op.regions:
+                for b in r.blocks:
+                    if op.name == "cuda_tile.if":
+                        visit(b, True, in_loop)
+                    elif op.name in _LOOPS:
+                        visit(b, in_if, True)
+
+    for b in region.blocks:
+        visit(b, False, False)
+    return found
+
+
+def _has_nested_return(region: Region) -> bool:
+    return any(op.name == "cuda_tile.return" and op.parent is not None and op.parent.parent is not region
+               for op in _walk(region))  # fmt: skip
+
+
+def _walk(region: Region):
+    for b in region.blocks:
+        for op in b.ops:
+            yield from op.walk()
+
+
+def _assign_all(e: OpEmit, names: list[str], values: list[str]) -> None:
+    """`names[i] = values[i]` for all i, as a parallel assignment (a value may be a name
+    that an earlier assignment of the list overwrites)."""
+    pairs = [(n, v) for n, v in zip(names, values, strict=True) if n != "None" and n != v]
+    if not pairs:
+        return
+    targets = {n for n, _ in pairs}
+    if len(pairs) > 1 and any(v in targets for _, v in pairs):
+        temps = []
+        for _, v in pairs:
+            t = e.tmp("tmp")
+            e.line(f"{t} = {v}")
+            temps.append(t)
+        pairs = [(n, t) for (n, _), t in zip(pairs, temps, strict=True)]
+    for n, v in pairs:
+        e.line(f"{n} = {v}")
+
+
+def _set_flag(e: OpEmit, flag: str) -> None:
+    e.line(f"{flag} = tl.full((), 1, tl.int1)")
+
+
+def _new_flag(e: OpEmit, hint: str) -> str:
+    flag = e.tmp(hint)
+    e.line(f"{flag} = tl.full((), 0, tl.int1)")
+    return flag
+
+
+def _carried_names(e: OpEmit, block: Block, first: int) -> list[str]:
+    names = []
+    for arg in block.arguments[first:]:
+        if isinstance(arg.type, TokenType):
+            e.cg.names[arg] = "None"
+            names.append("None")
+        else:
+            names.append(e.name_of(arg))
+    return names
+
+
+def _ensure_return_flag(e: OpEmit) -> None:
+    if e.cg.return_flag is None:
+        raise e.error("internal: early return without a return flag")
+
+
+# -- module structure -------------------------------------------------------------------
+
+
+@emitter("module", "entry")
+def _structure(e: OpEmit) -> None:
+    raise e.error("a module or kernel cannot be nested in a kernel")
+
+
+@emitter("global")
+def _global(e: OpEmit) -> None:
+    # A module-level declaration: its storage is a hidden buffer parameter, made where
+    # `get_global` names it (ops_memory).
+    return None
+
+
+# -- if ---------------------------------------------------------------------------------
+
+
+@emitter("if")
+def _if(e: OpEmit) -> bool:
+    cond = e.operands[0]
+    results = []
+    for r in e.op.results:
+        results.append("None" if isinstance(r.type, TokenType) else e.result_name(r.index))
+    e.cg.yield_targets[e.op] = results
+    exits = set()
+    for region in e.op.regions:
+        exits |= _direct_exits(region)
+    if exits and results:
+        for name, r in zip(results, e.op.results, strict=True):
+            if name != "None":
+                e.line(f"{name} = {zeros(r.type)}")
+    e.line(f"if {cond}:")
+    e.emit_region(e.op.regions[0])
+    if len(e.op.regions) > 1 and e.op.regions[1].blocks and e.op.regions[1].blocks[0].ops:
+        e.line("else:")
+        e.emit_region(e.op.regions[1])
+    return bool(exits)
+
+
+def _direct_exits(region: Region) -> set[str]:
+    """Exits in `region` (an `if` branch, nested ifs included) that leave the `if`."""
+    found: set[str] = set()
+
+    def visit(block: Block, in_loop: bool) -> None:
+        for op in block.ops:
+            if op.name in _EXITS and (op.name == "cuda_tile.return" or not in_loop):
+                found.add(op.mnemonic)
+            for r in op.regions:
+                for b in r.blocks:
+                    visit(b, in_loop or op.name in _LOOPS)
+
+    for b in region.blocks:
+        visit(b, False)
+    return found
+
+
+@emitter("yield")
+def _yield(e: OpEmit) -> None:
+    owner = e.op.parent.parent.parent  # type: ignore[union-attr]
+    handler = e.cg.yield_targets.get(owner)
+    if handler is None:
+        raise e.error(f"yield in {owner.name if owner else 'nothing'}, which the lowering does not expect")
+    if callable(handler):
+        handler(e)
+    else:
+        _assign_all(e, handler, e.operands)
+
+
+# -- loops ------------------------------------------------------------------------------
+
+
+def _enclosing_loop(e: OpEmit) -> LoopFrame:
+    op = e.op.parent_op
+    while op is not None and op.name not in _LOOPS:
+        op = op.parent_op
+    frame = e.cg.loop_frames.get(op) if op is not None else None
+    if frame is None:
+        raise e.error("break/continue outside a loop")
+    return frame
+
+
+def _in_if(e: OpEmit) -> bool:
+    owner = e.op.parent_op
+    return owner is not None and owner.name == "cuda_tile.if"
+
+
+@emitter("continue")
+def _continue(e: OpEmit) -> bool:
+    frame = _enclosing_loop(e)
+    _assign_all(e, frame.carried, e.operands)
+    if _in_if(e):
+        assert frame.cnt is not None
+        _set_flag(e, frame.cnt)
+        return True
+    return False
+
+
+@emitter("break")
+def _break(e: OpEmit) -> bool:
+    frame = _enclosing_loop(e)
+    _assign_all(e, frame.results, e.operands)
+    assert frame.brk is not None
+    _set_flag(e, frame.brk)
+    return True
+
+
+@emitter("return")
+def _return(e: OpEmit) -> bool:
+    owner = e.op.parent_op
+    if owner is not None and owner.name == "cuda_tile.entry":
+        return False  # the end of the kernel
+    _ensure_return_flag(e)
+    _set_flag(e, e.cg.return_flag)  # type: ignore[arg-type]
+    return True
+
+
+def _loop_body(e: OpEmit, frame: LoopFrame, block: Block, body_exits: set[str]) -> None:
+    e.cg.loops.append(frame)
+    e.cg.loop_frames[e.op] = frame
+    e.cg.indent += 1
+    if "continue" in body_exits:
+        frame.cnt = _new_flag(e, "cont")
+    before = len(e.cg.lines)
+    e.cg.emit_block(block)
+    if len(e.cg.lines) == before:
+        e.line("pass")
+    e.cg.indent -= 1
+    e.cg.loops.pop()
+
+
+def _bound_ok(t: Type) -> bool:
+    e = tltypes.element_of(t)
+    return getattr(e, "width", 0) in (32, 64)
+
+
+@emitter("for")
+def _for(e: OpEmit) -> None:
+    lb, ub, step = e.operands[:3]
+    inits = e.operands[3:]
+    block = e.op.regions[0].blocks[0]
+    iv_arg = block.arguments[0]
+    iv = e.name_of(iv_arg)
+    carried = _carried_names(e, block, 1)
+    _assign_all(e, carried, inits)
+    for r, n in zip(e.op.results, carried, strict=True):
+        e.cg.names[r] = n
+    body_exits = _nested_exits(e.op.regions[0], through_loops=True)
+    frame = LoopFrame(e.op, carried)
+    unsigned = e.flag("unsignedCmp")
+    if "return" not in body_exits and not unsigned and _bound_ok(iv_arg.type):
+        e.line(f"for {iv} in range({lb}, {ub}, {step}):")
+        _loop_body(e, frame, block, body_exits)
+        return
+    # A while loop: the induction variable advances before the body, so that every path
+    # through the body (early continues included) steps it.
+    nxt = e.tmp(iv + "_next")
+    e.line(f"{nxt} = {lb}")
+    cond = f"{nxt} < {ub}"
+    if unsigned:
+        ut = tltypes.unsigned_dtype(iv_arg.type)
+        cond = f"{nxt}.to({ut}, bitcast=True) < {ub}.to({ut}, bitcast=True)"
+    if "return" in body_exits:
+        cond = f"({cond}) & ({e.cg.return_flag} == 0)"
+    e.line(f"while {cond}:")
+    e.cg.indent += 1
+    e.line(f"{iv} = {nxt}")
+    e.line(f"{nxt} = {nxt} + {step}")
+    e.cg.indent -= 1
+    _loop_body(e, frame, block, body_exits)
+
+
+@emitter("loop")
+def _loop(e: OpEmit) -> None:
+    block = e.op.regions[0].blocks[0]
+    carried = _carried_names(e, block, 0)
+    _assign_all(e, carried, e.operands)
+    results = []
+    for r in e.op.results:
+        if isinstance(r.type, TokenType):
+            e.cg.names[r] = "None"
+            results.append("None")
+        else:
+            name = e.result_name(r.index)
+            e.line(f"{name} = {zeros(r.type)}")
+            results.append(name)
+    body_exits = _nested_exits(e.op.regions[0], through_loops=True)
+    frame = LoopFrame(e.op, carried, results)
+    frame.brk = _new_flag(e, "brk")
+    cond = f"{frame.brk} == 0"
+    if "return" in body_exits:
+        cond = f"({frame.brk} | {e.cg.return_flag}) == 0"
+    e.line(f"while {cond}:")
+    _loop_body(e, frame, block, body_exits)
+
+
+def needs_return_flag(entry: Operation) -> bool:
+    """Whether the kernel returns from inside an `if` or a loop."""
+    return _has_nested_return(entry.regions[0])
+
+
+def is_tile_type(t: Type) -> bool:
+    return isinstance(t, TileType)

@@ -1,0 +1,77 @@
+"""Tile block ids, tokens, `assume`, `assert` and `print_tko`."""
+
+from __future__ import annotations
+
+from ..ir.attributes import BoundedAttr, DivByAttr, SameElementsAttr
+from . import tltypes
+from .codegen import OpEmit
+from .registry import emitter
+
+
+@emitter("get_tile_block_id")
+def _block_id(e: OpEmit) -> None:
+    for axis in range(3):
+        e.assign(f"tl.program_id({axis})", axis)
+
+
+@emitter("get_num_tile_blocks")
+def _num_blocks(e: OpEmit) -> None:
+    for axis in range(3):
+        e.assign(f"tl.num_programs({axis})", axis)
+
+
+@emitter("make_token", "join_tokens")
+def _tokens(e: OpEmit) -> None:
+    e.token(0)
+    if e.op.name == "cuda_tile.join_tokens" and e.tokens_from_memory():
+        e.cg.memory_tokens.add(e.op.results[0])
+
+
+@emitter("assume")
+def _assume(e: OpEmit) -> None:
+    """The predicate reaches Triton's analyses: divisibility as `tl.multiple_of`, runs of
+    equal elements as `tl.max_constancy`, bounds of scalars as `tl.assume`. The value is
+    unchanged (a broken promise is undefined behaviour, as in Tile IR)."""
+    (x,) = e.operands
+    pred = e.attr("predicate")
+    t = e.operand_types[0]
+    shape = tltypes.shape_of(t)
+    rank = len(shape)
+    if isinstance(pred, DivByAttr) and pred.every is None and pred.divisor > 1:
+        # Triton's divisibility analysis tracks powers of two up to 2^30 (tt.divisibility).
+        d = pred.divisor & -pred.divisor
+        if d > 1:
+            arg = d if rank == 0 else [d] * rank
+            e.assign(f"tl.multiple_of({x}, {arg})")
+            return
+    if isinstance(pred, SameElementsAttr) and rank and any(v > 1 for v in pred.values):
+        e.assign(f"tl.max_constancy({x}, {list(pred.values)})")
+        return
+    if isinstance(pred, BoundedAttr) and rank == 0 and tltypes.is_int(t):
+        for bound, op in ((pred.lb, ">="), (pred.ub, "<=")):
+            if bound is not None:
+                e.line(f"tl.assume({x} {op} {bound})")
+    e.alias(x)
+
+
+@emitter("assert")
+def _assert(e: OpEmit) -> None:
+    cond = e.operands[0]
+    message = e.attr("message")
+    text = getattr(message, "value", "assertion failed")
+    e.line(f"tl.device_assert({cond}, {text!r})")
+
+
+@emitter("print_tko")
+def _print(e: OpEmit) -> None:
+    """`tl.device_print` with the format's literal text as prefix: the values print as
+    Triton prints them (one line per element), not as the printf format says."""
+    e.order_after_tokens()
+    fmt = getattr(e.attr("str"), "value", "")
+    prefix = fmt.split("%", 1)[0].strip() or "print_tko"
+    values = [v for v, t in zip(e.operands, e.operand_types, strict=True) if v != "None"]
+    del t
+    args = ", ".join([repr(prefix + " "), *values])
+    e.line(f"tl.device_print({args})")
+    if e.op.results:
+        e.token(0, memory=True)

@@ -1,0 +1,113 @@
+"""Checking the Triton lowering against the CPU interpreter (the oracle).
+
+    out_cpu, out_triton = run_both(TEXT, "k", grid=1, args=[a, b])   # compared; raises on mismatch
+
+Each backend gets its own copies of the array arguments; after both runs every array is
+compared bitwise (NaNs compare equal to NaNs of any payload unless `nan_payload`), or
+within `ulp` units in the last place for float arrays.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from compiler.runtime import launch, load_module
+
+triton = pytest.importorskip("triton", reason="the lowering tests need Triton (pip install 'triton>=3.6')")
+pytest.importorskip("torch", reason="Triton's interpreter needs CPU torch")
+
+ARCHES = ("sm_80", "sm_90", "sm_100")
+
+
+def _copy(args: Sequence[Any]) -> list[Any]:
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _as_uint(a: np.ndarray) -> np.ndarray:
+    return a.view(np.dtype(f"u{a.itemsize}")) if a.dtype.itemsize in (1, 2, 4, 8) else a
+
+
+def ulp_distance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """|x - y| in units of the last place of the float type (via the ordered integer map)."""
+    bits = x.dtype.itemsize * 8
+    ix = _as_uint(x).astype(np.int64) if bits < 64 else _as_uint(x).astype(np.uint64).view(np.int64)
+    iy = _as_uint(y).astype(np.int64) if bits < 64 else _as_uint(y).astype(np.uint64).view(np.int64)
+    sign = np.int64(1) << np.int64(bits - 1)
+    if bits < 64:
+        ix = np.where(ix & sign, sign - ix, ix) if False else np.where(ix >= sign, sign - ix, ix)
+        iy = np.where(iy >= sign, sign - iy, iy)
+    else:
+        ix = np.where(ix < 0, np.int64(-(2**63)) - ix, ix)
+        iy = np.where(iy < 0, np.int64(-(2**63)) - iy, iy)
+    return np.abs(ix - iy)
+
+
+def assert_same(expected: np.ndarray, got: np.ndarray, ulp: int = 0, what: str = "", nan_payload: bool = False):
+    assert expected.shape == got.shape and expected.dtype == got.dtype, what
+    if expected.dtype.kind == "f" or "float" in expected.dtype.name:
+        e64 = expected.astype(np.float64)
+        g64 = got.astype(np.float64)
+        both_nan = np.isnan(e64) & np.isnan(g64)
+        if nan_payload:
+            both_nan &= _as_uint(expected) == _as_uint(got)
+        if ulp == 0:
+            same = (_as_uint(expected) == _as_uint(got)) | both_nan
+        else:
+            same = (ulp_distance(expected, got) <= ulp) | both_nan
+    else:
+        same = _as_uint(expected) == _as_uint(got) if expected.dtype.itemsize in (1, 2, 4, 8) else expected == got
+    if not np.all(same):
+        bad = np.flatnonzero(~np.asarray(same).reshape(-1))
+        i = int(bad[0])
+        raise AssertionError(
+            f"{what}: {len(bad)} of {expected.size} elements differ (ulp bound {ulp}); first at flat index {i}: "
+            f"cpu {expected.reshape(-1)[i]!r} ({_as_uint(expected).reshape(-1)[i]:#x}) vs triton "
+            f"{got.reshape(-1)[i]!r} ({_as_uint(got).reshape(-1)[i]:#x})"
+        )
+
+
+def run_both(
+    text: str,
+    kernel: str | None = None,
+    grid: int | Sequence[int] = 1,
+    args: Sequence[Any] = (),
+    *,
+    ulp: int = 0,
+    cutile: bool = False,
+    nan_payload: bool = False,
+) -> tuple[list[Any], list[Any]]:
+    """Runs the kernel on the CPU interpreter and under Triton's interpreter; asserts that
+    every array argument ends equal. Returns both argument lists."""
+    module = load_module(text)
+    cpu = _copy(args)
+    tri = _copy(args)
+    launch(module, kernel, grid, cpu, cutile=cutile)
+    launch(module, kernel, grid, tri, backend="triton-interpret", cutile=cutile)
+    for i, (x, y) in enumerate(zip(cpu, tri, strict=True)):
+        if isinstance(x, np.ndarray):
+            assert_same(x, y, ulp, f"argument {i}", nan_payload)
+    return cpu, tri
+
+
+def compile_for(text: str, kernel: str | None = None, arches: Sequence[str] = ARCHES, **options: Any) -> list[Any]:
+    """The kernel compiled for each architecture (a fresh cache: tests see real compiles)."""
+    from compiler.lower import compile as lower_compile
+
+    module = load_module(text)
+    return [lower_compile(module, kernel, arch, **options) for arch in arches]
+
+
+def source_of(text: str, kernel: str | None = None, arch: str = "sm_90") -> str:
+    from compiler.lower import to_triton
+
+    return to_triton(load_module(text), kernel, arch)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILEIR_CACHE_DIR", os.fspath(tmp_path_factory.getbasetemp() / "tileir-cache"))
