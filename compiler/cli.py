@@ -3,7 +3,9 @@
     tileir check FILE...                     parse and verify files, report diagnostics
     tileir fmt [--check | -i] FILE...        print the canonical form
     tileir opt [FILE|-] [-o OUT] [...]       a `cuda-tile-opt` / `mlir-opt` look-alike
-    tileir run FILE --grid X[,Y[,Z]] --arg SPEC...   run a kernel on the CPU interpreter
+    tileir run FILE --grid X[,Y[,Z]] --arg SPEC... [--backend cpu|triton-interpret]   run a kernel on the CPU
+                                             interpreter, or lowered to Triton under Triton's interpreter
+    tileir compile FILE [-k K] [--arch sm_90] [--emit ptx|...] [-o OUT]   compile a kernel through Triton
     tileir asm FILE.tileir [-o OUT] [--bytecode-version V]   write Tile IR bytecode
     tileir disasm FILE.tileirbc [-g]         print bytecode as text, like tileirdisasm
     tileir translate [FILE] -mlir-to-cudatilebc | -cudatilebc-to-mlir | ...   a cuda-tile-translate look-alike
@@ -22,7 +24,9 @@ traceback of an internal error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import io
 import os
 import sys
 import tempfile
@@ -40,6 +44,10 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
 ISSUES_URL = "the project's issue tracker"
+
+# Where `tileir run` runs a kernel: compiler.runtime.BACKENDS, repeated here so that `--help`
+# need not import the runtime (a test keeps the two equal).
+BACKENDS = ("cpu", "triton-interpret")
 
 
 class CliError(Exception):
@@ -706,11 +714,63 @@ def _translate_text(args: argparse.Namespace, version) -> int:
 # tileir run
 
 
+def _load_kernel(args: argparse.Namespace, command: str, not_done: str):
+    """(module, entry) of `args.file` (text or bytecode, or `-`) and `args.kernel` (None: the
+    only one), or None after printing the module's diagnostics and `tileir COMMAND: 'FILE' has
+    errors; NOT_DONE`. An unreadable file or an unknown kernel is a usage error."""
+    from compiler.runtime import LaunchError, find_kernel, load_module
+
+    try:
+        if args.file == "-":
+            src = _read_input("-", allow_bytecode=True)
+            if src.bytecode is not None:
+                module = load_module(src.bytecode, name=src.name)
+            else:
+                module = load_module(src.text, name=src.name)
+        else:
+            module = load_module(args.file)
+        entry = find_kernel(module, args.kernel)
+    except LaunchError as exc:
+        if exc.diagnostics:
+            _report(exc.diagnostics, _Tally(), name="<stdin>" if args.file == "-" else args.file)
+            _err(f"{PROG} {command}: '{args.file}' has errors; {not_done}")
+            return None
+        if exc.kind == "kernel" and args.kernel is None:
+            raise CliError(f"{exc.message} with -k") from None
+        raise CliError(exc.message) from None
+    return module, entry
+
+
+def _lowering_error(report: str) -> str:
+    """A `LowerError`'s report as one diagnostic line: `file:line:col: error: <op>: message
+    [target sm_90]` as it is, `tileir: error: message` when it names no place."""
+    return f"{PROG}: {report}" if report.startswith("error: ") else report
+
+
+def _require_backend(backend: str) -> None:
+    """Triton (and torch, for its interpreter) must be importable: a usage error otherwise."""
+    if backend == "cpu":
+        return
+    import importlib.util
+
+    from compiler.lower import LowerError
+    from compiler.lower.build import require_triton
+
+    try:
+        require_triton()
+    except LowerError as exc:
+        raise CliError(f"--backend {backend}: {exc.message}") from None
+    if backend == "triton-interpret" and importlib.util.find_spec("torch") is None:
+        raise CliError(
+            f"--backend {backend}: Triton's interpreter needs PyTorch (pip install torch; the CPU build is enough)"
+        )
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from compiler.interp import InterpError, RunOptions
-    from compiler.runtime import LaunchError, find_kernel, kernel_name, launch, load_module, signature
+    from compiler.runtime import LaunchError, kernel_name, launch, signature
     from compiler.runtime.argspec import (
         SpecError,
         parse_check,
@@ -727,19 +787,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         checks = [parse_check(c) for c in args.check]
     except SpecError as exc:
         raise CliError(str(exc)) from None
-    try:
-        if args.file == "-":
-            src = _read_input("-")
-            module = load_module(src.text, name=src.name)
-        else:
-            module = load_module(args.file)
-        entry = find_kernel(module, args.kernel)
-    except LaunchError as exc:
-        if exc.diagnostics:
-            _report(exc.diagnostics, _Tally())
-            _err(f"{PROG} run: '{args.file}' has errors; not run")
-            return EXIT_ERRORS
-        raise CliError(exc.message) from None
+    _require_backend(args.backend)
+    loaded = _load_kernel(args, "run", "not run")
+    if loaded is None:
+        return EXIT_ERRORS
+    module, entry = loaded
     rng = np.random.default_rng(args.seed)
     try:
         values = [spec.make(rng) for spec in specs]
@@ -748,8 +800,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     before = [v.copy() if isinstance(v, np.ndarray) else v for v in values] if checks else []
     options = RunOptions(check_races=not args.no_race_check)
     try:
-        result = launch(module, kernel_name(entry), grid, values, cutile=args.cutile_args, options=options)
+        result = launch(
+            module, kernel_name(entry), grid, values, args.backend, cutile=args.cutile_args, options=options
+        )
     except LaunchError as exc:
+        if exc.kind == "backend":
+            # The lowering cannot express the kernel, or it failed under Triton's interpreter:
+            # the report names the op and its place, as the CPU interpreter's errors do.
+            _err(_lowering_error(exc.message))
+            _err(f"{PROG} run: kernel {signature(entry).partition('(')[0]} could not run on the {args.backend} backend")
+            return EXIT_ERRORS
         message = exc.message
         if exc.kind == "count" and not args.cutile_args and any(s.is_array for s in specs):
             message += " (with --cutile-args, each array argument is passed as pointer, shape, strides)"
@@ -792,6 +852,232 @@ def _cmd_run(args: argparse.Namespace) -> int:
             _err(outcome.message)
             status = EXIT_ERRORS
     return status
+
+
+# --------------------------------------------------------------------------------------------
+# tileir compile
+
+EMIT_KINDS = ("triton", "ttir", "ttgir", "llir", "ptx", "cubin", "sass")
+FALLBACK_ARCH = "sm_90"  # without a visible GPU (compiler.lower.DEFAULT_ARCH)
+MAX_WARPS = 32  # 1024 threads: the most a CTA has on every sm_80+ GPU
+
+
+def local_arch() -> str | None:
+    """`sm_XY` of the first visible GPU, or None: `nvidia-smi`'s compute capability, else (a
+    device node without nvidia-smi, as in some containers) cuda.core or torch when installed.
+    Never fails and never imports a GPU library on a machine without an NVIDIA device."""
+    import shutil
+    import subprocess
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    first = visible.split(",")[0].strip() if visible is not None else None
+    if first is not None and (first == "" or first.startswith("-")):
+        return None  # CUDA_VISIBLE_DEVICES hides every GPU
+    smi = shutil.which("nvidia-smi")
+    if smi is not None:
+        command = [smi, "--query-gpu=compute_cap", "--format=csv,noheader"]
+        if first:
+            command.append(f"--id={first}")  # an index or a GPU-UUID, as CUDA reads it
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        for line in done.stdout.splitlines() if done.returncode == 0 else ():
+            major, dot, minor = line.strip().partition(".")
+            if dot and major.isdigit() and minor.isdigit():
+                return _arch_of(int(major), int(minor))
+        return None
+    if not os.path.exists("/dev/nvidia0"):
+        return None
+    return _arch_from_libraries()
+
+
+def _arch_of(major: int, minor: int) -> str | None:
+    cc = major * 10 + minor
+    return f"sm_{cc}" if cc >= 80 else None  # older GPUs: Triton cannot target them
+
+
+def _arch_from_libraries() -> str | None:
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec("cuda.core") is not None:
+            try:
+                from cuda.core import Device  # type: ignore[import-not-found]
+            except ImportError:
+                from cuda.core.experimental import Device  # type: ignore[import-not-found]
+            major, minor = Device(0).compute_capability
+            return _arch_of(int(major), int(minor))
+    except Exception:  # noqa: BLE001 - no GPU, no driver, an API that moved: fall back
+        pass
+    try:
+        if importlib.util.find_spec("torch") is not None:
+            import torch
+
+            if torch.cuda.is_available():
+                major, minor = torch.cuda.get_device_capability(0)
+                return _arch_of(int(major), int(minor))
+    except Exception:  # noqa: BLE001 - as above
+        pass
+    return None
+
+
+# Architectures Triton 3.6's ptxas compiles for (probed); another one is checked with ptxas
+# before compiling, so that a name no ptxas knows (sm_95) is a usage error, not a failed compile.
+KNOWN_ARCHES = (80, 86, 87, 89, 90, 100, 101, 103, 120, 121)
+
+
+def _compile_target(args: argparse.Namespace):
+    """The Target of --arch (default: the local GPU's, else sm_90); a usage error if unknown."""
+    from compiler.lower import LowerError, Target
+
+    arch = args.arch or local_arch() or FALLBACK_ARCH
+    try:
+        target = Target.parse(arch)
+    except LowerError as exc:
+        raise CliError(f"--arch: {exc.message}") from None
+    problem = arch_problem(target.cc) if args.emit != "triton" else None
+    if problem is not None:
+        raise CliError(f"--arch {arch}: {problem}")
+    return target
+
+
+def arch_problem(cc: int) -> str | None:
+    """Why Triton cannot compile for `sm_<cc>` (its ptxas does not know it), or None. Only an
+    architecture outside KNOWN_ARCHES costs a ptxas run. The language server asks this too."""
+    if cc in KNOWN_ARCHES or not _ptxas_refuses(cc):
+        return None
+    from compiler.lower import triton_version
+
+    known = ", ".join(f"sm_{k}" for k in KNOWN_ARCHES)
+    return f"Triton {triton_version()}'s ptxas cannot compile for sm_{cc}; use one of {known}"
+
+
+def _ptxas_refuses(cc: int) -> bool:
+    """Whether the ptxas Triton would run for `cc` says it does not know the architecture
+    (False when that cannot be found out: the compile will tell)."""
+    import subprocess
+
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
+
+        command = [get_ptxas(cc).path, f"--gpu-name={sm_arch_from_capability(cc)}", os.devnull]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except Exception:  # noqa: BLE001 - Triton's internals moved, no ptxas: let the compile decide
+        return False
+    return "is not defined for option 'gpu-name'" in done.stderr
+
+
+def _check_compile_options(args: argparse.Namespace) -> None:
+    if args.num_warps is not None and not (
+        1 <= args.num_warps <= MAX_WARPS and args.num_warps & (args.num_warps - 1) == 0
+    ):
+        raise CliError(f"--num-warps {args.num_warps}: must be a power of two from 1 to {MAX_WARPS}")
+    if args.num_stages is not None and args.num_stages < 1:
+        raise CliError(f"--num-stages {args.num_stages}: must be at least 1")
+    if (
+        args.output not in (None, "-")
+        and args.file != "-"
+        and os.path.realpath(args.output) == os.path.realpath(args.file)
+    ):
+        raise CliError(f"-o {args.output} would replace the input file")
+    if args.emit == "cubin" and args.output in (None, "-") and _is_terminal(sys.stdout):
+        raise CliError("--emit cubin writes a binary file: name it with -o OUT (or redirect standard output)")
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    import time
+
+    from compiler.lower import LowerError, compile_source, disassemble, lower
+    from compiler.lower.build import require_triton
+
+    _check_compile_options(args)
+    if args.emit != "triton":
+        try:
+            require_triton()
+        except LowerError as exc:
+            raise CliError(f"--emit {args.emit}: {exc.message}") from None
+    target = _compile_target(args)
+    loaded = _load_kernel(args, "compile", "not compiled")
+    if loaded is None:
+        return EXIT_ERRORS
+    module, entry = loaded
+    start = time.perf_counter()
+    try:
+        source = lower(module, entry, target)
+    except LowerError as exc:
+        _err(_lowering_error(exc.report()))  # an op or type the target cannot do
+        return EXIT_ERRORS
+    compiled = None
+    if args.emit == "triton":
+        output: str | bytes = source.text
+        elapsed = time.perf_counter() - start
+    else:
+        options = {"num_warps": args.num_warps, "num_stages": args.num_stages}
+        try:
+            with _triton_prints():
+                compiled = compile_source(source, use_cache=not args.no_cache, **options)
+        except LowerError as exc:
+            # Triton refused what the lowering wrote: a bug of ours, not of the input.
+            _err(_lowering_error(exc.report()))
+            return EXIT_INTERNAL
+        elapsed = time.perf_counter() - start  # the compile's, not the disassembler's
+        if args.emit == "cubin":
+            output = compiled.cubin
+        elif args.emit == "sass":
+            try:
+                output = disassemble(compiled.cubin)
+            except LowerError as exc:  # cuobjdump missing or failing
+                raise CliError(f"--emit sass: {exc.message}") from None
+        else:
+            output = compiled.asm[args.emit]
+    _write_output(args.output or "-", output)
+    if not args.quiet:
+        _err(_compile_summary(source, compiled, args.emit, elapsed))
+    return EXIT_OK
+
+
+@contextlib.contextmanager
+def _triton_prints():
+    """Keep what Triton prints (a failed ptxas run prints the whole PTX) off standard output,
+    which carries the result: to stderr after a success (dumps the user asked Triton for),
+    dropped after a failure unless TILEIR_TRACEBACK is set (the error says what failed)."""
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(captured):
+            yield
+    except BaseException:
+        if os.environ.get("TILEIR_TRACEBACK"):
+            _write(sys.stderr, captured.getvalue())
+        raise
+    _write(sys.stderr, captured.getvalue())
+
+
+def _compile_summary(source, compiled, emit: str, elapsed: float) -> str:
+    """`kernel @k  arch sm_90  emit ptx  registers 38  spills 0 B  shared 0 B  warps 4  time 0.912 s`."""
+    parts = [f"kernel @{source.kernel}", f"arch {source.target.arch}", f"emit {emit}"]
+    if compiled is None:
+        parts.append(f"time {elapsed:.3f} s (Triton source, not compiled)")
+        return "  ".join(parts)
+
+    def known(value, unit: str = "") -> str:
+        return "?" if value is None else f"{value}{unit}"
+
+    parts += [
+        f"registers {known(compiled.registers)}",
+        f"spills {known(compiled.spills, ' B')}",
+        f"shared {compiled.shared} B",
+        f"warps {compiled.num_warps}",
+        f"time {elapsed:.3f} s" + (" (cached)" if compiled.cached else ""),
+    ]
+    return "  ".join(parts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -977,9 +1263,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run",
-        help="run a kernel on the CPU interpreter",
+        help="run a kernel on the CPU interpreter (or lowered to Triton, under Triton's interpreter)",
         description=(
-            "Run a kernel on the CPU interpreter with arguments made from SPECs, print a summary of "
+            "Run a kernel on the CPU interpreter (or, with --backend triton-interpret, lowered to Triton and run "
+            "by Triton's interpreter) with arguments made from SPECs, print a summary of "
             "every argument after the run, and optionally save the arrays and check them against NumPy."
         ),
         epilog=(
@@ -1019,9 +1306,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--rtol", type=float, metavar="R", help="relative tolerance of --check (default: by dtype)")
     run.add_argument("--atol", type=float, metavar="A", help="absolute tolerance of --check (default: by dtype)")
-    run.add_argument("--no-race-check", action="store_true", help="do not report unordered store/access races")
+    run.add_argument(
+        "--no-race-check", action="store_true", help="do not report unordered store/access races (cpu backend)"
+    )
+    run.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="cpu",
+        help=(
+            "cpu: the CPU interpreter (the reference semantics; default); triton-interpret: the kernel "
+            "lowered to Triton and run by Triton's interpreter on the CPU (needs triton and torch)"
+        ),
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="print only errors and failed checks")
     run.set_defaults(func=_cmd_run)
+
+    _compile_parser(sub)
 
     layout = sub.add_parser(
         "layout",
@@ -1045,6 +1345,52 @@ def build_parser() -> argparse.ArgumentParser:
     layout.add_argument("--svg", metavar="OUT.svg", help="also write the picture as SVG (one view; atomically)")
     layout.set_defaults(func=_cmd_layout)
     return parser
+
+
+def _compile_parser(sub) -> None:
+    compile_ = sub.add_parser(
+        "compile",
+        help="compile a kernel to PTX (or Triton, TTIR, TTGIR, LLVM IR, cubin, SASS) through Triton",
+        description=(
+            "Lower a kernel to Triton and compile it with Triton for a GPU architecture; no GPU is needed. "
+            "The result goes to standard output or -o OUT (replaced atomically); a summary line (registers, "
+            "spills, shared memory, compile time) goes to standard error. Compiles are cached in "
+            "$TILEIR_CACHE_DIR (default ~/.cache/tileir)."
+        ),
+        epilog=(
+            "Example: tileir compile examples/vector_add.tileir --arch sm_90 --emit ptx -o vector_add.ptx. "
+            "Exit status: 0 ok; 1 the module has errors or uses what the lowering cannot express for the "
+            "target (the op and its line are named); 2 bad usage, an unreadable file, an unknown kernel, "
+            "Triton not installed; 3 Triton refused the lowered kernel (a bug in the lowering)."
+        ),
+        allow_abbrev=False,
+    )
+    compile_.add_argument("file", metavar="FILE", help="a .tileir text or .tileirbc bytecode file, or - for stdin")
+    compile_.add_argument("-k", "--kernel", metavar="K", help="the entry to compile (default: the only one)")
+    compile_.add_argument(
+        "--arch",
+        metavar="ARCH",
+        help=f"the GPU architecture: sm_80, sm_90, sm_100, ... (default: the local GPU's, else {FALLBACK_ARCH})",
+    )
+    compile_.add_argument(
+        "--emit",
+        choices=EMIT_KINDS,
+        default="ptx",
+        help=(
+            "what to write: triton (the generated Python source; no compile), ttir, ttgir, llir, ptx (default), "
+            "cubin (binary: not to a terminal), sass (the cubin disassembled by cuobjdump)"
+        ),
+    )
+    compile_.add_argument("-o", dest="output", metavar="OUT", help="output file (default: stdout)")
+    compile_.add_argument("--num-warps", type=int, metavar="N", help="warps per CTA (default: the IR's hint, else 4)")
+    compile_.add_argument(
+        "--num-stages", type=int, metavar="N", help="pipelining stages of loops (default: the IR's hint, else 3)"
+    )
+    compile_.add_argument(
+        "--no-cache", action="store_true", help="compile from scratch; neither read nor write the cache"
+    )
+    compile_.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    compile_.set_defaults(func=_cmd_compile)
 
 
 def _bytecode_parsers(sub) -> None:

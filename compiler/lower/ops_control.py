@@ -288,18 +288,31 @@ def _for(e: OpEmit) -> None:
         return
     # A while loop: the induction variable advances before the body, so that every path
     # through the body (early continues included) steps it.
+    # The iteration space is {lb + i*step < ub}: a next value past the type's range ends
+    # the loop (as the interpreter says), so narrow and unsigned counters run in int64.
+    width = tltypes.int_width(iv_arg.type)
+    dt = tltypes.dtype(iv_arg.type)
+
+    def wide(x: str) -> str:
+        if unsigned and width < 64:
+            return f"{x}.to({tltypes.unsigned_dtype(iv_arg.type)}, bitcast=True).to(tl.int64)"
+        return f"{x}.to(tl.int64)"
+
     nxt = e.tmp(iv + "_next")
-    e.line(f"{nxt} = {lb}")
-    cond = f"{nxt} < {ub}"
-    if unsigned:
-        ut = tltypes.unsigned_dtype(iv_arg.type)
-        cond = f"{nxt}.to({ut}, bitcast=True) < {ub}.to({ut}, bitcast=True)"
+    hi = e.tmp(iv + "_end")
+    by = e.tmp(iv + "_step")
+    e.line(f"{nxt} = {wide(lb)}")
+    e.line(f"{hi} = {wide(ub)}")
+    e.line(f"{by} = {wide(step)}")
+    cond = f"{nxt} < {hi}"
+    if unsigned and width == 64:
+        cond = f"{nxt}.to(tl.uint64, bitcast=True) < {hi}.to(tl.uint64, bitcast=True)"
     if "return" in body_exits:
         cond = f"({cond}) & ({e.cg.return_flag} == 0)"
     e.line(f"while {cond}:")
     e.cg.indent += 1
-    e.line(f"{iv} = {nxt}")
-    e.line(f"{nxt} = {nxt} + {step}")
+    e.line(f"{iv} = {nxt}.to({dt})")
+    e.line(f"{nxt} = {nxt} + {by}")
     e.cg.indent -= 1
     _loop_body(e, frame, block, body_exits)
 

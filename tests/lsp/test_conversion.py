@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from compiler.bytecode import write_bytecode
@@ -122,15 +124,122 @@ async def test_conversions_report_progress(client, tmp_path):
     assert kinds[0] == "begin" and kinds[-1] == "end"
 
 
+# -- tileir/ptx ---------------------------------------------------------------------------------
+
+VECTOR_ADD = ROOT / "examples" / "vector_add.tileir"
+TWO_KERNELS = "cuda_tile.module @m {\n  entry @first() {\n    return\n  }\n  entry @second() {\n    return\n  }\n}\n"
+WRONG = "cuda_tile.module @m {\n  entry @k(%a: tile<i32>) {\n    %c = addf %a, %a : tile<i32>\n    return\n  }\n}\n"
+F4_POINTER = "cuda_tile.module @m {\n  entry @k(%p: tile<ptr<f4E2M1FN>>) {\n    return\n  }\n}\n"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _private_compile_cache(tmp_path_factory: pytest.TempPathFactory):
+    """The servers of this module (started after this fixture: autouse fixtures come first in
+    their scope) and this process compile into a cache of their own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TILEIR_CACHE_DIR", str(tmp_path_factory.mktemp("tileir-cache")))
+        yield
+
+
+def needs_triton() -> None:
+    pytest.importorskip("triton", reason="tileir/ptx compiles with Triton (pip install 'triton>=3.6')")
+
+
+def compiled_here(text: str, uri: str, kernel: str, arch: str):
+    """What `tileir compile` makes of the document, in this process (the server names the
+    module after the URI's last part, and the generated source carries that name)."""
+    from compiler.lower import compile as lower_compile
+    from compiler.runtime import load_module
+
+    return lower_compile(load_module(text, name=uri.rsplit("/", 1)[-1]), kernel, arch)
+
+
 @pytest.mark.asyncio(loop_scope="module")
-async def test_ptx_says_the_lowering_does_not_exist_yet(client):
-    uri, _ = await open_document(client, EXAMPLES[0].read_text())
-    with pytest.raises(JsonRpcException) as caught:
-        await request(client, "tileir/ptx", {"textDocument": {"uri": uri}, "arch": "sm_120"})
-    message = caught.value.message
-    assert "PTX" in message and "tileir asm" in message and "tileiras" in message and "sm_120" in message
-    with pytest.raises(JsonRpcException) as caught:
-        await request(client, "tileir/ptx", {"textDocument": {"uri": uri}, "kernel": "nope"})
-    assert "@nope" in caught.value.message
+async def test_ptx_of_a_kernel(client):
+    needs_triton()
+    text = VECTOR_ADD.read_text()
+    uri, _ = await open_document(client, text)
+    client.progress_reports["ptx"] = []
+    params = {"textDocument": {"uri": uri}, "kernel": "@vector_add", "arch": "sm_90", "workDoneToken": "ptx"}
+    result = await request(client, "tileir/ptx", params)
+    ptx = field(result, "ptx")
+    assert ".target sm_90a" in ptx and ".visible .entry vector_add(" in ptx
+    expected = compiled_here(text, uri, "vector_add", "sm_90")  # read from the cache the server wrote
+    assert expected.cached and ptx == expected.asm["ptx"]
+    assert field(result, "kernel") == "vector_add" and field(result, "arch") == "sm_90"
+    assert field(result, "registers") == expected.registers and field(result, "shared") == 0
+    assert field(result, "cached") is False
+    reports = client.progress_reports["ptx"]
+    assert [r.kind for r in reports][0] == "begin" and reports[-1].kind == "end" and reports[-1].message == "done"
+    assert reports[0].title == "Generating PTX for @vector_add"
+    messages = [r.message for r in reports if r.kind == "report"]
+    assert messages == ["lowering to Triton", "compiling for sm_90 with Triton", "done"]
+    # Asked again: from the cache.
+    again = await request(client, "tileir/ptx", params)
+    assert field(again, "ptx") == ptx and field(again, "cached") is True
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_ptx_defaults_to_the_only_kernel_and_the_setting(client):
+    needs_triton()
+    uri, _ = await open_document(client, VECTOR_ADD.read_text())
+    result = await request(client, "tileir/ptx", {"textDocument": {"uri": uri}})
+    assert ".target sm_100a" in field(result, "ptx")  # tileir.targetArchitecture's default
+    assert field(result, "arch") == "sm_100"
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_server_answers_while_it_compiles(client):
+    needs_triton()
+    uri, _ = await open_document(client, VECTOR_ADD.read_text())  # a new name: a new source, not cached
+    # A token of the client's own: the server starts at once (creating one would await the client).
+    params = {"textDocument": {"uri": uri}, "arch": "sm_80", "workDoneToken": f"busy-{uri}"}
+    client.progress_reports[params["workDoneToken"]] = []
+    ptx = asyncio.ensure_future(request(client, "tileir/ptx", params))
+    await asyncio.sleep(0.05)  # the request has reached the server
+    symbols = await client.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+    )
+    assert symbols and not ptx.done()  # answered during Triton's compile
+    assert ".target sm_80" in field(await ptx, "ptx")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_ptx_errors(client):
+    needs_triton()
+    uri, _ = await open_document(client, VECTOR_ADD.read_text())
+    for params, words in (
+        ({"kernel": "nope"}, ["@nope"]),
+        ({"arch": "bogus"}, ["unknown GPU architecture 'bogus'"]),
+        ({"arch": "sm_70"}, ["sm_80 or newer"]),
+        ({"arch": "sm_95"}, ["ptxas cannot compile for sm_95"]),
+    ):
+        with pytest.raises(JsonRpcException) as caught:
+            await request(client, "tileir/ptx", {"textDocument": {"uri": uri}, **params})
+        assert caught.value.code == -32602  # InvalidParams
+        assert all(w in caught.value.message for w in words), caught.value.message
     with pytest.raises(JsonRpcException):
         await request(client, "tileir/ptx", {"textDocument": {"uri": "file:///not/open.tileir"}})
+
+    two, _ = await open_document(client, TWO_KERNELS)
+    with pytest.raises(JsonRpcException) as caught:
+        await request(client, "tileir/ptx", {"textDocument": {"uri": two}})
+    assert "name the kernel" in caught.value.message and "@first, @second" in caught.value.message
+
+    wrong, _ = await open_document(
+        client,
+        "cuda_tile.module @m {\n  entry @k(%a: tile<i32>) {\n    %c = addf %a, %a : tile<i32>\n    return\n  }\n}\n",
+    )
+    with pytest.raises(JsonRpcException) as caught:
+        await request(client, "tileir/ptx", {"textDocument": {"uri": wrong}})
+    assert caught.value.code == -32803  # RequestFailed
+    assert "has errors; no PTX generated" in caught.value.message and "must be tile of f16" in caught.value.message
+
+    f4, _ = await open_document(client, F4_POINTER)
+    with pytest.raises(JsonRpcException) as caught:
+        await request(client, "tileir/ptx", {"textDocument": {"uri": f4}, "arch": "sm_90"})
+    assert caught.value.code == -32803
+    name = f4.rsplit("/", 1)[-1]
+    assert caught.value.message == (
+        f"{name}:2:3: error: entry: the Triton lowering cannot pass pointers to f4E2M1FN [target sm_90]"
+    )

@@ -5,8 +5,13 @@
 - `tileir/convertToBytecode` {uri, version?} -> {output}: the open document (or the file at
   `uri`) verified and written as bytecode of `version` (default: the `tileir.bytecodeVersion`
   setting), base64-encoded.
-- `tileir/ptx` {textDocument: {uri}, kernel?, arch?} -> {ptx}: the PTX of one kernel. The
-  lowering does not exist yet; the request checks its arguments and then says so.
+- `tileir/ptx` {textDocument: {uri}, kernel?, arch?} -> {ptx, kernel, arch, registers, spills,
+  shared, cached}: the PTX of one kernel of the open document (`kernel`: needed when it has
+  several) for `arch` (default: the `tileir.targetArchitecture` setting), as `tileir compile
+  --emit ptx` writes it: lowered to Triton (`compiler.lower`) and compiled by Triton, through
+  its disk cache. Triton's compile (0.2-2 s) runs on a worker thread, one at a time, so that
+  the server keeps answering meanwhile; the lowering itself runs on the main loop, as it
+  reads the document's module, which edits change in place.
 
 Failures are JSON-RPC errors (code RequestFailed) whose message says what went wrong, naming
 the file (and the byte offset, for bytecode that cannot be read). The conversions report
@@ -15,8 +20,12 @@ the file (and the byte offset, for bytecode that cannot be read). The conversion
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import concurrent.futures
+import contextlib
 import itertools
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -74,31 +83,96 @@ def register(server: TileLanguageServer) -> None:
             return {"output": base64.b64encode(data).decode("ascii")}
 
     @feature(server, PTX)
-    def ptx(params: Any) -> dict[str, str]:
+    async def ptx(params: Any) -> dict[str, Any]:
         uri = _string(param(params, "textDocument"), "uri")
         analysis = server.analysis(uri)
         if analysis is None:
             raise JsonRpcInvalidParams(f"{PTX}: {uri} is not an open document")
-        names = [name for name in map(symbol_name, _entries(analysis.module)) if name is not None]
+        entries = {name: op for op in _entries(analysis.module) if (name := symbol_name(op)) is not None}
         kernel = param(params, "kernel")
         if kernel is None:
-            if len(names) != 1:
-                listed = ", ".join(f"@{n}" for n in names) or "none"
+            if len(entries) != 1:
+                listed = ", ".join(f"@{n}" for n in entries) or "none"
                 raise JsonRpcInvalidParams(f"{PTX}: name the kernel (the document's entries: {listed})")
-            kernel = names[0]
-        elif str(kernel).lstrip("@") not in names:
-            raise JsonRpcInvalidParams(f"{PTX}: the document has no entry @{str(kernel).lstrip('@')}")
-        arch = str(param(params, "arch") or server.settings.target_architecture)
-        return {"ptx": _lower_to_ptx(analysis.module, str(kernel).lstrip("@"), arch)}
+            kernel = next(iter(entries))
+        kernel = str(kernel).lstrip("@")
+        if kernel not in entries:
+            raise JsonRpcInvalidParams(f"{PTX}: the document has no entry @{kernel}")
+        target = _target(str(param(params, "arch") or server.settings.target_architecture))
+        async with _progress(server, params, f"Generating PTX for @{kernel}") as step:
+            errors = [d for d in analysis.diagnostics if d.is_error]
+            if errors:
+                raise RequestFailed(_failure(analysis.source.name, "has errors; no PTX generated", errors))
+            step("lowering to Triton")
+            source = _lower(analysis.module, entries[kernel], target)
+            step(f"compiling for {target.arch} with Triton")
+            loop = asyncio.get_running_loop()
+            compiled = await loop.run_in_executor(_compile_thread(), _compile, source)
+            step("done (cached)" if compiled.cached else "done")
+            return {
+                "ptx": compiled.asm["ptx"],
+                "kernel": kernel,
+                "arch": target.arch,
+                "registers": compiled.registers,
+                "spills": compiled.spills,
+                "shared": compiled.shared,
+                "cached": compiled.cached,
+            }
 
 
-def _lower_to_ptx(module: Module, kernel: str, arch: str) -> str:
-    """The PTX of `kernel` for `arch`: not written yet (it lands in the core, `compiler/`)."""
-    raise RequestFailed(
-        f"PTX of @{kernel} for {arch}: tileir cannot lower Tile IR to PTX yet. To get machine code "
-        "today, write bytecode with `tileir asm FILE.tileir` and compile it to a cubin with NVIDIA's "
-        f"`tileiras` (e.g. `tileiras --gpu-name {arch} FILE.tileirbc`)."
-    )
+# ------------------------------------------------------------------------------ PTX
+
+_compiler: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _compile_thread() -> concurrent.futures.ThreadPoolExecutor:
+    """The one worker that runs Triton: compiles are serialised (Triton's cache setting and
+    the redirected stdout are process-wide) and the main loop stays free."""
+    global _compiler
+    if _compiler is None:
+        _compiler = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tileir-ptx")
+    return _compiler
+
+
+def _target(arch: str):
+    from compiler.cli import arch_problem
+    from compiler.lower import LowerError, Target
+    from compiler.lower.build import require_triton
+
+    try:
+        target = Target.parse(arch)
+    except LowerError as error:
+        raise JsonRpcInvalidParams(f"{PTX}: {error.message}") from None
+    try:
+        require_triton()
+    except LowerError as error:
+        raise RequestFailed(f"{PTX}: {error.message}") from None
+    problem = arch_problem(target.cc)
+    if problem is not None:
+        raise JsonRpcInvalidParams(f"{PTX}: {problem}")
+    return target
+
+
+def _lower(module: Module, entry: Any, target: Any):
+    """The generated Triton source of `entry`; what the target cannot do is the answer."""
+    from compiler.lower import LowerError, lower
+
+    try:
+        return lower(module, entry, target)
+    except LowerError as error:
+        raise RequestFailed(error.report()) from None  # `file:line:col: error: <op>: ... [target sm_90]`
+
+
+def _compile(source: Any):
+    """Triton's compile of `source` (on the worker thread). Whatever Triton prints goes to
+    stderr: stdout carries the protocol."""
+    from compiler.lower import LowerError, compile_source
+
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return compile_source(source)
+    except LowerError as error:
+        raise RequestFailed(error.report()) from None
 
 
 # ------------------------------------------------------------------------------ params

@@ -1,0 +1,398 @@
+"""The command-line faces of the lowering: `tileir compile` (every --emit kind, the cache,
+the default architecture, one-line errors with the CLI's exit statuses) and `tileir run
+--backend triton-interpret`. Vector add is compiled for sm_90 once and then read from the
+session's private cache (tests/lower/conftest.py)."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compiler import cli
+from compiler.lower import compile as lower_compile
+from compiler.lower import registry, to_triton
+from compiler.runtime import BACKENDS, load_module
+from tests.corpus import REPO
+
+VADD = str(REPO / "examples" / "vector_add.tileir")
+SUMMARY = re.compile(
+    r"kernel @vector_add  arch sm_90  emit (\w+)  registers \d+  spills \d+ B  shared \d+ B  warps (\d+)  "
+    r"time \d+\.\d{3} s( \(cached\))?"
+)
+TWO_KERNELS = """cuda_tile.module @m {
+  entry @first() {
+    return
+  }
+  entry @second() {
+    return
+  }
+}
+"""
+F4_POINTER = """cuda_tile.module @m {
+  entry @k(%p: tile<ptr<f4E2M1FN>>) {
+    return
+  }
+}
+"""
+WRONG = """cuda_tile.module @m {
+  entry @k(%a: tile<i32>) {
+    %c = addf %a, %a : tile<i32>
+    return
+  }
+}
+"""
+VADD_ARGS = [
+    "--grid",
+    "4",
+    "--cutile-args",
+    "--arg",
+    "rand:4000:f32",
+    "--arg",
+    "rand:4000:f32",
+    "--arg",
+    "zeros:4000:f32",
+]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, out, err
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    def write(name: str, text: str) -> str:
+        path = tmp_path / name
+        path.write_text(text)
+        return str(path)
+
+    return write
+
+
+# -- tileir compile: what it writes ------------------------------------------------------------
+
+
+def test_every_emit_kind_of_vector_add(capsys, tmp_path: Path) -> None:
+    module = load_module(VADD)
+    status, out, err = run(capsys, "compile", VADD, "--arch", "sm_90", "--emit", "triton")
+    assert status == 0 and out == to_triton(module, "vector_add", "sm_90")
+    assert one_error_line(err).startswith("kernel @vector_add  arch sm_90  emit triton  time ")
+    assert err.rstrip().endswith("(Triton source, not compiled)")
+
+    expected = lower_compile(module, "vector_add", "sm_90")  # the compile the others read from the cache
+    wanted = {
+        "ttir": ["tt.func public @vector_add", "tt.load", "tt.store"],
+        "ttgir": ["#ttg.blocked", '"ttg.num-warps" = 4'],
+        "llir": ["define", "@vector_add", "fadd"],
+        "ptx": [".target sm_90a", ".visible .entry vector_add(", "add.rn.f32"],
+        "sass": ["code for sm_90", "Function : vector_add", "FADD"],
+    }
+    for kind, needles in wanted.items():
+        status, out, err = run(capsys, "compile", VADD, "--arch", "sm_90", "--emit", kind)
+        assert status == 0, err
+        for needle in needles:
+            assert needle in out, (kind, needle)
+        if kind in expected.asm:
+            assert out == expected.asm[kind], kind
+        summary = SUMMARY.fullmatch(one_error_line(err))
+        assert summary is not None, err
+        assert summary.group(1) == kind and summary.group(2) == "4" and summary.group(3) == " (cached)"
+
+    cubin = tmp_path / "vector_add.cubin"
+    status, out, err = run(capsys, "compile", VADD, "--arch", "sm_90", "--emit", "cubin", "-o", str(cubin))
+    assert status == 0 and out == "" and SUMMARY.fullmatch(one_error_line(err))
+    assert cubin.read_bytes() == expected.cubin and cubin.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_no_cache_compiles_again_and_gives_the_same_ptx(capsys) -> None:
+    status, cached, _ = run(capsys, "compile", VADD, "--arch", "sm_90")
+    assert status == 0
+    status, fresh, err = run(capsys, "compile", VADD, "--arch", "sm_90", "--no-cache")
+    assert status == 0 and fresh == cached
+    summary = SUMMARY.fullmatch(one_error_line(err))
+    assert summary is not None and summary.group(3) is None  # not "(cached)"
+
+
+def test_output_file_quiet_and_options(capsys, tmp_path: Path) -> None:
+    out_file = tmp_path / "k.ptx"
+    out_file.write_text("old")
+    out_file.chmod(0o640)
+    status, out, err = run(capsys, "compile", VADD, "--arch", "sm_90", "-o", str(out_file), "-q")
+    assert status == 0 and out == "" and err == ""
+    assert out_file.read_text().startswith("//") and ".entry vector_add" in out_file.read_text()
+    assert stat.S_IMODE(out_file.stat().st_mode) == 0o640  # replaced atomically, mode kept
+    assert [p.name for p in tmp_path.iterdir()] == ["k.ptx"]  # no temporary left behind
+    status, out, _ = run(capsys, "compile", VADD, "--arch", "sm_90", "-o", "-", "-q")
+    assert status == 0 and out == out_file.read_text()
+
+    status, out, err = run(capsys, "compile", VADD, "--arch", "sm_90", "--emit", "ttgir", "--num-warps", "8")
+    assert status == 0 and '"ttg.num-warps" = 8' in out
+    summary = SUMMARY.fullmatch(one_error_line(err))
+    assert summary is not None and summary.group(2) == "8"
+
+
+def test_bytecode_and_stdin_inputs(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bytecode = tmp_path / "vector_add.tileirbc"
+    assert run(capsys, "asm", VADD, "-o", str(bytecode))[0] == 0
+    text = Path(VADD).read_text()
+    status, out, _ = run(capsys, "compile", str(bytecode), "--arch", "sm_90", "--emit", "triton", "-q")
+    assert status == 0 and "@triton.jit" in out and "def vector_add(" in out
+    for data in (text.encode(), bytecode.read_bytes()):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        status, out, _ = run(capsys, "compile", "-", "--arch", "sm_90", "--emit", "triton", "-q")
+        assert status == 0 and "def vector_add(" in out
+
+
+def test_the_command_line_itself(tmp_path: Path) -> None:
+    """`python -m compiler compile` in a process of its own: binary cubin on a pipe, the
+    summary on stderr (the cache directory is inherited from the test's environment)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "compiler", "compile", VADD, "--arch", "sm_90", "--emit", "cubin"],
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout[:4] == b"\x7fELF"
+    assert SUMMARY.fullmatch(done.stderr.decode().strip()), done.stderr
+
+
+# -- the default architecture ------------------------------------------------------------------
+
+
+def fake_nvidia_smi(directory: Path, script: str) -> None:
+    tool = directory / "nvidia-smi"
+    tool.write_text("#!/bin/sh\n" + script + "\n")
+    tool.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    ("script", "visible", "arch"),
+    [
+        ('echo "8.6"', None, "sm_86"),
+        ('echo "12.0"; echo "9.0"', None, "sm_120"),  # the first GPU
+        ('case "$*" in *--id=1*) echo "10.0";; *) echo "8.0";; esac', "1", "sm_100"),  # CUDA_VISIBLE_DEVICES
+        ('echo "8.6"', "", "sm_90"),  # every GPU hidden
+        ('echo "7.5"', None, "sm_90"),  # older than Triton supports
+        ("echo 'NVIDIA-SMI has failed'; exit 9", None, "sm_90"),
+        ("echo garbage", None, "sm_90"),
+    ],
+)
+def test_default_arch_is_the_local_gpus(
+    capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str, visible: str | None, arch: str
+) -> None:
+    fake_nvidia_smi(tmp_path, script)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    status, out, err = run(capsys, "compile", VADD, "--emit", "triton")
+    assert status == 0 and f"for {arch}." in out.splitlines()[0]
+    assert one_error_line(err).startswith(f"kernel @vector_add  arch {arch}  emit triton")
+
+
+def test_without_nvidia_smi_the_default_is_sm_90(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi here
+    if os.path.exists("/dev/nvidia0"):
+        pytest.skip("a GPU device is here: the default comes from cuda.core or torch")
+    assert cli.local_arch() is None
+    status, _, err = run(capsys, "compile", VADD, "--emit", "triton")
+    assert status == 0 and "arch sm_90" in err
+
+
+# -- tileir compile: errors --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--arch", "bogus"], "tileir: error: --arch: unknown GPU architecture 'bogus'; use one of sm_80"),
+        (["--arch", "sm_70"], "tileir: error: --arch: sm_70: the Triton lowering needs sm_80 or newer"),
+        (["--arch", "sm_95"], "tileir: error: --arch sm_95: Triton 3."),
+        (["-k", "nope"], "tileir: error: no kernel named 'nope'; the module has: vector_add"),
+        (["--num-warps", "3"], "tileir: error: --num-warps 3: must be a power of two from 1 to 32"),
+        (["--num-warps", "64"], "tileir: error: --num-warps 64: must be a power of two from 1 to 32"),
+        (["--num-stages", "0"], "tileir: error: --num-stages 0: must be at least 1"),
+        (["--emit", "asm"], "tileir compile: error: argument --emit: invalid choice: 'asm'"),
+        (["-o", VADD], f"tileir: error: -o {VADD} would replace the input file"),
+    ],
+)
+def test_usage_errors_are_one_line_with_status_2(capsys, argv: list[str], message: str) -> None:
+    status, out, err = run(capsys, "compile", VADD, *argv)
+    assert status == 2 and out == ""
+    assert one_error_line(err).startswith(message), err
+
+
+def test_arch_spellings(capsys) -> None:
+    for spelling in ("sm_90a", "90", "SM_90", "compute_90"):
+        status, _, err = run(capsys, "compile", VADD, "--arch", spelling, "--emit", "triton")
+        assert status == 0 and "arch sm_90" in err, spelling
+    assert (
+        "ptxas cannot compile for sm_95; use one of sm_80, sm_86" in run(capsys, "compile", VADD, "--arch", "sm_95")[2]
+    )
+
+
+def test_several_kernels_need_k(capsys, write) -> None:
+    path = write("two.tileir", TWO_KERNELS)
+    status, _, err = run(capsys, "compile", path)
+    assert status == 2
+    assert one_error_line(err) == "tileir: error: the module has 2 kernels (first, second); name one with -k"
+    status, out, err = run(capsys, "compile", path, "-k", "@second", "--arch", "sm_90", "--emit", "triton")
+    assert status == 0 and "def second(" in out
+
+
+def test_missing_file_and_cubin_to_a_terminal(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    status, _, err = run(capsys, "compile", str(tmp_path / "none.tileir"))
+    assert status == 2 and "cannot read" in one_error_line(err)
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    status = cli.main(["compile", VADD, "--emit", "cubin"])
+    _, err = capsys.readouterr()
+    assert status == 2 and sys.stdout.getvalue() == ""
+    assert one_error_line(err).startswith("tileir: error: --emit cubin writes a binary file: name it with -o OUT")
+
+
+def test_a_module_with_errors_prints_its_diagnostics(capsys, write) -> None:
+    path = write("wrong.tileir", WRONG)
+    status, out, err = run(capsys, "compile", path)
+    assert status == 1 and out == ""
+    assert f"{path}:3:15: error: 'cuda_tile.addf' op operand #0 must be tile of f16" in err
+    assert err.rstrip().endswith(f"tileir compile: '{path}' has errors; not compiled")
+
+
+def test_what_the_lowering_cannot_do_is_one_diagnostic_with_status_1(
+    capsys, write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compiler.lower import ops  # noqa: F401  (registers the emitters, so that one can be taken away)
+
+    path = write("f4.tileir", F4_POINTER)
+    status, out, err = run(capsys, "compile", path, "--arch", "sm_90")
+    assert status == 1 and out == ""
+    assert one_error_line(err) == (
+        f"{path}:2:3: error: entry: the Triton lowering cannot pass pointers to f4E2M1FN [target sm_90]"
+    )
+    # An op without an emitter (taken away here: every op of vector add has one).
+    monkeypatch.delitem(registry.EMITTERS, "cuda_tile.addf")
+    for emit in ("triton", "ptx"):
+        status, out, err = run(capsys, "compile", VADD, "--arch", "sm_100", "--emit", emit)
+        assert status == 1 and out == ""
+        line = one_error_line(err)
+        assert re.fullmatch(
+            re.escape(VADD)
+            + r":\d+:\d+: error: addf: the Triton lowering has no emitter for this op \[target sm_100\]",
+            line,
+        ), line
+    monkeypatch.setitem(registry.UNSUPPORTED, "cuda_tile.addf", "not on this test's GPU")
+    status, _, err = run(capsys, "compile", VADD, "--arch", "sm_90", "--emit", "triton")
+    assert status == 1 and one_error_line(err).endswith("error: addf: not on this test's GPU [target sm_90]")
+
+
+def test_triton_missing_is_a_usage_error(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compiler.lower import build
+
+    monkeypatch.setattr(build, "triton_version", lambda: None)
+    status, out, err = run(capsys, "compile", VADD, "--arch", "sm_90")
+    assert status == 2 and out == ""
+    assert one_error_line(err) == (
+        "tileir: error: --emit ptx: compiling needs Triton (pip install 'triton>=3.6'); it is not installed"
+    )
+    status, out, _ = run(capsys, "compile", VADD, "--arch", "sm_90", "--emit", "triton", "-q")
+    assert status == 0 and "@triton.jit" in out  # the source needs no Triton
+    status, _, err = run(capsys, "run", VADD, "--backend", "triton-interpret", *VADD_ARGS)
+    assert status == 2 and one_error_line(err).startswith("tileir: error: --backend triton-interpret: compiling needs")
+
+
+def test_a_triton_failure_is_an_internal_error_and_its_prints_stay_off_stdout(
+    capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compiler.lower import LowerError, build
+
+    def failing(src, opts):
+        print("a reproducer Triton prints on stdout")
+        raise LowerError("Triton could not compile the lowered kernel (PTXASError: ...)", target=src.target.arch)
+
+    monkeypatch.setattr(build, "_compile", failing)
+    status, out, err = run(capsys, "compile", VADD, "--arch", "sm_90", "--no-cache")
+    assert status == 3 and out == ""
+    assert one_error_line(err) == (
+        "tileir: error: Triton could not compile the lowered kernel (PTXASError: ...) [target sm_90]"
+    )
+    monkeypatch.setenv("TILEIR_TRACEBACK", "1")
+    status, out, err = run(capsys, "compile", VADD, "--arch", "sm_90", "--no-cache")
+    assert status == 3 and out == "" and "a reproducer Triton prints on stdout" in err
+
+
+def test_help(capsys) -> None:
+    status, out, _ = run(capsys, "--help")
+    assert status == 0 and "compile" in out
+    status, out, _ = run(capsys, "compile", "--help")
+    assert status == 0
+    for needle in ("--arch", "--emit", "{triton,ttir,ttgir,llir,ptx,cubin,sass}", "--no-cache", "--num-warps"):
+        assert needle in out
+    status, out, _ = run(capsys, "run", "--help")
+    assert status == 0 and "{cpu,triton-interpret}" in out
+
+
+# -- tileir run --backend triton-interpret -----------------------------------------------------
+
+
+def test_backends_match_the_runtime() -> None:
+    assert cli.BACKENDS == BACKENDS
+
+
+def test_run_on_the_triton_interpreter(capsys, tmp_path: Path) -> None:
+    argv = ["run", VADD, *VADD_ARGS, "--check", "arg2 = arg0 + arg1"]
+    status, out_cpu, err = run(capsys, *argv, "--save", str(tmp_path / "cpu"))
+    assert status == 0, err
+    status, out, err = run(capsys, *argv, "--backend", "triton-interpret", "--save", str(tmp_path / "triton"))
+    assert status == 0 and err == ""
+    first = out.splitlines()[0]
+    assert first.startswith("kernel @vector_add  grid 4x1x1 (4 tile blocks)  backend triton-interpret  time ")
+    assert "check arg2 = arg0 + arg1: ok (4000 elements, max abs error 0" in out
+    # The same arguments (same seed), the same results, the same summary lines as the CPU's.
+    assert out.splitlines()[1:] == [
+        line.replace(str(tmp_path / "cpu"), str(tmp_path / "triton")) for line in out_cpu.splitlines()[1:]
+    ]
+    for i in range(3):
+        assert np.array_equal(np.load(tmp_path / "cpu" / f"arg{i}.npy"), np.load(tmp_path / "triton" / f"arg{i}.npy"))
+
+    status, out, err = run(capsys, *argv[:-1], "arg2 = arg0 - arg1", "--backend", "triton-interpret", "-q")
+    assert status == 1 and out == "" and one_error_line(err).startswith("check arg2 = arg0 - arg1: FAILED")
+
+
+def test_run_errors_on_the_triton_interpreter(capsys, write, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compiler.lower import ops  # noqa: F401
+
+    monkeypatch.delitem(registry.EMITTERS, "cuda_tile.addf")
+    status, out, err = run(capsys, "run", VADD, *VADD_ARGS, "--backend", "triton-interpret")
+    assert status == 1 and out == ""
+    first, second = err.strip().splitlines()
+    assert re.fullmatch(re.escape(VADD) + r":\d+:\d+: error: addf: .* \[target sm_90\]", first), first
+    assert second == "tileir run: kernel @vector_add could not run on the triton-interpret backend"
+
+    path = write("wrong.tileir", WRONG)
+    status, _, err = run(capsys, "run", path, "--grid", "1", "--arg", "1", "--backend", "triton-interpret")
+    assert status == 1 and err.rstrip().endswith(f"tileir run: '{path}' has errors; not run")
+    status, _, err = run(capsys, "run", VADD, "--grid", "1", "--backend", "triton-interpret")
+    assert status == 2 and "takes 9 arguments, got 0" in one_error_line(err)

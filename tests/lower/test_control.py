@@ -1,0 +1,272 @@
+"""Control flow through the lowering: `if`, `for`, `loop`, `break`/`continue`/`return`
+(written with flags, since Triton has none of the three), with conditions and trip counts
+that differ between tile blocks; each kernel runs under Triton's interpreter and on the
+CPU interpreter, and compiles for every target.
+
+The kernels are those of tests/interp/test_control.py, with their results stored per
+tile block (out[bx] = value) so that both backends can be compared.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .harness import compile_for, run_both, source_of
+
+BLOCKS = 12
+_NP = {"i32": np.int32, "f32": np.float32, "i1": np.bool_, "i64": np.int64, "i8": np.int8}
+
+PRELUDE = """
+%bx, %by, %bz = get_tile_block_id : tile<i32>
+%c0 = constant <i32: 0> : tile<i32>
+%c1 = constant <i32: 1> : tile<i32>
+%c2 = constant <i32: 2> : tile<i32>
+%c3 = constant <i32: 3> : tile<i32>
+%c100 = constant <i32: 100> : tile<i32>
+"""
+
+
+def storing(body: str, results: list[tuple[str, str]]) -> str:
+    """A kernel running `body` then storing each named result at out_k[bx]."""
+    params = ", ".join(f"%out_{name}: tile<ptr<{t}>>" for name, t in results)
+    stores = []
+    for name, t in results:
+        stores.append(f"%p_{name} = offset %out_{name}, %bx : tile<ptr<{t}>>, tile<i32> -> tile<ptr<{t}>>")
+        stores.append(f"%s_{name} = store_ptr_tko weak %p_{name}, %{name} : tile<ptr<{t}>>, tile<{t}> -> token")
+    lines = "\n".join("    " + ln.strip() for ln in (PRELUDE + body).strip().splitlines() + stores)
+    return f"cuda_tile.module @m {{\n  entry @k({params}) {{\n{lines}\n    return\n  }}\n}}\n"
+
+
+def check(body: str, results: list[tuple[str, str]], blocks: int = BLOCKS) -> list[np.ndarray]:
+    text = storing(body, results)
+    args = [np.zeros(blocks, _NP[t]) for _, t in results]
+    _, tri = run_both(text, "k", blocks, args)
+    return tri
+
+
+def test_divergent_if_with_two_results():
+    r, s, after = check(
+        """
+        %m = remi %bx, %c3 signed : tile<i32>
+        %z = cmpi equal %m, %c0, signed : tile<i32> -> tile<i1>
+        %before = muli %bx, %bx : tile<i32>
+        %r, %s = if %z -> (tile<i32>, tile<i32>) {
+          yield %c100, %before : tile<i32>, tile<i32>
+        } else {
+          %t = addi %before, %c1 : tile<i32>
+          yield %t, %c2 : tile<i32>, tile<i32>
+        }
+        %after = addi %r, %before : tile<i32>
+        """,
+        [("r", "i32"), ("s", "i32"), ("after", "i32")],
+    )
+    assert r.tolist() == [100 if b % 3 == 0 else b * b + 1 for b in range(BLOCKS)]
+
+
+def test_for_with_continue_from_nested_ifs():
+    (s,) = check(
+        """
+        %c5 = constant <i32: 5> : tile<i32>
+        %ub = muli %bx, %c2 : tile<i32>
+        %s = for %iv in (%c0 to %ub, step %c1) : tile<i32> iter_values(%acc = %c0) -> (tile<i32>) {
+          %m = remi %iv, %c2 signed : tile<i32>
+          %even = cmpi equal %m, %c0, signed : tile<i32> -> tile<i1>
+          if %even {
+            continue %acc : tile<i32>
+          }
+          %five = cmpi equal %iv, %c5, signed : tile<i32> -> tile<i1>
+          if %five {
+            %neg = subi %acc, %c100 : tile<i32>
+            %back = addi %neg, %c100 : tile<i32>
+            continue %back : tile<i32>
+          }
+          %a = addi %acc, %iv : tile<i32>
+          continue %a : tile<i32>
+        }
+        """,
+        [("s", "i32")],
+    )
+    assert s.tolist() == [sum(i for i in range(2 * b) if i % 2 and i != 5) for b in range(BLOCKS)]
+
+
+def test_nested_for_loops_with_divergent_inner_bounds():
+    (s,) = check(
+        """
+        %s = for %i in (%c0 to %bx, step %c1) : tile<i32> iter_values(%acc = %c0) -> (tile<i32>) {
+          %inner = for %j in (%i to %bx, step %c2) : tile<i32> iter_values(%a2 = %acc) -> (tile<i32>) {
+            %p = muli %i, %j : tile<i32>
+            %n = addi %a2, %p : tile<i32>
+            continue %n : tile<i32>
+          }
+          continue %inner : tile<i32>
+        }
+        """,
+        [("s", "i32")],
+    )
+    assert s.tolist() == [sum(i * j for i in range(b) for j in range(i, b, 2)) for b in range(BLOCKS)]
+
+
+def test_loop_breaks_at_different_iterations():
+    steps, last = check(
+        """
+        %n0 = addi %bx, %c1 : tile<i32>
+        %steps, %last = loop iter_values(%n = %n0, %k = %c0) : tile<i32>, tile<i32> -> tile<i32>, tile<i32> {
+          %done = cmpi equal %n, %c1, signed : tile<i32> -> tile<i1>
+          if %done {
+            break %k, %n : tile<i32>, tile<i32>
+          }
+          %k1 = addi %k, %c1 : tile<i32>
+          %m = remi %n, %c2 signed : tile<i32>
+          %even = cmpi equal %m, %c0, signed : tile<i32> -> tile<i1>
+          %next = if %even -> (tile<i32>) {
+            %h = divi %n, %c2 signed : tile<i32>
+            yield %h : tile<i32>
+          } else {
+            %t = muli %n, %c3 : tile<i32>
+            %t1 = addi %t, %c1 : tile<i32>
+            yield %t1 : tile<i32>
+          }
+          continue %next, %k1 : tile<i32>, tile<i32>
+        }
+        """,
+        [("steps", "i32"), ("last", "i32")],
+        blocks=30,
+    )
+
+    def collatz(n: int) -> int:
+        k = 0
+        while n != 1:
+            n, k = (n // 2 if n % 2 == 0 else 3 * n + 1), k + 1
+        return k
+
+    assert steps.tolist() == [collatz(b + 1) for b in range(30)]
+    assert last.tolist() == [1] * 30
+
+
+def test_break_from_doubly_nested_if_with_other_result_types():
+    r, flag = check(
+        """
+        %r, %flag = loop iter_values(%i = %c0) : tile<i32> -> tile<f32>, tile<i1> {
+          %big = cmpi greater_than_or_equal %i, %bx, signed : tile<i32> -> tile<i1>
+          if %big {
+            %m = remi %bx, %c2 signed : tile<i32>
+            %odd = cmpi equal %m, %c1, signed : tile<i32> -> tile<i1>
+            if %odd {
+              %f = itof %i signed : tile<i32> -> tile<f32>
+              %t = constant <i1: true> : tile<i1>
+              break %f, %t : tile<f32>, tile<i1>
+            }
+            %three = constant <i32: 3> : tile<i32>
+            %f2 = itof %three signed : tile<i32> -> tile<f32>
+            %fl = constant <i1: false> : tile<i1>
+            break %f2, %fl : tile<f32>, tile<i1>
+          }
+          %i1 = addi %i, %c1 : tile<i32>
+          continue %i1 : tile<i32>
+        }
+        """,
+        [("r", "f32"), ("flag", "i1")],
+    )
+    assert r.tolist() == [float(b) if b % 2 else 3.0 for b in range(BLOCKS)]
+
+
+def test_loop_with_continue_and_break_in_both_branches():
+    (s,) = check(
+        """
+        %s = loop iter_values(%n = %bx, %acc = %c0) : tile<i32>, tile<i32> -> tile<i32> {
+          %le = cmpi less_than_or_equal %n, %c0, signed : tile<i32> -> tile<i1>
+          %m = remi %n, %c2 signed : tile<i32>
+          %odd = cmpi equal %m, %c1, signed : tile<i32> -> tile<i1>
+          %n1 = subi %n, %c1 : tile<i32>
+          if %le {
+            break %acc : tile<i32>
+          } else {
+            if %odd {
+              continue %n1, %acc : tile<i32>, tile<i32>
+            }
+          }
+          %a = addi %acc, %n : tile<i32>
+          continue %n1, %a : tile<i32>, tile<i32>
+        }
+        """,
+        [("s", "i32")],
+    )
+    assert s.tolist() == [sum(n for n in range(b, 0, -1) if n % 2 == 0) for b in range(BLOCKS)]
+
+
+EARLY_RETURN = """
+cuda_tile.module @m {
+  entry @k(%out: tile<ptr<i32>>) {
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %c3 = constant <i32: 3> : tile<i32>
+    %c7 = constant <i32: 7> : tile<i32>
+    %p = offset %out, %bx : tile<ptr<i32>>, tile<i32> -> tile<ptr<i32>>
+    %m = remi %bx, %c3 signed : tile<i32>
+    %z = cmpi equal %m, %c0, signed : tile<i32> -> tile<i1>
+    if %z {
+      %t0 = store_ptr_tko weak %p, %c7 : tile<ptr<i32>>, tile<i32> -> token
+      return
+    }
+    %s = for %iv in (%c0 to %bx, step %c1) : tile<i32> iter_values(%acc = %c0) -> (tile<i32>) {
+      %a = addi %acc, %iv : tile<i32>
+      continue %a : tile<i32>
+    }
+    %big = cmpi greater_than %s, %c7, signed : tile<i32> -> tile<i1>
+    if %big {
+      %odd = remi %bx, %c3 signed : tile<i32>
+      %one = cmpi equal %odd, %c1, signed : tile<i32> -> tile<i1>
+      if %one {
+        %t1 = store_ptr_tko weak %p, %s : tile<ptr<i32>>, tile<i32> -> token
+        return
+      }
+    }
+    %neg = subi %c0, %s : tile<i32>
+    %t2 = store_ptr_tko weak %p, %neg : tile<ptr<i32>>, tile<i32> -> token
+    return
+  }
+}
+"""
+
+
+def _early_return_expected(b: int) -> int:
+    if b % 3 == 0:
+        return 7
+    s = sum(range(b))
+    return s if s > 7 and b % 3 == 1 else -s
+
+
+def test_early_return_from_nested_ifs():
+    out = np.full(BLOCKS, -999, np.int32)
+    _, (tri,) = run_both(EARLY_RETURN, "k", BLOCKS, [out])
+    assert tri.tolist() == [_early_return_expected(b) for b in range(BLOCKS)]
+    src = source_of(EARLY_RETURN)
+    assert "returned" in src  # the rest of the kernel runs under the return flag
+
+
+@pytest.mark.parametrize(("unsigned", "lo", "hi", "step"), [(False, 120, 127, 5), (True, -6, -1, 3)])
+def test_i8_and_unsigned_for_loops(unsigned, lo, hi, step):
+    u = "unsigned " if unsigned else ""
+    (n,) = check(
+        f"""
+        %lo = constant <i8: {lo}> : tile<i8>
+        %hi = constant <i8: {hi}> : tile<i8>
+        %st = constant <i8: {step}> : tile<i8>
+        %z = constant <i8: 0> : tile<i8>
+        %n = for {u}%iv in (%lo to %hi, step %st) : tile<i8> iter_values(%count = %z) -> (tile<i8>) {{
+          %one = constant <i8: 1> : tile<i8>
+          %c = addi %count, %one : tile<i8>
+          continue %c : tile<i8>
+        }}
+        """,
+        [("n", "i8")],
+        blocks=2,
+    )
+    assert n.tolist()[0] == len(range(lo % 256 if unsigned else lo, hi % 256 if unsigned else hi, step))
+
+
+def test_control_flow_compiles_for_every_target():
+    for k in compile_for(EARLY_RETURN, "k"):
+        assert k.spills == 0
