@@ -283,7 +283,13 @@ def _for(e: OpEmit) -> None:
     frame = LoopFrame(e.op, carried)
     unsigned = e.flag("unsignedCmp")
     if "return" not in body_exits and not unsigned and _bound_ok(iv_arg.type):
-        e.line(f"for {iv} in range({lb}, {ub}, {step}):")
+        # Under Triton's interpreter `range` yields Python ints: cast to the bound type
+        # (a no-op when compiled, where the induction variable already has it).
+        raw = e.tmp(iv + "_i")
+        e.line(f"for {raw} in range({lb}, {ub}, {step}):")
+        e.cg.indent += 1
+        e.line(f"{iv} = tl.cast({raw}, {tltypes.dtype(iv_arg.type)})")
+        e.cg.indent -= 1
         _loop_body(e, frame, block, body_exits)
         return
     # A while loop: the induction variable advances before the body, so that every path
