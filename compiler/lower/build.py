@@ -191,7 +191,9 @@ def triton_options(src: KernelSource, overrides: dict[str, Any]) -> dict[str, An
 def _key(src: KernelSource, opts: dict[str, Any], version: str) -> str:
     h = hashlib.sha256()
     h.update(src.text.encode())
-    h.update(json.dumps({"target": src.target.arch, "options": opts, "triton": version}, sort_keys=True).encode())
+    # The signature too: the same text compiles differently for other parameter types.
+    meta = {"target": src.target.arch, "options": opts, "triton": version, "signature": src.signature}
+    h.update(json.dumps(meta, sort_keys=True).encode())
     return h.hexdigest()[:32]
 
 
@@ -280,7 +282,10 @@ def _compile_error(src: KernelSource, exc: Exception) -> LowerError:
         lineno = int(m.group(1)) if m else None
     op = src.op_at(lineno) if lineno is not None else None
     first = next((ln for ln in text.splitlines() if ln.strip() and not ln.startswith(" ")), type(exc).__name__)
-    message = f"Triton could not compile the lowered kernel ({type(exc).__name__}: {first[:300]}); this is a bug in the lowering, please report it"
+    message = (
+        f"Triton could not compile the lowered kernel ({type(exc).__name__}: {first[:300]}); "
+        "this is a bug in the lowering, please report it"
+    )
     where = None
     name = None
     if op is not None:
@@ -318,7 +323,8 @@ def _mk(p: Path) -> Path:
 def _load_cached(entry: Path, src: KernelSource, opts: dict[str, Any]) -> Compiled | None:
     try:
         meta = json.loads((entry / "meta.json").read_text())
-        asm = {kind: (entry / f"kernel.{kind}").read_text() for kind in ASM_KINDS if (entry / f"kernel.{kind}").exists()}
+        files = {kind: entry / f"kernel.{kind}" for kind in ASM_KINDS}
+        asm = {kind: f.read_text() for kind, f in files.items() if f.exists()}
         cubin = (entry / "kernel.cubin").read_bytes()
     except (OSError, ValueError):
         return None

@@ -135,6 +135,19 @@ class KernelSource:
     def op_at(self, line: int) -> Operation | None:
         return self.line_ops.get(line)
 
+    def not_interpretable(self) -> list[str]:
+        """Ops (mnemonics, in order) whose code Triton's interpreter cannot run: inline PTX
+        and libdevice calls (the interpreter has neither)."""
+        found: list[str] = list(self.inline_asm)
+        for n, line in enumerate(self.text.split("\n"), 1):
+            code = line.split("#", 1)[0]
+            if "libdevice." in code or "inline_asm_elementwise" in code:
+                op = self.line_ops.get(n)
+                name = op.mnemonic if op is not None else "a helper"
+                if name not in found:
+                    found.append(name)
+        return found
+
 
 # -- views ------------------------------------------------------------------------------
 
@@ -170,7 +183,8 @@ _RESERVED = set(keyword.kwlist) | {
 
 def _identifier(hint: str) -> str:
     s = re.sub(r"\W", "_", hint)
-    if not s or s[0].isdigit():
+    # Names from the IR never start with `_`: module-level helpers do (see `Codegen.helper`).
+    if not s or s[0].isdigit() or s[0] == "_":
         s = "v" + s
     if s in _RESERVED or s.startswith("__"):
         s = s.strip("_") + "_"
@@ -278,6 +292,7 @@ class Codegen:
             self.return_flag = self.fresh("returned")
             self.emit(f"{self.return_flag} = tl.full((), 0, tl.int1)", self.entry)
         self.emit_block(block)
+        self.options.update(launch_options(self.entry, self.target))
         if not any(line.strip() for line in self.lines):
             self.emit("pass", self.entry)
         body = self.lines
@@ -344,6 +359,9 @@ class Codegen:
     def helper(self, name: str, source: str) -> str:
         """A module-level function (written once, however many ops use it). `source` is
         its whole definition with `{name}` standing for the function's name."""
+        # Fixed helper names start with `_`, which names from the IR never do; names made
+        # by `fresh` are unique already.
+        self.used.add(name)
         if name not in self.helpers:
             self.helpers[name] = source.replace("{name}", name)
         return name
@@ -562,6 +580,59 @@ class OpEmit:
         if len(self.cg.lines) == before:
             self.line("pass")
         self.cg.indent -= 1
+
+
+_MMA = {"cuda_tile.mmaf", "cuda_tile.mmai", "cuda_tile.mmaf_scaled"}
+
+
+def _hint_int(d: Any, key: str) -> int | None:
+    for k, v in getattr(d, "entries", ()):
+        if k == key and isinstance(getattr(v, "value", None), int):
+            return int(v.value)
+    return None
+
+
+def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
+    """Triton compile options from what the IR says, else a default heuristic.
+
+    From the kernel's `optimization_hints` (the entry for the target's `sm_XX`, else
+    `default`): `num_worker_warps_per_cta` → num_warps; `num_cta_in_cga` → num_ctas (a
+    cluster: sm_90 and newer only); `occupancy` (CTAs per SM) → maxnreg, the register cap
+    that lets that many CTAs fit (65536 registers per SM), as `__launch_bounds__` does.
+    Discardable attributes `tt.num_warps` / `tt.num_stages` on the entry (Triton's names)
+    are taken as they are. Otherwise: 8 warps for kernels with a matrix multiply (the
+    tensor-core kernels others measured did best with 8), 4 for the rest (memory-bound),
+    and Triton's default of 3 pipeline stages.
+    """
+    opts: dict[str, Any] = {}
+    if any(op.name in _MMA for op in entry.walk()):
+        opts["num_warps"] = 8
+    if any(op.name == "cuda_tile.assert" for op in entry.walk()):
+        opts["debug"] = True  # Triton compiles device_assert only in debug mode
+    hints = entry.attr("optimization_hints")
+    chosen = None
+    for key, d in getattr(hints, "entries", ()):
+        if key == target.arch:
+            chosen = d
+        elif key == "default" and chosen is None:
+            chosen = d
+    if chosen is not None:
+        warps = _hint_int(chosen, "num_worker_warps_per_cta")
+        if warps and warps & (warps - 1) == 0 and warps <= 32:
+            opts["num_warps"] = warps
+        ctas = _hint_int(chosen, "num_cta_in_cga")
+        if ctas and ctas > 1 and target.cc >= 90:
+            opts["num_ctas"] = ctas
+        occupancy = _hint_int(chosen, "occupancy")
+        if occupancy and occupancy > 0:
+            threads = opts.get("num_warps", 4) * 32
+            cap = 65536 // (occupancy * threads) // 8 * 8
+            opts["maxnreg"] = max(24, min(255, cap))
+    for name, key in (("tt.num_warps", "num_warps"), ("tt.num_stages", "num_stages")):
+        a = entry.attributes.get(name)
+        if isinstance(getattr(a, "value", None), int):
+            opts[key] = int(a.value)  # type: ignore[union-attr]
+    return opts
 
 
 def is_tile(t: Type) -> bool:

@@ -101,10 +101,11 @@ def run(
     except ImportError:
         raise LowerError("Triton's interpreter needs PyTorch (pip install torch; the CPU build is enough)") from None
     src = source or lower_entry(module, entry, Target.parse(None))
-    if src.inline_asm:
+    blockers = src.not_interpretable()
+    if blockers:
         raise LowerError(
-            f"kernel @{src.kernel} needs inline PTX for {', '.join(src.inline_asm)}, which Triton's interpreter "
-            "cannot run; use the cpu backend, or compile it (tileir compile) and run it on a GPU"
+            f"kernel @{src.kernel} needs inline PTX or libdevice for {', '.join(blockers)}, which Triton's "
+            "interpreter cannot run; use the cpu backend, or compile it (tileir compile) and run it on a GPU"
         )
     _patch_interpreter()
     fn = import_kernel(src, interpret=True)

@@ -1,12 +1,387 @@
-"""Floating-point arithmetic."""
+"""Floating-point arithmetic, comparison, min/max: absf addf subf mulf divf sqrt fma negf ceil
+floor remf cmpf maxf minf.
+
+Exactness: every op here is bitwise equal to the CPU interpreter (`compiler/interp/
+ops_float.py`, `rounding.py`: correctly rounded in every mode) on the GPU, with three
+exceptions that only Triton 3.6's *interpreter* cannot reproduce (the GPU result is exact):
+`fma` on f32/f64 in round-to-nearest (a real fused `tl.fma`; the interpreter computes
+x*y+z with two roundings), f64 in a directed rounding mode (inline PTX), and `remf` on f64
+(libdevice's fmod). NaN payloads are not specified (the interpreter's are NumPy's);
+maxf/minf give the canonical NaN as the interpreter does.
+
+Round to nearest even (the default, and `approx`/`full`, which the interpreter computes
+exactly too):
+
+    f32, f64    `+ - *` (add.rn / sub.rn / mul.rn; the build disables FMA contraction),
+                `tl.div_rn` / `tl.sqrt_rn` for f32 (Triton's `/` and `tl.sqrt` on f32 are
+                approximate), `/` and `tl.sqrt` on f64 (div.rn.f64 / sqrt.rn.f64), `tl.fma`.
+    f16         `+ - *` natively (add.rn.f16 ...; NumPy float16 in the interpreter, both
+                correctly rounded); `/` and sqrt in f32 with div_rn / sqrt_rn, rounded to
+                f16: innocuous double rounding, f32 has 24 >= 2*11+2 bits (Figueroa).
+                fma: (a*b + c) in f64 rounded to f16: the product is exact, and the f64 sum
+                is either exact or so lopsided that it cannot reach an f16 midpoint (the
+                f16 exponent range is narrow), so a single rounding happens in effect.
+    bf16        computed in f32 and rounded with integer code (ops_conversion): innocuous
+                double rounding for + - * / sqrt (24 >= 2*8+2). Triton 3.6's interpreter
+                computes bf16 arithmetic on the raw bits, and GPUs before sm_90 have no bf16
+                add, so f32 is the one formulation that both agree on. fma: the f64 TwoSum
+                path below, in nearest mode.
+
+Directed rounding (`rounding<zero|negative_inf|positive_inf>`):
+
+    f16, bf16,  pure Triton, exact, runs in the interpreter: the operation in f64 gives the
+    f32         float nearest to the exact result plus the sign of the rest, and
+                `ops_conversion.round_helper` rounds that into the format. Sums (add, sub,
+                fma) carry a TwoSum residual (exact in f64 for these inputs, no overflow);
+                products are exact in f64; an f64 quotient or square root of 24-bit inputs
+                is never a 24-bit grid point unless exact (53 >= 2*24+2), so it needs none.
+                An exact zero sum is -0 toward negative infinity (IEEE 754), +0 otherwise
+                unless both addends are -0.
+    f64         inline PTX `{add,sub,mul,div,sqrt,fma}.{rz,rm,rp}.f64`: exact by the
+                instruction's definition; the interpreter cannot run it (e.uses_inline_asm).
+
+`flush_to_zero` (f32 only): subnormal inputs become zeros of their sign, and a result below
+the smallest normal after rounding is flushed (interp/rounding.py's order), in pure Triton.
+
+absf, negf  clear / flip the sign bit (Triton's `-x` is 0 - x: wrong for zeros, and the 3.6
+            interpreter gets it wrong too).
+ceil floor  tl.ceil / tl.floor (cvt.rpi / cvt.rmi) on f32 and f64; f16 and bf16 through f32
+            (the result is representable in the source format: exact).
+remf        C's fmod, exact. f16, bf16, f32: integer long division on the significands,
+            (mx * 2^(ex-ey)) mod my, shifting in chunks that keep the int64 product exact
+            (f16 one step, bf16 five, f32 seven, unrolled); the remainder times 2^ey is
+            representable, so the final conversion is exact. f64: libdevice.fmod (exact;
+            not runnable in Triton's interpreter). Triton's `%` is x - trunc(x/y)*y, not exact.
+cmpf        ordered predicates are IEEE's (false with NaN); not_equal ordered is
+            `(a < b) | (a > b)`; unordered predicates are the negation of the opposite ordered
+            one (true with NaN). bf16 is compared in f32.
+maxf minf   written with `tl.where` (PTX max.f32 and the 3.6 interpreter's np.maximum differ
+            on NaN): a number beats NaN, equal values take (max) the AND / (min) the OR of
+            the two bit patterns (+0 beats -0), NaN results are the canonical NaN (all NaN
+            inputs, or any NaN with `propagate_nan`).
+"""
 
 from __future__ import annotations
 
 from .codegen import OpEmit
+from .ops_conversion import (
+    BITS_OF,
+    CANONICAL_NAN,
+    bf16_to_f32,
+    f32_to_bf16,
+    float_name,
+    mode_of,
+    residual_sign,
+    rounded,
+    to_f64,
+)
 from .registry import emitter
 
+_DTYPE = {"f16": "tl.float16", "bf16": "tl.bfloat16", "f32": "tl.float32", "f64": "tl.float64"}
+_UBITS = {16: "tl.uint16", 32: "tl.uint32", 64: "tl.uint64"}
 
-@emitter("addf")
-def _addf(e: OpEmit) -> None:
-    a, b = e.operands
-    e.assign(f"{a} + {b}")
+_FLUSH_F32 = """@triton.jit
+def {name}(x):
+    # flush_to_zero: an f32 subnormal becomes a zero of its sign.
+    b = x.to(tl.uint32, bitcast=True)
+    return tl.where((b & 0x7F800000) == 0, b & 0x80000000, b).to(tl.float32, bitcast=True)
+"""
+
+
+def flush(e: OpEmit, x: str) -> str:
+    return f"{e.helper('_fa_flush_f32', _FLUSH_F32)}({x})"
+
+
+def up32(e: OpEmit, x: str, t: str) -> str:
+    """An f16/bf16/f32 operand as f32 (exact)."""
+    if t == "f32":
+        return x
+    return f"{x}.to(tl.float32)" if t == "f16" else bf16_to_f32(e, x)
+
+
+def down32(e: OpEmit, x: str, t: str) -> str:
+    """An f32 value rounded to nearest even into f16/bf16 (identity for f32)."""
+    if t == "f32":
+        return x
+    return f"{x}.to(tl.float16)" if t == "f16" else f32_to_bf16(e, x)
+
+
+def _ftz(e: OpEmit, t: str) -> bool:
+    if not e.flag("flush_to_zero"):
+        return False
+    if t != "f32":
+        raise e.error(f"flush_to_zero applies to f32 only, not {t}")
+    return True
+
+
+def _type(e: OpEmit) -> str:
+    t = float_name(e, e.result_types[0])
+    if t not in _DTYPE:
+        raise e.error(f"{e.op.mnemonic} on {t} tiles is not supported")
+    return t
+
+
+# -- arithmetic -----------------------------------------------------------------------------
+
+_ARITY = {"addf": 2, "subf": 2, "mulf": 2, "divf": 2, "sqrt": 1, "fma": 3}
+_NATIVE = {"addf": "{0} + {1}", "subf": "{0} - {1}", "mulf": "{0} * {1}"}
+_PTX = {"addf": "add", "subf": "sub", "mulf": "mul", "divf": "div", "sqrt": "sqrt", "fma": "fma"}
+
+
+@emitter("addf", "subf", "mulf", "divf", "sqrt", "fma")
+def _arith(e: OpEmit) -> None:
+    op = e.op.mnemonic
+    t = _type(e)
+    mode = mode_of(e)
+    ftz = _ftz(e, t)
+    args = e.operands[: _ARITY[op]]
+    if t == "f64":
+        if mode == "rn":
+            e.assign(_nearest(e, op, args, t))
+        else:
+            e.uses_inline_asm()
+            regs = ", ".join(f"${i + 1}" for i in range(len(args)))
+            asm = f"{_PTX[op]}.{mode}.f64 $0, {regs};"
+            constraints = ",".join(["=d"] + ["d"] * len(args))
+            e.assign(
+                f'tl.inline_asm_elementwise("{asm}", "{constraints}", [{", ".join(args)}], '
+                "dtype=tl.float64, is_pure=True, pack=1)"
+            )
+        return
+    if ftz:
+        args = [flush(e, a) for a in args]
+    if mode == "rn" and not (op == "fma" and t == "bf16"):
+        expr = _nearest(e, op, args, t)
+        e.assign(flush(e, expr) if ftz else expr)
+        return
+    fn = _directed_helper(e, op, t, mode, ftz)
+    e.assign(f"{fn}({', '.join(args)})")
+
+
+def _nearest(e: OpEmit, op: str, args: list[str], t: str) -> str:
+    """Round-to-nearest-even `op` (module doc)."""
+    if op == "fma":
+        if t == "f16":
+            a, b, c = (f"{x}.to(tl.float64)" for x in args)
+            return f"({a} * {b} + {c}).to(tl.float16)"
+        return f"tl.fma({', '.join(args)})"
+    if t in ("f32", "f64") or (t == "f16" and op in _NATIVE):
+        if op in _NATIVE:
+            return _NATIVE[op].format(*args)
+        if t == "f64":
+            return f"{args[0]} / {args[1]}" if op == "divf" else f"tl.sqrt({args[0]})"
+        return f"tl.div_rn({args[0]}, {args[1]})" if op == "divf" else f"tl.sqrt_rn({args[0]})"
+    wide = [up32(e, a, t) for a in args]
+    if op in _NATIVE:
+        expr = _NATIVE[op].format(*wide)
+    elif op == "divf":
+        expr = f"tl.div_rn({wide[0]}, {wide[1]})"
+    else:
+        expr = f"tl.sqrt_rn({wide[0]})"
+    return down32(e, expr, t)
+
+
+def _directed_helper(e: OpEmit, op: str, t: str, mode: str, ftz: bool) -> str:
+    """A jitted helper computing `op` in f64 and rounding the result (with its residual)
+    into `t` (module doc)."""
+    name = f"_fa_{op}_{t}_{mode}{'_ftz' if ftz else ''}"
+    params = ["a", "b", "c"][: _ARITY[op]]
+    lines = ["@triton.jit", f"def {{name}}({', '.join(params)}):"]
+    lines.append(f"    # {op} on {t} rounded {mode}: f64 value + residual sign, then exact rounding.")
+    x = [f"x{i}" for i in range(len(params))]
+    for xi, p in zip(x, params, strict=True):
+        lines.append(f"    {xi} = {to_f64(e, p, t)}")
+    residual = None
+    if op in ("addf", "subf", "fma"):
+        if op == "subf":  # x0 - x1 = x0 + (-x1), the sign flipped on the bits (exact)
+            lines.append("    x1 = (x1.to(tl.uint64, bitcast=True) ^ 0x8000000000000000).to(tl.float64, bitcast=True)")
+        if op == "fma":
+            lines.append("    p = x0 * x1  # exact: at most 48 significant bits")
+            u, v = "p", "x2"
+        else:
+            u, v = "x0", "x1"
+        lines += [
+            f"    s = {u} + {v}",
+            f"    z = s - {u}",
+            f"    err = ({u} - (s - z)) + ({v} - z)  # TwoSum: s + err is the exact sum",
+            f"    r = {residual_sign('err')}",
+        ]
+        if mode == "rm":
+            lines.append(
+                f"    both_pos_zero = ({u}.to(tl.uint64, bitcast=True) | {v}.to(tl.uint64, bitcast=True)) == 0"
+            )
+            lines.append("    neg_zero = tl.full((), 0x8000000000000000, tl.uint64).to(tl.float64, bitcast=True)")
+            lines.append("    s = tl.where((s == 0) & (r == 0) & ~both_pos_zero, neg_zero, s)  # exact zero: -0")
+        residual = "r"
+    elif op == "mulf":
+        lines.append("    s = x0 * x1  # exact")
+    elif op == "divf":
+        lines.append("    s = x0 / x1  # never a grid point of the format unless exact")
+    else:
+        lines.append("    s = tl.sqrt(x0)  # never a grid point of the format unless exact")
+    lines.append(f"    return {rounded(e, 's', 64, t, mode, residual, ftz)}")
+    return e.helper(name, "\n".join(lines) + "\n")
+
+
+# -- sign, rounding to integers -------------------------------------------------------------
+
+
+@emitter("absf", "negf")
+def _sign_bit(e: OpEmit) -> None:
+    (x,) = e.operands
+    t = _type(e)
+    bits = BITS_OF[t]
+    sign = 1 << (bits - 1)
+    op = f"& {sign - 1}" if e.op.mnemonic == "absf" else f"^ {sign}"
+    e.assign(f"({x}.to({_UBITS[bits]}, bitcast=True) {op}).to({_DTYPE[t]}, bitcast=True)")
+
+
+@emitter("ceil", "floor")
+def _ceil_floor(e: OpEmit) -> None:
+    (x,) = e.operands
+    t = _type(e)
+    fn = f"tl.{e.op.mnemonic}"
+    if t in ("f32", "f64"):
+        e.assign(f"{fn}({x})")
+    else:  # exact: an integral value of the format is representable in it
+        e.assign(down32(e, f"{fn}({up32(e, x, t)})", t))
+
+
+# -- remf -----------------------------------------------------------------------------------
+
+# (bits, mantissa bits, exponent field mask) of the formats remf computes with integers.
+_REM_FORMATS = {"f16": (16, 10, 0x1F), "bf16": (16, 7, 0xFF), "f32": (32, 23, 0xFF)}
+
+
+def _rem_source(t: str) -> str:
+    bits, mw, emask = _REM_FORMATS[t]
+    u = _UBITS[bits]
+    sign = 1 << (bits - 1)
+    chunk = 62 - mw  # r < 2^(mw+1): r << chunk stays below 2^63
+    steps = max(1, -(-(emask - 2) // chunk))  # exponent differences up to emask - 2
+    bias = emask >> 1
+    if t == "f32":
+        back = "v.to(tl.float32).to(tl.uint32, bitcast=True)"
+    elif t == "f16":
+        back = "v.to(tl.float16).to(tl.uint16, bitcast=True)"
+    else:  # exact in f32, and the low 16 bits are zero
+        back = "(v.to(tl.float32).to(tl.uint32, bitcast=True) >> 16).to(tl.uint16)"
+    return f"""@triton.jit
+def {{name}}(x, y):
+    # fmod for {t}, exact: (mx * 2^(ex - ey)) mod my by integer long division.
+    bx = x.to({u}, bitcast=True)
+    by = y.to({u}, bitcast=True)
+    ax = bx & {sign - 1}
+    ay = by & {sign - 1}
+    ex = tl.maximum((ax >> {mw}).to(tl.int64), 1)
+    ey = tl.maximum((ay >> {mw}).to(tl.int64), 1)
+    mx = (ax & {(1 << mw) - 1}).to(tl.int64) + tl.where((ax >> {mw}) != 0, {1 << mw}, 0).to(tl.int64)
+    my = (ay & {(1 << mw) - 1}).to(tl.int64) + tl.where((ay >> {mw}) != 0, {1 << mw}, 0).to(tl.int64)
+    my = tl.where(my == 0, 1, my)
+    d = tl.maximum(ex - ey, 0)
+    r = mx % my
+    for _ in tl.static_range({steps}):
+        k = tl.minimum(d, {chunk})
+        r = (r << k) % my
+        d = d - k
+    # r * 2^(ey - bias - mw) is representable in {t}: build it exactly in f64
+    v = r.to(tl.float64) * ((ey - {bias + mw} + 1023) << 52).to(tl.float64, bitcast=True)
+    out = {back} | (bx & {sign})
+    out = tl.where(ax < ay, bx, out)  # |x| < |y| (an infinite y included): x
+    nan = (ax > {emask << mw}) | (ay > {emask << mw}) | (ax == {emask << mw}) | (ay == 0)
+    out = tl.where(nan, tl.full((), {CANONICAL_NAN[t]}, {u}), out)
+    return out.to({_DTYPE[t]}, bitcast=True)
+"""
+
+
+@emitter("remf")
+def _remf(e: OpEmit) -> None:
+    a, b = e.operands[:2]
+    t = _type(e)
+    if t == "f64":
+        e.assign(f"libdevice.fmod({a}, {b})")
+        return
+    fn = e.helper(f"_fa_rem_{t}", _rem_source(t))
+    e.assign(f"{fn}({a}, {b})")
+
+
+# -- comparisons ----------------------------------------------------------------------------
+
+_ORDERED = {
+    "equal": "{a} == {b}",
+    "not_equal": "({a} < {b}) | ({a} > {b})",
+    "less_than": "{a} < {b}",
+    "less_than_or_equal": "{a} <= {b}",
+    "greater_than": "{a} > {b}",
+    "greater_than_or_equal": "{a} >= {b}",
+}
+_OPPOSITE = {
+    "equal": "not_equal",
+    "not_equal": "equal",
+    "less_than": "greater_than_or_equal",
+    "less_than_or_equal": "greater_than",
+    "greater_than": "less_than_or_equal",
+    "greater_than_or_equal": "less_than",
+}
+
+
+@emitter("cmpf")
+def _cmpf(e: OpEmit) -> None:
+    a, b = e.operands[:2]
+    t = float_name(e, e.operand_types[0])
+    if t == "bf16":
+        a, b = up32(e, a, t), up32(e, b, t)
+    pred = e.keyword("comparison_predicate", "equal") or "equal"
+    ordered = (e.keyword("comparison_ordering", "ordered") or "ordered") == "ordered"
+    if pred not in _ORDERED:
+        raise e.error(f"unknown comparison predicate '{pred}'")
+    if ordered:
+        e.assign(_ORDERED[pred].format(a=a, b=b))
+    else:
+        e.assign(f"~({_ORDERED[_OPPOSITE[pred]].format(a=a, b=b)})")
+
+
+# -- maxf, minf -----------------------------------------------------------------------------
+
+
+def _minmax_source(t: str, is_max: bool, propagate: bool) -> str:
+    u = _UBITS[BITS_OF[t]]
+    pick, join = (">", "&") if is_max else ("<", "|")
+    nan = "(a != a) | (b != b)" if propagate else "(a != a) & (b != b)"
+    if t == "bf16":
+        # compared in f32, selected on the bf16 bits
+        head = [
+            "    ab = x.to(tl.uint16, bitcast=True)",
+            "    bb = y.to(tl.uint16, bitcast=True)",
+            "    a = (ab.to(tl.uint32) << 16).to(tl.float32, bitcast=True)",
+            "    b = (bb.to(tl.uint32) << 16).to(tl.float32, bitcast=True)",
+        ]
+    else:
+        head = [
+            "    a = x",
+            "    b = y",
+            f"    ab = a.to({u}, bitcast=True)",
+            f"    bb = b.to({u}, bitcast=True)",
+        ]
+    body = [
+        f"    r = tl.where(a {pick} b, ab, bb)",
+        "    r = tl.where(b != b, ab, r)  # a number beats NaN",
+        f"    r = tl.where(a == b, ab {join} bb, r)  # equal values: {'+0 beats -0' if is_max else '-0 beats +0'}",
+        f"    r = tl.where({nan}, tl.full((), {CANONICAL_NAN[t]}, {u}), r)",
+        f"    return r.to({_DTYPE[t]}, bitcast=True)",
+    ]
+    what = ("max" if is_max else "min") + (" propagating NaN" if propagate else " (NaN loses)")
+    return "\n".join(["@triton.jit", "def {name}(x, y):", f"    # {what} of {t}", *head, *body]) + "\n"
+
+
+@emitter("maxf", "minf")
+def _maxf_minf(e: OpEmit) -> None:
+    a, b = e.operands[:2]
+    t = _type(e)
+    is_max = e.op.mnemonic == "maxf"
+    propagate = e.flag("propagate_nan")
+    if _ftz(e, t):
+        a, b = flush(e, a), flush(e, b)
+    name = f"_fa_{'max' if is_max else 'min'}_{t}{'_nan' if propagate else ''}"
+    fn = e.helper(name, _minmax_source(t, is_max, propagate))
+    e.assign(f"{fn}({a}, {b})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..ir.attributes import BoundedAttr, DivByAttr, SameElementsAttr
+from ..ir.types import IntegerType, PointerType
 from . import tltypes
 from .codegen import OpEmit
 from .registry import emitter
@@ -31,7 +32,14 @@ def _tokens(e: OpEmit) -> None:
 def _assume(e: OpEmit) -> None:
     """The predicate reaches Triton's analyses: divisibility as `tl.multiple_of`, runs of
     equal elements as `tl.max_constancy`, bounds of scalars as `tl.assume`. The value is
-    unchanged (a broken promise is undefined behaviour, as in Tile IR)."""
+    unchanged (a broken promise is undefined behaviour, as in Tile IR).
+
+    `tl.multiple_of` sets `tt.divisibility` on the op defining its operand; a kernel
+    parameter has none (Triton silently drops the hint on a function argument), so a
+    parameter first goes through a bitcast round trip (pointer → int64 → pointer, iN →
+    fN → iN) that Triton keeps until its axis analysis and LLVM then folds away: free,
+    and the hint reaches the loads (128-bit vector accesses). i8 and i1 parameters have
+    no such round trip; their hint is dropped."""
     (x,) = e.operands
     pred = e.attr("predicate")
     t = e.operand_types[0]
@@ -39,8 +47,15 @@ def _assume(e: OpEmit) -> None:
     rank = len(shape)
     if isinstance(pred, DivByAttr) and pred.every is None and pred.divisor > 1:
         # Triton's divisibility analysis tracks powers of two up to 2^30 (tt.divisibility).
-        d = pred.divisor & -pred.divisor
+        d = min(pred.divisor & -pred.divisor, 1 << 30)
         if d > 1:
+            # A parameter, or an alias of one (`assume bounded` emits no statement).
+            if x in {p.name for p in e.cg.params if p.kind in ("pointer", "scalar")}:
+                el = tltypes.element_of(t)
+                if isinstance(el, PointerType):
+                    x = f"{x}.to(tl.int64, bitcast=True).to({tltypes.dtype(t)}, bitcast=True)"
+                elif isinstance(el, IntegerType) and el.width in (16, 32, 64):
+                    x = f"{x}.to(tl.float{el.width}, bitcast=True).to(tl.int{el.width}, bitcast=True)"
             arg = d if rank == 0 else [d] * rank
             e.assign(f"tl.multiple_of({x}, {arg})")
             return
@@ -69,8 +84,7 @@ def _print(e: OpEmit) -> None:
     e.order_after_tokens()
     fmt = getattr(e.attr("str"), "value", "")
     prefix = fmt.split("%", 1)[0].strip() or "print_tko"
-    values = [v for v, t in zip(e.operands, e.operand_types, strict=True) if v != "None"]
-    del t
+    values = [v for v in e.operands if v is not None and v != "None"]
     args = ", ".join([repr(prefix + " "), *values])
     e.line(f"tl.device_print({args})")
     if e.op.results:

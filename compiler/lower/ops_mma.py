@@ -1,0 +1,235 @@
+"""Matrix multiply-accumulate: `mmaf`, `mmai`, `mmaf_scaled`, all through `tl.dot` (mma.sync on
+sm_80, wgmma on sm_90, tcgen05 on sm_100; 3-D operands are Triton's batched dot).
+
+Common: Triton refuses a dot whose K is below 16 (below 32 for 8-bit operands), so K is
+padded with zero columns of lhs and zero rows of rhs (built with the exact `cat` of
+ops_shape): the extra products are 0 * 0 = +0 and change no sum (except that an exact
+-0.0 result may become +0.0, a sign the op reference does not fix for a sum).
+
+mmaf   tl.dot(lhs, rhs, acc, out_dtype=..., input_precision=...), per input type:
+       f16, bf16  products exact in f32, summed in f32 (the tensor core's accumulator);
+       tf32       held as f32 values that are already tf32: input_precision="tf32" feeds
+                  them to the tensor core unchanged, products exact, f32 sums;
+       f32        input_precision="ieee": f32 fused multiply-adds (no tensor core, no tf32
+                  truncation);
+       f64        f64 fused multiply-adds (mma.sync f64 on sm_80/sm_90, FMA on sm_100);
+       f8E4M3FN, f8E5M2 (held as uint8 bits) are bitcast to tl.float8e4nv / tl.float8e5
+                  on sm_89 and newer (native fp8 MMA, products exact, f32 sums); sm_80 has
+                  no fp8e4nv, so there both formats are converted to f16 by integer code
+                  (exact: every f8 value is an f16 value) and multiplied as f16.
+                  Accumulation: Hopper's fp8 wgmma sums in a narrower-than-f32 accumulator.
+                  Without `fast_acc` the dot gets max_num_imprecise_acc=0, for which Triton
+                  (3.6, sm_90) converts the fp8 operands to f16 itself and uses mma.sync
+                  with f32 accumulators (precise, about half wgmma's fp8 speed); with
+                  `fast_acc` Triton's default applies (fp8 wgmma, imprecise accumulation
+                  allowed, as Tile IR permits). sm_100 uses tcgen05 fp8 MMA either way.
+       An f16 accumulator is widened to f32, the dot accumulates in f32, and the result is
+       rounded once to f16 (as the CPU interpreter does; no f16 partial sums).
+       Exactness: the CPU interpreter sums the exact products in f32 (f64 for f32 inputs)
+       in BLAS's order and rounds once. The lowering computes the same exact products and
+       sums them in the accumulator type in the tensor core's (or FMA chain's) order, so
+       results agree up to reassociation of the sum: |r - exact| <= (K + 1) u (sum_k
+       |a_ik b_kj| + |c_ij|) for each of them, u = 2^-24 (f32 sums) or 2^-53 (f64), plus
+       the final rounding to f16. Where all partial sums are exact (e.g. small integers),
+       results are bitwise equal (tests check both).
+mmai   signed x signed: one int8 dot with an int32 accumulator (exact, wraps mod 2^32 as
+       Tile IR's result does). Triton has no u8 dot and refuses mixed signedness, so an
+       unsigned operand U is written U = U' + 128 with U' = U ^ 0x80 read as signed:
+           A_u B   = A' B + 128 colsum(B)
+           A B_u   = A B' + 128 rowsum(A)
+           A_u B_u = A' B' + 128 rowsum(A') + 128 colsum(B') + 16384 K
+       one int8 dot plus row/column sums (tl.sum in int32), all mod 2^32: bit-exact.
+mmaf_scaled  Triton 3.6's `dot_scaled` is not used (its emulation upcasts through bf16 and
+       the interpreter cannot run it); instead both operands are dequantized exactly to f32:
+       the f8 value (via the f16 conversion above) times 2^(s - 127) for its block's
+       f8E8M0FNU scale s (s = 0xFF: NaN). Every dequantized value has at most 4 significant
+       bits, so it is exact in f32 (also as a subnormal) and in tf32; the dot then runs with
+       input_precision="tf32" on the tensor cores, products exact, f32 sums: the bound of
+       mmaf with u = 2^-24 (the interpreter sums in f64, then rounds once). Differences:
+       a dequantized value above f32's range (448 * 2^127) is already infinite here, and
+       tensor cores may treat subnormal tf32 inputs (|value| < 2^-126, scales below about
+       2^-117) as zero. f4E2M1FN operands and f8E4M3FN scales are refused (the lowering has
+       no representation of 4-bit tiles).
+"""
+
+from __future__ import annotations
+
+from ..ir.types import Type
+from . import tltypes
+from .codegen import OpEmit
+from .ops_shape import concat
+from .registry import emitter
+
+_F8_TO_F16 = """@triton.jit
+def {name}(bits, e4m3: tl.constexpr):
+    # f8 bits (uint8) -> f16, exact. E5M2 is the top byte of an f16. E4M3FN: the 7 low bits
+    # shifted into an f16 (exponent field e, mantissa m << 7) are the value times 2^-8 for
+    # normal and subnormal e4m3 alike; 0x7F/0xFF are NaN.
+    b = bits.to(tl.uint16)
+    if e4m3:
+        mag = ((b & 0x7F) << 7).to(tl.float16, bitcast=True) * tl.full((), 256.0, tl.float16)
+        out = mag.to(tl.uint16, bitcast=True) | ((b & 0x80) << 8)
+        out = tl.where((b & 0x7F) == 0x7F, tl.full((), 0x7E00, tl.uint16), out)
+    else:
+        out = b << 8
+    return out.to(tl.float16, bitcast=True)
+"""
+
+_E8M0_TO_F32 = """@triton.jit
+def {name}(bits):
+    # f8E8M0FNU bits (uint8) -> f32: 2^(s - 127), exact (s = 0 is the subnormal 2^-127); 0xFF is NaN.
+    s = bits.to(tl.uint32)
+    out = tl.where(s == 0, tl.full((), 0x00400000, tl.uint32), s << 23)
+    out = tl.where(s == 0xFF, tl.full((), 0x7FC00000, tl.uint32), out)
+    return out.to(tl.float32, bitcast=True)
+"""
+
+
+def f8_to_f16(e: OpEmit, x: str, name: str) -> str:
+    fn = e.helper("_f8_to_f16", _F8_TO_F16)
+    return f"{fn}({x}, {name == 'f8E4M3FN'})"
+
+
+def _el(t: Type) -> str:
+    return tltypes.float_name(t) if tltypes.is_float(t) else str(tltypes.element_of(t))
+
+
+def pad_k(
+    e: OpEmit, a: str, b: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...], dtype: str, minimum: int
+) -> tuple[str, str]:
+    """lhs and rhs (elements of `dtype`) with K padded by zeros to at least `minimum`."""
+    k = a_shape[-1]
+    while k < minimum:
+        # (not tl.zeros_like: Triton 3.6's interpreter cannot call it from a kernel)
+        expr, a_shape = concat(e, a, f"tl.full({list(a_shape)}, 0, {dtype})", a_shape, len(a_shape) - 1)
+        a = e.tmp("lhs_padded")
+        e.line(f"{a} = {expr}")
+        expr, b_shape = concat(e, b, f"tl.full({list(b_shape)}, 0, {dtype})", b_shape, len(b_shape) - 2)
+        b = e.tmp("rhs_padded")
+        e.line(f"{b} = {expr}")
+        k *= 2
+    return a, b
+
+
+@emitter("mmaf")
+def _mmaf(e: OpEmit) -> None:
+    a, b, c = e.operands[:3]
+    ta, tb, tc = e.operand_types[:3]
+    el, acc_el = _el(ta), _el(tc)
+    sa, sb = tltypes.shape_of(ta), tltypes.shape_of(tb)
+    precision = "ieee"
+    extra = ""
+    if el in ("f8E4M3FN", "f8E5M2"):
+        if e.target.cc >= 89:
+            # Padded as bits (0x00 is +0.0 in both formats), then read as Triton's fp8.
+            a, b = pad_k(e, a, b, sa, sb, "tl.uint8", 32)
+            fp8 = tltypes.TRITON_FP8[el]
+            a, b = f"{a}.to({fp8}, bitcast=True)", f"{b}.to({fp8}, bitcast=True)"
+            if not e.flag("fast_acc"):
+                extra = ", max_num_imprecise_acc=0"
+        else:
+            la, lb = e.tmp("lhs_f16"), e.tmp("rhs_f16")
+            e.line(f"{la} = {f8_to_f16(e, a, el)}")
+            e.line(f"{lb} = {f8_to_f16(e, b, el)}")
+            a, b = pad_k(e, la, lb, sa, sb, "tl.float16", 16)
+    elif el in ("f16", "bf16", "f32", "tf32", "f64"):
+        precision = "tf32" if el == "tf32" else "ieee"
+        a, b = pad_k(e, a, b, sa, sb, tltypes.dtype(ta), 16)
+    else:
+        raise e.error(f"mmaf of {el} operands is not supported by the Triton lowering")
+    if acc_el not in ("f16", "f32", "tf32", "f64"):
+        raise e.error(f"mmaf with a {acc_el} accumulator is not supported by the Triton lowering")
+    if el == "f64":
+        out, acc = "tl.float64", c
+    else:
+        out = "tl.float32"
+        acc = f"{c}.to(tl.float32)" if acc_el == "f16" else c
+    expr = f"tl.dot({a}, {b}, acc={acc}, input_precision={precision!r}, out_dtype={out}{extra})"
+    if acc_el == "f16":
+        expr = f"{expr}.to(tl.float16)"
+    e.assign(expr)
+
+
+_SUM_I32 = """@triton.jit
+def {name}(a, b):
+    return a + b
+"""
+
+
+@emitter("mmai")
+def _mmai(e: OpEmit) -> None:
+    a, b, c = e.operands[:3]
+    ta, tb = e.operand_types[:2]
+    sa, sb = tltypes.shape_of(ta), tltypes.shape_of(tb)
+    k = sa[-1]
+    ua = e.keyword("signedness_lhs", "signed") == "unsigned"
+    ub = e.keyword("signedness_rhs", "signed") == "unsigned"
+    # U' = U ^ 0x80 read as signed int8: U = U' + 128 (module doc).
+    if ua:
+        flipped = e.tmp("lhs_shifted")
+        e.line(f"{flipped} = ({a}.to(tl.uint8, bitcast=True) ^ 0x80).to(tl.int8, bitcast=True)")
+        a = flipped
+    if ub:
+        flipped = e.tmp("rhs_shifted")
+        e.line(f"{flipped} = ({b}.to(tl.uint8, bitcast=True) ^ 0x80).to(tl.int8, bitcast=True)")
+        b = flipped
+    da, db = pad_k(e, a, b, sa, sb, "tl.int8", 32)
+    # The product alone (|sum| <= 2^14 K: no overflow), then the accumulator added with a
+    # wrapping 32-bit add, written through i64 so that Triton does not fold it into the dot's
+    # accumulator: mma.sync's integer form (sm_80, sm_100) saturates (.satfinite), where
+    # Tile IR wraps. (LLVM turns the i64 add back into a 32-bit one.)
+    product = e.tmp("product")
+    e.line(f"{product} = tl.dot({da}, {db}, out_dtype=tl.int32)")
+    terms = [f"{product}.to(tl.int64)", f"{c}.to(tl.int64)"]
+    add = e.helper("_sum_i32", _SUM_I32)
+    if ua:
+        # + 128 * (sum over k of B[k, j]): a row of column sums.
+        terms.append(f"(tl.reduce({b}.to(tl.int32), {len(sb) - 2}, {add}, keep_dims=True) << 7).to(tl.int64)")
+    if ub:
+        terms.append(f"(tl.reduce({a}.to(tl.int32), {len(sa) - 1}, {add}, keep_dims=True) << 7).to(tl.int64)")
+    if ua and ub:
+        terms.append(str(128 * 128 * k))
+    e.assign(f"({' + '.join(terms)}).to(tl.int32)")
+
+
+@emitter("mmaf_scaled")
+def _mmaf_scaled(e: OpEmit) -> None:
+    a, b, c, sa_, sb_ = e.operands[:5]
+    ta, tb, tc, tsa, tsb = e.operand_types[:5]
+    el, scale_el = _el(ta), _el(tsa)
+    if el not in ("f8E4M3FN", "f8E5M2"):
+        raise e.error(f"mmaf_scaled of {el} operands is not supported by the Triton lowering (no 4-bit tiles)")
+    if scale_el != "f8E8M0FNU":
+        raise e.error(f"mmaf_scaled with {scale_el} scales is not supported by the Triton lowering")
+    if _el(tc) != "f32":
+        raise e.error("mmaf_scaled needs an f32 accumulator")
+    shape_a, shape_b = tltypes.shape_of(ta), tltypes.shape_of(tb)
+    shape_sa, shape_sb = tltypes.shape_of(tsa), tltypes.shape_of(tsb)
+    k = shape_a[-1]
+    block = k // shape_sa[-1]
+    if block * shape_sa[-1] != k or block * shape_sb[-2] != k:
+        raise e.error(f"scale tiles {shape_sa} and {shape_sb} do not divide K = {k}")
+    scale = e.helper("_e8m0_to_f32", _E8M0_TO_F32)
+    lead = shape_a[:-2]
+    m, n = shape_a[-2], shape_b[-1]
+    nb = shape_sa[-1]
+
+    def shape(*dims: int) -> str:
+        return "(" + ", ".join(map(str, (*lead, *dims))) + ")"
+
+    # Each scale repeated over its block of K: (.., M, nb) -> (.., M, nb, V) -> (.., M, K).
+    xa = e.tmp("scale_a")
+    e.line(
+        f"{xa} = tl.reshape(tl.broadcast_to(tl.reshape({scale}({sa_}), {shape(m, nb, 1)}, can_reorder=False), "
+        f"{shape(m, nb, block)}), {shape(m, k)}, can_reorder=False)"
+    )
+    xb = e.tmp("scale_b")
+    e.line(
+        f"{xb} = tl.reshape(tl.broadcast_to(tl.reshape({scale}({sb_}), {shape(nb, 1, n)}, can_reorder=False), "
+        f"{shape(nb, block, n)}), {shape(k, n)}, can_reorder=False)"
+    )
+    da, db = e.tmp("lhs_scaled"), e.tmp("rhs_scaled")
+    e.line(f"{da} = {f8_to_f16(e, a, el)}.to(tl.float32) * {xa}")
+    e.line(f"{db} = {f8_to_f16(e, b, el)}.to(tl.float32) * {xb}")
+    da, db = pad_k(e, da, db, shape_a, shape_b, "tl.float32", 16)
+    e.assign(f"tl.dot({da}, {db}, acc={c}, input_precision='tf32', out_dtype=tl.float32)")

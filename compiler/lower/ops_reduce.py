@@ -1,0 +1,325 @@
+"""`reduce` and `scan`: the combiner region becomes a module-level jitted function.
+
+    @triton.jit
+    def combine(acc0, acc1, x0, x1):       # acc: the older run, x: the newer one
+        <the region's ops>                 # block args (e0, a0, e1, a1) = (x0, acc0, x1, acc1)
+        return r0, r1                      # the region's `yield`
+
+Argument order. Tile IR's body takes (element, accumulator) pairs, the element being the
+newer value along the dimension (a higher index; in a reverse scan, a lower one) and the
+accumulator the fold of the older ones. Triton's combine functions take all lhs values,
+then all rhs values, so lhs is always the accumulator and rhs the element.
+
+reduce, two strategies:
+  * The body is one commutative op on its two arguments (addi, muli, andi, ori, xori,
+    maxi, mini, addf, mulf, maxf, minf): `tl.reduce(x, dim, combine)`, Triton's fast
+    reduction (in-thread, then shuffles, then shared memory across warps).
+  * Any other body (several ops, several operands as in argmax, non-commutative folds):
+    Triton's tl.reduce does not keep the order of a fold (a thread first combines all the
+    elements it holds, which need not be adjacent, and butterfly shuffles combine in both
+    orders), so the pairwise tree is written out: the reduced axis is moved last and, level
+    by level, reshaped to (n/2, 2) and split, and the pairs combined as
+    f(element = x[2k+1], accumulator = x[2k]). That is the CPU interpreter's evaluation
+    order exactly, for any associative body.
+scan: `tl.associative_scan(x, dim, combine, reverse=...)`, which combines prefixes in
+axis order (lhs the earlier run; for reverse=True the later one), as the body expects.
+
+Identity. The CPU interpreter (the oracle) folds the identity in once, at the end, as
+f(element = result, accumulator = identity). That is a no-op for a true identity except in
+corner cases of floats (a sum of -0.0 values with identity +0.0 is +0.0; max/min give the
+canonical NaN), so it is applied the same way: a second, two-element reduction of
+join(identity, result) along a new minor axis (held in one thread: the order is kept),
+which runs the combiner once per result element, in registers. It is left out for integer
+bodies that are a single `addi`/`muli`/`andi`/`ori`/`xori`/`maxi`/`mini` with that op's
+own identity (where it changes nothing).
+
+Values from outside. A Triton combine function sees only its arguments. A 0-d `constant`
+the body uses from outside is emitted again inside the function; any other (0-d) value is
+passed along as an extra operand (for tl.reduce/associative_scan a tile of copies), which
+the function returns unchanged, so the body finds it under its usual name.
+
+Exactness. Every combiner step is the body's ops, emitted by their own emitters (exact as
+those are); only the order of the steps can differ from the CPU interpreter:
+  * general bodies (the tree): the same order as the interpreter: bitwise equal, float
+    bodies included;
+  * single commutative ops: integers, maxf/minf: order-free, bitwise equal. addf/mulf:
+    equal up to reassociation. For n terms each order errs by at most about
+    (n - 1) u sum|x_i| (u = 2^-24 for f32, 2^-11 for f16, 2^-8 for bf16, 2^-53 for f64), so
+    the results differ by at most 2 (n - 1) u sum|x_i| (the tests check that bound);
+  * scans: Triton's order is sequential within a thread and a prefix tree across threads,
+    the interpreter's is sequential (addf/mulf) or Hillis-Steele: integers and max/min
+    bitwise; float sums up to the same reassociation bound (Triton's interpreter scans
+    sequentially: bitwise equal there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..ir.attributes import BoolAttr, FloatAttr, IntegerAttr
+from ..ir.core import Operation, Region, Value
+from ..ir.types import FloatType, IntegerType, Type
+from . import tltypes
+from .codegen import OpEmit
+from .ops_shape import permute, reshape, shape_text
+from .registry import emitter
+
+
+def render_region(
+    e: OpEmit,
+    region: Region,
+    arg_names: list[str],
+    on_yield: Callable[[OpEmit], None],
+    prelude: Sequence[Operation] = (),
+) -> list[str]:
+    """The lines of `region`'s ops (the body of a function, at indent 1), emitted into a
+    separate buffer after the ops of `prelude` (emitted again there); the region's `yield`
+    calls `on_yield` with its OpEmit."""
+    cg = e.cg
+    saved = (cg.lines, cg.indent, cg.line_ops, cg.loops, cg.return_flag)
+    cg.lines, cg.indent, cg.line_ops, cg.loops, cg.return_flag = [], 1, {}, [], None
+    cg.yield_targets[e.op] = on_yield
+    try:
+        block = region.blocks[0]
+        e.bind_args(block, arg_names)
+        for op in prelude:
+            cg.emit_op(op)
+        cg.emit_block(block)
+        return cg.lines
+    finally:
+        cg.lines, cg.indent, cg.line_ops, cg.loops, cg.return_flag = saved
+        del cg.yield_targets[e.op]
+
+
+def captured_values(op: Operation) -> list[Value]:
+    """Values the op's regions use but do not define, in order of first use."""
+    inside: set[int] = set()
+    for region in op.regions:
+        for block in region.blocks:
+            inside.update(id(a) for a in block.arguments)
+            for inner in block.ops:
+                for o in inner.walk():
+                    inside.update(id(r) for r in o.results)
+                    for r in o.regions:
+                        for b in r.blocks:
+                            inside.update(id(a) for a in b.arguments)
+    out: list[Value] = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                for o in inner.walk():
+                    out += [v for v in o.operands if id(v) not in inside and all(v is not w for w in out)]
+    return out
+
+
+class Combiner:
+    """The combine function of a reduce/scan region, written as a module-level helper.
+
+    A Triton combine function sees only its arguments, so values the body uses from
+    outside are handled here: splat constants are emitted again inside the function, other
+    (0-d) values are carried along as extra operands of the reduction (a tile of copies,
+    passed through unchanged: the function returns its lhs copy), named inside the function
+    as outside."""
+
+    def __init__(self, e: OpEmit, n: int) -> None:
+        region = e.op.regions[0]
+        block = region.blocks[0]
+        if len(block.arguments) != 2 * n:
+            raise e.error(f"the combiner takes {len(block.arguments)} arguments; {2 * n} expected")
+        captured = captured_values(e.op)
+        constants = [v.defining_op for v in captured if _is_constant(v)]
+        carried = [v for v in captured if not _is_constant(v)]
+        for v in carried:
+            if tltypes.shape_of(v.type):
+                raise e.error(f"the combiner uses %{v.name or '?'}, a tile of rank > 0 defined outside it")
+        self.carried = [e.cg.expr(v) for v in carried]
+        self.name = e.tmp("combine_" + e.op.mnemonic)
+        acc = [e.tmp(block.arguments[2 * i + 1].name or f"acc{i}") for i in range(n)]
+        new = [e.tmp(block.arguments[2 * i].name or f"x{i}") for i in range(n)]
+        unused = [e.tmp(f"{c}_rhs") for c in self.carried]
+        args = []
+        for i in range(n):
+            args += [new[i], acc[i]]
+
+        def on_yield(y: OpEmit) -> None:
+            values = y.operands
+            if len(values) != n:
+                raise y.error(f"the combiner yields {len(values)} values; {n} expected")
+            y.line("return " + ", ".join(values + self.carried))
+
+        body = render_region(e, region, args, on_yield, constants)
+        params = acc + self.carried + new + unused
+        e.helper(self.name, "@triton.jit\ndef {name}(" + ", ".join(params) + "):\n" + "\n".join(body))
+
+
+def _is_constant(v: Value) -> bool:
+    d = v.defining_op
+    return d is not None and d.name == "cuda_tile.constant" and not tltypes.shape_of(v.type)
+
+
+def identity_expr(e: OpEmit, i: int, t: Type) -> str:
+    """A 0-d tensor holding operand i's identity, bit-exact."""
+    attr = e.attr("identities")
+    elements = getattr(attr, "elements", ())
+    a = elements[i] if i < len(elements) else None
+    el = tltypes.element_of(t)
+    if isinstance(el, FloatType) and isinstance(a, FloatAttr):
+        if tltypes.is_bits_float(el):
+            return f"tl.full((), {a.bits & 0xFF}, tl.uint8)"
+        width = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64}[el.name]
+        bits = a.bits << 13 if el.name == "tf32" else a.bits
+        if bits >= 1 << (width - 1):
+            bits -= 1 << width  # as the signed integer of the same bits
+        return f"tl.full((), {bits}, tl.int{width}).to({tltypes.dtype(el)}, bitcast=True)"
+    if isinstance(el, IntegerType) and isinstance(a, (IntegerAttr, BoolAttr)):
+        width = el.width
+        v = int(a.value) & ((1 << width) - 1)
+        if width == 1:
+            return f"tl.full((), {v}, tl.int1)"
+        if v >= 1 << (width - 1):
+            v -= 1 << width
+        return f"tl.full((), {v}, {tltypes.dtype(el)})"
+    raise e.error(f"identity {i} ({a}) is not a value of the operand's element type {el}")
+
+
+# Integer ops whose identity, when the body is that op alone, makes the final identity step a no-op.
+_NEUTRAL = {"addi": 0, "ori": 0, "xori": 0, "andi": -1, "muli": 1}
+
+
+def identity_is_noop(e: OpEmit) -> bool:
+    if len(e.op.operands) != 1:
+        return False
+    t = e.operand_types[0]
+    el = tltypes.element_of(t)
+    if not isinstance(el, IntegerType) or el.width == 1:
+        return False
+    block = e.op.regions[0].blocks[0]
+    if len(block.ops) != 2:
+        return False
+    op, term = block.ops
+    if term.name != "cuda_tile.yield" or len(op.results) != 1 or list(term.operands) != [op.results[0]]:
+        return False
+    if {id(v) for v in op.operands} != {id(a) for a in block.arguments} or len(op.operands) != 2:
+        return False
+    elements = getattr(e.attr("identities"), "elements", ())
+    if not elements or not isinstance(elements[0], IntegerAttr):
+        return False
+    mask = (1 << el.width) - 1
+    v = int(elements[0].value) & mask
+    name = op.name.removeprefix("cuda_tile.")
+    if name in ("addi", "muli"):
+        overflow = op.attr("overflow")
+        if overflow is not None and getattr(overflow, "keyword", "none") != "none":
+            return False
+    if name in _NEUTRAL:
+        return v == _NEUTRAL[name] & mask
+    if name in ("maxi", "mini"):
+        signedness = op.attr("signedness")
+        unsigned = getattr(signedness, "keyword", "signed") == "unsigned"
+        if unsigned:
+            return v == (0 if name == "maxi" else mask)
+        return v == ((1 << (el.width - 1)) if name == "maxi" else mask >> 1)
+    return False
+
+
+def _pack(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
+
+
+def _apply_identities(e: OpEmit, c: Combiner, results: list[str]) -> None:
+    """results = f(element = results, accumulator = identities), elementwise (module doc)."""
+    if identity_is_noop(e):
+        return
+    ids = [identity_expr(e, i, t) for i, t in enumerate(e.operand_types)]
+    joined = [f"tl.join({i}, {r})" for i, r in zip(ids, results, strict=True)]
+    shape = tltypes.shape_of(e.result_types[0])
+    joined += [f"tl.join({v}, {v})" if not shape else f"tl.join(tl.broadcast_to({v}, {list(shape)}), {v})"
+               for v in c.carried]  # fmt: skip
+    outs = results + [e.tmp("unused") for _ in c.carried]
+    e.line(f"{', '.join(outs)} = tl.reduce({_pack(joined)}, {len(shape)}, {c.name})")
+
+
+def _setup(e: OpEmit) -> tuple[list[str], int, Combiner, list[str]]:
+    xs = e.operands
+    if any(x is None or x == "None" for x in xs):
+        raise e.error("reduce/scan operands must be tiles")
+    dim = int(e.int_attr("dim", 0) or 0)
+    c = Combiner(e, len(xs))
+    shape = tltypes.shape_of(e.operand_types[0])
+    operands = xs + [f"tl.broadcast_to({v}, {list(shape)})" for v in c.carried]
+    outs = [e.result_name(i) for i in range(len(xs))] + [e.tmp("unused") for _ in c.carried]
+    return operands, dim, c, outs
+
+
+# Bodies that are one of these ops on the two arguments are commutative (and, but for float
+# rounding, associative): for them the order Triton's tl.reduce combines in does not matter.
+_COMMUTATIVE = {"addi", "muli", "andi", "ori", "xori", "maxi", "mini", "addf", "mulf", "maxf", "minf"}
+
+
+def single_commutative_op(e: OpEmit) -> str | None:
+    """The op of a body that is one commutative op on its two arguments (else None)."""
+    if len(e.op.operands) != 1:
+        return None
+    block = e.op.regions[0].blocks[0]
+    if len(block.ops) != 2:
+        return None
+    op, term = block.ops
+    if term.name != "cuda_tile.yield" or len(op.results) != 1 or list(term.operands) != [op.results[0]]:
+        return None
+    args = list(block.arguments)
+    if len(op.operands) != 2 or not (
+        (op.operands[0] is args[0] and op.operands[1] is args[1])
+        or (op.operands[0] is args[1] and op.operands[1] is args[0])
+    ):
+        return None
+    name = op.name.removeprefix("cuda_tile.")
+    return name if name in _COMMUTATIVE else None
+
+
+@emitter("reduce")
+def _reduce(e: OpEmit) -> None:
+    xs, dim, c, outs = _setup(e)
+    if single_commutative_op(e) is not None:
+        e.line(f"{', '.join(outs)} = tl.reduce({_pack(xs)}, {dim}, {c.name})")
+    else:
+        _tree_reduce(e, c, xs, dim, outs)
+    _apply_identities(e, c, outs[: len(e.op.results)])
+
+
+def _tree_reduce(e: OpEmit, c: Combiner, xs: list[str], dim: int, outs: list[str]) -> None:
+    """outs = the pairwise-tree fold of xs along `dim`: level by level, elements (2k, 2k+1)
+    become f(element = x[2k+1], accumulator = x[2k]), as the CPU interpreter folds (module
+    doc). Each level reshapes the reduced axis (moved last) to (n/2, 2) and splits it."""
+    shape = list(tltypes.shape_of(e.operand_types[0]))
+    rank = len(shape)
+    n = shape[dim]
+    rest = [s for d, s in enumerate(shape) if d != dim]
+    perm = [d for d in range(rank) if d != dim] + [dim]
+    k = len(e.op.results)  # the operands proper (xs also holds the carried values' tiles)
+    cur = []
+    for x in xs[:k]:
+        t = e.tmp("run")
+        e.line(f"{t} = {permute(x, perm)}")
+        cur.append(t)
+    while n > 1:
+        n //= 2
+        even, odd = [], []
+        for x in cur:
+            a, b = e.tmp("older"), e.tmp("newer")
+            e.line(f"{a}, {b} = tl.split(tl.reshape({x}, {shape_text((*rest, n, 2))}, can_reorder=False))")
+            even.append(a)
+            odd.append(b)
+        # The carried values go in as they are (0-d) and come back unused.
+        cur = [e.tmp("run") for _ in range(k)]
+        unused = [e.tmp("unused") for _ in c.carried]
+        e.line(f"{', '.join(cur + unused)} = {c.name}({', '.join(even + c.carried + odd + c.carried)})")
+    for x, out in zip(cur, outs[:k], strict=True):
+        e.line(f"{out} = {reshape(e, x, (*rest, 1), tuple(rest))}")
+
+
+@emitter("scan")
+def _scan(e: OpEmit) -> None:
+    xs, dim, c, outs = _setup(e)
+    reverse = e.flag("reverse")
+    e.line(f"{', '.join(outs)} = tl.associative_scan({_pack(xs)}, {dim}, {c.name}, reverse={reverse})")
+    _apply_identities(e, c, outs[: len(e.op.results)])

@@ -1,0 +1,181 @@
+"""Shape ops: `broadcast`, `reshape`, `permute`, `cat`, `extract`. All exact: they only move
+elements (bits are never touched by arithmetic that could change them).
+
+    broadcast   tl.broadcast_to(x, shape); a 0-d source is splat first. Same shape: no code.
+    reshape     tl.reshape(x, shape, can_reorder=False): Triton keeps row-major element order
+                unless told it may reorder (the default is False in Triton 3.6; we say it
+                explicitly). To a 0-d tile: tl.reshape(x, ()) (Triton's unsplat of a one-element
+                tensor); from a 0-d tile: splat to (1,) first, since Triton reshapes only blocks.
+    permute     tl.permute(x, perm): result dimension i is source dimension perm[i], which is
+                Tile IR's reading of `permutation` (NumPy's `transpose(axes)`).
+    cat         Tile shapes are powers of two, so both parts have the same shape. Triton's
+                tl.cat may reorder elements (3.6 implements only can_reorder=True), so the
+                concatenation is built from order-preserving ops: tl.join(lhs, rhs) adds a
+                minor axis of 2 (… , n, 2), tl.permute moves it in front of `dim`
+                (… , 2, n, …), and tl.reshape merges (2, n) into 2n row-major: lhs's n
+                elements first, then rhs's.
+    extract     The slice numbers are run-time values and Triton cannot slice a register
+                tensor, so the source is reshaped to (c0, r0, c1, r1, ...) (c = number of
+                slices, r = result extent per dimension) and each c axis with c > 1 is
+                reduced to one element by `tl.gather` with an index tensor holding the slice
+                number (a pure data move: bits, -0.0 and NaN payloads are kept; pointers
+                travel as int64, i1 as int8). The slice number is taken modulo c (a power of
+                two): out of range is undefined behaviour in Tile IR, and this keeps the
+                gather inside the tensor.
+"""
+
+from __future__ import annotations
+
+from ..ir.types import IntegerType, PointerType, Type
+from . import tltypes
+from .codegen import OpEmit
+from .registry import emitter
+
+
+def _shape(t: Type) -> tuple[int, ...]:
+    return tltypes.shape_of(t)
+
+
+def shape_text(shape: tuple[int, ...] | list[int]) -> str:
+    """A Python tuple literal of `shape` ("(4,)", "()", "(2, 8)")."""
+    shape = tuple(shape)
+    if len(shape) == 1:
+        return f"({shape[0]},)"
+    return "(" + ", ".join(map(str, shape)) + ")"
+
+
+def reshape(e: OpEmit, x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> str:
+    """An expression: `x` (a tensor of shape `src`) in shape `dst`, row-major order kept."""
+    if tuple(src) == tuple(dst):
+        return x
+    if not dst:
+        return f"tl.reshape({x}, ())"
+    if not src:
+        x = f"tl.broadcast_to({x}, (1,))"
+        if tuple(dst) == (1,):
+            return x
+    return f"tl.reshape({x}, {shape_text(dst)}, can_reorder=False)"
+
+
+def permute(x: str, perm: list[int]) -> str:
+    if perm == list(range(len(perm))):
+        return x
+    return f"tl.permute({x}, {shape_text(perm)})"
+
+
+def concat(e: OpEmit, lhs: str, rhs: str, shape: tuple[int, ...], dim: int) -> tuple[str, tuple[int, ...]]:
+    """(expression, shape) of lhs and rhs (both of `shape`) concatenated along `dim`, exact
+    element order (see the module doc). Emits a temporary for the join."""
+    rank = len(shape)
+    joined = e.tmp("joined")
+    e.line(f"{joined} = tl.join({lhs}, {rhs})")
+    # The new axis (index `rank`) goes right before `dim`.
+    perm = [*range(dim), rank, *range(dim, rank)]
+    moved = permute(joined, perm)
+    out = list(shape)
+    out[dim] *= 2
+    full = (*shape, 2)
+    moved_shape = tuple(full[p] for p in perm)
+    return reshape(e, moved, moved_shape, tuple(out)), tuple(out)
+
+
+@emitter("broadcast")
+def _broadcast(e: OpEmit) -> None:
+    (x,) = e.operands
+    src = _shape(e.operand_types[0])
+    dst = _shape(e.result_types[0])
+    if src == dst:
+        e.alias(x)
+        return
+    e.assign(f"tl.broadcast_to({x}, {shape_text(dst)})")
+
+
+@emitter("reshape")
+def _reshape(e: OpEmit) -> None:
+    (x,) = e.operands
+    src = _shape(e.operand_types[0])
+    dst = _shape(e.result_types[0])
+    if src == dst:
+        e.alias(x)
+        return
+    e.assign(reshape(e, x, src, dst))
+
+
+@emitter("permute")
+def _permute(e: OpEmit) -> None:
+    (x,) = e.operands
+    perm = [int(p) for p in getattr(e.attr("permutation"), "values", ())]
+    expr = permute(x, perm)
+    if expr == x:
+        e.alias(x)
+        return
+    e.assign(expr)
+
+
+@emitter("cat")
+def _cat(e: OpEmit) -> None:
+    lhs, rhs = e.operands
+    a = _shape(e.operand_types[0])
+    b = _shape(e.operand_types[1])
+    dim = int(e.int_attr("dim", 0) or 0)
+    if a != b:
+        # Tile extents are powers of two, so a verified cat always has equal halves.
+        raise e.error(f"cat of tiles of different shapes {a} and {b} (extents must be powers of two)")
+    expr, _ = concat(e, lhs, rhs, a, dim)
+    e.assign(expr)
+
+
+def bits_dtype(t: Type) -> str | None:
+    """The dtype `extract` gathers the elements of `t` as (None: as they are): pointers as
+    int64, i1 as int8 (plain data for Triton's gather)."""
+    el = tltypes.element_of(t)
+    if isinstance(el, PointerType):
+        return "tl.int64"
+    if isinstance(el, IntegerType) and el.width == 1:
+        return "tl.int8"
+    return None
+
+
+def to_bits(x: str, t: Type) -> str:
+    target = bits_dtype(t)
+    return x if target is None else f"{x}.to({target})"
+
+
+def from_bits(x: str, t: Type) -> str:
+    target = bits_dtype(t)
+    if target is None:
+        return x
+    if target == "tl.int8":
+        return f"({x} != 0)"
+    return f"{x}.to({tltypes.dtype(t)})"
+
+
+@emitter("extract")
+def _extract(e: OpEmit) -> None:
+    source = e.operands[0]
+    indices = e.operands_of("indices")
+    src_t, dst_t = e.operand_types[0], e.result_types[0]
+    src = _shape(src_t)
+    dst = _shape(dst_t)
+    if not dst or src == dst:
+        e.alias(source)
+        return
+    counts = [s // r for s, r in zip(src, dst, strict=True)]
+    # (c0, r0, c1, r1, ...): axis 2d numbers the slices of dimension d.
+    shape: list[int] = []
+    for c, r in zip(counts, dst, strict=True):
+        shape += [c, r]
+    x = e.tmp("slices")
+    e.line(f"{x} = {reshape(e, to_bits(source, src_t), src, tuple(shape))}")
+    for d, (c, idx) in enumerate(zip(counts, indices, strict=True)):
+        if c == 1:
+            continue
+        # One slice of axis 2d: gather with an index tensor that has 1 there. The slice
+        # number is taken modulo the count (a power of two): an out-of-range index is
+        # undefined behaviour in Tile IR, and this keeps the access inside the tensor.
+        shape[2 * d] = 1
+        x2 = e.tmp("piece")
+        index = f"tl.full({shape_text(shape)}, 0, tl.int32) + ({idx} & {c - 1})"
+        e.line(f"{x2} = tl.gather({x}, {index}, {2 * d})")
+        x = x2
+    e.assign(from_bits(reshape(e, x, tuple(shape), dst), dst_t))

@@ -1,0 +1,185 @@
+"""The Triton lowering of `ftof`, `ftoi`, `itof` (compiler/lower/ops_conversion.py) against the
+CPU interpreter, bitwise: every pair of float formats (f16, bf16, f32, tf32, f64, f8E4M3FN,
+f8E5M2, f8E8M0FNU), the f8 sources exhaustively, f16/bf16 sources exhaustively, f32/f64
+sources on specials, random bit patterns and values at and next to the rounding midpoints of
+every narrower format; float -> i1..i64 signed/unsigned around the saturation bounds;
+i1..i64 signed/unsigned -> every float format, near the rounding ties. Compiles for
+sm_80/sm_90/sm_100 (f8 conversions are integer code: no fp8 instruction is needed, so sm_80
+works).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from compiler.interp import rounding
+
+from .harness import compile_for
+from .test_float import NP, bits_of, random_values, run_ops, specials
+
+FLOATS = ("f16", "bf16", "f32", "tf32", "f64", "f8E4M3FN", "f8E5M2", "f8E8M0FNU")
+INTS = (1, 8, 16, 32, 64)
+NARROW = {"f32": 24, "tf32": 11, "bf16": 8, "f16": 11, "f8E5M2": 3, "f8E4M3FN": 4}
+
+
+def _all_patterns(t: str) -> np.ndarray:
+    width = NP[t].itemsize * 8
+    return np.arange(1 << width, dtype=np.uint64).astype(f"u{width // 8}").view(NP[t])
+
+
+def _near_midpoints(rng: np.random.Generator, n: int, wide: str) -> np.ndarray:
+    """Values of `wide` (f32/f64) on the rounding midpoints of each narrower format and one
+    `wide` ulp either side of them, over the formats' whole exponent ranges."""
+    out = []
+    for fmt, p in NARROW.items():
+        if fmt == "f32" and wide == "f32":
+            continue
+        f = rounding.FORMATS[fmt]
+        e = rng.integers(f.emin - p, int(np.log2(f.max_finite)) + 2, n)
+        grid = np.floor((rng.random(n) + 1) * 2.0 ** (p - 1)) * np.exp2((e - p + 1).astype(float))
+        mid = (grid + np.exp2((e - p).astype(float))) * rng.choice([-1, 1], n)
+        mid = mid.astype(NP[wide])
+        step = rng.choice([-1, 0, 1], n)
+        out.append(np.where(step == 0, mid, np.nextafter(mid, np.where(step > 0, np.inf, -np.inf).astype(NP[wide]))))
+    return np.concatenate(out)
+
+
+def float_inputs(t: str, n: int = 4096, seed: int = 0) -> np.ndarray:
+    if t in ("f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f16", "bf16"):
+        return _all_patterns(t)
+    rng = np.random.default_rng(seed)
+    base = "f32" if t == "tf32" else t
+    s = np.array(specials(base) + [448.0, 464.0, 480.0, 57344.0, 61440.0, 65504.0, 65520.0, 2.0**127, 2.0**-127,
+                                   2.0**-133, 2.0**-150, 3.0 * 2.0**-150], dtype=np.float64)  # fmt: skip
+    mids = _near_midpoints(rng, (n - len(s)) // 12, base)
+    x = np.concatenate([s.astype(NP[base]), mids])
+    x = np.concatenate([x, random_values(base, n - len(x), rng)])
+    if t == "tf32":  # tf32 tiles hold tf32 values only
+        x = rounding.round_to(x, "tf32")
+    return x
+
+
+def _ftof_ops(src: str, shape: tuple[int, ...]) -> dict[str, tuple[str, str]]:
+    tt = "x".join(map(str, shape))
+    ops = {}
+    for dst in FLOATS:
+        if dst == src:
+            continue
+        modes = ("zero", "positive_inf") if dst == "f8E8M0FNU" else ("nearest_even",)
+        for mode in modes:
+            r = "" if mode == "nearest_even" else f" rounding<{mode}>"
+            ops[f"{dst}_{mode}"] = (f"ftof %a{r} : tile<{tt}x{src}> -> tile<{tt}x{dst}>", dst)
+    return ops
+
+
+@pytest.mark.parametrize("src", FLOATS)
+def test_ftof_every_pair(src: str) -> None:
+    x = float_inputs(src, seed=FLOATS.index(src))
+    shape = (min(len(x), 16384),)
+    out = run_ops(_ftof_ops(src, shape), {"a": (src, x)}, shape, len(x) // shape[0])
+    if src in ("f32", "f64"):  # the spec's saturation: +inf -> +448 in f8E4M3FN
+        assert np.all(bits_of(out["f8E4M3FN_nearest_even"][np.isposinf(x)]) == 0x7E)
+
+
+def _ftoi_inputs(t: str, rng: np.random.Generator) -> np.ndarray:
+    if t in ("f8E4M3FN", "f8E5M2", "f8E8M0FNU"):
+        return _all_patterns(t)
+    vals = [0.0, -0.0, 0.5, -0.5, 0.99, -0.99, 1.0, -1.0, 1.5, -1.5, -2.5, 127.5, 128.0, -128.0, -129.0, 255.5, 256.0]
+    vals += [np.nan, np.inf, -np.inf, 1e30, -1e30]
+    for w in (8, 16, 32, 64):
+        for b in (2.0 ** (w - 1), 2.0**w):
+            vals += [b, -b, b - 1, -b - 1, b + 1, -b + 1, b * (1 - 2.0**-9), -b * (1 + 2.0**-9), b * (1 + 2.0**-9)]
+    base = "f32" if t == "tf32" else t
+    x = np.array(vals, dtype=np.float64).astype(NP[base])
+    x = np.concatenate([x, (rng.standard_normal(512) * np.exp2(rng.integers(0, 66, 512))).astype(NP[base])])
+    x = np.concatenate([x, random_values(base, 1024 - len(x), rng)])
+    return rounding.round_to(x, "tf32") if t == "tf32" else x
+
+
+@pytest.mark.parametrize("src", FLOATS)
+def test_ftoi_saturates_like_the_interpreter(src: str) -> None:
+    x = _ftoi_inputs(src, np.random.default_rng(20 + FLOATS.index(src)))
+    n = len(x)
+    ops = {
+        f"{s[0]}{w}": (f"ftoi %a {s} : tile<{n}x{src}> -> tile<{n}xi{w}>", f"i{w}")
+        for w in INTS
+        for s in ("signed", "unsigned")
+    }
+    out = run_ops(ops, {"a": (src, x)}, (n,))
+    if src == "f32":
+        with np.errstate(invalid="ignore"):
+            assert np.all(out["s32"][x >= np.float32(2.0**31)] == 2**31 - 1)
+            assert np.all(out["u8"][np.isnan(x)] == 0)
+
+
+def _int_inputs(w: int, rng: np.random.Generator) -> np.ndarray:
+    if w == 1:
+        return np.array([False, True] * 8, dtype=np.bool_)
+    lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
+    vals = [0, 1, -1, 2, -2, 3, 7, lo, lo + 1, hi, hi - 1, 100, -100, 255, 256, 448, 464, 480, 57344, 61440]
+    for k in (11, 12, 16, 23, 24, 25, 31, 32, 52, 53, 54, 62, 63):
+        for d in (0, 1, -1, 1 << max(k - 9, 0), (1 << max(k - 9, 0)) + 1, (1 << max(k - 12, 0)) + 1):
+            vals += [(1 << k) + d, -((1 << k) + d), (3 << k) + d]
+    m = (1 << w) - 1
+    vals = [((v & m) ^ (1 << (w - 1))) - (1 << (w - 1)) for v in vals]  # wrapped to w bits, signed
+    info = np.iinfo(NP[f"i{w}"])
+    x = np.array(vals, dtype=np.int64).astype(NP[f"i{w}"])
+    return np.concatenate([x, rng.integers(info.min, info.max, 1024 - len(x), endpoint=True, dtype=NP[f"i{w}"])])
+
+
+@pytest.mark.parametrize("w", INTS)
+def test_itof_every_format(w: int) -> None:
+    x = _int_inputs(w, np.random.default_rng(30 + w))
+    n = len(x)
+    ops = {
+        f"{s[0]}_{dst}": (f"itof %a {s} : tile<{n}xi{w}> -> tile<{n}x{dst}>", dst)
+        for dst in FLOATS
+        if dst != "f8E8M0FNU"
+        for s in ("signed", "unsigned")
+    }
+    run_ops(ops, {"a": (f"i{w}", x)}, (n,))
+
+
+@pytest.mark.parametrize(("shape", "blocks"), [((1,), 5), ((16, 16), 2), ((4, 8, 8), 1)])
+def test_shapes(shape: tuple[int, ...], blocks: int) -> None:
+    n = int(np.prod(shape)) * blocks
+    full = (shape[0] * blocks, *shape[1:])
+    x = float_inputs("f32", 4096, seed=40)[np.random.default_rng(n).permutation(4096)[:n]].reshape(full)
+    tt = "x".join(map(str, shape))
+    ops = {
+        "h": (f"ftof %a : tile<{tt}xf32> -> tile<{tt}xbf16>", "bf16"),
+        "e4": (f"ftof %a : tile<{tt}xf32> -> tile<{tt}xf8E4M3FN>", "f8E4M3FN"),
+        "i": (f"ftoi %a signed : tile<{tt}xf32> -> tile<{tt}xi16>", "i16"),
+    }
+    run_ops(ops, {"a": ("f32", x)}, shape, blocks)
+
+
+def test_conversion_family_compiles_for_every_target() -> None:
+    """f32 <-> every format, f64 -> bf16/f8, ints <-> floats: compiles for sm_80 (which has no
+    fp8e4nv: the f8 code is integer code), sm_90 and sm_100, without inline PTX."""
+    from .test_float import kernel_text
+
+    ins = [("a", "f32"), ("d", "f64"), ("i", "i64"), ("h", "f8E4M3FN")]
+    body, outs = [], []
+    for dst in FLOATS:
+        if dst != "f32":
+            r = " rounding<positive_inf>" if dst == "f8E8M0FNU" else ""
+            body.append(f"%f_{dst}_r = ftof %a{r} : tile<128xf32> -> tile<128x{dst}>")
+            outs.append((f"f_{dst}", dst))
+    for dst in ("bf16", "f8E5M2", "tf32"):
+        body.append(f"%d_{dst}_r = ftof %d : tile<128xf64> -> tile<128x{dst}>")
+        outs.append((f"d_{dst}", dst))
+    body += [
+        "%h_f32_r = ftof %h : tile<128xf8E4M3FN> -> tile<128xf32>",
+        "%i_bf16_r = itof %i unsigned : tile<128xi64> -> tile<128xbf16>",
+        "%i_f32_r = itof %i signed : tile<128xi64> -> tile<128xf32>",
+        "%a_i8_r = ftoi %a unsigned : tile<128xf32> -> tile<128xi8>",
+        "%d_i64_r = ftoi %d unsigned : tile<128xf64> -> tile<128xi64>",
+    ]
+    outs += [("h_f32", "f32"), ("i_bf16", "bf16"), ("i_f32", "f32"), ("a_i8", "i8"), ("d_i64", "i64")]
+    text = kernel_text(ins, outs, body, (128,))
+    for k in compile_for(text, use_cache=False):
+        ptx = k.asm["ptx"]
+        assert "cvt.rn.f32.s64" in ptx and "cvt.rzi.u64.f64" in ptx
+        assert k.source.inline_asm == []

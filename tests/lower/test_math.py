@@ -1,0 +1,114 @@
+"""The Triton lowering of the math functions (compiler/lower/ops_math.py): the ops whose
+formulation Triton's interpreter can run (exp, exp2, log, log2, sin, cos, rsqrt: `tl.*` and
+pure Triton) against the CPU interpreter within ulp bounds, on f16/bf16/f32/f64 and edge
+values; the libdevice ones (tan, sinh, cosh, tanh, pow, atan2), which only a GPU runs,
+through their compiled PTX for sm_80/sm_90/sm_100.
+
+Bounds under Triton's interpreter (it evaluates `tl.exp` etc. with NumPy in the tile's type;
+NumPy's float32 exp / log are within 2-3 ulp of the correctly rounded result): f32 4 ulp,
+f16/bf16 1 ulp (the f32 error is far below their half ulp), f64 0 (the same NumPy float64
+functions as the CPU interpreter). The GPU bounds are in ops_math's docstring.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .harness import compile_for, run_both, source_of
+from .test_float import NP, kernel_text, run_ops
+
+TYPES = ("f16", "bf16", "f32", "f64")
+INTERPRETABLE = ("exp", "exp2", "log", "log2", "sin", "cos", "rsqrt")
+LIBDEVICE = ("tan", "sinh", "cosh", "tanh")
+ULP = {"f16": 1, "bf16": 1, "f32": 4, "f64": 0}
+
+
+def math_inputs(t: str, n: int, seed: int = 0) -> np.ndarray:
+    """Moderate and wide random values, values near exp's overflow / underflow, specials."""
+    rng = np.random.default_rng(seed)
+    hi = {"f16": 11.0, "bf16": 88.0, "f32": 88.0, "f64": 709.0}[t]
+    parts = [
+        rng.uniform(-10, 10, n // 4),
+        rng.uniform(-hi * 1.2, hi * 1.2, n // 4),
+        np.exp2(rng.uniform(-30, 30, n // 4)) * rng.choice([-1, 1], n // 4),
+        rng.uniform(-1e4, 1e4, n // 8),
+    ]
+    special = [0.0, -0.0, 1.0, -1.0, 0.5, np.inf, -np.inf, np.nan, hi, -hi, 1e-30, 2.0**-130, -(2.0**-140), 1e30]
+    x = np.concatenate(parts + [special])
+    x = np.concatenate([x, rng.uniform(0.001, 4, n - len(x))])
+    return x.astype(NP[t])
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_interpretable_math_within_bounds(t: str) -> None:
+    x = math_inputs(t, 2048, seed=1)
+    ops = {op: (f"{op} %a : tile<512x{t}>", t) for op in INTERPRETABLE}
+    if t == "f32":
+        ops["exp_approx"] = ("exp %a rounding<approx> : tile<512xf32>", t)
+    run_ops(ops, {"a": (t, x)}, (512,), 4, ulp=ULP[t])
+
+
+def test_rsqrt_f64_is_bitwise_and_f32_two_correct_roundings() -> None:
+    """f64 rsqrt is the interpreter's own 1.0 / sqrt (bitwise); f32 is div_rn(1, sqrt_rn(x)):
+    both steps correctly rounded, so bitwise equal between the GPU and Triton's interpreter."""
+    x = np.abs(math_inputs("f64", 1024, seed=2))
+    run_ops({"r": ("rsqrt %a : tile<1024xf64>", "f64")}, {"a": ("f64", x)}, (1024,))
+    text = kernel_text([("a", "f32")], [("r", "f32")], ["%r_r = rsqrt %a : tile<128xf32>"], (128,))
+    assert "tl.div_rn(tl.full((), 1.0, tl.float32), tl.sqrt_rn(a))" in source_of(text)
+
+
+def test_flush_to_zero_exp2_rsqrt() -> None:
+    x = np.concatenate([math_inputs("f32", 512, seed=3), np.float32([-126.5, -149.0, 2.0**-130, -(2.0**-149)])])
+    x = np.concatenate([x, np.ones(1024 - len(x), np.float32)])
+    ops = {
+        "e": ("exp2 %a flush_to_zero : tile<1024xf32>", "f32"),
+        "r": ("rsqrt %a flush_to_zero : tile<1024xf32>", "f32"),
+    }
+    out = run_ops(ops, {"a": ("f32", x)}, (1024,), ulp=ULP["f32"])
+    for v in out.values():
+        assert not ((np.abs(v) < 2.0**-126) & (v != 0)).any()
+
+
+def test_exp_f32_reduction_is_accurate() -> None:
+    """The pure-Triton f32 exp (exact Cody-Waite reduction + exp2) on its whole range and
+    at its ends: results close to overflow, subnormal results, overflow to inf, underflow to
+    0, under Triton's interpreter within 2 ulp of the CPU interpreter (NumPy's exp2 is within
+    1 ulp; the reduction adds well under one)."""
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(-104, 89, 4000), [88.72, 88.73, -87.33, -103.0, -103.98, -104.0, -150, 150]])
+    x = np.concatenate([x, np.zeros(4096 - len(x))]).astype(np.float32)
+    run_ops({"e": ("exp %a : tile<4096xf32>", "f32")}, {"a": ("f32", x)}, (4096,), ulp=2)
+
+
+def test_libdevice_functions_on_f16_and_f64_compile() -> None:
+    """tan, sinh, cosh, tanh, pow, atan2 on f16 (through f32) and f64: libdevice, which
+    Triton's interpreter cannot run; the kernel compiles and calls no external function
+    (libdevice is linked in). One target here; the f32 family below compiles for all three."""
+    body, names = [], []
+    for t in ("f16", "f64"):
+        tt = f"tile<128x{t}>"
+        body += [f"%{op}_{t}_r = {op} %a_{t} : {tt}" for op in LIBDEVICE]
+        body += [f"%pow_{t}_r = pow %a_{t}, %b_{t} : {tt}", f"%atan2_{t}_r = atan2 %a_{t}, %b_{t} : {tt}"]
+        names += [(f"{op}_{t}", t) for op in (*LIBDEVICE, "pow", "atan2")]
+    ins = [(f"{x}_{t}", t) for t in ("f16", "f64") for x in "ab"]
+    text = kernel_text(ins, names, body, (128,))
+    src = source_of(text)
+    for op in (*LIBDEVICE, "pow", "atan2"):
+        assert f"libdevice.{op}(a_f64" in src and f"libdevice.{op}(a_f16.to(tl.float32)" in src
+    (k,) = compile_for(text, arches=("sm_90",), use_cache=False)
+    assert ".extern .func" not in k.asm["ptx"]  # only libdevice's own internal helpers are called
+
+
+@pytest.mark.parametrize("t", ("bf16", "f32"))
+def test_zero_dimensional_and_2d(t: str) -> None:
+    """Scalar tiles and a 2-D tile through the same emitters."""
+    ops = {"e": f"exp %a : tile<{t}>", "l": f"log %a : tile<{t}>", "s": f"sin %a : tile<{t}>"}
+    body = [f"%{n}_r = {op}" for n, op in ops.items()]
+    text = kernel_text([], [(n, t) for n in ops], body, (1,), scalars=[("a", t)],
+                       out_shapes={n: () for n in ops})  # fmt: skip
+    for v in (0.5, -3.25, 80.0):
+        run_both(text, "k", 1, [np.array(v).astype(NP[t])] + [np.zeros(1, NP[t]) for _ in ops], ulp=ULP[t])
+    x = math_inputs(t, 1024, seed=5).reshape(32, 32)
+    ops2 = {op: (f"{op} %a : tile<32x32x{t}>", t) for op in ("exp", "log2", "cos")}
+    run_ops(ops2, {"a": (t, x)}, (32, 32), ulp=ULP[t])

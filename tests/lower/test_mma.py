@@ -1,0 +1,327 @@
+"""`mmaf`, `mmai` and `mmaf_scaled` through the lowering, against the CPU interpreter.
+
+Bitwise: mmai always; mmaf on data whose partial sums are all exact (small integers), so
+that no summation order can change the result. Random data: both backends within the
+bound of compiler/lower/ops_mma.py, |r - exact| <= (K + 1) u (sum |a b| + |c|) (+ half
+an ulp of an f16 result), with the exact result from float64 products summed with fsum.
+bf16 dots are compiled only (Triton 3.6's interpreter computes bf16 dots on raw bits).
+The f8 path of sm_80 (integer conversion to f16) runs under Triton's interpreter too, from
+the sm_80 source. The f16 matmul example is compiled for sm_80/sm_90/sm_100 and its SASS
+must use the tensor cores (HMMA / HGMMA / UTCHMMA)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from .harness import compile_for, run_both, source_of
+from .test_shape import NP, io_kernel, run_io, run_io_pair, tile
+
+RNG = np.random.default_rng(9)
+MATMUL = "examples/matmul.tileir"
+
+
+def mma_text(el: str, acc: str, sa, sb, sc, op: str = "mmaf", attrs: str = "") -> str:
+    return f"%r = {op} %a, %b, %c{attrs} : {tile(sa, el)}, {tile(sb, el)}, {tile(sc, acc)}"
+
+
+def shapes(m: int, k: int, n: int, lead=()):
+    return (*lead, m, k), (*lead, k, n), (*lead, m, n)
+
+
+def exact_mma(a, b, c):
+    """The exact result (nearest float64, via fsum) and the sum of magnitudes, per element."""
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    out, mag = np.empty(c.shape), np.empty(c.shape)
+    for idx in np.ndindex(*c.shape):
+        *batch, i, j = idx
+        terms = [*(a[(*batch, i)] * b[(*batch, slice(None), j)]).tolist(), float(c[idx])]
+        out[idx] = math.fsum(terms)
+        mag[idx] = math.fsum(abs(t) for t in terms)
+    return out, mag
+
+
+def tf32(x: np.ndarray) -> np.ndarray:
+    """f32 values rounded to tf32 (10 mantissa bits), nearest-even."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0xFFF + ((u >> 13) & 1)) & ~np.uint64(0x1FFF)
+    return u.astype(np.uint32).view(np.float32)
+
+
+def small_ints(shape, el: str) -> np.ndarray:
+    values = RNG.integers(-3, 4, size=shape).astype(np.float64)
+    return values.astype(NP[el])
+
+
+MMAF_CASES = [
+    # (input, accumulator, (M, K, N), leading batch)
+    ("f16", "f32", (16, 16, 16), ()),
+    ("f16", "f32", (1, 1, 1), ()),  # K padded 1 -> 16
+    ("f16", "f16", (4, 8, 2), ()),
+    ("f16", "f32", (64, 32, 64), ()),
+    ("f16", "f32", (8, 16, 4), (2,)),  # batched
+    ("f32", "f32", (16, 4, 32), ()),
+    ("tf32", "f32", (32, 16, 8), ()),
+    ("f64", "f64", (8, 8, 16), ()),
+    ("f8E4M3FN", "f32", (16, 32, 16), ()),
+    ("f8E5M2", "f32", (4, 8, 2), ()),  # K padded 8 -> 32
+    ("f8E4M3FN", "f16", (16, 64, 8), (2,)),
+]
+
+
+@pytest.mark.parametrize(("el", "acc", "mkn", "lead"), MMAF_CASES)
+def test_mmaf_exact_data_is_bitwise(el, acc, mkn, lead):
+    sa, sb, sc = shapes(*mkn, lead)
+    a, b, c = small_ints(sa, el), small_ints(sb, el), small_ints(sc, acc)
+    (r,) = run_io([("a", sa, el), ("b", sb, el), ("c", sc, acc)], [("r", sc, acc)], mma_text(el, acc, sa, sb, sc),
+                  [a, b, c])  # fmt: skip
+    assert np.array_equal(r.astype(np.float64), np.matmul(a.astype(np.float64), b.astype(np.float64)) + c)
+
+
+@pytest.mark.parametrize(
+    ("el", "acc", "mkn", "lead"),
+    [("f16", "f32", (32, 64, 16), ()), ("f16", "f16", (16, 128, 16), ()), ("f32", "f32", (16, 32, 16), ()),
+     ("tf32", "f32", (16, 32, 16), ()), ("f64", "f64", (8, 64, 8), ()), ("f8E4M3FN", "f32", (16, 64, 16), (2,)),
+     ("f8E5M2", "f32", (16, 32, 16), ())],
+)  # fmt: skip
+def test_mmaf_random_data_within_bound(el, acc, mkn, lead):
+    sa, sb, sc = shapes(*mkn, lead)
+    scale = 4.0 if el.startswith("f8") else 1.0
+    a = (RNG.standard_normal(sa) * scale).astype(NP[el])
+    b = (RNG.standard_normal(sb) * scale).astype(NP[el])
+    c = (RNG.standard_normal(sc) * 8).astype(NP[acc])
+    if el == "tf32":
+        a, b = tf32(a), tf32(b)
+    cpu, tri = run_io_pair([("a", sa, el), ("b", sb, el), ("c", sc, acc)], [("r", sc, acc)],
+                           mma_text(el, acc, sa, sb, sc), [a, b, c])  # fmt: skip
+    exact, mag = exact_mma(a, b, c)
+    u = 2.0**-53 if el == "f64" else 2.0**-24
+    bound = (mkn[1] + 1) * u * mag
+    if acc == "f16":
+        bound = bound + np.abs(exact) * 2.0**-11 + 2.0**-25  # the final rounding (and f16 denormals)
+    for r in (cpu[0], tri[0]):
+        assert np.all(np.abs(r.astype(np.float64) - exact) <= bound)
+
+
+def run_for_arch(text: str, arch: str, args: list) -> None:
+    """Runs the kernel's source generated for `arch` under Triton's interpreter."""
+    from compiler.lower.codegen import lower_entry
+    from compiler.lower.interpret import run
+    from compiler.runtime import load_module
+
+    module = load_module(text)
+    entry = module.entries()[0]
+    run(module, entry, (1, 1, 1), args, source=lower_entry(module, entry, arch))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NaN patterns times 0.0
+@pytest.mark.parametrize("el", ["f8E4M3FN", "f8E5M2"])
+def test_mmaf_f8_on_sm80_converts_exactly(el):
+    # sm_80 has no fp8e4nv: both formats become f16 by integer code. Row i of lhs holds bit
+    # pattern i in column 0 and rhs row 0 is 1.0, so r[i, :] is the value of pattern i.
+    sa, sb, sc = shapes(256, 32, 16)
+    a = np.zeros(sa, np.uint8)
+    a[:, 0] = np.arange(256)
+    b = np.zeros(sb, np.uint8)
+    b[0, :] = 0x38 if el == "f8E4M3FN" else 0x3C  # 1.0
+    a, b = a.view(NP[el]), b.view(NP[el])
+    c = np.zeros(sc, np.float32)
+    text = io_kernel([("a", sa, el), ("b", sb, el), ("c", sc, "f32")], [("r", sc, "f32")],
+                     mma_text(el, "f32", sa, sb, sc))  # fmt: skip
+    src = source_of(text, "k", "sm_80")
+    assert "_f8_to_f16(" in src and "tl.float8" not in src
+    out = np.zeros(sc, np.float32)
+    run_for_arch(text, "sm_80", [a, b, c, out])
+    values = np.arange(256, dtype=np.uint8).view(NP[el]).astype(np.float32)
+    expect = np.broadcast_to(values[:, None], sc)
+    assert np.array_equal(out, expect, equal_nan=True)
+
+
+# -- mmai ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sl", ["signed", "unsigned"])
+@pytest.mark.parametrize("sr", ["signed", "unsigned"])
+@pytest.mark.parametrize(("mkn", "lead"), [((16, 64, 32), ()), ((4, 8, 2), (2,)), ((1, 1, 1), ())])
+def test_mmai_signedness_and_wrap(sl, sr, mkn, lead):
+    sa, sb, sc = shapes(*mkn, lead)
+    a = RNG.integers(-128, 128, size=sa, dtype=np.int8)
+    b = RNG.integers(-128, 128, size=sb, dtype=np.int8)
+    a.reshape(-1)[0], b.reshape(-1)[0] = -128, -128
+    c = RNG.integers(-(2**31), 2**31, size=sc, dtype=np.int64).astype(np.int32)
+    c.reshape(-1)[0] = 2**31 - 1  # overflows: wraps (the hardware's integer mma would saturate)
+    text = mma_text("i8", "i32", sa, sb, sc, op="mmai", attrs=f" {sl} {sr}")
+    (r,) = run_io([("a", sa, "i8"), ("b", sb, "i8"), ("c", sc, "i32")], [("r", sc, "i32")], text, [a, b, c])
+    ra = a.view(np.uint8).astype(np.int64) if sl == "unsigned" else a.astype(np.int64)
+    rb = b.view(np.uint8).astype(np.int64) if sr == "unsigned" else b.astype(np.int64)
+    expect = ((np.matmul(ra, rb) + c) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    assert np.array_equal(r, expect)
+
+
+# -- mmaf_scaled ----------------------------------------------------------------------------------------
+
+
+def scaled_text(el: str, sa, sb, sc, ssa, ssb) -> str:
+    return (
+        f"%r = mmaf_scaled %a, %b, %c, %sa, %sb : {tile(sa, el)}, {tile(sb, el)}, {tile(sc, 'f32')}, "
+        f"{tile(ssa, 'f8E8M0FNU')}, {tile(ssb, 'f8E8M0FNU')}"
+    )
+
+
+@pytest.mark.parametrize(("el", "lead"), [("f8E4M3FN", ()), ("f8E5M2", ()), ("f8E4M3FN", (2,))])
+def test_mmaf_scaled_within_bound(el, lead):
+    m, k, n = 16, 64, 8
+    sa, sb, sc = shapes(m, k, n, lead)
+    ssa, ssb = (*lead, m, k // 32), (*lead, k // 32, n)
+    a = (RNG.standard_normal(sa) * 4).astype(NP[el])
+    b = (RNG.standard_normal(sb) * 4).astype(NP[el])
+    c = RNG.standard_normal(sc).astype(np.float32)
+    xa = (2.0 ** RNG.integers(-20, 21, ssa)).astype(NP["f8E8M0FNU"])
+    xb = (2.0 ** RNG.integers(-20, 21, ssb)).astype(NP["f8E8M0FNU"])
+    cpu, tri = run_io_pair(
+        [("a", sa, el), ("b", sb, el), ("c", sc, "f32"), ("sa", ssa, "f8E8M0FNU"), ("sb", ssb, "f8E8M0FNU")],
+        [("r", sc, "f32")], scaled_text(el, sa, sb, sc, ssa, ssb), [a, b, c, xa, xb],
+    )  # fmt: skip
+    a64 = a.astype(np.float64) * np.repeat(xa.astype(np.float64), 32, axis=-1)
+    b64 = b.astype(np.float64) * np.repeat(xb.astype(np.float64), 32, axis=-2)
+    exact, mag = exact_mma(a64, b64, c)
+    for r in (cpu[0], tri[0]):
+        assert np.all(np.abs(r.astype(np.float64) - exact) <= 2.0**-24 * np.abs(exact) + (k + 1) * 2.0**-24 * mag)
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")  # infinite products, on purpose
+def test_mmaf_scaled_nan_scale_overflow_and_tiny_scales():
+    m, k, n = 4, 32, 4
+    sa, sb, sc = shapes(m, k, n)
+    a = np.ones(sa, NP["f8E4M3FN"])
+    b = np.full(sb, 448.0, NP["f8E4M3FN"])
+    c = np.zeros(sc, np.float32)
+    xa = np.array([[1.0], [2.0**127], [2.0**-127], [2.0**-60]]).astype(NP["f8E8M0FNU"])
+    xb = np.array([[1.0, np.nan, 2.0**-60, 1.0]]).astype(NP["f8E8M0FNU"])
+    assert xb.view(np.uint8)[0, 1] == 0xFF and xa.view(np.uint8)[2, 0] == 0
+    (r,) = run_io(
+        [("a", sa, "f8E4M3FN"), ("b", sb, "f8E4M3FN"), ("c", sc, "f32"), ("sa", (m, 1), "f8E8M0FNU"),
+         ("sb", (1, n), "f8E8M0FNU")],
+        [("r", sc, "f32")], scaled_text("f8E4M3FN", sa, sb, sc, (m, 1), (1, n)), [a, b, c, xa, xb],
+    )  # fmt: skip
+    assert r[0, 0] == 32 * 448.0 and np.isnan(r[:, 1]).all()
+    assert r[1, 0] == np.inf  # 448 * 2**127 is beyond f32 (in both backends)
+    assert r[2, 0] == np.float32(32 * 448.0 * 2.0**-127)  # a subnormal scale, exact
+    assert r[3, 2] == np.float32(32 * 448.0 * 2.0**-120)
+
+
+def test_f4_operands_are_refused():
+    # (The lowering has no 4-bit tiles: the first op that makes one is refused.)
+    from compiler.lower import LowerError
+
+    body = """%a = constant <f4E2M1FN: 1.0> : tile<16x32xf4E2M1FN>
+    %b = constant <f4E2M1FN: 1.0> : tile<32x16xf4E2M1FN>
+    %c = constant <f32: 0.0> : tile<16x16xf32>
+    %sa = constant <f8E8M0FNU: 1.0> : tile<16x1xf8E8M0FNU>
+    %sb = constant <f8E8M0FNU: 1.0> : tile<1x16xf8E8M0FNU>
+    """ + scaled_text("f4E2M1FN", (16, 32), (32, 16), (16, 16), (16, 1), (1, 16))
+    with pytest.raises(LowerError, match="f4E2M1FN"):
+        source_of(io_kernel([], [], body))
+
+
+# -- the matmul example and compiled code ---------------------------------------------------------------
+
+
+def test_matmul_example_matches():
+    m, k, n = 100, 80, 72  # partial tiles on every edge; two K steps and a partial one
+    a = RNG.integers(-4, 5, (m, k)).astype(np.float16)
+    b = RNG.integers(-4, 5, (k, n)).astype(np.float16)
+    c = np.zeros((m, n), np.float16)
+    _, tri = run_both(open(MATMUL).read(), None, (2, 2, 1), [a, m, k, k, 1, b, k, n, n, 1, c, m, n, n, 1])
+    assert np.array_equal(tri[10], (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16))
+
+
+TENSOR_CORE = {"sm_80": r"\bHMMA\.16816\.F32\b", "sm_90": r"\bHGMMA\.\w+\.F32\b", "sm_100": r"\bUTC\w*MMA\b"}
+
+
+def test_matmul_example_uses_tensor_cores():
+    for k in compile_for(open(MATMUL).read()):
+        sass = k.sass()
+        assert re.search(TENSOR_CORE[k.target.arch], sass), k.target.arch
+        assert k.spills == 0
+
+
+def test_mma_family_compiles_everywhere():
+    # One kernel with every input kind: bf16 (compile-only: see the module doc), f8 with and
+    # without fast_acc, i8 with an unsigned operand, block-scaled f8, f64.
+    sa, sb, sc = shapes(64, 32, 64)
+
+    def op(text: str, r: str, a: str, b: str, c: str) -> str:
+        return text.replace("%r =", f"%{r} =").replace("%a, %b, %c", f"%{a}, %{b}, %{c}")
+
+    body = "\n".join([
+        op(mma_text("bf16", "f32", sa, sb, sc), "r1", "a1", "b1", "c"),
+        op(mma_text("f8E4M3FN", "f32", sa, sb, sc), "r2", "a2", "b2", "c"),
+        op(mma_text("f8E4M3FN", "f32", sa, sb, sc, attrs=" fast_acc"), "r6", "a2", "b2", "c"),
+        op(mma_text("i8", "i32", sa, sb, sc, op="mmai", attrs=" unsigned signed"), "r3", "a3", "b3", "c3"),
+        scaled_text("f8E5M2", sa, sb, sc, (64, 1), (1, 64)).replace("%r =", "%r4 =").replace("%a, %b", "%a4, %b4"),
+        op(mma_text("f64", "f64", (16, 16), (16, 16), (16, 16)), "r5", "a5", "a5", "c5"),
+    ])  # fmt: skip
+    ins = [
+        ("a1", sa, "bf16"),
+        ("b1", sb, "bf16"),
+        ("c", sc, "f32"),
+        ("a2", sa, "f8E4M3FN"),
+        ("b2", sb, "f8E4M3FN"),
+        ("a3", sa, "i8"),
+        ("b3", sb, "i8"),
+        ("c3", sc, "i32"),
+        ("a4", sa, "f8E5M2"),
+        ("b4", sb, "f8E5M2"),
+        ("sa", (64, 1), "f8E8M0FNU"),
+        ("sb", (1, 64), "f8E8M0FNU"),
+        ("a5", (16, 16), "f64"),
+        ("c5", (16, 16), "f64"),
+    ]
+    outs = [
+        ("r1", sc, "f32"),
+        ("r2", sc, "f32"),
+        ("r6", sc, "f32"),
+        ("r3", sc, "i32"),
+        ("r4", sc, "f32"),
+        ("r5", (16, 16), "f64"),
+    ]
+    text = io_kernel(ins, outs, body)  # fmt: skip
+    for k in compile_for(text, "k"):
+        ptx = k.asm["ptx"]
+        found = set(re.findall(r"(?:mma\.sync\.aligned|wgmma\.mma_async\.sync\.aligned|tcgen05\.mma)[\w.:]*", ptx))
+        if k.target.arch == "sm_80":
+            expected = {
+                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",  # bf16
+                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",  # f8 through f16
+                "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32",  # i8 (zero accumulator)
+                "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",  # dequantized mmaf_scaled
+                "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",  # f64
+            }
+        elif k.target.arch == "sm_90":
+            expected = {
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",  # f8 without fast_acc: precise
+                "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3",  # f8 with fast_acc
+                "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8",
+                "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32",
+                "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64",
+            }
+        else:
+            expected = {"tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f8f6f4",
+                        "tcgen05.mma.cta_group::1.kind::tf32"}  # fmt: skip
+        # wgmma's N depends on how Triton splits the tile over the warps (num_warps): compare without it.
+        def shape_free(names: set[str]) -> set[str]:
+            return {re.sub(r"\.m64n\d+k", ".m64nNk", n) for n in names}
+
+        assert shape_free(expected) <= shape_free(found), (k.target.arch, found)
+        assert k.spills == 0, k.target.arch
+        # The integer dot accumulates into zeros (the .satfinite of mma.sync must not clamp
+        # the accumulator's wrap-around): its acc operand is a zero constant.
+        ttir = k.asm["ttir"]
+        zeros = set(re.findall(r"(%\S+) = arith.constant dense<0> : tensor<64x64xi32>", ttir))
+        dots = re.findall(r"tt.dot \S+, \S+, (\S+?),? .*: tensor<64x32xi8>", ttir)
+        assert dots and all(acc in zeros for acc in dots), dots

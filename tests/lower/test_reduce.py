@@ -1,0 +1,366 @@
+"""`reduce` and `scan` through the lowering, against the CPU interpreter.
+
+Bitwise equal: integer bodies, float max/min, every body that is not a single
+commutative op (reduced by the written-out pairwise tree, the interpreter's own order:
+argmax, a non-commutative composition of affine maps, float bodies of two operands), the
+identity step (signed zeros), sequential float scans under Triton's interpreter. The
+affine maps also pin the argument order of scans, reverse ones included. Single-op float
+sums and products (tl.reduce): within the reassociation bound of compiler/lower/
+ops_reduce.py, |triton - cpu| <= 2 (n - 1) u sum|x|. Triton's interpreter runs a custom
+combiner once per element in Python, so tiles stay at a few thousand elements."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .harness import compile_for, source_of
+from .test_shape import io_kernel, run_io, run_io_pair, tile
+
+RNG = np.random.default_rng(7)
+
+
+def reduce_op(x: str, shape, el: str, dim: int, body: str, identity: str, *, result: str = "r", op: str = "reduce",
+              reverse: bool = False) -> str:  # fmt: skip
+    out = shape if op == "scan" else tuple(s for d, s in enumerate(shape) if d != dim)
+    rev = f" reverse={'true' if reverse else 'false'}" if op == "scan" else ""
+    s = tile((), el)
+    return f"""%{result} = {op} %{x} dim={dim}{rev} identities=[{identity}] : {tile(shape, el)} -> {tile(out, el)}
+    (%e: {s}, %a: {s}) {{
+    {body}
+    }}"""
+
+
+def binary_body(op: str, el: str, attrs: str = "") -> str:
+    return f"%v = {op} %e, %a{attrs} : {tile((), el)}\nyield %v : {tile((), el)}"
+
+
+def reduced(shape, dim):
+    return tuple(s for d, s in enumerate(shape) if d != dim)
+
+
+# -- integers: bitwise --------------------------------------------------------------------------------------
+
+
+INT_CASES = [
+    # (element, op, attrs, identity)
+    ("i32", "addi", "", "0"),
+    ("i8", "muli", "", "1"),
+    ("i32", "maxi", " signed", "-2147483648"),
+    ("i32", "mini", " signed", "2147483647"),
+    ("i16", "maxi", " unsigned", "0"),
+    ("i64", "mini", " unsigned", "-1"),
+    ("i16", "andi", "", "-1"),
+    ("i8", "ori", "", "0"),
+    ("i64", "xori", "", "0"),
+    ("i64", "addi", "", "0"),
+]
+
+
+@pytest.mark.parametrize(("el", "op", "attrs", "identity"), INT_CASES)
+def test_integer_reductions_every_dim(el, op, attrs, identity):
+    shape = (4, 8, 16)
+    info = np.iinfo({"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}[el])
+    x = RNG.integers(info.min, info.max, size=shape, endpoint=True, dtype=info.dtype)
+    x[0, 0, :4] = [info.min, info.max, 0, -1]
+    body = "\n".join(
+        reduce_op("x", shape, el, d, binary_body(op, el, attrs), f"{identity} : {el}", result=f"r{d}") for d in range(3)
+    )
+    outs = [(f"r{d}", reduced(shape, d), el) for d in range(3)]
+    got = run_io([("x", shape, el)], outs, body, [x])
+    ufunc = {"addi": np.add, "muli": np.multiply, "andi": np.bitwise_and, "ori": np.bitwise_or, "xori": np.bitwise_xor}
+    for d, r in enumerate(got):
+        if op in ufunc:
+            expect = ufunc[op].reduce(x, axis=d, dtype=x.dtype)
+        else:
+            ux = x.view(f"u{x.itemsize}") if "unsigned" in attrs else x
+            expect = (np.maximum if op == "maxi" else np.minimum).reduce(ux, axis=d).view(x.dtype)
+        assert np.array_equal(r, expect), d
+
+
+def test_reduce_sizes_one_and_zero_d_and_large():
+    # A size-1 dimension (reduced and scanned), a rank-1 tile reduced to 0-d, a 4096-element reduction, i1 parity.
+    x1 = RNG.integers(-100, 100, size=(1, 16), dtype=np.int32)
+    x2 = RNG.integers(-(2**31), 2**31, size=(4096,), dtype=np.int64).astype(np.int32)
+    b = RNG.integers(0, 2, size=(8, 4)).astype(np.bool_)
+    body = "\n".join([
+        reduce_op("x1", (1, 16), "i32", 0, binary_body("addi", "i32"), "0 : i32", result="r1"),
+        reduce_op("x2", (4096,), "i32", 0, binary_body("addi", "i32"), "0 : i32", result="r2"),
+        reduce_op("x3", (1,), "i32", 0, binary_body("addi", "i32"), "7 : i32", result="r3"),
+        reduce_op("b", (8, 4), "i1", 1, binary_body("xori", "i1"), "false", result="rb"),
+        reduce_op("x1", (1, 16), "i32", 0, binary_body("addi", "i32"), "3 : i32", result="s1", op="scan"),
+    ])  # fmt: skip
+    r1, r2, r3, rb, s1 = run_io(
+        [("x1", (1, 16), "i32"), ("x2", (4096,), "i32"), ("x3", (1,), "i32"), ("b", (8, 4), "i1")],
+        [("r1", (16,), "i32"), ("r2", (), "i32"), ("r3", (), "i32"), ("rb", (8,), "i1"), ("s1", (1, 16), "i32")],
+        body,
+        [x1, x2, np.array([5], np.int32), b],
+    )
+    assert np.array_equal(s1, x1 + 3)  # a scan along a dimension of 1: f(x, identity)
+    assert np.array_equal(r1, x1[0])
+    assert int(r2) == np.add.reduce(x2, dtype=np.int32)
+    assert int(r3) == 12  # the identity (not a neutral one here) is folded in once
+    assert np.array_equal(rb, np.bitwise_xor.reduce(b, axis=1))
+
+
+def test_identity_folded_in_once_with_a_general_body():
+    # 5 is not neutral for addi: it shows the identity step; the body is not a single op.
+    x = np.arange(16, dtype=np.int32).reshape(2, 8)
+    body = "%s = addi %e, %a : tile<i32>\n%u = negi %e : tile<i32>\nyield %s : tile<i32>"
+    (r,) = run_io([("x", (2, 8), "i32")], [("r", (2,), "i32")], reduce_op("x", (2, 8), "i32", 1, body, "5 : i32"), [x])
+    assert np.array_equal(r, x.sum(axis=1) + 5)
+
+
+# -- order: a non-commutative body --------------------------------------------------------------------------
+
+# Composition of affine maps x -> m*x + c (i32, wrapping): associative, not commutative.
+# f(newer, older) = newer o older: (m_n m_o, m_n c_o + c_n). The fold applies the maps in
+# index order (reverse scans: from the highest index down).
+AFFINE = """(%me{s}: tile<i32>, %ma{s}: tile<i32>, %ce{s}: tile<i32>, %ca{s}: tile<i32>) {{
+      %mm{s} = muli %me{s}, %ma{s} : tile<i32>
+      %t{s} = muli %me{s}, %ca{s} : tile<i32>
+      %cc{s} = addi %t{s}, %ce{s} : tile<i32>
+      yield %mm{s}, %cc{s} : tile<i32>, tile<i32>
+    }}"""
+
+
+def affine_op(op: str, shape, dim: int, suffix: str, reverse: bool = False, m: str = "m", c: str = "c") -> str:
+    out = shape if op == "scan" else reduced(shape, dim)
+    rev = f" reverse={'true' if reverse else 'false'}" if op == "scan" else ""
+    t_in, t_out = tile(shape, "i32"), tile(out, "i32")
+    return (
+        f"%m{suffix}, %c{suffix} = {op} %{m}, %{c} dim={dim}{rev} identities=[1 : i32, 0 : i32] : {t_in}, {t_in} -> "
+        f"{t_out}, {t_out}\n{AFFINE.format(s=suffix)}"
+    )
+
+
+def compose(ms, cs):
+    m, c = 1, 0
+    for mi, ci in zip(ms, cs, strict=True):  # apply in order: x -> mi * (m x + c) + ci
+        m, c = (mi * m) & 0xFFFFFFFF, (mi * c + ci) & 0xFFFFFFFF
+    return m, c
+
+
+def test_non_commutative_body_reduce_and_scans():
+    shape = (4, 8)
+    m = RNG.integers(-5, 6, size=shape, dtype=np.int32)
+    c = RNG.integers(-50, 51, size=shape, dtype=np.int32)
+    body = "\n".join([
+        affine_op("reduce", shape, 1, "r"), affine_op("reduce", shape, 0, "q"),
+        affine_op("scan", shape, 1, "s"), affine_op("scan", shape, 1, "v", reverse=True),
+    ])  # fmt: skip
+    outs = [("mr", (4,), "i32"), ("cr", (4,), "i32"), ("mq", (8,), "i32"), ("cq", (8,), "i32"),
+            ("ms", shape, "i32"), ("cs", shape, "i32"), ("mv", shape, "i32"), ("cv", shape, "i32")]  # fmt: skip
+    mr, cr, mq, cq, ms, cs, mv, cv = run_io([("m", shape, "i32"), ("c", shape, "i32")], outs, body, [m, c])
+    u = np.uint32
+    for i in range(4):
+        assert (u(mr[i]), u(cr[i])) == compose(m[i].tolist(), c[i].tolist())
+        for j in range(8):
+            assert (u(ms[i, j]), u(cs[i, j])) == compose(m[i, : j + 1].tolist(), c[i, : j + 1].tolist())
+            assert (u(mv[i, j]), u(cv[i, j])) == compose(m[i, j:][::-1].tolist(), c[i, j:][::-1].tolist())
+    for j in range(8):
+        assert (u(mq[j]), u(cq[j])) == compose(m[:, j].tolist(), c[:, j].tolist())
+
+
+def test_argmax_two_operands_keeps_the_first_index():
+    shape = (8, 16)
+    x = RNG.integers(-3, 4, size=shape, dtype=np.int32)  # many ties
+    idx = np.broadcast_to(np.arange(16, dtype=np.int32), shape).copy()
+    body = """%rv, %ri = reduce %x, %i dim=1 identities=[-2147483648 : i32, -1 : i32]
+        : tile<8x16xi32>, tile<8x16xi32> -> tile<8xi32>, tile<8xi32>
+    (%ve: tile<i32>, %va: tile<i32>, %ie: tile<i32>, %ia: tile<i32>) {
+      %c = cmpi greater_than %ve, %va, signed : tile<i32> -> tile<i1>
+      %v2 = select %c, %ve, %va : tile<i1>, tile<i32>
+      %i2 = select %c, %ie, %ia : tile<i1>, tile<i32>
+      yield %v2, %i2 : tile<i32>, tile<i32>
+    }"""
+    rv, ri = run_io([("x", shape, "i32"), ("i", shape, "i32")], [("rv", (8,), "i32"), ("ri", (8,), "i32")], body,
+                    [x, idx])  # fmt: skip
+    assert np.array_equal(rv, x.max(axis=1))
+    assert np.array_equal(ri, x.argmax(axis=1))
+
+
+def test_body_using_values_from_outside():
+    # A splat constant (written again inside the combine function) and a value computed
+    # outside (carried along as an extra operand).
+    x = RNG.integers(-1000, 1000, size=(4, 8), dtype=np.int32)
+    body = """%k = constant <i32: 3> : tile<i32>
+    %bias = addi %k, %k : tile<i32>
+    %r, %s = reduce %x, %x dim=1 identities=[0 : i32, 0 : i32]
+        : tile<4x8xi32>, tile<4x8xi32> -> tile<4xi32>, tile<4xi32>
+    (%e: tile<i32>, %a: tile<i32>, %e2: tile<i32>, %a2: tile<i32>) {
+      %t = addi %e, %a : tile<i32>
+      %u = addi %t, %k : tile<i32>
+      %w = maxi %e2, %a2 signed : tile<i32>
+      %w2 = maxi %w, %bias signed : tile<i32>
+      yield %u, %w2 : tile<i32>, tile<i32>
+    }"""
+    # The CPU interpreter cannot run such a body yet (a KeyError for %k in its combiner
+    # evaluation), so this checks Triton's interpreter against NumPy only.
+    from compiler.runtime import launch, load_module
+
+    r, s = np.zeros(4, np.int32), np.zeros(4, np.int32)
+    module = load_module(io_kernel([("x", (4, 8), "i32")], [("r", (4,), "i32"), ("s", (4,), "i32")], body))
+    launch(module, "k", 1, [x, r, s], backend="triton-interpret")
+    # f(e, a) = e + a + 3 (associative) runs 8 times per row: 7 combines and the identity step.
+    assert np.array_equal(r, x.sum(axis=1) + 8 * 3)
+    assert np.array_equal(s, np.maximum(x.max(axis=1), 6))
+
+
+def test_general_float_body_follows_the_interpreters_tree():
+    # A two-operand body is reduced by the written-out pairwise tree: the CPU interpreter's
+    # order, so even float sums and products agree bitwise.
+    x = (RNG.standard_normal((4, 256)) * 100).astype(np.float32)
+    y = (1 + 0.01 * RNG.standard_normal((4, 256))).astype(np.float32)
+    body = """%s, %p = reduce %x, %y dim=1 identities=[0.000000e+00 : f32, 1.000000e+00 : f32]
+        : tile<4x256xf32>, tile<4x256xf32> -> tile<4xf32>, tile<4xf32>
+    (%xe: tile<f32>, %xa: tile<f32>, %ye: tile<f32>, %ya: tile<f32>) {
+      %s2 = addf %xe, %xa : tile<f32>
+      %p2 = mulf %ye, %ya : tile<f32>
+      yield %s2, %p2 : tile<f32>, tile<f32>
+    }"""
+    s_, p_ = run_io([("x", (4, 256), "f32"), ("y", (4, 256), "f32")], [("s", (4,), "f32"), ("p", (4,), "f32")], body,
+                    [x, y])  # fmt: skip
+    assert np.allclose(s_, x.sum(axis=1, dtype=np.float64), rtol=1e-4, atol=1e-2)
+    assert np.allclose(p_, y.prod(axis=1, dtype=np.float64), rtol=1e-4)
+
+
+# -- integer scans -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_integer_scans(reverse):
+    shape = (4, 64)
+    x = RNG.integers(-(2**31), 2**31, size=shape, dtype=np.int64).astype(np.int32)
+    y = RNG.integers(0, 2**16, size=(32,), dtype=np.int64).astype(np.uint16).view(np.int16)
+    body = "\n".join([
+        reduce_op("x", shape, "i32", 1, binary_body("addi", "i32"), "0 : i32", result="s1", op="scan", reverse=reverse),
+        reduce_op("x", shape, "i32", 0, binary_body("maxi", "i32", " signed"), "-2147483648 : i32", result="s0",
+                  op="scan", reverse=reverse),
+        reduce_op("y", (32,), "i16", 0, binary_body("mini", "i16", " unsigned"), "-1 : i16", result="sy", op="scan",
+                  reverse=reverse),
+    ])  # fmt: skip
+    s1, s0, sy = run_io([("x", shape, "i32"), ("y", (32,), "i16")],
+                        [("s1", shape, "i32"), ("s0", shape, "i32"), ("sy", (32,), "i16")], body, [x, y])  # fmt: skip
+
+    def scan(fn, a, axis):
+        a = np.flip(a, axis) if reverse else a
+        out = fn.accumulate(a, axis=axis, dtype=a.dtype)
+        return np.flip(out, axis) if reverse else out
+
+    assert np.array_equal(s1, scan(np.add, x, 1))
+    assert np.array_equal(s0, scan(np.maximum, x, 0))
+    assert np.array_equal(sy.view(np.uint16), scan(np.minimum, y.view(np.uint16), 0))
+
+
+# -- floats ---------------------------------------------------------------------------------------------
+
+
+def test_float_max_min_nan_and_signed_zeros():
+    x = RNG.standard_normal((8, 16)).astype(np.float32)
+    x[0, :] = -0.0
+    x[1, :] = 0.0
+    x[1, 3] = -0.0
+    x[2, 5] = np.nan
+    x[3, :] = np.nan
+    x[4, 7] = np.inf
+    x[5, :] = -np.inf
+    x[6, 2] = 1e-45  # a denormal
+    body = "\n".join([
+        reduce_op("x", (8, 16), "f32", 1, binary_body("maxf", "f32"), "0xFF800000 : f32", result="mx"),
+        reduce_op("x", (8, 16), "f32", 1, binary_body("minf", "f32"), "0x7F800000 : f32", result="mn"),
+        reduce_op("x", (8, 16), "f32", 1, binary_body("maxf", "f32", " propagate_nan"), "0xFF800000 : f32",
+                  result="mp"),
+    ])  # fmt: skip
+    mx, mn, mp = run_io([("x", (8, 16), "f32")], [("mx", (8,), "f32"), ("mn", (8,), "f32"), ("mp", (8,), "f32")],
+                        body, [x])  # fmt: skip
+    # The identity -inf takes part (as a number, it wins against NaN without propagate_nan).
+    assert np.array_equal(mx, np.fmax(np.fmax.reduce(x, axis=1), -np.inf))
+    assert np.signbit(mx[0]) and not np.signbit(mx[1])  # max(-0, -0) = -0; max(+0, -0) = +0
+    assert mx[3] == -np.inf and not np.isnan(mx[2])
+    assert np.isnan(mp[2]) and np.isnan(mp[3])
+    assert np.signbit(mn[1]) and mn[5] == -np.inf
+
+
+def test_float_sums_within_reassociation_bound():
+    n = 1024
+    x = RNG.standard_normal((2, n)).astype(np.float32) * np.float32(1000)
+    x[1, ::3] *= -1
+    p = (1 + 0.01 * RNG.standard_normal((2, n))).astype(np.float32)
+    h = (RNG.standard_normal((4, 64)) * 4).astype(np.float16)
+    body = "\n".join([
+        reduce_op("x", (2, n), "f32", 1, binary_body("addf", "f32"), "0.000000e+00 : f32", result="s"),
+        reduce_op("p", (2, n), "f32", 1, binary_body("mulf", "f32"), "1.000000e+00 : f32", result="pr"),
+        reduce_op("h", (4, 64), "f16", 1, binary_body("addf", "f16"), "0.000000e+00 : f16", result="sh"),
+    ])  # fmt: skip
+    cpu, tri = run_io_pair([("x", (2, n), "f32"), ("p", (2, n), "f32"), ("h", (4, 64), "f16")],
+                           [("s", (2,), "f32"), ("pr", (2,), "f32"), ("sh", (4,), "f16")], body, [x, p, h])  # fmt: skip
+    mag = np.abs(x.astype(np.float64)).sum(axis=1)
+    assert np.all(np.abs(cpu[0].astype(np.float64) - tri[0]) <= 2 * (n - 1) * 2.0**-24 * mag)
+    # Products: each order is within about (n - 1) u of the exact product, relatively.
+    assert np.all(np.abs(cpu[1].astype(np.float64) - tri[1]) <= 2 * n * 2.0**-24 * np.abs(cpu[1]))
+    mag_h = np.abs(h.astype(np.float64)).sum(axis=1)
+    assert np.all(np.abs(cpu[2].astype(np.float64) - tri[2].astype(np.float64)) <= 2 * 63 * 2.0**-11 * mag_h)
+
+
+def test_float_sum_identity_signs_and_sequential_scans():
+    z = np.full((2, 8), -0.0, np.float32)
+    x = (RNG.standard_normal((4, 256)) * 100).astype(np.float32)
+    body = "\n".join([
+        reduce_op("z", (2, 8), "f32", 1, binary_body("addf", "f32"), "0.000000e+00 : f32", result="zp"),
+        reduce_op("z", (2, 8), "f32", 1, binary_body("addf", "f32"), "-0.000000e+00 : f32", result="zm"),
+        reduce_op("x", (4, 256), "f32", 1, binary_body("addf", "f32"), "0.000000e+00 : f32", result="cs", op="scan"),
+        reduce_op("x", (4, 256), "f32", 1, binary_body("addf", "f32"), "0.000000e+00 : f32", result="rs", op="scan",
+                  reverse=True),
+    ])  # fmt: skip
+    # Triton's interpreter scans sequentially, as the CPU interpreter's addf scan does: bitwise.
+    outs = [("zp", (2,), "f32"), ("zm", (2,), "f32"), ("cs", (4, 256), "f32"), ("rs", (4, 256), "f32")]
+    zp, zm, cs, rs = run_io([("z", (2, 8), "f32"), ("x", (4, 256), "f32")], outs, body, [z, x])
+    assert not np.signbit(zp).any() and np.signbit(zm).all()
+    assert np.array_equal(cs, np.add.accumulate(x, axis=1, dtype=np.float32))
+    assert np.array_equal(rs, np.flip(np.add.accumulate(np.flip(x, 1), axis=1, dtype=np.float32), 1))
+
+
+# -- compiled -----------------------------------------------------------------------------------------------
+
+
+def test_reduce_and_scan_compile_everywhere():
+    shape = (8, 128)
+    body = "\n".join([
+        reduce_op("x", shape, "f32", 1, binary_body("addf", "f32"), "0.000000e+00 : f32", result="s"),
+        reduce_op("x", shape, "f32", 0, binary_body("maxf", "f32"), "0xFF800000 : f32", result="m"),
+        reduce_op("x", shape, "f32", 1, binary_body("addf", "f32"), "0.000000e+00 : f32", result="c", op="scan",
+                  reverse=True),
+        """%i = iota : tile<128xi32>
+        %z = reshape %i : tile<128xi32> -> tile<1x128xi32>
+        %zi = broadcast %z : tile<1x128xi32> -> tile<8x128xi32>""",
+        affine_op("reduce", shape, 1, "r", m="zi", c="zi"),
+        affine_op("scan", shape, 0, "q", m="zi", c="zi"),
+    ])  # fmt: skip
+    text = io_kernel([("x", shape, "f32")], [("s", (8,), "f32"), ("m", (128,), "f32"), ("c", shape, "f32"),
+                                             ("mr", (8,), "i32"), ("cq", shape, "i32")], body)  # fmt: skip
+    src = source_of(text)
+    assert "tl.reduce(" in src and "tl.associative_scan(" in src and "reverse=True" in src
+    for k in compile_for(text, "k"):
+        assert k.spills == 0
+        assert len(k.cubin) > 1000
+
+
+def test_softmax_example_matches():
+    # Row maxima (bitwise) and row sums (reassociated) of the example: the outputs agree
+    # within the sum's reassociation bound (relative 2 (n - 1) u, all terms positive) plus
+    # a few ulps for exp.
+    from compiler.runtime import launch, load_module
+
+    module = load_module(open("examples/softmax.tileir").read())
+    rows, cols = 3, 1000  # a partial block of rows and a partial tile of columns
+    x = (RNG.standard_normal((rows, cols)) * 4).astype(np.float32)
+    x[0, :5] = [-np.inf, 80.0, -80.0, 0.0, -0.0]
+    outs = []
+    for backend in ("cpu", "triton-interpret"):
+        y = np.zeros_like(x)
+        launch(module, None, 1, [x, rows, cols, cols, 1, y, rows, cols, cols, 1], backend=backend)
+        outs.append(y)
+    cpu, tri = outs
+    assert np.all(np.abs(cpu - tri) <= (2 * 1023 + 4) * 2.0**-24 * np.abs(cpu))
+    assert np.allclose(tri.sum(axis=1), 1.0, rtol=1e-5)
