@@ -1,3 +1,16 @@
 """Imports every emitter module, so that `registry.EMITTERS` is complete."""
 
-from . import ops_control, ops_float, ops_misc, ops_view  # noqa: F401
+from . import (  # noqa: F401
+    ops_bits,
+    ops_control,
+    ops_conversion,
+    ops_float,
+    ops_integer,
+    ops_math,
+    ops_memory,
+    ops_misc,
+    ops_mma,
+    ops_reduce,
+    ops_shape,
+    ops_view,
+)
