@@ -363,14 +363,20 @@ def _run_tool(tool: str, args: list[str], cubin: bytes) -> str:
 
 
 def resource_usage(cubin: bytes) -> tuple[int | None, int | None]:
-    """(registers per thread, local-memory bytes per thread) from `cuobjdump -res-usage`."""
+    """(registers per thread, spill bytes per thread) from `cuobjdump -res-usage`. Spills
+    live in the stack frame (STACK) or local memory (LOCAL); the lowering makes no local
+    arrays, so both count as spills."""
     try:
         out = _run_tool("cuobjdump", ["-res-usage"], cubin)
     except LowerError:
         return None, None
     reg = re.search(r"REG:(\d+)", out)
     local = re.search(r"LOCAL:(\d+)", out)
-    return (int(reg.group(1)) if reg else None, int(local.group(1)) if local else None)
+    stack = re.search(r"STACK:(\d+)", out)
+    if local is None and stack is None:
+        return (int(reg.group(1)) if reg else None, None)
+    spills = (int(local.group(1)) if local else 0) + (int(stack.group(1)) if stack else 0)
+    return (int(reg.group(1)) if reg else None, spills)
 
 
 def disassemble(cubin: bytes) -> str:

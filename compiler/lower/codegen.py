@@ -583,6 +583,10 @@ class OpEmit:
 
 
 _MMA = {"cuda_tile.mmaf", "cuda_tile.mmai", "cuda_tile.mmaf_scaled"}
+_STORES = {
+    "cuda_tile.store_view_tko", "cuda_tile.store_ptr_tko", "cuda_tile.atomic_rmw_tko", "cuda_tile.atomic_cas_tko",
+    "cuda_tile.atomic_red_view_tko",
+}  # fmt: skip
 
 
 def _hint_int(d: Any, key: str) -> int | None:
@@ -621,7 +625,9 @@ def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
         if warps and warps & (warps - 1) == 0 and warps <= 32:
             opts["num_warps"] = warps
         ctas = _hint_int(chosen, "num_cta_in_cga")
-        if ctas and ctas > 1 and target.cc >= 90:
+        # Triton 3.6's cluster planning asserts ("Cannot find store-like ops") on a kernel
+        # that stores nothing; such a kernel has nothing to share across a cluster anyway.
+        if ctas and ctas > 1 and target.cc >= 90 and any(op.name in _STORES for op in entry.walk()):
             opts["num_ctas"] = ctas
         occupancy = _hint_int(chosen, "occupancy")
         if occupancy and occupancy > 0:

@@ -25,7 +25,8 @@ ARCHES = ("sm_80", "sm_90", "sm_100")
 
 
 def _copy(args: Sequence[Any]) -> list[Any]:
-    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    # order="K" keeps a strided or transposed array's layout (what the kernel is told).
+    return [a.copy(order="K") if isinstance(a, np.ndarray) else a for a in args]
 
 
 def _as_uint(a: np.ndarray) -> np.ndarray:

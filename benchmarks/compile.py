@@ -1,0 +1,414 @@
+"""Compile speed: Tile IR -> cubin by our lowering (Tile IR -> Triton -> PTX -> cubin) against NVIDIA's tileiras.
+
+    python benchmarks/compile.py [--quick] [--repeat N] [--arch sm_90] [--only NAME,...] [--strict] [--keep DIR]
+
+Kernels: examples/*.tileir and, when ../shared exists, ../shared/samples/*.tileir. Each is written
+as bytecode 13.3 by our writer (`compiler.bytecode.write_bytecode`, what `tileir asm` writes), and
+that one .tileirbc file is the input of both compilers.
+
+1. Whole processes (wall clock, best of --repeat after one warm-up run that fills the .pyc cache;
+   CPU time of the process beside it), the same run, the same file, --arch (default sm_90):
+   - ours, cold cache: `tileir compile K.tileirbc --arch sm_90 --emit cubin -q -o K.cubin` with a fresh, empty
+     TILEIR_CACHE_DIR for every run: read, verify, lower to Triton, Triton's whole pipeline and
+     ptxas. While the `compile` command does not exist, a `python -c` script making the same
+     call (`compiler.lower.compile`) stands in, and the output says so;
+   - ours, warm cache: the same command with the cache a cold run filled;
+   - the anchor: NVIDIA's `tileiras --gpu-name sm_90 -o K.cubin K.tileirbc`
+     (pip `nvidia-cuda-tileiras`; found as compiler.lower.sass.find_tileiras finds it);
+   - the floors every compile process pays: `python -c pass` and `python -c "import
+     compiler.lower, triton"`.
+   Printed: each time, ours/tileiras (cold, not judged: no target is set for it), and the
+   whole-process warm/cold ratio (not judged: a process cannot go below the floors, ~0.5 s).
+2. In one process (a fresh one per kernel, timed inside it after the imports and after one
+   compile of the kernel that pays Triton's one-time start-up): cold = read the .tileirbc +
+   verify + `compiler.lower.compile` into an empty cache directory, best of --repeat, each in a
+   new directory; warm = the same with the cache filled (a hit: lowering to source, hashing, and
+   reading the cached cubin back). warm/cold is the cache's speed-up; target <= 0.05, judged.
+
+--quick: the examples only, one run each, no warm-up run per kernel (the .pyc files are
+written by one import run first, always; a smoke test: the target is judged
+but a miss is not fatal without --strict). --strict: exit 2 when a target is missed. The exit
+status is 1 when a kernel does not compile (ours or tileiras), whatever the flags. The default
+run takes about a minute on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+TARGET_WARM_COLD = 0.05  # in-process warm / cold compile time, at most
+BYTECODE_VERSION = (13, 3)
+
+# Stand-in for `tileir compile` while it does not exist: the same calls.
+_COMPILE_SCRIPT = (
+    "import sys\n"
+    "from compiler.lower import compile\n"
+    "from compiler.runtime import load_module\n"
+    "k = compile(load_module(sys.argv[1]), None, sys.argv[2])\n"
+    "open(sys.argv[3], 'wb').write(k.cubin)\n"
+)
+
+# Part 2, run in a fresh process per kernel: prints JSON {cold: [...], warm: [...]} in seconds.
+_IN_PROCESS_SCRIPT = """
+import json, os, sys, tempfile, time
+from pathlib import Path
+from compiler.lower import compile
+from compiler.runtime import load_module
+import triton  # noqa: F401  (imported before timing, as the module under test needs it)
+path, arch, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def once(cache):
+    os.environ["TILEIR_CACHE_DIR"] = str(cache)
+    start = time.perf_counter()
+    compile(load_module(path), None, arch)
+    return time.perf_counter() - start
+with tempfile.TemporaryDirectory() as tmp:
+    once(Path(tmp) / "warm-up")
+    cold = [once(Path(tmp) / f"cold-{i}") for i in range(repeat)]
+    warm = [once(Path(tmp) / "cold-0") for _ in range(repeat)]
+print(json.dumps({"cold": cold, "warm": warm}))
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# The kernels
+
+
+@dataclass(slots=True)
+class Kernel:
+    name: str
+    source: Path  # the .tileir text
+    bytecode: Path | None = None  # written by our writer
+    error: str | None = None  # why it could not be written
+
+
+def kernels(quick: bool, only: set[str] | None) -> list[Kernel]:
+    from tests.corpus import example_files, sample_files
+
+    found = [Kernel(f"examples/{p.stem}", p) for p in example_files()]
+    if not quick:
+        found += [Kernel(f"samples/{p.stem}", p) for p in sample_files()]
+    if only:
+        found = [k for k in found if k.name in only or k.name.split("/")[-1] in only]
+    return found
+
+
+def write_bytecode(kernel: Kernel, directory: Path) -> None:
+    from compiler.bytecode import write_bytecode as write
+    from compiler.runtime import load_module
+
+    try:
+        data = write(load_module(str(kernel.source)), BYTECODE_VERSION)
+    except Exception as exc:  # noqa: BLE001 - reported in the table
+        kernel.error = f"cannot write its bytecode: {exc}"
+        return
+    kernel.bytecode = directory / (kernel.name.replace("/", "__") + ".tileirbc")
+    kernel.bytecode.write_bytes(data)
+
+
+# --------------------------------------------------------------------------------------------
+# Running processes
+
+
+@dataclass(slots=True)
+class Timing:
+    seconds: float | None = None  # wall clock, best run
+    cpu_seconds: float | None = None  # user + system, best run
+    error: str | None = None
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None, output: Path | None = None) -> tuple[float, float]:
+    """One run: (wall, cpu) seconds. Raises RuntimeError when it fails or writes no cubin."""
+    import time
+
+    if output is not None and output.exists():
+        output.unlink()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip().splitlines()
+        raise RuntimeError(f"exit status {proc.returncode}: {tail[-1][:300] if tail else ''}")
+    if output is not None and not (output.exists() and output.read_bytes()[:4] == b"\x7fELF"):
+        raise RuntimeError(f"no cubin written to {output.name}")
+    return wall, cpu
+
+
+def best(runs: list[tuple[float, float]]) -> Timing:
+    return Timing(min(w for w, _ in runs), min(c for _, c in runs))
+
+
+def python_env(pycache: Path, cache: Path | None = None) -> dict[str, str]:
+    """Our processes: the repository importable, .pyc files kept (as an installed tool has
+    them) in `pycache`, and the compile cache in `cache`."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [str(REPO), os.environ.get("PYTHONPATH")] if p)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    if cache is not None:
+        env["TILEIR_CACHE_DIR"] = str(cache)
+    return env
+
+
+def compile_command(python: str, bytecode: Path, arch: str, out: Path) -> tuple[list[str], str | None]:
+    """Our compile as a command line, and a note when a stand-in is used."""
+    from compiler.cli import build_parser, has_command
+
+    if has_command("compile"):
+        flags: set[str] = set()
+        for action in build_parser()._actions:  # noqa: SLF001 - argparse has no public accessor
+            sub = getattr(action, "choices", None)
+            if isinstance(sub, dict) and "compile" in sub:
+                for a in sub["compile"]._actions:  # noqa: SLF001
+                    flags.update(a.option_strings)
+        arch_flag = next((f for f in ("--arch", "--gpu-name", "--target") if f in flags), None)
+        out_flag = next((f for f in ("-o", "--output") if f in flags), None)
+        if arch_flag and out_flag:
+            cmd = [python, "-m", "compiler", "compile", str(bytecode), arch_flag, arch, out_flag, str(out)]
+            cmd += ["--emit", "cubin"] if "--emit" in flags else []
+            return cmd + (["-q"] if "-q" in flags else []), None
+        why = f"`tileir compile` has no {'architecture' if not arch_flag else 'output'} option this script knows"
+    else:
+        why = "`tileir compile` does not exist yet"
+    return [python, "-c", _COMPILE_SCRIPT, str(bytecode), arch, str(out)], (
+        f"{why}: a `python -c` script calling compiler.lower.compile stands in"
+    )
+
+
+@dataclass(slots=True)
+class Result:
+    kernel: Kernel
+    cold: Timing = field(default_factory=Timing)
+    warm: Timing = field(default_factory=Timing)
+    tileiras: Timing = field(default_factory=Timing)
+    in_cold: float | None = None
+    in_warm: float | None = None
+    in_error: str | None = None
+
+
+def measure(
+    kernel: Kernel, arch: str, repeat: int, warmup: bool, work: Path, pycache: Path, tileiras: str | None
+) -> tuple[Result, str | None]:
+    python = sys.executable
+    r = Result(kernel)
+    note = None
+    if kernel.bytecode is None:
+        r.cold.error = r.warm.error = r.tileiras.error = kernel.error
+        return r, note
+    out = work / "ours.cubin"
+    cmd, note = compile_command(python, kernel.bytecode, arch, out)
+    caches = []
+
+    def cold_once() -> tuple[float, float]:
+        cache = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
+        caches.append(cache)
+        return timed(cmd, python_env(pycache, cache), out)
+
+    try:
+        if warmup:
+            cold_once()
+        r.cold = best([cold_once() for _ in range(repeat)])
+        env = python_env(pycache, caches[-1])
+        r.warm = best([timed(cmd, env, out) for _ in range(repeat)])
+    except RuntimeError as exc:
+        r.cold.error = r.warm.error = str(exc)
+    if tileiras is None:
+        r.tileiras.error = "tileiras not found"
+    else:
+        theirs = work / "tileiras.cubin"
+        tcmd = [tileiras, "--gpu-name", arch, "-o", str(theirs), str(kernel.bytecode)]
+        try:
+            if warmup:
+                timed(tcmd, None, theirs)
+            r.tileiras = best([timed(tcmd, None, theirs) for _ in range(repeat)])
+        except RuntimeError as exc:
+            r.tileiras.error = str(exc)
+    proc = subprocess.run(
+        [python, "-c", _IN_PROCESS_SCRIPT, str(kernel.bytecode), arch, str(repeat)],
+        capture_output=True,
+        text=True,
+        env=python_env(pycache),
+    )
+    if proc.returncode == 0:
+        data = json.loads(proc.stdout.strip().splitlines()[-1])
+        r.in_cold, r.in_warm = min(data["cold"]), min(data["warm"])
+    else:
+        lines = proc.stderr.strip().splitlines()
+        r.in_error = lines[-1][:300] if lines else f"exit status {proc.returncode}"
+    return r, note
+
+
+# --------------------------------------------------------------------------------------------
+# Tables
+
+
+def _ms(t: float | None) -> str:
+    return f"{t * 1000:.0f}" if t is not None else "-"
+
+
+def print_table(title: str, head: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))
+    print(title)
+    print(line)
+    print("-" * len(line))
+    for r in rows:
+        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
+    print()
+
+
+def geomean(xs: list[float]) -> float | None:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def tool_version(tool: str) -> str:
+    import re
+
+    try:
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown version"
+    found = re.search(r"\bV(\d+(?:\.\d+)+)", out.stdout + out.stderr)
+    return found.group(1) if found else "unknown version"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="the examples only, one run each (a smoke test)")
+    ap.add_argument("--repeat", type=int, help="best of N (default 3; 1 with --quick)")
+    ap.add_argument("--arch", default="sm_90", help="the GPU architecture of both compilers (default sm_90)")
+    ap.add_argument("--only", help="comma-separated kernel names (vector_add, samples/vadd, ...)")
+    ap.add_argument("--strict", action="store_true", help=f"exit 2 when warm/cold > {TARGET_WARM_COLD:g}")
+    ap.add_argument("--keep", type=Path, help="keep the bytecode files and cubins here")
+    args = ap.parse_args(argv)
+
+    from compiler.lower import triton_version
+    from compiler.lower.sass import find_tileiras
+
+    if triton_version() is None:
+        print("benchmarks/compile.py: Triton is not installed (pip install -e '.[bench]'); nothing to measure")
+        return 1
+    repeat = max(1, args.repeat if args.repeat is not None else (1 if args.quick else 3))
+    only = {s.strip() for s in args.only.split(",")} if args.only else None
+    tileiras = find_tileiras()
+    tmp_ctx = tempfile.TemporaryDirectory(prefix="tileir-compile-bench-")
+    work = args.keep or Path(tmp_ctx.name)
+    work.mkdir(parents=True, exist_ok=True)
+    selected = kernels(args.quick, only)
+    mode = " (--quick)" if args.quick else ""
+    print(
+        f"compile benchmark{mode}: {args.arch}, Triton {triton_version()}, Python {sys.version.split()[0]}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, best of {repeat}"
+        + ("" if args.quick else " after a warm-up run")
+    )
+    anchor = f"NVIDIA tileiras {tool_version(tileiras)}" if tileiras else "tileiras not found"
+    print(f"anchor: {anchor}; input: bytecode {'.'.join(map(str, BYTECODE_VERSION))} written by our writer")
+    print()
+    notes: list[str] = []
+    failed: list[str] = []
+    try:
+        for k in selected:
+            write_bytecode(k, work)
+        with tempfile.TemporaryDirectory(prefix="tileir-compile-bench-pyc-") as pyc:
+            pycache = Path(pyc)
+            env = python_env(pycache)
+            python = sys.executable
+            # One run first, always: it writes the .pyc files that every later process reads.
+            timed([python, "-c", "import compiler.cli, compiler.lower, compiler.runtime, triton"], env)
+            floor = best([timed([python, "-c", "pass"], env) for _ in range(repeat)])
+            imports = best([timed([python, "-c", "import compiler.lower, triton"], env) for _ in range(repeat)])
+            results = []
+            for k in selected:
+                r, note = measure(k, args.arch, repeat, not args.quick, work, pycache, tileiras)
+                results.append(r)
+                if note and note not in notes:
+                    notes.append(note)
+    finally:
+        if args.keep is None:
+            tmp_ctx.cleanup()
+
+    rows = [
+        ["python -c pass (floor)", _ms(floor.seconds), _ms(floor.cpu_seconds), "", "", "", "", ""],
+        ["import compiler.lower, triton", _ms(imports.seconds), _ms(imports.cpu_seconds), "", "", "", "", ""],
+    ]
+    ratios: list[float] = []
+    cpu_ratios: list[float] = []
+    for r in results:
+        ratio = r.cold.seconds / r.tileiras.seconds if r.cold.seconds and r.tileiras.seconds else None
+        if ratio is not None:
+            ratios.append(ratio)
+            if r.cold.cpu_seconds and r.tileiras.cpu_seconds:
+                cpu_ratios.append(r.cold.cpu_seconds / r.tileiras.cpu_seconds)
+        wc = r.warm.seconds / r.cold.seconds if r.warm.seconds and r.cold.seconds else None
+        rows.append(
+            [
+                r.kernel.name,
+                _ms(r.cold.seconds),
+                _ms(r.cold.cpu_seconds),
+                _ms(r.warm.seconds),
+                _ms(r.tileiras.seconds),
+                _ms(r.tileiras.cpu_seconds),
+                f"{ratio:.2f}x" if ratio is not None else "-",
+                f"{wc:.2f}" if wc is not None else "-",
+            ]
+        )
+        for what, t in (("ours", r.cold), ("tileiras", r.tileiras)):
+            if t.error:
+                failed.append(f"{r.kernel.name}: {what}: {t.error}")
+    head = ["whole process", "ours cold ms", "cpu ms", "ours warm ms", "tileiras ms", "cpu ms", "ours/tileiras"]
+    print_table(
+        f"whole processes, {args.arch} (ours: Tile IR bytecode -> cubin through Triton; cold = empty cache):",
+        [*head, "warm/cold"],
+        rows,
+    )
+    g = geomean(ratios)
+    if g is not None:
+        print(
+            f"ours/tileiras, cold, geometric mean over {len(ratios)} kernels: {g:.2f}x wall clock, "
+            f"{geomean(cpu_ratios) or float('nan'):.2f}x CPU time (not judged: no target set)"
+        )
+        print()
+
+    met: list[str] = []
+    missed: list[str] = []
+    rows = []
+    for r in results:
+        verdict = "-"
+        if r.in_cold is not None and r.in_warm is not None:
+            ratio = r.in_warm / r.in_cold
+            ok = ratio <= TARGET_WARM_COLD
+            verdict = f"{ratio:.3f} {'ok' if ok else 'MISS'}"
+            (met if ok else missed).append(f"{r.kernel.name} warm/cold {ratio:.3f}")
+        elif r.in_error:
+            failed.append(f"{r.kernel.name}: in-process compile: {r.in_error}")
+        rows.append([r.kernel.name, _ms(r.in_cold) if r.in_cold else "-", _ms(r.in_warm), verdict])
+    print_table(
+        "in one process, after the imports (read + verify + lower + compile; warm = cache hit):",
+        ["kernel", "cold ms", "warm ms", f"warm/cold (target <= {TARGET_WARM_COLD:g})"],
+        rows,
+    )
+    print(f"targets met: {len(met)}, missed: {len(missed)}" + (f" ({'; '.join(missed)})" if missed else ""))
+    for n in notes:
+        print(f"note: {n}")
+    for f in failed:
+        print(f"FAILED: {f}")
+    if failed:
+        return 1
+    return 2 if args.strict and missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""Code quality: our cubin beside NVIDIA tileiras' cubin, kernel by kernel (registers, spills,
+shared memory, SASS instruction counts by class).
+
+    python benchmarks/sass.py [--quick] [--arch sm_90[,sm_100,...]] [--only NAME,...] [--keep DIR]
+
+Kernels: examples/*.tileir and, when ../shared exists, ../shared/samples/*.tileir. Each is written
+as bytecode 13.3 by our writer; tileiras compiles that file (`tileiras --gpu-name ARCH -o
+K.cubin K.tileirbc`), ours compiles the same module (`compiler.lower.compile`, a fresh cache).
+Both cubins are read the same way (`compiler.lower.sass`: `cuobjdump -res-usage` and `-sass`):
+
+    registers        per thread (REG)
+    stack+local B    bytes of stack frame and local memory per thread: spills (and local arrays)
+    LDL/STL          local-memory instructions
+    shared B         static shared memory (SHARED) plus, for ours, the dynamic shared memory
+                     Triton's launch asks for (tileiras' cubins declare theirs statically)
+    instructions     every SASS instruction but NOP
+    tensor core ...  the classes of compiler.lower.sass (HMMA/HGMMA/UTC*MMA, TMA, LDG by width, ...)
+
+and the ratio ours/tileiras where both are non-zero. Nothing is judged (there are no targets
+for code quality; fewer instructions is not always faster): the tables are for reading. The exit
+status is 1 when a kernel does not compile with either compiler. --quick: the examples only,
+sm_90. The default run (6 kernels, sm_90) takes about 30 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+BYTECODE_VERSION = (13, 3)
+
+
+@dataclass(slots=True)
+class Side:
+    """What one compiler made of one kernel (or why it made nothing)."""
+
+    error: str | None = None
+    registers: int | None = None
+    stack_local: int | None = None
+    shared: int | None = None
+    counts: object | None = None  # compiler.lower.sass.SassCounts
+
+
+def describe(cubin: bytes, dynamic_shared: int = 0) -> Side:
+    from compiler.lower.sass import resources, sass_counts
+
+    res = resources(cubin)
+    counts = sass_counts(cubin)
+    return Side(
+        None,
+        max((r.registers for r in res), default=0),
+        sum(r.stack + r.local for r in res),
+        sum(r.shared for r in res) + dynamic_shared,
+        counts,
+    )
+
+
+def ours(source: Path, arch: str) -> Side:
+    from compiler.lower import LowerError, compile
+    from compiler.runtime import load_module
+
+    try:
+        k = compile(load_module(str(source)), None, arch, use_cache=False)
+    except LowerError as exc:
+        return Side(error=exc.report())
+    return describe(k.cubin, k.shared)
+
+
+def theirs(tileiras: str | None, bytecode: Path | None, arch: str, out: Path) -> Side:
+    if tileiras is None:
+        return Side(error="tileiras not found (pip install nvidia-cuda-tileiras, or set TILEIRAS)")
+    if bytecode is None:
+        return Side(error="no bytecode")
+    proc = subprocess.run(
+        [tileiras, "--gpu-name", arch, "-o", str(out), str(bytecode)], capture_output=True, text=True, timeout=600
+    )
+    if proc.returncode != 0 or not out.exists():
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        return Side(error=f"tileiras failed: {lines[-1][:300] if lines else proc.returncode}")
+    return describe(out.read_bytes())
+
+
+def rows_of(a: Side, b: Side) -> list[list[str]]:
+    """The side-by-side rows: metric, ours, tileiras, ours/tileiras."""
+    from compiler.lower.sass import CLASSES
+
+    def cell(x: int | None) -> str:
+        return "-" if x is None else f"{x:,}"
+
+    def ratio(x: int | None, y: int | None) -> str:
+        return f"{x / y:.2f}" if x and y else ""
+
+    def count(side: Side, f) -> int | None:
+        return None if side.counts is None else f(side.counts)
+
+    metrics: list[tuple[str, object]] = [
+        ("registers", lambda s: s.registers),
+        ("stack+local B (spills)", lambda s: s.stack_local),
+        ("LDL/STL", lambda s: count(s, lambda c: c.classes["local"])),
+        ("shared B", lambda s: s.shared),
+        ("instructions", lambda s: count(s, lambda c: c.total)),
+    ]
+    for cls in CLASSES:
+        if cls == "local":
+            continue
+        metrics.append((cls.replace("_", " "), lambda s, cls=cls: count(s, lambda c: c.classes[cls])))
+        if cls in ("global_load", "global_store"):
+            widths = sorted({*(getattr(a.counts, cls + "s", {}) or {}), *(getattr(b.counts, cls + "s", {}) or {})})
+            for bits in widths:
+                metrics.append(
+                    (f"  {bits}-bit", lambda s, cls=cls, bits=bits: count(s, lambda c: getattr(c, cls + "s")[bits]))
+                )
+    out = []
+    for name, f in metrics:
+        x, y = f(a), f(b)  # type: ignore[operator]
+        if name.startswith(" ") or x or y or name in ("registers", "stack+local B (spills)", "instructions"):
+            out.append([name, cell(x), cell(y), ratio(x, y)])
+    return out
+
+
+def print_block(title: str, rows: list[list[str]]) -> None:
+    head = ["", "ours", "tileiras", "ours/tileiras"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    print(title)
+    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))
+    print(line)
+    print("-" * len(line))
+    for r in rows:
+        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
+    print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="the examples only (a smoke test)")
+    ap.add_argument("--arch", default="sm_90", help="comma-separated architectures (default sm_90)")
+    ap.add_argument("--only", help="comma-separated kernel names (vector_add, samples/vadd, ...)")
+    ap.add_argument("--keep", type=Path, help="keep the bytecode files and tileiras' cubins here")
+    args = ap.parse_args(argv)
+
+    from compiler.bytecode import write_bytecode
+    from compiler.lower import triton_version
+    from compiler.lower.build import tool_path
+    from compiler.lower.sass import find_tileiras
+    from compiler.runtime import load_module
+    from tests.corpus import example_files, sample_files
+
+    if triton_version() is None or tool_path("cuobjdump") is None:
+        print("benchmarks/sass.py: needs Triton (pip install -e '.[bench]'), whose wheel ships cuobjdump")
+        return 1
+    arches = [a.strip() for a in args.arch.split(",") if a.strip()]
+    files = [("examples", p) for p in example_files()]
+    if not args.quick:
+        files += [("samples", p) for p in sample_files()]
+    if args.only:
+        only = {s.strip() for s in args.only.split(",")}
+        files = [(d, p) for d, p in files if p.stem in only or f"{d}/{p.stem}" in only]
+    tileiras = find_tileiras()
+    tmp_ctx = tempfile.TemporaryDirectory(prefix="tileir-sass-bench-")
+    work = args.keep or Path(tmp_ctx.name)
+    work.mkdir(parents=True, exist_ok=True)
+    print(
+        f"SASS of our cubins beside tileiras' ({', '.join(arches)}; Triton {triton_version()}, "
+        f"{'tileiras ' + tileiras if tileiras else 'tileiras not found'})"
+    )
+    print()
+    failed: list[str] = []
+    old_cache = os.environ.get("TILEIR_CACHE_DIR")
+    try:
+        os.environ["TILEIR_CACHE_DIR"] = str(work / "cache")  # nothing of an earlier run is reused
+        for folder, path in files:
+            name = f"{folder}/{path.stem}"
+            bytecode: Path | None = work / f"{folder}__{path.stem}.tileirbc"
+            try:
+                bytecode.write_bytes(write_bytecode(load_module(str(path)), BYTECODE_VERSION))
+            except Exception as exc:  # noqa: BLE001 - reported below
+                failed.append(f"{name}: cannot write its bytecode: {exc}")
+                bytecode = None
+            for arch in arches:
+                a = ours(path, arch)
+                b = theirs(tileiras, bytecode, arch, work / f"{folder}__{path.stem}.{arch}.cubin")
+                for who, side in (("ours", a), ("tileiras", b)):
+                    if side.error:
+                        failed.append(f"{name} {arch}: {who}: {side.error}")
+                print_block(f"{name}, {arch}:", rows_of(a, b))
+    finally:
+        if old_cache is None:
+            os.environ.pop("TILEIR_CACHE_DIR", None)
+        else:
+            os.environ["TILEIR_CACHE_DIR"] = old_cache
+        if args.keep is None:
+            tmp_ctx.cleanup()
+    for f in failed:
+        print(f"FAILED: {f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

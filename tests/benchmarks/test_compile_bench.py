@@ -1,0 +1,73 @@
+"""Smoke test of benchmarks/compile.py: the --quick run (the examples, one run each) prints both
+tables with a row per example, ours beside NVIDIA's tileiras (or says why tileiras is missing),
+and judges the warm/cold cache target. The full benchmark is not run here."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.corpus import example_files
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "benchmarks" / "compile.py"
+
+pytest.importorskip("triton", reason="the compile benchmark needs Triton (pip install -e '.[bench]')")
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_compile", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def quick() -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick"], capture_output=True, text=True, cwd=REPO, timeout=600
+    )
+
+
+def test_quick_run_succeeds(quick) -> None:
+    assert "Traceback" not in quick.stderr, quick.stderr
+    assert quick.returncode == 0, quick.stdout + quick.stderr  # 1: a kernel did not compile (FAILED lines)
+
+
+def test_quick_prints_a_row_per_example(quick) -> None:
+    out = quick.stdout
+    assert re.search(r"^python -c pass \(floor\)\s+\d+", out, re.M), out
+    assert re.search(r"^import compiler.lower, triton\s+\d+", out, re.M), out
+    tileiras_found = "tileiras not found" not in out
+    for path in example_files():
+        # whole process: ours cold, cpu, ours warm, then tileiras' two times and the ratio (or -)
+        row = re.search(rf"^examples/{path.stem}\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)$", out, re.M)
+        assert row, f"no whole-process row for {path.stem}:\n{out}"
+        if quick.returncode == 0:
+            assert row.group(1).isdigit() and row.group(3).isdigit(), row.group(0)
+            if tileiras_found:
+                assert row.group(4).isdigit() and row.group(6).endswith("x"), row.group(0)
+        verdict = re.search(rf"^examples/{path.stem}\s+\d+\s+\d+\s+(\d\.\d+) (ok|MISS)$", out, re.M)
+        if quick.returncode == 0:
+            assert verdict, f"no in-process row with a verdict for {path.stem}:\n{out}"
+    assert re.search(r"^targets met: \d+, missed: \d+", out, re.M), out
+
+
+def test_compile_command_asks_for_a_cubin(tmp_path) -> None:
+    bench = _bench()
+    cmd, note = bench.compile_command("python", tmp_path / "k.tileirbc", "sm_90", tmp_path / "k.cubin")
+    from compiler.cli import has_command
+
+    if has_command("compile"):
+        assert cmd[1:4] == ["-m", "compiler", "compile"] and note is None
+        assert "--emit" in cmd and cmd[cmd.index("--emit") + 1] == "cubin"
+        assert cmd[cmd.index("--arch") + 1] == "sm_90"
+    else:
+        assert cmd[1] == "-c" and "stands in" in note
