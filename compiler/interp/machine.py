@@ -33,7 +33,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..ir.attributes import CallSiteLoc, DILocAttr, FileLineColLoc, FusedLoc, LocationAttr, NameLoc
+from ..ir.attributes import location_text
 from ..ir.core import Block, Module, Operation, Region, Value
 from ..ir.types import IntegerType, TileType
 from . import dtypes
@@ -245,26 +245,6 @@ def _implicit_exit(block: Block) -> str:
     region = block.parent
     owner = region.parent if region is not None else None
     return _IMPLICIT_EXIT.get(owner.name, "yield") if owner is not None else "return"
-
-
-def location_text(loc: LocationAttr | None) -> str | None:
-    """`file:line:col` of a location attribute (through names, call sites, fused and
-    debug-info locations), or None when it names no file position."""
-    if isinstance(loc, FileLineColLoc):
-        return f"{loc.filename}:{loc.line}:{loc.column}"
-    if isinstance(loc, NameLoc):
-        return location_text(loc.child)
-    if isinstance(loc, CallSiteLoc):
-        return location_text(loc.callee) or location_text(loc.caller)
-    if isinstance(loc, FusedLoc):
-        for inner in loc.locations:
-            text = location_text(inner)
-            if text is not None:
-                return text
-        return None
-    if isinstance(loc, DILocAttr):
-        return location_text(loc.source)
-    return None
 
 
 @dataclass(slots=True)

@@ -390,3 +390,23 @@ class OpaqueAttr(Attribute):
 
     def __str__(self) -> str:
         return self.text
+
+
+def location_text(loc: LocationAttr | None) -> str | None:
+    """`file:line:col` of a location attribute (through names, call sites, fused and
+    debug-info locations), or None when it names no file position."""
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename}:{loc.line}:{loc.column}"
+    if isinstance(loc, NameLoc):
+        return location_text(loc.child)
+    if isinstance(loc, CallSiteLoc):
+        return location_text(loc.callee) or location_text(loc.caller)
+    if isinstance(loc, FusedLoc):
+        for inner in loc.locations:
+            text = location_text(inner)
+            if text is not None:
+                return text
+        return None
+    if isinstance(loc, DILocAttr):
+        return location_text(loc.source)
+    return None

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..interp.machine import location_text
+from ..ir.attributes import location_text
 from ..ir.core import Block, Module, Operation, Region, Value
 from ..ir.types import PointerType, TileType, TokenType, Type
 from . import tltypes
