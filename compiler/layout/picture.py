@@ -19,6 +19,8 @@ from .index_space import ViewLayout, dim_name, tile_extent
 # A hover shows at most this many cells per axis; the SVG a few more.
 TEXT_CELLS = 8
 SVG_CELLS = 16
+# The thinnest a tile is drawn in the SVG, in pixels.
+MIN_TILE_PX = 6.0
 
 
 def _inverse(dim_map: tuple[int, ...]) -> list[int]:
@@ -252,10 +254,16 @@ def svg_picture(layout: ViewLayout, highlight: tuple[int, ...] | list[int] | Non
     left, top, pixels = 70.0, 50.0, 480.0
     cols = _axis_geometry(layout, col_dim, SVG_CELLS, pixels)
     rows = _axis_geometry(layout, row_dim, SVG_CELLS, pixels if row_dim is not None else 32.0)
-    # Square elements where the shapes allow it, so that the picture is not distorted.
+    # Square elements where the shapes allow it, so that the picture is not distorted; but not
+    # where that would leave tiles too thin to see or click (4x1024 tiles of a 14x3584 tensor
+    # would be half a pixel high): then each axis keeps its own scale, and the note says so.
+    to_scale = True
     if row_dim is not None:
         scale = min(cols["scale"], rows["scale"])
-        cols["scale"] = rows["scale"] = scale
+        if min(cols["size"], rows["size"]) * scale >= MIN_TILE_PX:
+            cols["scale"] = rows["scale"] = scale
+        else:
+            to_scale = False
     width_px = cols["domain"] * cols["scale"]
     height_px = rows["domain"] * rows["scale"]
     total_w = left + width_px + 30
@@ -328,6 +336,8 @@ def svg_picture(layout: ViewLayout, highlight: tuple[int, ...] | list[int] | Non
             f'transform="rotate(-90 {_num(left - 30)} {_num(cy)})">{escape(row_text)}</text>'
         )
     note = f"{layout.kind}: tile {_shape_text(layout.tile_shape)}, index space {layout.index_shape_text()}"
+    if not to_scale:
+        note += " (not to scale)"
     if layout.tensor_rank > 2:
         note += f"; dims 0..{layout.tensor_rank - 3} fixed at {_label(fixed)}"
     parts.append(f'<text class="note" x="{_num(left)}" y="{_num(top + height_px + 24)}">{escape(note)}</text>')

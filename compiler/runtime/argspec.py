@@ -256,6 +256,9 @@ def parse_check(text: str) -> Check:
 class CheckResult:
     ok: bool
     message: str
+    # What the expression gave, broadcast to the result's shape (the notebook draws it beside
+    # the result); None when the comparison did not get that far.
+    expected: np.ndarray | None = None
 
 
 def run_check(check: Check, before: list[Any], after: list[Any], rtol: float | None, atol: float | None) -> CheckResult:
@@ -301,7 +304,9 @@ def run_check(check: Check, before: list[Any], after: list[Any], rtol: float | N
     name = f"arg{check.target}"
     if not count:
         return CheckResult(
-            True, f"check {name} = {check.expression}: ok ({actual.size} elements, max abs error {worst:.3g}; {tol})"
+            True,
+            f"check {name} = {check.expression}: ok ({actual.size} elements, max abs error {worst:.3g}; {tol})",
+            expected,
         )
     first = tuple(int(i) for i in np.argwhere(bad)[0])
     index = first if len(first) != 1 else first[0]
@@ -309,6 +314,7 @@ def run_check(check: Check, before: list[Any], after: list[Any], rtol: float | N
         False,
         f"check {name} = {check.expression}: FAILED: {count} of {actual.size} elements differ ({tol}); "
         f"first at {name}[{index}]: got {_num(a[first])}, expected {_num(e[first])}; max abs error {worst:.3g}",
+        expected,
     )
 
 

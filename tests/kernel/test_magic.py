@@ -1,0 +1,512 @@
+"""`%%tileir` and `%tileir` through a real IPython InteractiveShell: every option, bad options,
+cells with syntax and verifier errors (rendered, nothing bound, no traceback), and kernels
+launched with NumPy arrays and checked against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from compiler.runtime import LaunchError
+
+from .conftest import ROOT, CellRun, Shell, example, needs_triton
+
+VECTOR_ADD = example("vector_add")
+
+
+def no_traceback(run: CellRun) -> None:
+    everything = run.text() + run.html()
+    assert "Traceback" not in everything
+    assert 'File "' not in everything
+
+
+@pytest.fixture
+def arrays(shell: Shell) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    a = rng.random(4000, dtype=np.float32)
+    b = rng.random(4000, dtype=np.float32)
+    c = np.zeros(4000, dtype=np.float32)
+    shell.ns.update(np=np, a=a, b=b, c=c)
+    return a, b, c
+
+
+@pytest.fixture(autouse=True)
+def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What CI has; on a GPU machine `auto` would still run the interpreter (no GPU backend yet),
+    # but with another note.
+    monkeypatch.setenv("TILEIR_NO_GPU", "1")
+
+
+# --------------------------------------------------------------------------------------------
+# Binding
+
+
+def test_cell_binds_the_module_under_its_symbol(shell: Shell, arrays) -> None:
+    run = shell.run("%%tileir\n" + VECTOR_ADD)
+    assert run.ok, run.text()
+    from tile_kernel.module import TileModule
+
+    mod = shell.ns["vector_add"]
+    assert isinstance(mod, TileModule)
+    assert "vector_add = Tile IR module: @vector_add(%a: tile<ptr<f32>>" in run.text()
+    a, b, c = arrays
+    result = mod.vector_add[4](a, b, c, cutile_args=True)
+    assert result.backend == "cpu" and result.grid == (4, 1, 1)
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_cell_binds_the_name_given(shell: Shell, arrays) -> None:
+    run = shell.run("%%tileir vadd_named\n" + VECTOR_ADD)
+    assert run.ok
+    a, b, c = arrays
+    n = a.size
+    mod = shell.ns["vadd_named"]
+    # The kernel's own calling convention: pointer, length, stride per array.
+    mod.vector_add[(n + 1023) // 1024](a, n, 1, b, n, 1, c, n, 1)
+    np.testing.assert_array_equal(c, a + b)
+    assert mod["vector_add"] is mod.vector_add
+    assert "vector_add" in dir(mod)
+
+
+def test_bare_entry_binds_under_the_kernel_name(shell: Shell) -> None:
+    body = VECTOR_ADD.split("cuda_tile.module @vector_add {", 1)[1].rsplit("}", 1)[0]
+    run = shell.run("%%tileir\n" + body.replace("@vector_add(", "@bare_add("))
+    assert run.ok, run.text()
+    assert "bare_add" in shell.ns
+
+
+def test_not_a_python_name_is_a_usage_error(shell: Shell) -> None:
+    run = shell.run("%%tileir\n" + VECTOR_ADD.replace("module @vector_add", 'module @"odd-name"'))
+    assert not run.ok
+    assert "is not a Python name" in run.text()
+    no_traceback(run)
+
+
+# --------------------------------------------------------------------------------------------
+# Diagnostics
+
+
+SYNTAX_ERROR = """%%tileir broken_syntax
+cuda_tile.module @broken_syntax {
+  entry @k() {
+    %x = addf %y, %y : tile<f32>
+    return
+  }
+}
+"""
+
+VERIFIER_ERROR = """%%tileir broken_types
+cuda_tile.module @broken_types {
+  entry @k(%p: tile<f32>, %q: tile<f16>) {
+    %x = addf %p, %q : tile<f32>
+    return
+  }
+}
+"""
+
+
+def test_syntax_error_is_rendered_and_binds_nothing(shell: Shell) -> None:
+    shell.ns.pop("broken_syntax", None)
+    run = shell.run(SYNTAX_ERROR)
+    assert not run.ok
+    assert "broken_syntax" not in shell.ns
+    count = run.result.execution_count
+    # Plain text: the CLI's form, with the line numbered as the cell numbers it (magic line = 1).
+    assert f"In[{count}]:4:15: error: use of undeclared SSA value name '%y'" in run.text()
+    assert "    %x = addf %y, %y : tile<f32>" in run.text()
+    assert "^~" in run.text()
+    # HTML: the message, the line number, the source line and the caret.
+    html = run.html()
+    assert "tileir-diagnostics" in html and "line 4, column 15" in html and "^~" in html
+    assert "TileIRError: 1 error in the Tile IR; nothing was bound" in run.stdout
+    assert isinstance(run.result.error_in_exec, Exception)
+    no_traceback(run)
+
+
+def test_verifier_error_is_rendered_and_binds_nothing(shell: Shell) -> None:
+    shell.ns.pop("broken_types", None)
+    run = shell.run(VERIFIER_ERROR)
+    assert not run.ok
+    assert "broken_types" not in shell.ns
+    text = run.text()
+    assert ":4:" in text and "error:" in text
+    assert "nothing was bound" in run.stdout
+    no_traceback(run)
+
+
+def test_an_error_keeps_the_previous_binding(shell: Shell) -> None:
+    shell.run("%%tileir keep_me\n" + VECTOR_ADD)
+    before = shell.ns["keep_me"]
+    shell.run("%%tileir keep_me\n" + VECTOR_ADD.replace("%sum = addf %x, %y", "%sum = addf %x, %zz"))
+    assert shell.ns["keep_me"] is before
+
+
+# --------------------------------------------------------------------------------------------
+# --run, --args, --grid, --cutile-args, --check, --time, --backend
+
+
+RUN = "%%tileir vadd_run --run vector_add --grid 4 --args a,b,c --cutile-args"
+
+
+def test_run_and_check_against_numpy(shell: Shell, arrays) -> None:
+    a, b, c = arrays
+    run = shell.run(f"{RUN} --check 'arg2 = arg0 + arg1'\n{VECTOR_ADD}")
+    assert run.ok, run.text()
+    np.testing.assert_array_equal(c, a + b)
+    text = run.text()
+    assert "ran @vector_add  grid 4x1x1 (4 tile blocks)  backend cpu" in text
+    assert "arg2  f32[4000]" in text
+    assert "check arg2 = arg0 + arg1: ok (4000 elements, max abs error 0; rtol 1e-05, atol 1e-06)" in text
+    # The result view: result and reference heat maps, and where they differ.
+    assert "tileir-result" in run.html() and "|result - reference|" in run.html()
+    no_traceback(run)
+
+
+def test_auto_backend_says_the_cpu_interpreter_ran(shell: Shell, arrays) -> None:
+    run = shell.run(f"{RUN} --backend auto\n{VECTOR_ADD}")
+    assert run.ok
+    assert "no GPU on this machine: the CPU interpreter ran (backend auto -> cpu)" in run.text()
+    run = shell.run(f"{RUN}\n{VECTOR_ADD}")  # auto is the default
+    assert "the CPU interpreter ran" in run.text()
+
+
+def test_cpu_backend_named(shell: Shell, arrays) -> None:
+    run = shell.run(f"{RUN} --backend cpu\n{VECTOR_ADD}")
+    assert run.ok
+    assert "backend cpu" in run.text()
+    assert "auto -> cpu" not in run.text()
+
+
+@pytest.mark.parametrize("backend", ["triton", "tileiras"])
+def test_gpu_backends_need_a_gpu(shell: Shell, arrays, backend: str) -> None:
+    run = shell.run(f"{RUN} --backend {backend}\n{VECTOR_ADD}")
+    assert not run.ok
+    assert f"backend '{backend}' needs an NVIDIA GPU and this machine has none" in run.text()
+    assert "TileIRError: --run failed" in run.stdout
+    no_traceback(run)
+
+
+def test_gpu_backends_not_available_yet(shell: Shell, arrays, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tile_kernel.module as module
+
+    monkeypatch.setattr(module, "gpu_present", lambda: True)
+    run = shell.run(f"{RUN} --backend triton\n{VECTOR_ADD}")
+    assert "backend 'triton' is not available yet" in run.text()
+    run = shell.run(f"{RUN} --backend auto\n{VECTOR_ADD}")
+    assert run.ok and "the GPU backends are not available yet: the CPU interpreter ran" in run.text()
+
+
+@needs_triton
+def test_triton_interpret_backend(shell: Shell, arrays) -> None:
+    a, b, c = arrays
+    run = shell.run(f"{RUN} --backend triton-interpret --check 'arg2 = arg0 + arg1'\n{VECTOR_ADD}")
+    assert run.ok, run.text()
+    assert "backend triton-interpret" in run.text()
+    assert "check arg2 = arg0 + arg1: ok" in run.text()
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_time_reports_median_and_spread(shell: Shell, arrays) -> None:
+    a, b, c = arrays
+    run = shell.run(f"{RUN} --time 3\n{VECTOR_ADD}")
+    assert run.ok
+    assert any(t.startswith("cpu: median ") and "over 3 runs (min " in t for t in run.texts())
+    np.testing.assert_array_equal(c, a + b)
+    run = shell.run(f"{RUN} --time\n{VECTOR_ADD}")  # the default number of runs
+    assert "over 5 runs" in run.text()
+
+
+def test_time_restores_inputs_between_runs(shell: Shell) -> None:
+    # c += a, run 1 + 3 times: without restoring, c would hold 4 * a.
+    shell.ns.update(acc_a=np.ones(8, np.float32), acc_c=np.zeros(8, np.float32))
+    cell = """%%tileir accumulate --run --grid 1 --args acc_a,acc_c --cutile-args --time 3
+!pv = !cuda_tile.partition_view<tile=(8), tensor_view<8xf32, strides=[1]>>
+cuda_tile.module @accumulate {
+  entry @accumulate(%a: tile<ptr<f32>>, %n: tile<i32>, %s: tile<i32>,
+                    %c: tile<ptr<f32>>, %cn: tile<i32>, %cs: tile<i32>) {
+    %tok = make_token : token
+    %va = make_tensor_view %a, shape = [8], strides = [1] : tensor_view<8xf32, strides=[1]>
+    %vc = make_tensor_view %c, shape = [8], strides = [1] : tensor_view<8xf32, strides=[1]>
+    %pa = make_partition_view %va : !pv
+    %pc = make_partition_view %vc : !pv
+    %i = constant <i32: 0> : tile<i32>
+    %x, %t1 = load_view_tko weak %pa[%i] token = %tok : !pv, tile<i32> -> tile<8xf32>, token
+    %y, %t2 = load_view_tko weak %pc[%i] token = %t1 : !pv, tile<i32> -> tile<8xf32>, token
+    %s2 = addf %x, %y : tile<8xf32>
+    %t3 = store_view_tko weak %s2, %pc[%i] token = %t2 : tile<8xf32>, !pv, tile<i32> -> token
+    return
+  }
+}
+"""
+    run = shell.run(cell)
+    assert run.ok, run.text()
+    np.testing.assert_array_equal(shell.ns["acc_c"], np.ones(8, np.float32))
+
+
+def test_failed_check_is_reported_without_traceback(shell: Shell, arrays) -> None:
+    run = shell.run(f"{RUN} --check 'arg2 = arg0 - arg1'\n{VECTOR_ADD}")
+    assert not run.ok
+    assert "check arg2 = arg0 - arg1: FAILED:" in run.text()
+    assert "TileIRError: --check 'arg2 = arg0 - arg1' failed (the module is bound as vadd_run)" in run.stdout
+    assert "vadd_run" in shell.ns  # a failed check does not unbind a valid module
+    no_traceback(run)
+
+
+def test_check_tolerances(shell: Shell, arrays) -> None:
+    run = shell.run(f"{RUN} --check 'arg2 = arg0 + arg1 + 1e-3' --atol 0.01 --rtol 0\n{VECTOR_ADD}")
+    assert run.ok, run.text()
+    assert "rtol 0, atol 0.01" in run.text()
+
+
+def test_check_expression_that_cannot_be_evaluated(shell: Shell, arrays) -> None:
+    run = shell.run(f"{RUN} --check 'arg2 = nosuch(arg0)'\n{VECTOR_ADD}")
+    assert not run.ok
+    assert "cannot evaluate the expression: NameError" in run.text()
+    no_traceback(run)
+
+
+def test_grid_and_args_are_python_expressions(shell: Shell, arrays) -> None:
+    a, b, _ = arrays
+    shell.ns["n"] = a.size
+    run = shell.run(
+        "%%tileir vadd_expr --run --grid '(n + 1023) // 1024' --cutile-args "
+        "--args 'a, b, np.zeros(n, dtype=np.float32)' --check 'arg2 = arg0 + arg1'\n" + VECTOR_ADD
+    )
+    assert run.ok, run.text()
+    assert "grid 4x1x1" in run.text()
+
+
+def test_launch_that_cannot_start(shell: Shell, arrays) -> None:
+    run = shell.run("%%tileir vadd_count --run vector_add --grid 4 --args a,b,c\n" + VECTOR_ADD)
+    assert not run.ok
+    assert "kernel @vector_add takes 9 arguments, got 3" in run.text()
+    assert "with --cutile-args, each array is passed as pointer, shape, strides" in run.text()
+    no_traceback(run)
+    run = shell.run("%%tileir vadd_nokernel --run nosuch --grid 4 --args a\n" + VECTOR_ADD)
+    assert "no kernel named 'nosuch'" in run.text()
+    no_traceback(run)
+
+
+def test_kernel_failure_is_the_interpreter_report(shell: Shell) -> None:
+    shell.ns["short"] = np.zeros(100, np.float32)
+    # Lengths that lie: the kernel reads past the arrays.
+    run = shell.run("%%tileir vadd_oob --run --grid 4 --args short,4000,1,short,4000,1,short,4000,1\n" + VECTOR_ADD)
+    assert not run.ok
+    text = run.text()
+    assert "@vector_add failed" in text
+    assert "error: load_view_tko" in text and "tile block" in text
+    no_traceback(run)
+
+
+# --------------------------------------------------------------------------------------------
+# --show, --arch, --layout
+
+
+def test_show_ir(shell: Shell) -> None:
+    run = shell.run("%%tileir vadd_ir --show ir\n" + VECTOR_ADD)
+    assert run.ok
+    assert "vadd_ir: canonical Tile IR" in run.text()
+    # Highlighted by the project's pygments lexer (inline styles).
+    assert "<span style=" in run.html() and "addf" in run.html()
+
+
+def test_show_bytecode(shell: Shell) -> None:
+    run = shell.run("%%tileir vadd_bc --show bytecode\n" + VECTOR_ADD)
+    assert run.ok
+    text = run.text()
+    assert "vadd_bc: Tile IR bytecode," in text
+    assert "00000000: 7f54 696c 6549 5200" in text  # the magic number, \x7fTileIR\0
+    assert 'download="vadd_bc.tileirbc" href="data:application/octet-stream;base64,' in run.html()
+
+
+@needs_triton
+def test_show_triton_source(shell: Shell) -> None:
+    run = shell.run("%%tileir vadd_tt --show triton\n" + VECTOR_ADD)
+    assert run.ok, run.text()
+    assert "@vector_add: Triton source for sm_90" in run.text()
+    assert "@triton.jit" in run.text()
+
+
+@needs_triton
+def test_show_ttir_and_ptx_with_arch_and_progress(shell: Shell) -> None:
+    run = shell.run("%%tileir vadd_ptx --show ttir,ptx --arch sm_80\n" + VECTOR_ADD)
+    assert run.ok, run.text()
+    text = run.text()
+    assert "@vector_add: TTIR for sm_80" in text and "tt.func" in text
+    assert "@vector_add: PTX for sm_80" in text and ".target sm_80" in text
+    assert "compiling @vector_add for sm_80 with Triton" in text  # the progress line
+    assert "compiled @vector_add for sm_80 in" in text
+
+
+@needs_triton
+def test_show_sass(shell: Shell) -> None:
+    from compiler.lower.build import tool_path
+
+    if tool_path("cuobjdump") is None:
+        pytest.skip("cuobjdump (shipped in Triton's wheel) is not there")
+    run = shell.run("%%tileir vadd_sass --show sass\n" + VECTOR_ADD)
+    assert run.ok, run.text()
+    assert "@vector_add: SASS for sm_90" in run.text() and "Function : vector_add" in run.text()
+
+
+def test_show_what_the_lowering_cannot_do(shell: Shell, monkeypatch: pytest.MonkeyPatch) -> None:
+    import compiler.lower as lower
+    from compiler.lower import LowerError
+
+    def refuse(*args, **kwargs):
+        raise LowerError("the Triton lowering has no emitter for this op", op="addf", where="In[9]:24:5")
+
+    monkeypatch.setattr(lower, "to_triton", refuse)
+    run = shell.run("%%tileir vadd_refused --show triton\n" + VECTOR_ADD)
+    assert not run.ok
+    assert "--show triton: @vector_add cannot be lowered" in run.text()
+    assert "In[9]:24:5: error: addf: the Triton lowering has no emitter for this op" in run.text()
+    assert "vadd_refused" in shell.ns
+    no_traceback(run)
+
+
+def test_layout_shows_the_explorer_for_every_view(shell: Shell) -> None:
+    run = shell.run("%%tileir softmax_layout --layout\n" + example("softmax"))
+    assert run.ok, run.text()
+    widgets = run.widgets()
+    assert len(widgets) == 1
+    assert "partition_view: tile 4x1024 over tensor" in widgets[0]["text/plain"]
+
+
+def test_layout_of_a_module_without_views(shell: Shell) -> None:
+    run = shell.run("%%tileir noviews --layout\ncuda_tile.module @noviews {\n  entry @k() {\n    return\n  }\n}\n")
+    assert run.ok
+    assert "noviews has no partition, strided or gather/scatter views to picture" in run.text()
+
+
+# --------------------------------------------------------------------------------------------
+# Bad options
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ("--bogus", "unrecognized arguments: --bogus"),
+        ("--show nope", "--show nope: one of triton, ttir, ptx, sass, bytecode, ir"),
+        ("--backend gpu", "invalid choice: 'gpu'"),
+        ("--time 0 --run", "--time 0: the number of runs must be at least 1"),
+        ("--time x --run", "invalid int value: 'x'"),
+        ("--check 'arg0 = 1'", "--check without --run"),
+        ("--args a", "--args without --run"),
+        ("--run --check 'arg0 = 1'", "--check compares the arguments after the run: give them with --args"),
+        ("--run --args undefined_name", "--args: cannot evaluate 'undefined_name': NameError"),
+        ("--run --grid 'nope('", "--grid: cannot evaluate"),
+        ("--run --grid '\"x\"'", "expected an int or a tuple of ints"),
+        ("--check 'unbalanced", "cannot split the options"),
+        ("--run --args a --check 'nonsense'", "expected 'argN = EXPRESSION'"),
+    ],
+)
+def test_bad_options_are_one_line(shell: Shell, arrays, options: str, message: str) -> None:
+    run = shell.run(f"%%tileir bad_options {options}\n{VECTOR_ADD}")
+    assert not run.ok
+    assert message in run.text()
+    no_traceback(run)
+
+
+def test_help_documents_the_options(shell: Shell) -> None:
+    doc = shell.ip.find_cell_magic("tileir").__doc__
+    assert doc.lstrip().startswith("::\n\n  %%tileir")
+    for option in ("--run", "--grid", "--args", "--cutile-args", "--backend", "--arch", "--time", "--check", "--show"):
+        assert option in doc
+    assert "--layout" in doc
+    assert "%tileir" in shell.ip.find_line_magic("tileir").__doc__
+
+
+# --------------------------------------------------------------------------------------------
+# %tileir (the line magic)
+
+
+def test_line_magic_loads_a_file(shell: Shell, arrays) -> None:
+    path = ROOT / "examples" / "vector_add.tileir"
+    run = shell.run(
+        f"%tileir {path} --name vadd_file --run --grid 4 --args a,b,c --cutile-args --check 'arg2 = arg0 + arg1'"
+    )
+    assert run.ok, run.text()
+    assert "vadd_file" in shell.ns
+    # Diagnostics of a file are named by its path.
+    assert "check arg2 = arg0 + arg1: ok" in run.text()
+
+
+def test_line_magic_loads_bytecode(shell: Shell, arrays, tmp_path) -> None:
+    from compiler.bytecode import write_bytecode
+    from compiler.runtime import load_module
+
+    path = tmp_path / "vector_add.tileirbc"
+    path.write_bytes(write_bytecode(load_module(str(ROOT / "examples" / "vector_add.tileir"))))
+    run = shell.run(f"%tileir {path} --name vadd_bytes --run --grid 4 --args a,b,c --cutile-args")
+    assert run.ok, run.text()
+    a, b, c = arrays
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_line_magic_acts_on_a_bound_module(shell: Shell, arrays) -> None:
+    shell.run("%%tileir vadd_again\n" + VECTOR_ADD)
+    run = shell.run("%tileir vadd_again --run --grid 4 --args a,b,c --cutile-args --time 2 --show ir")
+    assert run.ok, run.text()
+    assert "over 2 runs" in run.text() and "canonical Tile IR" in run.text()
+
+
+def test_line_magic_without_source_lists_backends(shell: Shell) -> None:
+    run = shell.run("%tileir")
+    assert run.ok
+    assert "backends here: cpu" in run.text()
+    assert "GPU: none (auto runs the CPU interpreter)" in run.text()
+
+
+def test_line_magic_unknown_source(shell: Shell) -> None:
+    run = shell.run("%tileir no/such/file.tileir")
+    assert not run.ok
+    assert "is neither a file nor a Tile IR module in the notebook" in run.text()
+    no_traceback(run)
+
+
+# --------------------------------------------------------------------------------------------
+# The Python face: errors show as one line, keep their types
+
+
+def test_python_launch_errors_are_one_line(shell: Shell, arrays) -> None:
+    shell.run("%%tileir vadd_py\n" + VECTOR_ADD)
+    run = shell.run("vadd_py.vector_add[4](a, b, c)")
+    assert not run.ok
+    assert isinstance(run.result.error_in_exec, LaunchError)
+    assert "LaunchError: kernel @vector_add takes 9 arguments, got 3" in run.stdout
+    no_traceback(run)
+    run = shell.run("vadd_py.vector_add(a, b, c)")
+    assert "give a grid: vadd_py.vector_add[grid](*args)" in run.stdout
+    run = shell.run("vadd_py.nosuch")
+    assert "module 'vadd_py' has no kernel 'nosuch'; its kernels: vector_add" in run.stdout
+    run = shell.run("vadd_py.vector_add[4](a, b, c, cutile_args=True, backend='tileiras')")
+    assert "backend 'tileiras' needs an NVIDIA GPU" in run.stdout
+    no_traceback(run)
+
+
+def test_python_launch_timing(shell: Shell, arrays) -> None:
+    shell.run("%%tileir vadd_time\n" + VECTOR_ADD)
+    timing = shell.ns["vadd_time"].vector_add[4].time(*arrays, repeat=2, cutile_args=True)
+    assert len(timing.times) == 2 and timing.backend == "cpu"
+    assert "cpu: median" in repr(timing)
+
+
+def test_time_backends_lists_every_backend(shell: Shell, arrays) -> None:
+    import tile_kernel
+
+    shell.run("%%tileir vadd_all\n" + VECTOR_ADD)
+    table = tile_kernel.time_backends(shell.ns["vadd_all"].vector_add[4], *arrays, cutile_args=True, repeat=1)
+    assert [row.backend for row in table.rows] == tile_kernel.available_backends()
+    assert table.rows[0].timing is not None
+    a, b, c = arrays
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_unload_and_reload(shell: Shell) -> None:
+    shell.ip.run_line_magic("unload_ext", "tile_kernel")
+    assert shell.ip.find_cell_magic("tileir") is None
+    shell.ip.run_line_magic("load_ext", "tile_kernel")
+    shell.ip.run_line_magic("load_ext", "tile_kernel")  # twice is harmless
+    assert shell.ip.find_cell_magic("tileir") is not None
+    assert sum(getattr(m, "_tileir", False) for m in shell.ip.Completer.custom_matchers) == 1

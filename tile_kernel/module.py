@@ -1,0 +1,445 @@
+"""The Python face of a `%%tileir` cell: a module object whose kernels are launched as
+
+    NAME.KERNEL[grid](*args, backend=None, cutile_args=False)
+
+with arguments bound exactly as `compiler.runtime.launch` binds them (NumPy arrays updated in
+place), returning the launch's `LaunchResult`. Also the backend choice (`auto` and the GPU
+backends that do not exist yet) and timing helpers the magic and the tour use.
+
+Errors are the runtime's own exception types (`LaunchError`, `InterpError`), so Python code
+can catch them; in a notebook they show as their one-line report instead of a traceback
+through the runtime (see `quiet`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from compiler.interp import InterpError, RunOptions
+from compiler.ir.core import Module, Operation
+from compiler.runtime import BACKENDS, LaunchError, LaunchResult, find_kernel, kernel_name, launch, signature
+
+from .render import Rich, esc, note_view, seconds
+
+# What `--backend` accepts. The GPU backends (Triton's compiler, NVIDIA's tileiras) launch
+# through cuda.core, another issue: until `compiler.runtime.BACKENDS` lists them they answer
+# with a one-line reason, and `auto` picks the CPU interpreter.
+BACKEND_CHOICES = ("auto", "cpu", "triton", "tileiras", "triton-interpret")
+GPU_BACKENDS = ("triton", "tileiras")
+
+
+def gpu_present() -> bool:
+    """Whether an NVIDIA GPU is visible (a device node or the driver's tool), without
+    importing torch or CUDA (slow, and absent on CPU-only machines). TILEIR_NO_GPU=1 hides
+    one, as the test suite's marker does."""
+    if os.environ.get("TILEIR_NO_GPU"):
+        return False
+    return Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") is not None
+
+
+def resolve_backend(requested: str | None) -> tuple[str, str | None]:
+    """(the backend to run, a note to show or None). Raises LaunchError (kind "backend") with
+    a one-line reason for a backend that cannot run here."""
+    choice = (requested or "auto").strip()
+    if choice not in BACKEND_CHOICES:
+        raise LaunchError(f"unknown backend {choice!r}; one of: {', '.join(BACKEND_CHOICES)}", kind="backend")
+    gpu = gpu_present()
+    if choice == "auto":
+        if gpu:
+            for name in GPU_BACKENDS:
+                if name in BACKENDS:
+                    return name, None
+            return "cpu", "the GPU backends are not available yet: the CPU interpreter ran (backend auto -> cpu)"
+        return "cpu", "no GPU on this machine: the CPU interpreter ran (backend auto -> cpu)"
+    if choice in GPU_BACKENDS:
+        if not gpu:
+            raise LaunchError(
+                f"backend {choice!r} needs an NVIDIA GPU and this machine has none; "
+                "use backend 'cpu' (the interpreter), 'triton-interpret' or 'auto'",
+                kind="backend",
+            )
+        if choice not in BACKENDS:
+            raise LaunchError(
+                f"backend {choice!r} is not available yet (GPU launch comes with a later issue); "
+                "use backend 'cpu', 'triton-interpret' or 'auto'",
+                kind="backend",
+            )
+    return choice, None
+
+
+def available_backends() -> list[str]:
+    """The backends that can run on this machine, in the order a comparison shows them."""
+    found = ["cpu"]
+    if "triton-interpret" in BACKENDS and find_spec("triton") is not None and find_spec("torch") is not None:
+        found.append("triton-interpret")
+    if gpu_present():
+        found.extend(b for b in GPU_BACKENDS if b in BACKENDS)
+    return found
+
+
+def quiet(exc: BaseException) -> BaseException:
+    """`exc` made to show in IPython as its one-line report instead of a traceback through
+    the runtime: IPython asks an exception for `_render_traceback_` before formatting one.
+    The type is unchanged, so `except LaunchError` still catches it."""
+    lines = str(exc).splitlines() or [type(exc).__name__]
+    details = getattr(exc, "details", None) or []
+    text = [f"{type(exc).__name__}: {lines[0]}", *lines[1:], *[str(d) for d in details]]
+    try:
+        exc._render_traceback_ = lambda: text  # type: ignore[attr-defined]
+    except AttributeError:  # an exception type with __slots__: show it as it is
+        pass
+    return exc
+
+
+def failure_line(exc: BaseException) -> str:
+    """One line for an exception: the runtime's reports as they are, anything else (a backend
+    that crashed) with its type."""
+    lines = str(exc).strip().splitlines() or [""]
+    if isinstance(exc, (LaunchError, InterpError)):
+        return lines[0]
+    return f"{type(exc).__name__}: {lines[0]}".rstrip(": ")
+
+
+def module_symbol(module: Module) -> str | None:
+    """The symbol of the module's `cuda_tile.module` (None for bare entries)."""
+    for op in module.walk():
+        if op.name == "cuda_tile.module":
+            sym = op.properties.get("sym_name")
+            value = getattr(sym, "value", None)
+            if isinstance(value, str):
+                return value
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Module, kernel, launch
+
+
+class TileModule:
+    """A verified Tile IR module bound by `%%tileir NAME`. Its kernels are attributes
+    (`NAME.vector_add`), or items for names that are not identifiers (`NAME["k.1"]`)."""
+
+    def __init__(self, module: Module, name: str, *, backend: str | None = None, arch: str | None = None) -> None:
+        self.module = module
+        self.name = name
+        self.backend = backend  # the cell's --backend: the default of launches without one
+        self.arch = arch
+        self.kernels: dict[str, TileKernel] = {}
+        for entry in module.entries():
+            self.kernels[kernel_name(entry)] = TileKernel(self, entry)
+
+    @property
+    def text(self) -> str:
+        """The module in canonical form."""
+        from compiler.text.printer import print_module
+
+        return print_module(self.module)
+
+    def kernel(self, name: str | None = None) -> TileKernel:
+        """The kernel named `name` (None: the only one); LaunchError when there is none."""
+        entry = find_kernel(self.module, name)
+        return self.kernels[kernel_name(entry)]
+
+    def __getattr__(self, name: str) -> TileKernel:
+        kernels = self.__dict__.get("kernels")
+        if kernels is not None and name in kernels:
+            return kernels[name]
+        if name.startswith("_") or kernels is None:
+            raise AttributeError(name)
+        raise AttributeError(
+            f"module {self.name!r} has no kernel {name!r}; its kernels: {', '.join(kernels) or 'none'}"
+        )
+
+    def __getitem__(self, name: str) -> TileKernel:
+        try:
+            return self.kernel(name)
+        except LaunchError as e:
+            raise KeyError(e.message) from None
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | {k for k in self.kernels if k.isidentifier()})
+
+    def __repr__(self) -> str:
+        lines = [f"<Tile IR module {self.name!r}: {len(self.kernels)} kernel(s)>"]
+        lines += [f"  {k.signature}" for k in self.kernels.values()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<li><code>{esc(k.signature)}</code></li>" for k in self.kernels.values())
+        return f"<div><b>Tile IR module</b> <code>{esc(self.name)}</code><ul>{rows}</ul></div>"
+
+
+class TileKernel:
+    """One entry of a module. `kernel[grid]` is a launch; `kernel(...)` without a grid is an
+    error that says how to give one (as Triton's `kernel[grid](...)`)."""
+
+    def __init__(self, owner: TileModule, entry: Operation) -> None:
+        self.owner = owner
+        self.entry = entry
+        self.name = kernel_name(entry)
+
+    @property
+    def signature(self) -> str:
+        return signature(self.entry)
+
+    @property
+    def params(self) -> list[Any]:
+        return list(self.entry.regions[0].blocks[0].arguments)
+
+    def __getitem__(self, grid: int | Sequence[int]) -> Launch:
+        return Launch(self, grid)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> LaunchResult:
+        raise quiet(
+            LaunchError(f"give a grid: {self.owner.name}.{self.name}[grid](*args), grid an int or a tuple", kind="grid")
+        )
+
+    def __repr__(self) -> str:
+        return f"<Tile IR kernel {self.signature}>"
+
+
+@dataclass(slots=True)
+class Launch:
+    """`kernel[grid]`: call it with the kernel's arguments."""
+
+    kernel: TileKernel
+    grid: int | Sequence[int]
+    # The note of the last `auto` choice, for whoever shows it (the magic does).
+    last_note: str | None = field(default=None, init=False)
+
+    def run(
+        self,
+        *args: Any,
+        backend: str | None = None,
+        cutile_args: bool = False,
+        options: RunOptions | None = None,
+    ) -> LaunchResult:
+        """The launch, with errors raised as they are (the magic renders them itself)."""
+        chosen, note = resolve_backend(backend or self.kernel.owner.backend)
+        self.last_note = note
+        return launch(
+            self.kernel.owner.module,
+            self.kernel.name,
+            self.grid,
+            list(args),
+            chosen,
+            cutile=cutile_args,
+            options=options,
+        )
+
+    def __call__(self, *args: Any, backend: str | None = None, cutile_args: bool = False) -> LaunchResult:
+        try:
+            result = self.run(*args, backend=backend, cutile_args=cutile_args)
+        except (LaunchError, InterpError) as e:
+            raise quiet(e) from None
+        if self.last_note is not None:
+            _note_once(self.last_note)
+        return result
+
+    def time(self, *args: Any, repeat: int = 5, backend: str | None = None, cutile_args: bool = False) -> Timing:
+        """Run `repeat` times (array arguments restored between runs, so that every run sees
+        the same inputs) and return the kernel times."""
+        try:
+            chosen, _ = resolve_backend(backend or self.kernel.owner.backend)
+            return time_runs(lambda: self.run(*args, backend=chosen, cutile_args=cutile_args), args, repeat, chosen)
+        except (LaunchError, InterpError) as e:
+            raise quiet(e) from None
+
+
+_NOTED: set[str] = set()
+
+
+def _note_once(note: str) -> None:
+    """Show the `auto` note the first time it applies in a session (a loop of launches
+    should not fill the output with it)."""
+    if note in _NOTED:
+        return
+    _NOTED.add(note)
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        display(note_view(note))
+
+
+# --------------------------------------------------------------------------------------------
+# Snapshots and timing
+
+
+def snapshot(value: Any) -> Any:
+    """A copy of the arrays in `value` (arrays, and lists and tuples of them, as cuTile
+    arguments nest), to restore or compare against later; other values as they are."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, tuple)):
+        return type(value)(snapshot(v) for v in value)
+    return value
+
+
+def restore(value: Any, saved: Any) -> None:
+    """Put the snapshot's contents back into the (same) arrays of `value`."""
+    if isinstance(value, np.ndarray) and isinstance(saved, np.ndarray):
+        if value.flags.writeable:
+            np.copyto(value, saved)
+    elif isinstance(value, (list, tuple)) and isinstance(saved, (list, tuple)):
+        for v, s in zip(value, saved):
+            restore(v, s)
+
+
+@dataclass(slots=True)
+class Timing:
+    """Kernel times of repeated runs (seconds, placing arguments excluded)."""
+
+    backend: str
+    times: list[float]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        return min(self.times), max(self.times)
+
+    def summary(self) -> str:
+        lo, hi = self.spread
+        runs = f"{len(self.times)} run{'s' if len(self.times) != 1 else ''}"
+        return f"{self.backend}: median {seconds(self.median)} over {runs} (min {seconds(lo)}, max {seconds(hi)})"
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return note_view(self.summary(), "ok")._repr_mimebundle_()
+
+
+def time_runs(
+    run: Callable[[], LaunchResult], args: Sequence[Any], repeat: int, backend: str, budget: float | None = None
+) -> Timing:
+    """`repeat` runs of `run`, restoring the array arguments before each one after the first;
+    with a `budget` (seconds of kernel time), no further run starts once it is spent (a slow
+    backend then gets fewer runs, at least one)."""
+    if repeat < 1:
+        raise LaunchError(f"--time: the number of runs must be at least 1, got {repeat}", kind="argument")
+    saved = snapshot(list(args))
+    times: list[float] = []
+    for i in range(repeat):
+        if i:
+            if budget is not None and sum(times) >= budget:
+                break
+            restore(list(args), saved)
+        times.append(run().time)
+    return Timing(backend, times)
+
+
+@dataclass(slots=True)
+class BackendRow:
+    backend: str
+    timing: Timing | None = None
+    reason: str | None = None  # why it did not run
+    max_diff: float | None = None  # largest difference from the first backend's results
+
+
+@dataclass(slots=True)
+class BackendTable:
+    """The same launch timed on several backends; each result compared with the first's."""
+
+    kernel: str
+    rows: list[BackendRow]
+
+    def text(self) -> str:
+        lines = [f"@{self.kernel} on every available backend:"]
+        for row in self.rows:
+            if row.timing is None:
+                lines.append(f"  {row.backend:<17} not run: {row.reason}")
+                continue
+            diff = "" if row.max_diff is None else f"; max difference from {self.rows[0].backend}: {row.max_diff:.3g}"
+            lines.append(f"  {row.timing.summary()}{diff}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        head = "<tr><th>backend</th><th>median</th><th>min</th><th>max</th><th>runs</th><th>vs first</th></tr>"
+        body = []
+        for row in self.rows:
+            if row.timing is None:
+                body.append(
+                    f'<tr><td>{esc(row.backend)}</td><td colspan="5" style="text-align:left">'
+                    f"not run: {esc(row.reason)}</td></tr>"
+                )
+                continue
+            lo, hi = row.timing.spread
+            diff = "" if row.max_diff is None else f"{row.max_diff:.3g}"
+            body.append(
+                f"<tr><td>{esc(row.backend)}</td><td>{seconds(row.timing.median)}</td><td>{seconds(lo)}</td>"
+                f"<td>{seconds(hi)}</td><td>{len(row.timing.times)}</td><td>{diff}</td></tr>"
+            )
+        html_text = (
+            f'<div class="tileir-backends"><b>@{esc(self.kernel)}</b> on every available backend'
+            f"<table>{head}{''.join(body)}</table></div>"
+        )
+        return Rich(html_text, self.text())._repr_mimebundle_()
+
+
+def time_backends(
+    launch_: Launch,
+    *args: Any,
+    repeat: int = 3,
+    cutile_args: bool = False,
+    backends: Sequence[str] | None = None,
+    budget: float = 2.0,
+) -> BackendTable:
+    """Run `launch_` with `args` on each backend (default: every available one), `repeat`
+    times each (fewer where one backend's runs take more than `budget` seconds: Triton's
+    interpreter can take seconds a run), every backend on the same inputs; a backend that
+    cannot run the kernel (a lowering that is missing an op, say) is listed with its one-line
+    reason. The arrays are left as the first backend that ran made them."""
+    saved = snapshot(list(args))
+    rows: list[BackendRow] = []
+    reference: list[Any] | None = None
+    for backend in backends or available_backends():
+        restore(list(args), saved)
+        row = BackendRow(backend)
+        try:
+            row.timing = time_runs(
+                lambda b=backend: launch_.run(*args, backend=b, cutile_args=cutile_args), args, repeat, backend, budget
+            )
+        except Exception as e:  # noqa: BLE001 - one backend's failure (a bug in a lowering too) is a row, not the end
+            row.reason = failure_line(e)
+            rows.append(row)
+            continue
+        results = snapshot(list(args))
+        if reference is None:
+            reference = results
+        else:
+            row.max_diff = _max_difference(reference, results)
+        rows.append(row)
+    if reference is not None:
+        restore(list(args), reference)
+    return BackendTable(launch_.kernel.name, rows)
+
+
+def _max_difference(a: Any, b: Any) -> float:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        if a.size == 0:
+            return 0.0
+        with np.errstate(all="ignore"):
+            d = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        d = d[~(np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64)))]
+        return float(np.nanmax(d)) if d.size else 0.0
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return max((_max_difference(x, y) for x, y in zip(a, b)), default=0.0)
+    return 0.0
