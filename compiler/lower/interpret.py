@@ -37,7 +37,7 @@ _TORCH_BY_SIG = {
 }  # fmt: skip
 
 
-def _patch_interpreter() -> None:
+def patch_interpreter() -> None:
     """Compatibility with NumPy ≥ 2.4 (Triton 3.6's interpreter): a 0-d tensor used as a
     `range` bound is converted by `__index__ = int(handle.data)`, and NumPy 2.4 no longer
     converts a 1-element 1-d array to int. Read the element instead."""
@@ -107,7 +107,7 @@ def run(
             f"kernel @{src.kernel} needs inline PTX or libdevice for {', '.join(blockers)}, which Triton's "
             "interpreter cannot run; use the cpu backend, or compile it (tileir compile) and run it on a GPU"
         )
-    _patch_interpreter()
+    patch_interpreter()
     fn = import_kernel(src, interpret=True)
     params = entry.regions[0].blocks[0].arguments
     binder = _Binder.__new__(_Binder)  # only its checks: nothing is placed in a simulated memory
