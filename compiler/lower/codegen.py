@@ -110,6 +110,9 @@ class Param:
     symbol: str | None = None
     data: bytes | None = None
     read_only: bool = False
+    # A buffer of `data` per tile block (alloca), laid out by linear block id (x fastest):
+    # the launcher allocates len(data) * number of blocks bytes.
+    per_block: bool = False
 
 
 @dataclass(slots=True)
@@ -347,11 +350,14 @@ class Codegen:
         for op, line in prologue:
             self.emit(line, op or self.entry)
 
-    def buffer(self, symbol: str, signature: str, data: bytes, read_only: bool, hint: str = "buf") -> str:
-        """A hidden device buffer parameter (a `global`, a table of constants): its name."""
+    def buffer(
+        self, symbol: str, signature: str, data: bytes, read_only: bool, hint: str = "buf", per_block: bool = False
+    ) -> str:
+        """A hidden device buffer parameter (a `global`, a table of constants, an alloca's
+        per-block slabs): its name."""
         p = self.buffers.get(symbol)
         if p is None:
-            p = Param(self.fresh(hint), "buffer", signature, None, None, symbol, data, read_only)
+            p = Param(self.fresh(hint), "buffer", signature, None, None, symbol, data, read_only, per_block)
             self.buffers[symbol] = p
             self.params.append(p)
         return p.name
@@ -542,8 +548,10 @@ class OpEmit:
     def helper(self, name: str, source: str) -> str:
         return self.cg.helper(name, source)
 
-    def buffer(self, symbol: str, signature: str, data: bytes, read_only: bool, hint: str = "buf") -> str:
-        return self.cg.buffer(symbol, signature, data, read_only, hint)
+    def buffer(
+        self, symbol: str, signature: str, data: bytes, read_only: bool, hint: str = "buf", per_block: bool = False
+    ) -> str:
+        return self.cg.buffer(symbol, signature, data, read_only, hint, per_block)
 
     # -- views -------------------------------------------------------------------------
 

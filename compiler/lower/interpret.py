@@ -68,6 +68,21 @@ def _torch_view(array: np.ndarray, signature: str) -> Any:
     return t.view(getattr(torch, name))
 
 
+def _strided_view(array: np.ndarray, signature: str, where: str) -> Any:
+    """A strided array as it lies in memory: a tensor over the bytes it spans, starting at
+    its first element (the kernel is told the strides)."""
+    from ..runtime import LaunchError, StridedArray
+
+    window = StridedArray.window(array)
+    if window is None:
+        raise LaunchError(f"{where}: this strided array is not a view of one contiguous NumPy buffer")
+    data, offset = window
+    size = max(array.itemsize, 1)
+    span = data[offset:]
+    span = span[: len(span) // size * size]
+    return _torch_view(span.view(np.dtype(f"u{size}") if size > 1 else np.uint8), signature)
+
+
 def _scalar_bits(value: np.ndarray, element: Any) -> int:
     """The Python int Triton's interpreter receives for a converted scalar: its value for
     integers (signed reading), its bits for floats."""
@@ -91,7 +106,7 @@ def run(
 ) -> float:
     """Run `entry` under Triton's interpreter; returns the wall time in seconds. Raises
     LowerError for what cannot be lowered or interpreted, LaunchError for bad arguments."""
-    from ..runtime import LaunchError, _Binder, _param_text
+    from ..runtime import LaunchError, StridedArray, _Binder, _param_text
     from .build import import_kernel, require_triton
     from .codegen import lower_entry
 
@@ -117,11 +132,11 @@ def run(
         if p.kind == "scratch":
             continue
         if p.kind == "buffer":
-            data = np.frombuffer(p.data or b"", dtype=np.uint8).copy()
-            if data.size == 0:
-                data = np.zeros(8, dtype=np.uint8)
-            call.append(_torch_view(data, "*u8").view(__import__("torch").uint8) if p.signature == "*u8" else
-                        _torch_view(data.view(_np_of_signature(p.signature)), p.signature))
+            data = np.frombuffer(p.data or b"", dtype=np.uint8)
+            if p.per_block:
+                data = np.tile(data, grid[0] * grid[1] * grid[2])
+            data = data.copy() if data.size else np.zeros(8, dtype=np.uint8)
+            call.append(_torch_view(data.view(_np_of_signature(p.signature)), p.signature))
             continue
         i = p.index
         assert i is not None
@@ -130,9 +145,14 @@ def run(
         element = t.element if isinstance(t, TileType) else t
         where = f"argument {i} ({_param_text(param)})"
         if isinstance(element, PointerType):
+            if isinstance(arg, StridedArray):
+                binder.check_dtype(where, element, arg.array.dtype)
+                call.append(_strided_view(arg.array, p.signature, where))
+                continue
             if not isinstance(arg, np.ndarray):
                 raise LaunchError(
-                    f"{where}: the triton-interpret backend takes NumPy arrays for pointers, got {type(arg).__name__}"
+                    f"{where}: the triton-interpret backend takes NumPy arrays or StridedArray for pointers, "
+                    f"got {type(arg).__name__} (raw addresses and array tables run on the cpu backend)"
                 )
             binder.check_dtype(where, element, arg.dtype)
             if dtypes.memory_bits(element.pointee) == 4:

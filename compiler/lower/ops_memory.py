@@ -1,0 +1,468 @@
+"""Pointer memory ops: `offset`, `load_ptr_tko`, `store_ptr_tko`, `atomic_rmw_tko`,
+`atomic_cas_tko`, `alloca` and `get_global`; and the memory-ordering helpers the view
+accesses (`ops_view`) share.
+
+Elements in memory. A tile of i1 lives as one byte per element (loaded as int8, true
+where the byte is non-zero; stored as 0/1); the f8 formats travel as uint8 bits; tf32
+values are read from f32 memory with the low 13 mantissa bits cleared and any NaN made
+the quiet NaN 0x7FC00000, as the interpreter holds tf32 tiles. All exact.
+
+    offset         `ptr + off` (Triton scales by the pointee size); i8/i16 offsets are
+                   sign-extended to int32 first, an i1 offset is read as signed (-1/0).
+    load_ptr_tko   `tl.load(ptr, mask, other)`: masked-off lanes take `paddingValue`, or
+                   zero bits without one (what the interpreter loads; the spec leaves
+                   them undefined).
+    store_ptr_tko  `tl.store(ptr, value, mask)`.
+
+Memory ordering (loads and stores, through pointers or views; scope tl_blk → cta,
+device → gpu, sys → sys):
+
+    weak           plain `tl.load` / `tl.store` (`ld.global` / `st.global`).
+    relaxed load   `tl.load(..., volatile=True)`: `ld.volatile`, which PTX defines as
+                   `ld.relaxed.sys` — at least as strong as any relaxed scope. Runs under
+                   Triton's interpreter.
+    acquire load   inline PTX `ld.acquire.<scope>.global` per element, predicated by
+                   the mask (Triton 3.6 has no acquire load). Not interpretable.
+    relaxed/release store
+                   32/64-bit elements: `tl.atomic_xchg` on the bits with sem/scope (an
+                   exchange is a morally strong store; the old value is dropped).
+                   Interpretable. 8/16-bit elements: inline PTX `st.<sem>.<scope>.global`.
+
+Atomics. `atomic_rmw_tko` → `tl.atomic_add/and/or/xor/max/min/xchg` with `sem=` and
+`scope=` from the op (relaxed, acquire, release, acq_rel); umax/umin act on the pointer
+reinterpreted as unsigned; xchg of f32/f64 exchanges the bits as integers (Triton's
+interpreter refuses float xchg). Lanes masked off return zero (the interpreter's choice
+for an unspecified value). `addf` on f16/bf16/f32/f64 is `atom.add` (f16: `.noftz`;
+bf16 on sm_80: Triton's CAS loop), each update rounded to nearest-even — exact, except
+that PTX documents `atom.add.f32` as flushing subnormal inputs and results to zero, so
+f32 `addf` may differ from the interpreter where an input or a sum is subnormal.
+`atomic_cas_tko` compares and swaps the bits (integers), so NaNs and -0.0 compare
+bitwise, as the spec says. Triton's `atomic_cas` has no mask: a masked-off lane is sent
+to a hidden 8-byte scratch buffer with cmp == val (no visible effect) and returns its
+`cmp`, as the interpreter does. Duplicate addresses inside one tile are applied in an
+order the hardware picks; the final memory of commutative modes does not depend on it,
+the returned old values do.
+
+`alloca` gives each tile block a slab of a hidden buffer parameter (symbol
+`alloca <op location>`, `Param.per_block`: `len(data)` bytes per block, slabs `len(data)` apart,
+indexed by the linear block id): the launcher allocates `len(data) * number of blocks` bytes for
+it.
+
+`get_global` makes the global's storage a hidden buffer parameter holding its initial
+bytes (read-only for `constant` globals); the launcher passes a fresh copy per launch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.attributes import SymbolRefAttr
+from ..ir.core import BlockArgument
+from ..ir.types import FloatType, IntegerType, PointerType, Type
+from . import tltypes
+from .codegen import OpEmit
+from .registry import emitter
+
+SCOPES = {"tl_blk": "cta", "device": "gpu", "sys": "sys"}
+_ASM_REG = {8: "h", 16: "h", 32: "r", 64: "l"}  # 8-bit values travel in 16-bit registers
+_ASM_TYPE = {8: "u8", 16: "b16", 32: "b32", 64: "b64"}
+
+
+# -- element types in memory ---------------------------------------------------------------
+
+
+def pointee(t: Type) -> Type:
+    """The pointee of a pointer tile type."""
+    e = tltypes.element_of(t)
+    assert isinstance(e, PointerType)
+    return e.pointee
+
+
+def memory_bits(element: Type) -> int:
+    """Bits one element occupies in memory (i1: a byte; i4/f4E2M1FN: 4, which the
+    lowering refuses), as the interpreter's `dtypes.memory_bits` says."""
+    e = tltypes.element_of(element)
+    if isinstance(e, IntegerType):
+        return 8 if e.width == 1 else e.width
+    if isinstance(e, FloatType):
+        return e.format.storage_width
+    return 64
+
+
+def initial_bytes(value, element: Type, shape: tuple[int, ...]) -> bytes:
+    """The bytes of a `DenseElementsAttr` laid out in memory (little-endian, row-major;
+    i1 as a 0/1 byte, tf32 as the f32 whose top 19 bits it stores), without importing
+    the interpreter."""
+    count = 1
+    for n in shape:
+        count *= n
+    values = list(value.values)
+    if len(values) == 1 and count != 1:
+        values = values * count
+    bits = memory_bits(element)
+    if isinstance(element, IntegerType):
+        raw = [v & ((1 << element.width) - 1) for v in values]
+    elif isinstance(element, FloatType) and element.name == "tf32":
+        raw = [v << 13 for v in values]
+    else:
+        raw = [v & ((1 << bits) - 1) for v in values]
+    return np.array(raw, dtype=np.uint64).astype(f"<u{bits // 8}").tobytes()
+
+
+def int_dtype(bits: int) -> str:
+    return f"tl.int{bits}"
+
+
+def is_i1(element: Type) -> bool:
+    return tltypes.element_of(element) == IntegerType(1)
+
+
+def is_tf32(element: Type) -> bool:
+    e = tltypes.element_of(element)
+    return isinstance(e, FloatType) and e.name == "tf32"
+
+
+def to_memory(expr: str, element: Type) -> str:
+    """A tile value as the elements a store writes (i1 → a 0/1 byte)."""
+    return f"{expr}.to(tl.int8)" if is_i1(element) else expr
+
+
+def from_memory(e: OpEmit, expr: str, element: Type) -> str:
+    """Loaded memory elements as tile values (i1: non-zero; tf32: low bits cleared)."""
+    if is_i1(element):
+        return f"({expr} != 0)"
+    if is_tf32(element):
+        raw = e.tmp("raw")
+        e.line(f"{raw} = {expr}")
+        cut = f"({raw}.to(tl.uint32, bitcast=True) & 0xFFFFE000).to(tl.float32, bitcast=True)"
+        return f"tl.where({raw} != {raw}, tl.full((), 0x7FC00000, tl.int32).to(tl.float32, bitcast=True), {cut})"
+    return expr
+
+
+def bits_literal(bits: int, width: int, dtype: str) -> str:
+    """A 0-d tensor of `dtype` holding the bit pattern `bits` (exact for any value,
+    -0.0 and NaN payloads included: Triton's interpreter misreads a `-0.0` literal)."""
+    if dtype == "tl.uint8":
+        return f"tl.full((), {bits & 0xFF}, tl.uint8)"
+    signed = bits - (1 << width) if bits >> (width - 1) else bits
+    if dtype.startswith("tl.int"):
+        return f"tl.full((), {signed}, {dtype})"
+    return f"tl.full((), {signed}, tl.int{width}).to({dtype}, bitcast=True)"
+
+
+def value_expr(e: OpEmit, v) -> str:
+    """The expression of an IR value, as a Triton tensor: a `for` loop's induction variable
+    is a Python int under Triton's interpreter (a tensor only when compiled), so it is cast
+    first (a no-op when compiled)."""
+    name = e.cg.expr(v)
+    if isinstance(v, BlockArgument) and v.index == 0 and v.owner.parent is not None:
+        op = v.owner.parent.parent
+        if op is not None and op.name == "cuda_tile.for":
+            return f"tl.cast({name}, {tltypes.dtype(v.type)})"
+    return name
+
+
+# -- memory ordering -------------------------------------------------------------------------
+
+
+def ordering(e: OpEmit) -> tuple[str, str]:
+    """(semantics keyword, Triton scope) of the op; weak ops get scope "gpu" (unused)."""
+    sem = e.keyword("memory_ordering_semantics", "weak") or "weak"
+    scope = SCOPES.get(e.keyword("memory_scope", "device") or "device", "gpu")
+    return sem, scope
+
+
+def _broadcast(expr: str, shape: tuple[int, ...]) -> str:
+    return f"tl.broadcast_to({expr}, {list(shape)})" if shape else expr
+
+
+def load_memory(
+    e: OpEmit,
+    ptr: str,
+    mask: str | None,
+    other: str | None,
+    element: Type,
+    shape: tuple[int, ...],
+    sem: str = "weak",
+    scope: str = "gpu",
+) -> str:
+    """An expression loading memory elements (memory dtype) at `ptr` (a tensor of
+    `shape`, or a scalar pointer when shape is ()), `other` where `mask` is false."""
+    if sem in ("weak", "relaxed"):
+        args = [ptr]
+        if mask is not None:
+            args += [f"mask={mask}", f"other={other if other is not None else 0}"]
+        if sem == "relaxed":
+            args.append("volatile=True")
+        return f"tl.load({', '.join(args)})"
+    if sem != "acquire":
+        raise e.error(f"a load cannot have {sem} ordering")
+    # ld.acquire: inline PTX, one element per lane.
+    e.uses_inline_asm()
+    bits = memory_bits(element)
+    reg = _ASM_REG[bits]
+    ity = int_dtype(16 if bits == 8 else bits)
+    iptr = f"{ptr}.to(tl.pointer_type({int_dtype(bits)}), bitcast=True)"
+    ld = f"ld.acquire.{scope}.global.{_ASM_TYPE[bits]}"
+    if mask is None:
+        asm = f"{ld} $0, [$1];"
+        cons = f"={reg},l"
+        args = [_broadcast(iptr, shape)]
+    else:
+        if other is None:
+            fill = f"tl.full((), 0, {ity})"
+        else:
+            fill = f"({other}).to({int_dtype(bits)}, bitcast=True).to({ity})"
+        mov = "mov.b16" if bits <= 16 else f"mov.b{bits}"
+        asm = f"{{ .reg .pred %p; setp.ne.s32 %p, $2, 0; {mov} $0, $3; @%p {ld} $0, [$1]; }}"
+        cons = f"={reg},l,r,{reg}"
+        args = [_broadcast(iptr, shape), _broadcast(f"({mask}).to(tl.int32)", shape), _broadcast(fill, shape)]
+    call = f"tl.inline_asm_elementwise({asm!r}, {cons!r}, [{', '.join(args)}], dtype={ity}, is_pure=False, pack=1)"
+    if bits == 8:
+        call = f"{call}.to(tl.int8)"
+    mem = tltypes.memory_dtype(element)
+    return call if mem == int_dtype(bits) else f"{call}.to({mem}, bitcast=True)"
+
+
+def store_memory(
+    e: OpEmit,
+    ptr: str,
+    value: str,
+    mask: str | None,
+    element: Type,
+    shape: tuple[int, ...],
+    sem: str = "weak",
+    scope: str = "gpu",
+) -> None:
+    """Statements storing the memory elements `value` at `ptr` where `mask` holds."""
+    if sem == "weak":
+        m = f", mask={mask}" if mask is not None else ""
+        e.line(f"tl.store({ptr}, {value}{m})")
+        return
+    if sem not in ("relaxed", "release"):
+        raise e.error(f"a store cannot have {sem} ordering")
+    bits = memory_bits(element)
+    ity = int_dtype(bits)
+    iptr = f"{ptr}.to(tl.pointer_type({ity}), bitcast=True)"
+    mem = tltypes.memory_dtype(element)
+    ivalue = value if mem == ity else f"{value}.to({ity}, bitcast=True)"
+    if bits >= 32:
+        # An atomic exchange is a morally strong store with the requested semantics.
+        m = f", mask={mask}" if mask is not None else ""
+        e.line(f"tl.atomic_xchg({iptr}, {ivalue}{m}, sem={sem!r}, scope={scope!r})")
+        return
+    e.uses_inline_asm()
+    reg = _ASM_REG[bits]
+    st = f"st.{sem}.{scope}.global.{_ASM_TYPE[bits]}"
+    wide = f"{ivalue}.to(tl.int16)" if bits == 8 else ivalue
+    m = mask if mask is not None else "1"
+    asm = f"{{ .reg .pred %p; setp.ne.s32 %p, $1, 0; @%p {st} [$2], $3; mov.b32 $0, 0; }}"
+    args = [_broadcast(f"({m}).to(tl.int32)" if mask is not None else "tl.full((), 1, tl.int32)", shape),
+            _broadcast(iptr, shape), _broadcast(wide, shape)]  # fmt: skip
+    e.line(
+        f"tl.inline_asm_elementwise({asm!r}, '=r,r,l,{reg}', [{', '.join(args)}], dtype=tl.int32, "
+        "is_pure=False, pack=1)"
+    )
+
+
+# -- offset -------------------------------------------------------------------------------
+
+
+@emitter("offset")
+def _offset(e: OpEmit) -> None:
+    ptr = e.operands[0]
+    off = value_expr(e, e.op.operands[1])
+    t = e.operand_types[1]
+    width = tltypes.int_width(t)
+    if width == 1:
+        off = f"tl.where({off}, -1, 0)"  # i1 read as a signed integer: true is -1
+    elif width < 32:
+        off = f"{off}.to(tl.int32)"
+    e.assign(f"{ptr} + {off}")
+
+
+# -- loads and stores -----------------------------------------------------------------------
+
+
+@emitter("load_ptr_tko")
+def _load_ptr(e: OpEmit) -> None:
+    e.order_after_tokens()
+    ptr = e.operand("source")
+    mask = e.operand("mask")
+    pad = e.operand("paddingValue")
+    rt = e.result_types[0]
+    element = tltypes.element_of(rt)
+    if pad is not None and is_i1(element):
+        pad = f"{pad}.to(tl.int8)"
+    sem, scope = ordering(e)
+    expr = load_memory(e, ptr, mask, pad if mask is not None else None, element, e.shape(rt), sem, scope)
+    e.assign(from_memory(e, expr, element))
+    e.token(1, memory=True)
+
+
+@emitter("store_ptr_tko")
+def _store_ptr(e: OpEmit) -> None:
+    e.order_after_tokens()
+    ptr = e.operand("destination")
+    value = e.operand("value")
+    mask = e.operand("mask")
+    vt = e.op.operand("value").type
+    element = tltypes.element_of(vt)
+    sem, scope = ordering(e)
+    store_memory(e, ptr, to_memory(value, element), mask, element, e.shape(vt), sem, scope)
+    e.token(0, memory=True)
+
+
+# -- atomics ------------------------------------------------------------------------------
+
+_RMW = {"add": "atomic_add", "addf": "atomic_add", "and": "atomic_and", "or": "atomic_or", "xor": "atomic_xor",
+        "max": "atomic_max", "min": "atomic_min", "umax": "atomic_max", "umin": "atomic_min",
+        "xchg": "atomic_xchg"}  # fmt: skip
+
+
+def atomic_update(
+    e: OpEmit, mode: str, ptr: str, value: str, mask: str | None, element: Type, sem: str, scope: str
+) -> str:
+    """The `tl.atomic_*` call applying `mode` with `value` at `ptr`; it returns the old
+    values (as the element type)."""
+    fn = _RMW.get(mode)
+    if fn is None:
+        raise e.error(f"the atomic mode {mode} has no Triton lowering")
+    bits = memory_bits(element)
+    convert_back = None
+    if mode in ("umax", "umin"):
+        ut = f"tl.uint{bits}"
+        ptr = f"{ptr}.to(tl.pointer_type({ut}), bitcast=True)"
+        value = f"{value}.to({ut}, bitcast=True)"
+        convert_back = int_dtype(bits)
+    elif mode == "xchg" and tltypes.is_float(element):
+        ity = int_dtype(bits)
+        ptr = f"{ptr}.to(tl.pointer_type({ity}), bitcast=True)"
+        value = f"{value}.to({ity}, bitcast=True)"
+        convert_back = tltypes.dtype(element)
+    m = f", mask={mask}" if mask is not None else ""
+    call = f"tl.{fn}({ptr}, {value}{m}, sem={sem!r}, scope={scope!r})"
+    if convert_back is not None:
+        call = f"{call}.to({convert_back}, bitcast=True)"
+    return call
+
+
+def _atomic_ordering(e: OpEmit) -> tuple[str, str]:
+    sem, scope = ordering(e)
+    if sem == "weak":
+        raise e.error("an atomic needs relaxed, acquire, release or acq_rel ordering")
+    return sem, scope
+
+
+@emitter("atomic_rmw_tko")
+def _atomic_rmw(e: OpEmit) -> None:
+    e.order_after_tokens()
+    ptr = e.operand("pointers")
+    arg = e.operand("arg")
+    mask = e.operand("mask")
+    rt = e.result_types[0]
+    element = tltypes.element_of(rt)
+    mode = e.keyword("mode", "add") or "add"
+    sem, scope = _atomic_ordering(e)
+    call = atomic_update(e, mode, ptr, arg, mask, element, sem, scope)
+    if mask is not None:
+        old = e.tmp("old")
+        e.line(f"{old} = {call}")
+        # Masked-off lanes: unspecified by the spec, zero in the interpreter.
+        call = f"tl.where({mask}, {old}, tl.full((), 0, {tltypes.dtype(rt)}))"
+    e.assign(call)
+    e.token(1, memory=True)
+
+
+@emitter("atomic_cas_tko")
+def _atomic_cas(e: OpEmit) -> None:
+    e.order_after_tokens()
+    ptr = e.operand("pointers")
+    cmp = e.operand("cmp")
+    val = e.operand("val")
+    mask = e.operand("mask")
+    rt = e.result_types[0]
+    element = tltypes.element_of(rt)
+    bits = memory_bits(element)
+    ity = int_dtype(bits)
+    sem, scope = _atomic_ordering(e)
+    # Compare bits, not values: NaN payloads and -0.0 compare as the spec says.
+    is_float = tltypes.is_float(element)
+    iptr = f"{ptr}.to(tl.pointer_type({ity}), bitcast=True)"
+    icmp = f"{cmp}.to({ity}, bitcast=True)" if is_float else cmp
+    ival = f"{val}.to({ity}, bitcast=True)" if is_float else val
+    if mask is not None:
+        # (A symbol with a space: no global can be named so.)
+        scratch = e.buffer("cas scratch", "*i64", bytes(8), False, hint="cas_scratch")
+        p, c = e.tmp("cas_ptr"), e.tmp("cas_cmp")
+        # Masked-off lanes exchange their cmp with itself in a private scratch word.
+        e.line(f"{p} = tl.where({mask}, {iptr}, {scratch}.to(tl.pointer_type({ity}), bitcast=True))")
+        e.line(f"{c} = {icmp}")
+        iptr, icmp, ival = p, c, f"tl.where({mask}, {ival}, {c})"
+    call = f"tl.atomic_cas({iptr}, {icmp}, {ival}, sem={sem!r}, scope={scope!r})"
+    if mask is not None:
+        old = e.tmp("old")
+        e.line(f"{old} = {call}")
+        call = f"tl.where({mask}, {old}, {icmp})"
+    if is_float:
+        call = f"({call}).to({tltypes.dtype(element)}, bitcast=True)"
+    e.assign(call)
+    e.token(1, memory=True)
+
+
+# -- allocation and globals -------------------------------------------------------------------
+
+
+@emitter("alloca")
+def _alloca(e: OpEmit) -> None:
+    rt = e.result_types[0]
+    element = pointee(rt)
+    count = e.int_attr("num_elem", 0) or 0
+    alignment = e.int_attr("alignment", 1) or 1
+    if count < 0 or alignment <= 0 or alignment & (alignment - 1):
+        raise e.error(f"alloca of {count} elements aligned to {alignment} bytes is invalid")
+    if alignment > 256:
+        raise e.error(f"alloca alignment {alignment} exceeds the 256 bytes device allocations guarantee")
+    nbytes = (count * memory_bits(element) + 7) // 8
+    slab = max(-(-nbytes // alignment) * alignment, alignment, 8)
+    where = e.cg.where(e.op) or f"op{id(e.op)}"
+    sig = tltypes.memory_signature(element)
+    buf = e.buffer(f"alloca {where}", sig, bytes(slab), False, hint="alloca", per_block=True)
+    pid = e.tmp("block")
+    # The linear block id, x fastest (the launcher lays the slabs out in this order).
+    e.line(
+        f"{pid} = tl.program_id(0).to(tl.int64) + tl.num_programs(0).to(tl.int64) * "
+        "(tl.program_id(1).to(tl.int64) + tl.num_programs(1).to(tl.int64) * tl.program_id(2).to(tl.int64))"
+    )
+    esize = max(memory_bits(element) // 8, 1)
+    e.assign(f"{buf} + {pid} * {slab // esize}")
+
+
+def find_global(e: OpEmit, name: str):
+    for op in e.cg.module.walk():
+        if op.name == "cuda_tile.global":
+            sym = op.properties.get("sym_name")
+            if getattr(sym, "value", None) == name:
+                return op
+    return None
+
+
+@emitter("get_global")
+def _get_global(e: OpEmit) -> None:
+    attr = e.attr("name")
+    name = attr.name if isinstance(attr, SymbolRefAttr) else str(getattr(attr, "value", attr))
+    g = find_global(e, name)
+    if g is None:
+        raise e.error(f"no global named @{name}")
+    value = g.properties.get("value")
+    element = value.element  # type: ignore[union-attr]
+    if memory_bits(element) < 8:
+        raise e.error(f"globals of {element} (packed sub-byte elements) have no Triton lowering")
+    shape = tuple(getattr(value.type, "shape", ()))  # type: ignore[union-attr]
+    raw = initial_bytes(value, element, shape)
+    read_only = g.properties.get("constant") is not None
+    sig = tltypes.memory_signature(element)
+    rt = e.result_types[0]
+    if tltypes.memory_signature(pointee(rt)) != sig:
+        raise e.error(f"@{name} holds {element}, the result points to {pointee(rt)}")
+    e.alias(e.buffer(name, sig, raw, read_only, hint=f"global_{name}"))

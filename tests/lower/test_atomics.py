@@ -1,0 +1,268 @@
+"""Atomics lowered to Triton (compiler/lower/ops_memory.py, ops_view.py) against the CPU
+interpreter: atomic_rmw_tko in every mode (add, and, or, xor, max, min, umax, umin, xchg)
+on i32/i64, addf on f16/f32/f64, xchg of f32/f64 bits, atomic_cas_tko on i32/i64/f32/f64
+(bitwise: NaN payloads and -0.0), masks (masked-off rmw lanes read 0, cas lanes their cmp),
+duplicate addresses within a tile and across blocks, the returned old values; and
+atomic_red_view_tko over partition and strided views with partial tiles.
+
+Triton's interpreter applies a tile's lanes one after another in lane order, as the CPU
+interpreter does, so the old values compare bitwise even with duplicate addresses (on a
+GPU their order is the hardware's). bf16 atomic adds are refused by Triton 3.6's
+interpreter ("Unsupported data type"): their PTX is checked instead (atom.add.noftz.bf16
+on sm_90+, Triton's CAS loop on sm_80), as are the memory semantics and scopes (the
+interpreter ignores them): atom.<sem>.<scope> for every ordering and scope.
+"""
+
+from __future__ import annotations
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from .harness import compile_for, run_both
+
+DTYPES = {"i32": np.int32, "i64": np.int64, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
+          "f64": np.float64}  # fmt: skip
+
+
+def module(body: str, params: str) -> str:
+    lines = "\n".join("    " + line.strip() for line in body.strip().splitlines() if line.strip())
+    return f"cuda_tile.module @m {{\n  entry @k({params}) {{\n{lines}\n    return\n  }}\n}}\n"
+
+
+def ptrs(name: str, param: str, elem: str, n: int, offsets: str) -> str:
+    return f"""
+    %{name}_r = reshape %{param} : tile<ptr<{elem}>> -> tile<1xptr<{elem}>>
+    %{name}_b = broadcast %{name}_r : tile<1xptr<{elem}>> -> tile<{n}xptr<{elem}>>
+    %{name} = offset %{name}_b, %{offsets} : tile<{n}xptr<{elem}>>, tile<{n}xi32> -> tile<{n}xptr<{elem}>>
+    """
+
+
+def atomic_kernel(elem: str, n: int, op: str, masked: bool, ordering: str = "relaxed device") -> str:
+    """Block b, lane i (g = b*n + i): out[g] = atomic(p + ix[g], a[g] (, b[g]), mask[g])."""
+    t, p = f"tile<{n}x{elem}>", f"tile<{n}xptr<{elem}>>"
+    body = f"""
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %iota = iota : tile<{n}xi32>
+    %nn = constant <i32: {n}> : tile<i32>
+    %b0 = muli %bx, %nn : tile<i32>
+    %b1 = reshape %b0 : tile<i32> -> tile<1xi32>
+    %base = broadcast %b1 : tile<1xi32> -> tile<{n}xi32>
+    %g = addi %iota, %base : tile<{n}xi32>
+    {ptrs("pix", "ix", "i32", n, "g")}
+    %idx, %t0 = load_ptr_tko weak %pix : tile<{n}xptr<i32>> -> tile<{n}xi32>, token
+    {ptrs("pa", "a", elem, n, "g")}
+    {ptrs("pb", "b", elem, n, "g")}
+    {ptrs("pp", "p", elem, n, "idx")}
+    {ptrs("po", "out", elem, n, "g")}
+    %x, %t1 = load_ptr_tko weak %pa : {p} -> {t}, token
+    %y, %t2 = load_ptr_tko weak %pb : {p} -> {t}, token
+    """
+    mask_operand, mask_type = "", ""
+    if masked:
+        body += (
+            ptrs("pm", "mk", "i1", n, "g")
+            + f"%m, %t3 = load_ptr_tko weak %pm : tile<{n}xptr<i1>> -> tile<{n}xi1>, token\n"
+        )
+        mask_operand, mask_type = ", %m", f", tile<{n}xi1>"
+    if op == "cas":
+        body += f"%old, %tk = atomic_cas_tko {ordering} %pp, %x, %y{mask_operand} : {p}, {t}{mask_type} -> {t}, token\n"
+    else:
+        body += (
+            f"%old, %tk = atomic_rmw_tko {ordering} %pp, {op}, %x{mask_operand} : {p}, {t}{mask_type} -> {t}, token\n"
+        )
+    body += f"%done = store_ptr_tko weak %po, %old : {p}, {t} -> token\n"
+    params = (
+        f"%p: tile<ptr<{elem}>>, %ix: tile<ptr<i32>>, %a: tile<ptr<{elem}>>, %b: tile<ptr<{elem}>>, "
+        f"%mk: tile<ptr<i1>>, %out: tile<ptr<{elem}>>"
+    )
+    return module(body, params)
+
+
+def _ints(dt, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dt)
+    v = rng.integers(info.min, info.max, n, dtype=np.int64, endpoint=True).astype(dt)
+    v[:4] = [0, -1, info.min, info.max]
+    return v
+
+
+def _run(elem: str, op: str, masked: bool, grid: int, n: int, mem, ix, a, b=None, mk=None):
+    text = atomic_kernel(elem, n, op, masked)
+    b = a.copy() if b is None else b
+    mk = np.ones(grid * n, np.bool_) if mk is None else mk
+    out = np.zeros(grid * n, mem.dtype)
+    return run_both(text, "k", grid, [mem, ix.astype(np.int32), a, b, mk, out])
+
+
+INT_MODES = ["add", "and", "or", "xor", "max", "min", "umax", "umin", "xchg"]
+
+
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("elem", ["i32", "i64"])
+def test_integer_rmw_modes_with_duplicates(elem: str, masked: bool) -> None:
+    n, grid, cells = 256, 2, 37
+    rng = np.random.default_rng(11)
+    for mode in INT_MODES:
+        mem = _ints(DTYPES[elem], cells, 1)
+        ix = rng.integers(0, cells, grid * n)
+        a = _ints(DTYPES[elem], grid * n, 2)
+        mk = rng.integers(0, 2, grid * n).astype(np.bool_) if masked else None
+        cpu, _ = _run(elem, mode, masked, grid, n, mem, ix, a, mk=mk)
+        if mode == "add" and not masked:  # the memory is the sum, whatever the order
+            want = mem.astype(np.int64).copy()
+            np.add.at(want, ix, a.astype(np.int64))
+            assert np.array_equal(cpu[0], want.astype(DTYPES[elem]))
+
+
+@pytest.mark.parametrize("elem", ["f16", "f32", "f64"])
+def test_addf_and_xchg_floats(elem: str) -> None:
+    n, grid, cells = 128, 2, 19
+    rng = np.random.default_rng(5)
+    dt = DTYPES[elem]
+    for mode, masked in (("addf", False), ("addf", True), ("xchg", False), ("xchg", True)):
+        if mode == "xchg" and elem == "f16":
+            continue  # xchg takes 32/64-bit elements only
+        mem = rng.standard_normal(cells).astype(dt)
+        mem[0] = -0.0
+        ix = rng.integers(0, cells, grid * n)
+        a = (rng.standard_normal(grid * n) * 100).astype(dt)
+        if mode == "xchg":  # bits survive: NaN payloads, -0.0
+            a[:3] = np.array([np.nan, -0.0, np.inf], dt)
+            a[3:4] = np.frombuffer(np.array([0x7FF4000000000001 if elem == "f64" else 0x7FA00001],
+                                            np.uint64 if elem == "f64" else np.uint32).tobytes(), dt)  # fmt: skip
+        mk = rng.integers(0, 2, grid * n).astype(np.bool_) if masked else None
+        _run(elem, mode, masked, grid, n, mem, ix, a, mk=mk)
+
+
+@pytest.mark.parametrize("elem", ["i32", "i64", "f32", "f64"])
+@pytest.mark.parametrize("masked", [False, True])
+def test_cas_compares_bits(elem: str, masked: bool) -> None:
+    n, grid, cells = 128, 2, 8
+    rng = np.random.default_rng(9)
+    dt = DTYPES[elem]
+    if elem.startswith("f"):
+        pool = np.array([0.0, -0.0, np.nan, 1.5, -np.inf, 3.0], dt)
+        nan2 = np.frombuffer(np.array([0x7FF8000000000002 if elem == "f64" else 0x7FC00002],
+                                      np.uint64 if elem == "f64" else np.uint32).tobytes(), dt)  # fmt: skip
+        pool = np.concatenate([pool, nan2])
+    else:
+        pool = np.array([0, -1, 1, 7, np.iinfo(dt).min, np.iinfo(dt).max], dt)
+    mem = pool[rng.integers(0, len(pool), cells)]
+    ix = rng.integers(0, cells, grid * n)
+    cmp = pool[rng.integers(0, len(pool), grid * n)]
+    val = pool[rng.integers(0, len(pool), grid * n)]
+    mk = rng.integers(0, 2, grid * n).astype(np.bool_) if masked else None
+    cpu, _ = _run(elem, "cas", masked, grid, n, mem, ix, cmp, val, mk=mk)
+    if masked:  # masked-off lanes return their cmp
+        off = ~mk
+        assert np.array_equal(cpu[5][off].view(np.uint8), cmp[off].view(np.uint8))
+
+
+def test_cas_masked_lanes_touch_only_scratch() -> None:
+    from compiler.lower import lower
+    from compiler.runtime import load_module
+
+    params = lower(load_module(atomic_kernel("i32", 16, "cas", True)), "k").params
+    scratch = [p for p in params if p.kind == "buffer"]
+    assert [(p.symbol, p.signature, len(p.data or b""), p.read_only) for p in scratch] == [
+        ("cas scratch", "*i64", 8, False)
+    ]
+    params = lower(load_module(atomic_kernel("i32", 16, "cas", False)), "k").params
+    assert not [p for p in params if p.kind == "buffer"]
+
+
+# -- orderings, scopes, bf16: in the PTX ------------------------------------------------------------------
+
+SEMS = ["relaxed", "acquire", "release", "acq_rel"]
+SCOPES = {"tl_blk": "cta", "device": "gpu", "sys": "sys"}
+
+
+def test_semantics_and_scopes_reach_the_ptx() -> None:
+    """Every (ordering, scope) on an i32 add and a cas: atom.<sem>.<scope> in the PTX
+    (Triton prints them in either order)."""
+    for sem in SEMS:
+        for scope, ptx_scope in SCOPES.items():
+            text = atomic_kernel("i32", 128, "add", True, f"{sem} {scope}")
+            (k,) = compile_for(text, arches=("sm_90",))
+            ptx = k.asm["ptx"]
+            atoms = set(re.findall(r"atom\.[\w.]+", ptx))
+            assert any(sem in a.split(".") and ptx_scope in a.split(".") for a in atoms), (sem, scope, atoms)
+    (k,) = compile_for(atomic_kernel("f64", 128, "cas", True, "acq_rel sys"), arches=("sm_80",))
+    assert re.search(r"atom(\.\w+)*\.acq_rel(\.\w+)*\.cas\.b64|atom(\.\w+)*\.sys(\.\w+)*\.cas\.b64", k.asm["ptx"])
+
+
+def test_bf16_addf_compiles_for_every_target() -> None:
+    ptx = {k.target.arch: k.asm["ptx"] for k in compile_for(atomic_kernel("bf16", 128, "addf", True))}
+    assert "atom.global.gpu.relaxed.add.noftz.bf16" in ptx["sm_90"]
+    assert "add.noftz.bf16" in ptx["sm_100"]
+    assert re.search(r"atom(\.\w+)*\.cas\.b32", ptx["sm_80"])  # Triton's CAS loop before sm_90
+
+
+def test_umin_umax_are_unsigned_in_the_ptx() -> None:
+    for mode, op in (("umax", "max.u32"), ("umin", "min.u32"), ("max", "max.s32"), ("min", "min.s32")):
+        (k,) = compile_for(atomic_kernel("i32", 128, mode, False), arches=("sm_80",))
+        assert re.search(rf"atom(\.\w+)*\.{op}", k.asm["ptx"]), mode
+
+
+# -- atomic_red_view_tko -----------------------------------------------------------------------------------
+
+
+def red_kernel(elem: str, mode: str, tile: int, step: int | None, scope: str = "device") -> str:
+    tview = f"tensor_view<?x{elem}, strides=[1]>"
+    view = (
+        f"strided_view<tile=({tile}), traversal_strides=[{step}], {tview}>"
+        if step is not None
+        else f"partition_view<tile=({tile}), {tview}>"
+    )
+    make = "make_strided_view" if step is not None else "make_partition_view"
+    src = f"partition_view<tile=({tile}), tensor_view<?x{elem}, strides=[1]>>"
+    return module(
+        f"""
+        %m = assume bounded<0, ?>, %n : tile<i32>
+        %k = assume bounded<0, ?>, %nv : tile<i32>
+        %vo = make_tensor_view %o, shape = [%m], strides = [1] : tile<i32> -> {tview}
+        %vv = make_tensor_view %v, shape = [%k], strides = [1] : tile<i32> -> {tview}
+        %po = {make} %vo : {view}
+        %pv = make_partition_view %vv : {src}
+        %bx, %by, %bz = get_tile_block_id : tile<i32>
+        %x, %t = load_view_tko weak %pv[%by] : {src}, tile<i32> -> tile<{tile}x{elem}>, token
+        %r = atomic_red_view_tko relaxed {scope} %po[%bx], {mode}, %x : tile<{tile}x{elem}>, {view}, tile<i32> -> token
+        """,
+        f"%o: tile<ptr<{elem}>>, %v: tile<ptr<{elem}>>, %n: tile<i32>, %nv: tile<i32>",
+    )
+
+
+@pytest.mark.parametrize(
+    ("elem", "mode"),
+    [("i32", "add"), ("i64", "umax"), ("i32", "min"), ("i64", "xor"), ("f32", "addf"), ("f16", "addf"),
+     ("f64", "addf")],
+)  # fmt: skip
+@pytest.mark.parametrize("step", [None, 8])
+def test_atomic_red_view_partial_tiles(elem: str, mode: str, step: int | None) -> None:
+    """Blocks (x, y): tile x of the output view reduced with value tile y; every tile is
+    reduced into by 3 blocks, and the last one runs past the tensor (n = 45)."""
+    tile, n, ny = 16, 45, 3
+    grid_x = -(-n // (step or tile))
+    rng = np.random.default_rng(3)
+    dt = DTYPES[elem]
+    if elem.startswith("f"):
+        # Small integers: exact sums in any order (blocks reduce into overlapping strided
+        # tiles in an order the GPU picks, and the two interpreters order blocks differently).
+        o = rng.integers(-64, 64, n + 3).astype(dt)
+        v = rng.integers(-64, 64, ny * tile).astype(dt)
+    else:
+        o, v = _ints(dt, n + 3, 4), _ints(dt, ny * tile, 5)
+    text = red_kernel(elem, mode, tile, step)
+    cpu, _ = run_both(text, "k", (grid_x, ny), [o, v, n, ny * tile])
+    assert np.array_equal(cpu[0][n:], o[n:])  # past the tensor: untouched
+
+
+def test_atomic_red_view_scope_in_ptx() -> None:
+    (k,) = compile_for(red_kernel("f32", "addf", 128, None, "tl_blk"), arches=("sm_90",))
+    atoms = set(re.findall(r"(?:atom|red)\.[\w.]+", k.asm["ptx"]))
+    assert any("cta" in a and "relaxed" in a and "add.f32" in a for a in atoms), atoms
+    for k in compile_for(red_kernel("i64", "umin", 256, 128)):
+        assert k.spills == 0

@@ -1,0 +1,632 @@
+"""View ops lowered to Triton (compiler/lower/ops_view.py) against the CPU interpreter.
+
+Under Triton's interpreter (`run_both`, bitwise): partition views in 1-D and 2-D with
+partial tiles, every padding value in several element types (f32, f16, bf16, f64, the f8
+formats' special patterns, integers), dim_map, strided views with overlapping tiles and
+gaps, gather/scatter views with rows outside the tensor (padded on load, dropped on
+store), i1 / i64 / f8 / tf32 elements, shape queries; each through masked pointers
+(TILEIR_TMA=off, or what the heuristic picks for f32) and, for 16-bit and smaller
+elements with aligned bases, through tensor descriptors (the interpreter runs
+`tl.make_tensor_descriptor` too). NaN padding compares as NaN, not bit for bit: TMA's
+canonical NaN may differ in payload from the interpreter's.
+
+Compiled for sm_80/sm_90/sm_100: the descriptors become TMA (cp.async.bulk.tensor) on
+sm_90/sm_100 and plain loads on sm_80 (where the heuristic does not pick them), aligned
+unit-stride f32/f16 loads become 128-bit vector loads (ld.global.v4 in the PTX,
+LDG.E.128 in the SASS), partial-tile versioning keeps the full-tile path vectorised, and
+nothing spills.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from compiler.lower.build import tool_path
+
+from .harness import compile_for, run_both, source_of
+
+# -- IR spelling ----------------------------------------------------------------------------------
+
+
+def module(body: str, params: str, name: str = "k") -> str:
+    lines = "\n".join("    " + line.strip() for line in body.strip().splitlines() if line.strip())
+    return f"cuda_tile.module @m {{\n  entry @{name}({params}) {{\n{lines}\n    return\n  }}\n}}\n"
+
+
+def _dims(values) -> list[str]:
+    return ["?" if v is None or isinstance(v, str) else str(v) for v in values]
+
+
+def tv(shape, strides, elem: str) -> str:
+    return f"tensor_view<{'x'.join(_dims(shape))}x{elem}, strides=[{','.join(_dims(strides))}]>"
+
+
+def pv(tile, tview: str, padding: str | None = None, dim_map=None) -> str:
+    pad = f"padding_value = {padding}, " if padding else ""
+    dm = f", dim_map=[{', '.join(map(str, dim_map))}]" if dim_map is not None else ""
+    return f"partition_view<tile=({'x'.join(map(str, tile))}), {pad}{tview}{dm}>"
+
+
+def sv(tile, steps, tview: str, padding: str | None = None) -> str:
+    pad = f"padding_value = {padding}, " if padding else ""
+    return (
+        f"strided_view<tile=({'x'.join(map(str, tile))}), traversal_strides=[{','.join(map(str, steps))}], "
+        f"{pad}{tview}>"
+    )
+
+
+def gv(tile, tview: str, sparse: int, padding: str | None = None) -> str:
+    pad = f"padding_value = {padding}, " if padding else ""
+    return f"gather_scatter_view<tile=({'x'.join(map(str, tile))}), {pad}{tview}, sparse_dim={sparse}>"
+
+
+def tile(shape, elem: str) -> str:
+    return f"tile<{'x'.join(map(str, shape))}x{elem}>" if shape else f"tile<{elem}>"
+
+
+def make_tv(name: str, ptr: str, shape, strides, elem: str, dyn: str = "i32") -> str:
+    """`make_tensor_view`; entries of shape/strides that are strings are SSA operands."""
+    ty = tv(shape, strides, elem)
+    dynamic = any(isinstance(v, str) for v in (*shape, *strides))
+    sh, st = ", ".join(map(str, shape)), ", ".join(map(str, strides))
+    return f"%{name} = make_tensor_view %{ptr}, shape = [{sh}], strides = [{st}] : " + (
+        f"tile<{dyn}> -> {ty}" if dynamic else ty
+    )
+
+
+def load(name: str, view: str, vtype: str, idx, shape, elem: str, itype: str = "tile<i32>") -> str:
+    return (
+        f"%{name}, %{name}_tok = load_view_tko weak %{view}[{', '.join(idx)}] : {vtype}, {itype} -> "
+        f"{tile(shape, elem)}, token"
+    )
+
+
+def store(value: str, view: str, vtype: str, idx, shape, elem: str, itype: str = "tile<i32>") -> str:
+    return (
+        f"%{value}_st = store_view_tko weak %{value}, %{view}[{', '.join(idx)}] : {tile(shape, elem)}, {vtype}, "
+        f"{itype} -> token"
+    )
+
+
+BIDS = "%bx, %by, %bz = get_tile_block_id : tile<i32>"
+
+
+def aligned(names, elem: str) -> str:
+    """`%n = assume div_by<16>, %n_raw` for each pointer parameter."""
+    return "\n".join(f"%{n} = assume div_by<16>, %{n}_raw : tile<ptr<{elem}>>" for n in names)
+
+
+@pytest.fixture(params=["off", "auto"])
+def tma(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both lowerings: masked pointers everywhere, and the heuristic (descriptors for ≤16-bit)."""
+    monkeypatch.setenv("TILEIR_TMA", request.param)
+    return request.param
+
+
+@pytest.fixture(params=["off", "auto", "on"])
+def tma3(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The two lowerings and the override that puts f32 on descriptors too."""
+    monkeypatch.setenv("TILEIR_TMA", request.param)
+    return request.param
+
+
+# -- 1-D partition copies: partial tiles, masked stores ---------------------------------------------
+
+DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f64": np.float64, "i1": np.bool_,
+          "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "f8E4M3FN": ml_dtypes.float8_e4m3fn,
+          "f8E5M2": ml_dtypes.float8_e5m2, "f8E8M0FNU": ml_dtypes.float8_e8m0fnu}  # fmt: skip
+
+
+def copy_1d(elem: str, size: int, padding: str | None = "zero", align: bool = True) -> str:
+    view = tv(["%n"], [1], elem)
+    src, dst = pv([size], view, padding), pv([size], view)
+    ptrs = aligned(["a", "b"], elem) if align else ""
+    a, b = ("a", "b") if align else ("a_raw", "b_raw")
+    body = f"""
+    {ptrs}
+    %m = assume bounded<0, ?>, %n : tile<i32>
+    {make_tv("va", a, ["%m"], [1], elem)}
+    {make_tv("vb", b, ["%m"], [1], elem)}
+    %pa = make_partition_view %va : {src}
+    %pb = make_partition_view %vb : {dst}
+    {BIDS}
+    {load("x", "pa", src, ["%bx"], [size], elem)}
+    {store("x", "pb", dst, ["%bx"], [size], elem)}
+    """
+    return module(body, f"%a_raw: tile<ptr<{elem}>>, %b_raw: tile<ptr<{elem}>>, %n: tile<i32>")
+
+
+def _values(elem: str, n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    dt = DTYPES[elem]
+    if elem == "i1":
+        return rng.integers(0, 2, n).astype(np.bool_)
+    if np.dtype(dt).kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, n, dtype=np.int64, endpoint=True).astype(dt)
+    bits = rng.integers(0, 1 << (8 * np.dtype(dt).itemsize), n, dtype=np.uint64)
+    return bits.astype(np.dtype(f"u{np.dtype(dt).itemsize}")).view(dt)
+
+
+@pytest.mark.parametrize("elem", ["f32", "f16"])
+@pytest.mark.parametrize("align", [False, True])
+def test_partition_copy_1d_partial_tiles(elem: str, align: bool, tma3: str) -> None:
+    text = copy_1d(elem, 256, align=align)
+    wanted = align and (tma3 == "on" or (tma3 == "auto" and elem == "f16"))
+    assert ("make_tensor_descriptor" in source_of(text)) == wanted
+    for n in (1, 16, 300, 4096):
+        a = _values(elem, n, n)
+        b = np.full(n + 7, 3, DTYPES[elem])  # past the tensor: never written
+        cpu, _ = run_both(text, "k", -(-n // 256), [a, b, n])
+        assert np.array_equal(cpu[1][:n].view(np.uint8), a.view(np.uint8))
+
+
+@pytest.mark.parametrize("elem", ["i1", "i8", "i64", "bf16", "f64", "f8E4M3FN", "f8E5M2", "f8E8M0FNU"])
+def test_copy_element_types(elem: str, tma: str) -> None:
+    n = 45
+    a = _values(elem, n, 7)
+    if elem == "i1":  # any non-zero byte is true: store 0/1 back
+        a = np.array([0, 1, 2, 255, 128] * 9, np.uint8).view(np.bool_)
+    b = np.zeros(n, DTYPES[elem])
+    cpu, _ = run_both(copy_1d(elem, 16), "k", 3, [a, b, n])
+    if elem == "i1":
+        assert cpu[1].view(np.uint8).tolist() == [0, 1, 1, 1, 1] * 9
+
+
+# -- padding values ----------------------------------------------------------------------------------------
+
+PADDINGS = [
+    ("f32", "zero"), ("f32", "neg_zero"), ("f32", "nan"), ("f32", "pos_inf"), ("f32", "neg_inf"),
+    ("f16", "neg_zero"), ("f16", "pos_inf"), ("f16", "nan"), ("f16", "zero"), ("bf16", "neg_inf"),
+    ("bf16", "nan"), ("f64", "neg_zero"), ("f64", "neg_inf"), ("f8E5M2", "pos_inf"), ("f8E5M2", "nan"),
+    ("f8E4M3FN", "pos_inf"), ("f8E4M3FN", "neg_inf"), ("f8E4M3FN", "nan"), ("f8E4M3FN", "zero"),
+    ("f8E8M0FNU", "pos_inf"), ("f8E8M0FNU", "zero"), ("f8E8M0FNU", "nan"), ("i32", "zero"), ("i16", None),
+    ("i1", None), ("f32", None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("elem", "padding"), PADDINGS)
+def test_padding_values(elem: str, padding: str | None, tma: str) -> None:
+    """Tile 0 of a 5-element tensor with 8-element tiles: elements 5..7 are the padding."""
+    src_view = tv([5], [1], elem)
+    dst_view = tv([8], [1], elem)
+    src, dst = pv([8], src_view, padding), pv([8], dst_view)
+    body = f"""
+    {aligned(["a", "b"], elem)}
+    {make_tv("va", "a", [5], [1], elem)}
+    {make_tv("vb", "b", [8], [1], elem)}
+    %pa = make_partition_view %va : {src}
+    %pb = make_partition_view %vb : {dst}
+    %z = constant <i32: 0> : tile<i32>
+    {load("x", "pa", src, ["%z"], [8], elem)}
+    {store("x", "pb", dst, ["%z"], [8], elem)}
+    """
+    text = module(body, f"%a_raw: tile<ptr<{elem}>>, %b_raw: tile<ptr<{elem}>>")
+    a = _values(elem, 5, 3)
+    b = np.zeros(8, DTYPES[elem])
+    if tma == "auto" and (elem, padding) == ("bf16", "nan"):
+        # Triton 3.6's interpreter fills a bf16 descriptor load's NaN padding with 0 (it
+        # handles bf16 as raw bits); the GPU's TMA pads with NaN. The pointer lowering of the
+        # same case ("off") passes; here the defect must still show, else drop this branch.
+        assert "padding_option='nan'" in source_of(text)
+        with pytest.raises(AssertionError, match="cpu nan"):
+            run_both(text, "k", 1, [a, b])
+        return
+    run_both(text, "k", 1, [a, b])
+
+
+def test_padding_bits_are_the_interpreters() -> None:
+    """The lowering's padding table (it does not import the interpreter) against the oracle's."""
+    from compiler.interp.views import padding_scalar
+    from compiler.ir.types import FLOAT_FORMATS, FloatType, IntegerType
+    from compiler.lower.ops_view import padding_bits
+
+    elements = [FloatType(name) for name in FLOAT_FORMATS if name != "f4E2M1FN"] + [IntegerType(32), IntegerType(1)]
+    for element in elements:
+        for keyword in (None, "zero", "neg_zero", "nan", "pos_inf", "neg_inf"):
+            if isinstance(element, IntegerType) and keyword not in (None, "zero"):
+                continue
+            want = np.asarray(padding_scalar(keyword, element)).reshape(1)
+            want_bits = int(want.view(np.dtype(f"u{want.dtype.itemsize}"))[0])
+            assert padding_bits(keyword, element) == want_bits, (element, keyword)
+
+
+# -- 2-D partitions: dim_map, partial tiles on both axes -------------------------------------------------
+
+
+@pytest.mark.parametrize("padding", ["neg_inf", "nan"])
+@pytest.mark.parametrize("elem", ["f32", "f16"])
+def test_partition_2d_dim_map_and_edges(elem: str, padding: str, tma3: str) -> None:
+    # 16x8 tiles with dim_map [1, 0] over a 37x20 tensor: tile dim 0 runs along tensor dim 1.
+    rows, cols = 37, 20
+    src_view = tv(["%r", "%c"], ["%s", 1], elem)
+    src = pv([16, 8], src_view, padding, dim_map=[1, 0])
+    n0, n1 = -(-cols // 16), -(-rows // 8)  # index space (2, 5)
+    out_view = tv([n0 * 16, n1 * 8], [n1 * 8, 1], elem)
+    dst = pv([16, 8], out_view)
+    body = f"""
+    {aligned(["a", "o"], elem)}
+    %s = assume div_by<8>, %s_raw : tile<i32>
+    %r = assume bounded<0, ?>, %r_raw : tile<i32>
+    %c = assume bounded<0, ?>, %c_raw : tile<i32>
+    {make_tv("va", "a", ["%r", "%c"], ["%s", 1], elem)}
+    {make_tv("vo", "o", [n0 * 16, n1 * 8], [n1 * 8, 1], elem)}
+    %pa = make_partition_view %va : {src}
+    %po = make_partition_view %vo : {dst}
+    {BIDS}
+    {load("x", "pa", src, ["%bx", "%by"], [16, 8], elem)}
+    {store("x", "po", dst, ["%bx", "%by"], [16, 8], elem)}
+    """
+    text = module(body, f"%a_raw: tile<ptr<{elem}>>, %o_raw: tile<ptr<{elem}>>, %r_raw: tile<i32>, "
+                        "%c_raw: tile<i32>, %s_raw: tile<i32>")  # fmt: skip
+    # f16 with NaN padding through TMA (with a permute for the dim_map) unless TILEIR_TMA=off.
+    wanted = padding == "nan" and (tma3 == "on" or (tma3 == "auto" and elem == "f16"))
+    assert ("tl.permute" in source_of(text)) == wanted
+    stride = 24
+    a = np.zeros((rows, stride), DTYPES[elem])
+    a[:, :cols] = _values(elem, rows * cols, 5).reshape(rows, cols)
+    o = np.zeros((n0 * 16, n1 * 8), DTYPES[elem])
+    cpu, _ = run_both(text, "k", (n0, n1), [a, o, rows, cols, stride])
+    want = np.full((n0 * 16, n1 * 8), -np.inf if padding == "neg_inf" else np.nan, DTYPES[elem])
+    want[:cols, :rows] = a[:, :cols].T
+    assert np.array_equal(cpu[1], want, equal_nan=True)
+
+
+def test_partition_3d_dim_map_static(tma: str) -> None:
+    shape, strides, dm, tl_ = (4, 6, 8), (48, 8, 1), [2, 0, 1], [8, 2, 4]
+    src = pv(tl_, tv(shape, strides, "f16"), "pos_inf", dim_map=dm)
+    n = [-(-shape[dm[i]] // tl_[i]) for i in range(3)]
+    out = [n[i] * tl_[i] for i in range(3)]
+    ostr = [out[1] * out[2], out[2], 1]
+    dst = pv(tl_, tv(out, ostr, "f16"))
+    body = f"""
+    {aligned(["a", "o"], "f16")}
+    {make_tv("va", "a", list(shape), list(strides), "f16")}
+    {make_tv("vo", "o", out, ostr, "f16")}
+    %pa = make_partition_view %va : {src}
+    %po = make_partition_view %vo : {dst}
+    {BIDS}
+    {load("x", "pa", src, ["%bx", "%by", "%bz"], tl_, "f16")}
+    {store("x", "po", dst, ["%bx", "%by", "%bz"], tl_, "f16")}
+    """
+    a = np.arange(np.prod(shape), dtype=np.float16).reshape(shape)
+    o = np.zeros(out, np.float16)
+    cpu, _ = run_both(module(body, "%a_raw: tile<ptr<f16>>, %o_raw: tile<ptr<f16>>"), "k", tuple(n), [a, o])
+    want = np.full(out, np.inf, np.float16)
+    b = a.transpose(2, 0, 1)
+    want[: b.shape[0], : b.shape[1], : b.shape[2]] = b
+    assert np.array_equal(cpu[1], want)
+
+
+# -- strided views --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("size", "step"), [(8, 4), (4, 8), (16, 16)])
+def test_strided_view_overlaps_and_gaps(size: int, step: int, tma: str) -> None:
+    n = 37
+    view = tv(["%m"], [1], "f16")
+    src = sv([size], [step], view, "neg_zero")
+    count = -(-n // step)
+    dst = pv([size], tv([count * size], [1], "f16"))
+    body = f"""
+    {aligned(["a", "o"], "f16")}
+    %m = assume bounded<0, ?>, %n : tile<i32>
+    {make_tv("va", "a", ["%m"], [1], "f16")}
+    {make_tv("vo", "o", [count * size], [1], "f16")}
+    %pa = make_strided_view %va : {src}
+    %po = make_partition_view %vo : {dst}
+    {BIDS}
+    {load("x", "pa", src, ["%bx"], [size], "f16")}
+    {store("x", "po", dst, ["%bx"], [size], "f16")}
+    """
+    a = np.arange(1, n + 1, dtype=np.float16)
+    o = np.zeros(count * size, np.float16)
+    text = module(body, "%a_raw: tile<ptr<f16>>, %o_raw: tile<ptr<f16>>, %n: tile<i32>")
+    cpu, _ = run_both(text, "k", count, [a, o, n])
+    for i in range(count):
+        for t in range(size):
+            c = i * step + t
+            want = a[c] if c < n else np.float16(-0.0)
+            assert cpu[1][i * size + t].view(np.uint16) == np.float16(want).view(np.uint16)
+
+
+def test_strided_view_store_2d() -> None:
+    # Overlapping stores: tile (2x8) every (1x4) over a 6x20 f32 tensor, partial at the edges.
+    view = tv([6, 20], [20, 1], "f32")
+    dst = sv([2, 8], [1, 4], view)
+    src = pv([2, 8], tv([12, 40], [40, 1], "f32"))
+    body = f"""
+    {make_tv("vo", "o", [6, 20], [20, 1], "f32")}
+    {make_tv("vi", "i", [12, 40], [40, 1], "f32")}
+    %po = make_strided_view %vo : {dst}
+    %pi = make_partition_view %vi : {src}
+    {BIDS}
+    {load("v", "pi", src, ["%bx", "%by"], [2, 8], "f32")}
+    {store("v", "po", dst, ["%bx", "%by"], [2, 8], "f32")}
+    """
+    o = np.full((6, 20), -1, np.float32)
+    i = np.arange(480, dtype=np.float32).reshape(12, 40)
+    run_both(module(body, "%o: tile<ptr<f32>>, %i: tile<ptr<f32>>"), "k", (1, 1), [o, i])
+    run_both(module(body, "%o: tile<ptr<f32>>, %i: tile<ptr<f32>>"), "k", (6, 5), [o, i])
+
+
+# -- gather / scatter ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("itype", ["i32", "i64", "i16"])
+def test_gather_rows_with_padding(itype: str, tma: str) -> None:
+    rows, cols = 10, 12
+    view = tv(["%m", 12], [12, 1], "f32")
+    g = gv([4, 8], view, 0, "pos_inf")
+    out = pv([4, 8], tv([4, 16], [16, 1], "f32"))
+    iv = pv([4], tv([4], [1], itype))
+    body = f"""
+    %m = assume bounded<0, ?>, %r : tile<i32>
+    {make_tv("va", "a", ["%m", 12], [12, 1], "f32")}
+    {make_tv("vo", "o", [4, 16], [16, 1], "f32")}
+    {make_tv("vi", "ix", [4], [1], itype)}
+    %ga = make_gather_scatter_view %va : {g}
+    %po = make_partition_view %vo : {out}
+    %pi = make_partition_view %vi : {iv}
+    %z = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %c8 = constant <i32: 8> : tile<i32>
+    {load("idx", "pi", iv, ["%z"], [4], itype)}
+    %x, %xt = load_view_tko weak %ga[%idx, %z] : {g}, tile<4x{itype}>, tile<i32> -> tile<4x8xf32>, token
+    %y, %yt = load_view_tko weak %ga[%idx, %c8] : {g}, tile<4x{itype}>, tile<i32> -> tile<4x8xf32>, token
+    {store("x", "po", out, ["%z", "%z"], [4, 8], "f32")}
+    {store("y", "po", out, ["%z", "%c1"], [4, 8], "f32")}
+    """
+    text = module(body, f"%a: tile<ptr<f32>>, %o: tile<ptr<f32>>, %ix: tile<ptr<{itype}>>, %r: tile<i32>")
+    a = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+    o = np.zeros((4, 16), np.float32)
+    dt = np.dtype(itype.replace("i", "int"))
+    ix = np.array([3, 11, 0, 9], dtype=np.int64)
+    if itype == "i64":
+        ix[1] = -5  # 2^64 - 5 read as unsigned: far outside the tensor
+    elif itype == "i16":
+        ix[1] = -1  # 65535
+    ix = ix.astype(dt)
+    cpu, _ = run_both(text, "k", 1, [a, o, ix, rows])
+    assert np.array_equal(cpu[1][0, :12], a[3]) and np.all(np.isinf(cpu[1][1]))
+    assert np.all(np.isinf(cpu[1][:, 12:]))
+
+
+def test_scatter_rows_drops_outside() -> None:
+    view = tv([6, 4], [4, 1], "i64")
+    g = gv([4, 4], view, 0)
+    src = pv([4, 4], tv([4, 4], [4, 1], "i64"))
+    body = f"""
+    {make_tv("vo", "o", [6, 4], [4, 1], "i64")}
+    {make_tv("vi", "i", [4, 4], [4, 1], "i64")}
+    %go = make_gather_scatter_view %vo : {g}
+    %pi = make_partition_view %vi : {src}
+    %rows = constant <i32: [5, 6, 1, 100]> : tile<4xi32>
+    %z = constant <i32: 0> : tile<i32>
+    {load("v", "pi", src, ["%z", "%z"], [4, 4], "i64")}
+    %st = store_view_tko weak %v, %go[%rows, %z] : tile<4x4xi64>, {g}, tile<4xi32>, tile<i32> -> token
+    """
+    o = np.full((6, 4), -7, np.int64)
+    i = np.arange(16, dtype=np.int64).reshape(4, 4)
+    cpu, _ = run_both(module(body, "%o: tile<ptr<i64>>, %i: tile<ptr<i64>>"), "k", 1, [o, i])
+    assert cpu[0][5].tolist() == [0, 1, 2, 3] and cpu[0][1].tolist() == [8, 9, 10, 11]
+    assert (cpu[0][[0, 2, 3, 4]] == -7).all()
+
+
+# -- tf32, shape queries -----------------------------------------------------------------------------------------
+
+
+def test_tf32_load_clears_low_bits() -> None:
+    src = pv([8], tv([8], [1], "tf32"))
+    dst = pv([8], tv([8], [1], "tf32"))
+    body = f"""
+    {make_tv("va", "a", [8], [1], "tf32")}
+    {make_tv("vb", "b", [8], [1], "tf32")}
+    %pa = make_partition_view %va : {src}
+    %pb = make_partition_view %vb : {dst}
+    %z = constant <i32: 0> : tile<i32>
+    {load("x", "pa", src, ["%z"], [8], "tf32")}
+    {store("x", "pb", dst, ["%z"], [8], "tf32")}
+    """
+    bits = np.array([0x3F801FFF, 0x7F800001, 0xFFC01234, 0x00001FFF, 0x80000001, 0x7F7FFFFF, 0, 0x40490FDB], np.uint32)
+    a = bits.view(np.float32)
+    b = np.zeros(8, np.float32)
+    cpu, _ = run_both(module(body, "%a: tile<ptr<tf32>>, %b: tile<ptr<tf32>>"), "k", 1, [a, b], nan_payload=True)
+    assert cpu[1].view(np.uint32)[0] == 0x3F800000
+
+
+def _store_scalar(name: str, ptr: str, value: str, index: int, elem: str) -> str:
+    return f"""
+    %{name}_i = constant <i32: {index}> : tile<i32>
+    %{name}_p = offset %{ptr}, %{name}_i : tile<ptr<{elem}>>, tile<i32> -> tile<ptr<{elem}>>
+    %{name}_s = store_ptr_tko weak %{name}_p, %{value} : tile<ptr<{elem}>>, tile<{elem}> -> token
+    """
+
+
+def test_shape_queries() -> None:
+    view = tv(["%r", 12], ["%s", 1], "f32")
+    p = pv([4, 8], view, dim_map=[1, 0])
+    s = sv([4, 8], [3, 5], view)
+    g = gv([4, 8], view, 1)
+    q = pv([4, 4], tv([10, 16], [16, 1], "f32"))
+    body = f"""
+    {make_tv("va", "a", ["%r", 12], ["%s", 1], "f32")}
+    {make_tv("vq", "a", [10, 16], [16, 1], "f32")}
+    %pa = make_partition_view %va : {p}
+    %sa = make_strided_view %va : {s}
+    %ga = make_gather_scatter_view %va : {g}
+    %pq = make_partition_view %vq : {q}
+    %d0, %d1 = get_tensor_shape %va : {view} -> tile<i64>
+    %p0, %p1 = get_index_space_shape %pa : {p} -> tile<i32>
+    %s0, %s1 = get_index_space_shape %sa : {s} -> tile<i16>
+    %g0, %g1 = get_index_space_shape %ga : {g} -> tile<i32>
+    %q0, %q1 = get_index_space_shape %pq : {q} -> tile<i32>
+    {_store_scalar("w0", "o64", "d0", 0, "i64")}
+    {_store_scalar("w1", "o64", "d1", 1, "i64")}
+    {_store_scalar("w2", "o32", "p0", 0, "i32")}
+    {_store_scalar("w3", "o32", "p1", 1, "i32")}
+    {_store_scalar("w4", "o32", "g0", 2, "i32")}
+    {_store_scalar("w5", "o32", "g1", 3, "i32")}
+    {_store_scalar("w8", "o32", "q0", 4, "i32")}
+    {_store_scalar("w9", "o32", "q1", 5, "i32")}
+    {_store_scalar("w6", "o16", "s0", 0, "i16")}
+    {_store_scalar("w7", "o16", "s1", 1, "i16")}
+    """
+    params = (
+        "%a: tile<ptr<f32>>, %o64: tile<ptr<i64>>, %o32: tile<ptr<i32>>, %o16: tile<ptr<i16>>, "
+        "%r: tile<i32>, %s: tile<i32>"
+    )
+    a = np.zeros(160, np.float32)
+    o64, o32, o16 = np.zeros(2, np.int64), np.zeros(6, np.int32), np.zeros(2, np.int16)
+    cpu, _ = run_both(module(body, params), "k", 1, [a, o64, o32, o16, 5, 12])
+    assert cpu[1].tolist() == [5, 12]
+    assert cpu[2].tolist() == [3, 1, 5, 12, 3, 4]
+    assert cpu[3].tolist() == [2, 3]
+
+
+# -- what the GPU gets ----------------------------------------------------------------------------------------------
+
+
+def _ptx_has(ptx: str, pattern: str) -> bool:
+    import re
+
+    return re.search(pattern, ptx) is not None
+
+
+@pytest.mark.parametrize("elem", ["f32", "f16"])
+def test_vector_loads_and_tma_in_the_compiled_code(elem: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Aligned unit-stride tiles: f32 by 128-bit vector accesses everywhere; f16 by TMA on
+    sm_90/sm_100 (the heuristic; a box holds at most 256 elements per dimension) and by
+    128-bit vectors on sm_80 — and with TILEIR_TMA=off by 128-bit vectors everywhere. The
+    tiles hold 8 (f16) or 4 (f32) elements per thread (4 warps), so that a thread's share
+    is one 128-bit vector; the partial-tile version keeps the full-tile one vectorised."""
+    vector = copy_1d(elem, 1024 if elem == "f32" else 2048)
+    v4 = r"ld\.global(\.\w+)*\.v4\.b32", r"st\.global(\.\w+)*\.v4\.b32"
+    for arch in ("sm_80", "sm_90", "sm_100"):
+        tma = elem == "f16" and arch != "sm_80"
+        (k,) = compile_for(copy_1d(elem, 256) if tma else vector, arches=(arch,))
+        ptx = k.asm["ptx"]
+        assert ("make_tensor_descriptor" in k.source.text) == tma
+        if tma:
+            assert _ptx_has(ptx, r"cp\.async\.bulk\.tensor\.1d\.shared::cluster\.global")
+            assert _ptx_has(ptx, r"cp\.async\.bulk\.tensor\.1d\.global\.shared::cta")
+            assert k.metadata.get("global_scratch_size", 0) >= 128  # device-side descriptors
+        else:
+            assert _ptx_has(ptx, v4[0]) and _ptx_has(ptx, v4[1])
+        assert k.spills == 0
+    monkeypatch.setenv("TILEIR_TMA", "off")
+    for k in compile_for(vector, arches=("sm_90",)):
+        assert "make_tensor_descriptor" not in k.source.text
+        assert _ptx_has(k.asm["ptx"], v4[0]) and _ptx_has(k.asm["ptx"], v4[1])
+
+
+def copy_2d(elem: str, n_div: int | None) -> str:
+    """32x64 tiles of a row-major matrix with aligned pointers and row stride; the column
+    count `n` proven a multiple of `n_div` (None: nothing proven)."""
+    view = tv(["%m", "%n"], ["%s", 1], elem)
+    src, dst = pv([32, 64], view, "zero"), pv([32, 64], view)
+    n_assume = (
+        f"%n = assume div_by<{n_div}>, %n0 : tile<i32>" if n_div else "%n = assume bounded<0, ?>, %n0 : tile<i32>"
+    )
+    body = f"""
+    {aligned(["a", "b"], elem)}
+    %m = assume bounded<0, ?>, %rows : tile<i32>
+    %n0 = assume bounded<0, ?>, %cols : tile<i32>
+    {n_assume}
+    %s = assume div_by<16>, %rs : tile<i32>
+    {make_tv("va", "a", ["%m", "%n"], ["%s", 1], elem)}
+    {make_tv("vb", "b", ["%m", "%n"], ["%s", 1], elem)}
+    %pa = make_partition_view %va : {src}
+    %pb = make_partition_view %vb : {dst}
+    {BIDS}
+    {load("x", "pa", src, ["%bx", "%by"], [32, 64], elem)}
+    {store("x", "pb", dst, ["%bx", "%by"], [32, 64], elem)}
+    """
+    params = f"%a_raw: tile<ptr<{elem}>>, %b_raw: tile<ptr<{elem}>>, %rows: tile<i32>, %cols: tile<i32>, %rs: tile<i32>"
+    return module(body, params)
+
+
+def test_versioning_only_where_it_vectorises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILEIR_TMA", "off")
+    assert "if full" in source_of(copy_1d("f32", 1024))  # aligned, extent unknown: versioned
+    assert "if full" not in source_of(copy_1d("f32", 1024, align=False))  # no vectors anyway
+    assert "if full" not in source_of(copy_2d("f32", 4))  # the mask changes every 4 elements at most
+    versioned = source_of(copy_2d("f32", None))
+    assert versioned.count("if full") == 2  # the full version keeps the rows mask
+    # Both versions compute what the CPU interpreter computes: full, column-partial and
+    # row-partial tiles (37 x 100 with 32 x 64 tiles).
+    for n_div, cols in ((None, 100), (4, 100)):
+        a = np.arange(37 * 112, dtype=np.float32).reshape(37, 112)
+        b = np.full((37, 112), -1, np.float32)
+        run_both(copy_2d("f32", n_div), "k", (2, 2), [a, b, 37, cols, 112])
+    (k,) = compile_for(copy_2d("f32", None), arches=("sm_80",))
+    from compiler.lower.sass import sass_counts
+
+    if tool_path("cuobjdump") is not None:
+        assert sass_counts(k.cubin).global_loads.get(128, 0) > 0
+
+
+@pytest.mark.skipif(tool_path("cuobjdump") is None, reason="cuobjdump (shipped in Triton's wheel) is absent")
+def test_sass_ldg128_and_utma() -> None:
+    from compiler.lower.sass import sass_counts
+
+    (k80, k90) = compile_for(copy_1d("f32", 1024), arches=("sm_80", "sm_90"))
+    for k in (k80, k90):
+        c = sass_counts(k.cubin)
+        assert c.global_loads.get(128, 0) > 0 and c.global_stores.get(128, 0) > 0, dict(c.global_loads)
+        assert c.classes["local"] == 0
+    (k16,) = compile_for(copy_1d("f16", 256), arches=("sm_90",))
+    c = sass_counts(k16.cubin)
+    assert c.classes["tma"] > 0 and c.classes["local"] == 0
+
+
+def test_unaligned_or_strided_views_stay_on_pointers() -> None:
+    # No alignment promise: masked pointer accesses only, even for f16 on sm_90.
+    assert "make_tensor_descriptor" not in source_of(copy_1d("f16", 64, align=False))
+    # Padding TMA cannot produce: only the store's view gets a descriptor.
+    assert source_of(copy_1d("f16", 64, padding="neg_inf")).count("make_tensor_descriptor") == 1
+    # Boxes of more than 256 elements: vector loads instead.
+    assert "make_tensor_descriptor" not in source_of(copy_1d("f16", 1024))
+    # A descriptor is made once per view, outside the loop that loads through it.
+    text = source_of(copy_1d("f16", 64))
+    assert text.count("make_tensor_descriptor") == 2
+
+
+def test_allow_tma_hint_and_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = copy_1d("f32", 64)
+    assert "make_tensor_descriptor" not in source_of(text)
+    monkeypatch.setenv("TILEIR_TMA", "on")
+    assert "make_tensor_descriptor" in source_of(text)
+    assert "make_tensor_descriptor" not in source_of(text, arch="sm_80")
+    hint = "optimization_hints = <sm_90 = {allow_tma = false}>"
+    hinted = text.replace("load_view_tko weak %pa[%bx] :", f"load_view_tko weak %pa[%bx] {hint} :")
+    src = source_of(hinted)
+    assert src.count("make_tensor_descriptor") == 1  # only the store's view
+
+
+def test_views_compile_everywhere() -> None:
+    """One kernel with every access kind: 2-D dim_map partition, strided, gather and scatter,
+    i1 and f8 elements; compiled for every target."""
+    body = f"""
+    {aligned(["a"], "f16")}
+    {make_tv("va", "a", ["%r", "%c"], ["%s", 1], "f16")}
+    %pa = make_partition_view %va : {pv([16, 32], tv(["%r", "%c"], ["%s", 1], "f16"), "nan", [1, 0])}
+    %sa = make_strided_view %va : {sv([8, 8], [4, 4], tv(["%r", "%c"], ["%s", 1], "f16"), "neg_inf")}
+    %ga = make_gather_scatter_view %va : {gv([4, 32], tv(["%r", "%c"], ["%s", 1], "f16"), 0, "zero")}
+    {BIDS}
+    %x, %t0 = load_view_tko weak %pa[%bx, %by] : {pv([16, 32], tv(["%r", "%c"], ["%s", 1], "f16"), "nan", [1, 0])}, tile<i32> -> tile<16x32xf16>, token
+    %y, %t1 = load_view_tko weak %sa[%bx, %by] : {sv([8, 8], [4, 4], tv(["%r", "%c"], ["%s", 1], "f16"), "neg_inf")}, tile<i32> -> tile<8x8xf16>, token
+    %rows = iota : tile<4xi32>
+    %g, %t2 = load_view_tko weak %ga[%rows, %bx] : {gv([4, 32], tv(["%r", "%c"], ["%s", 1], "f16"), 0, "zero")}, tile<4xi32>, tile<i32> -> tile<4x32xf16>, token
+    %d0 = store_view_tko weak %x, %pa[%by, %bx] : tile<16x32xf16>, {pv([16, 32], tv(["%r", "%c"], ["%s", 1], "f16"), "nan", [1, 0])}, tile<i32> -> token
+    %d1 = store_view_tko weak %y, %sa[%by, %bx] : tile<8x8xf16>, {sv([8, 8], [4, 4], tv(["%r", "%c"], ["%s", 1], "f16"), "neg_inf")}, tile<i32> -> token
+    %d2 = store_view_tko weak %g, %ga[%rows, %by] : tile<4x32xf16>, {gv([4, 32], tv(["%r", "%c"], ["%s", 1], "f16"), 0, "zero")}, tile<4xi32>, tile<i32> -> token
+    """  # noqa: E501
+    text = module(body, "%a_raw: tile<ptr<f16>>, %r: tile<i32>, %c: tile<i32>, %s: tile<i32>")
+    for k in compile_for(text):
+        assert k.spills == 0
+    for elem in ("i1", "f8E4M3FN", "i64"):
+        for k in compile_for(copy_1d(elem, 64)):
+            assert k.spills == 0
