@@ -46,3 +46,14 @@ def test_vector_add_compiles_everywhere() -> None:
         assert ".entry vector_add" in k.asm["ptx"]
         assert k.spills == 0
         assert len(k.cubin) > 1000
+
+
+def test_readme_lists_every_op_in_the_lowering_table() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    start = readme.index("### How each op is lowered")
+    table = readme[start : readme.index("\n## ", start)]
+    names = [op.name.removeprefix("cuda_tile.") for op in ALL_OPS]
+    missing = [n for n in names if f"`{n}`" not in table]
+    assert missing == [], f"README's lowering table does not list {missing}"
