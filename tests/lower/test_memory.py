@@ -258,6 +258,34 @@ def test_alloca_single_block() -> None:
         assert k.spills == 0
 
 
+def test_alloca_gives_every_tile_block_its_own_slab() -> None:
+    # Each block writes bx + a[i] into its slab, reads it back and stores it to b[bx*64 + i]:
+    # slabs shared between blocks would mix the blocks' values.
+    body = f"""
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %p = alloca num_elem = 64, alignment = 16 : tile<ptr<f32>>
+    %iota = iota : tile<64xi32>
+    %c64 = constant <i32: 64> : tile<i32>
+    %base = muli %bx, %c64 : tile<i32>
+    %base_r = reshape %base : tile<i32> -> tile<1xi32>
+    %base_b = broadcast %base_r : tile<1xi32> -> tile<64xi32>
+    %out = addi %base_b, %iota : tile<64xi32>
+    {ptrs("pp", "p", "f32", 64)}
+    {ptrs("pa", "a", "f32", 64)}
+    {ptrs("pb", "b", "f32", 64, offsets="out")}
+    %x, %t0 = load_ptr_tko weak %pa : tile<64xptr<f32>> -> tile<64xf32>, token
+    %f = itof %base_b signed : tile<64xi32> -> tile<64xf32>
+    %v = addf %x, %f : tile<64xf32>
+    %s0 = store_ptr_tko weak %pp, %v : tile<64xptr<f32>>, tile<64xf32> -> token
+    %y, %t1 = load_ptr_tko weak %pp token = %s0 : tile<64xptr<f32>> -> tile<64xf32>, token
+    %s1 = store_ptr_tko weak %pb, %y : tile<64xptr<f32>>, tile<64xf32> -> token
+    """
+    text = module(body, "%a: tile<ptr<f32>>, %b: tile<ptr<f32>>")
+    a, b = np.arange(64, dtype=np.float32), np.zeros(4 * 64, np.float32)
+    _, tri = run_both(text, "k", 4, [a, b])
+    assert np.array_equal(tri[1], np.concatenate([a + 64 * i for i in range(4)]))
+
+
 # -- memory ordering --------------------------------------------------------------------------------------
 
 
