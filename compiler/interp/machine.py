@@ -595,15 +595,29 @@ class Machine:
             env[a] = v
         return self.exec_block(block, frame)
 
-    def run_combiner(self, region: Region, args: list[np.ndarray]) -> list[np.ndarray]:
+    def run_combiner(self, region: Region, args: list[np.ndarray], outer: Frame | None = None) -> list[np.ndarray]:
         """Run the body of a `reduce`/`scan` elementwise on whole arrays at once: the
         body's ops are pure and elementwise on rank-0 tiles, so each argument can be an
-        array of any shape, all of one shape (used as the group axis)."""
-        shape = np.broadcast_shapes(*(a.shape for a in args))
+        array of any shape, all of one shape (used as the group axis). The arguments'
+        first axis is the group axis of `outer`, the frame running the op: values the body
+        uses from outside it (0-d tiles) are taken there and spread over the other axes."""
+        rank = max((a.ndim for a in args), default=0)
+        captured: dict[Value, Any] = {}
+        if outer is not None:
+            for v in _captured(region):
+                value = outer.get(v)
+                if isinstance(value, np.ndarray) and rank:
+                    # (G, *()) for a 0-d tile: along the group axis, constant along the others.
+                    value = value.reshape(value.shape[0], *([1] * (rank - 1)))
+                captured[v] = value
+        shape = np.broadcast_shapes(*(a.shape for a in args), *(c.shape for c in captured.values()
+                                                                 if isinstance(c, np.ndarray)))  # fmt: skip
         n = int(np.prod(shape))
         flat = [np.broadcast_to(a, shape).reshape(n) for a in args]
         zeros = np.broadcast_to(np.int32(0), (n,))
         frame = Frame(Group(zeros, zeros, zeros))
+        for v, value in captured.items():
+            frame.env[v] = np.broadcast_to(value, shape).reshape(n) if isinstance(value, np.ndarray) else value
         exits = self.run_region(region, frame, flat)
         values = exits[0].values
         return [np.broadcast_to(v, (n,)).reshape(shape) for v in values]
@@ -887,6 +901,28 @@ class _ForCounter:
         if overflow.any():
             self.done = overflow if self.done is None else (self.done | overflow)
         self.iv = nxt
+
+
+def _captured(region: Region) -> list[Value]:
+    """Values a region's ops use that are defined outside the region, in order of use."""
+    inside: set[Value] = set()
+    for b in region.blocks:
+        inside.update(b.arguments)
+    seen: list[Value] = []
+    for b in region.blocks:
+        for top in b.ops:
+            for op in top.walk():
+                inside.update(op.results)
+                for r in op.regions:
+                    for blk in r.blocks:
+                        inside.update(blk.arguments)
+    for b in region.blocks:
+        for top in b.ops:
+            for op in top.walk():
+                for v in op.operands:
+                    if v not in inside and v not in seen:
+                        seen.append(v)
+    return seen
 
 
 def _group_at(start: int, n: int, grid: tuple[int, int, int]) -> Group:

@@ -90,7 +90,7 @@ def _body_combine(ctx: Ctx, region: Region) -> Combine:
         for n, o in zip(newer, older, strict=True):
             args += [n, o]
         with np.errstate(all="ignore"):
-            return machine.run_combiner(region, args)
+            return machine.run_combiner(region, args, ctx.frame)
 
     return combine
 

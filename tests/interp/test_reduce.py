@@ -496,3 +496,26 @@ def test_fast_paths_equal_the_general_path_bitwise(element, op, kind):
         # the order cannot matter (at most two terms).
         fast, general = fast[:, :2], general[:, :2]
     assert fast.tobytes() == general.tobytes()
+
+
+def test_combiner_uses_values_from_outside_per_block():
+    # The body reads %k (a constant) and %b (the block id, different in each block of the
+    # group): each block's reduction sees its own %b.
+    out = eval_kernel(
+        kernel("""
+        %bx, %by, %bz = get_tile_block_id : tile<i32>
+        %k = constant <i32: 3> : tile<i32>
+        %x = iota : tile<8xi32>
+        %r = reduce %x dim=0 identities=[0 : i32] : tile<8xi32> -> tile<i32>
+        (%e: tile<i32>, %a: tile<i32>) {
+          %t = addi %e, %a : tile<i32>
+          %u = addi %t, %k : tile<i32>
+          %v = addi %u, %bx : tile<i32>
+          yield %v : tile<i32>
+        }
+    """),
+        grid_positions=[0, 1, 2],
+        grid=(3, 1, 1),
+    )
+    # 8 elements: 7 combines and the identity step, each adding 3 + bx.
+    assert np.broadcast_to(out["r"], (3,)).tolist() == [28 + 8 * (3 + b) for b in range(3)]
