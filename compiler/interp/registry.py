@@ -77,18 +77,15 @@ class Ctx:
         return self.op.attr(name)
 
     def int_attr(self, name: str, default: int | None = None) -> int | None:
-        a = self.op.attr(name)
-        return getattr(a, "value", default) if a is not None else default
+        return self.op.int_attr(name, default)
 
     def keyword(self, name: str, default: str | None = None) -> str | None:
         """The keyword of an enum attribute (`rounding_mode` → "nearest_even"), or `default`."""
-        a = self.op.attr(name)
-        return getattr(a, "keyword", default) if a is not None else default
+        return self.op.keyword(name, default)
 
     def flag(self, name: str) -> bool:
         """Whether a unit/bool attribute is set."""
-        a = self.op.attr(name)
-        return a is not None and getattr(a, "value", True) is not False
+        return self.op.flag(name)
 
     def operand_type(self, i: int = 0) -> Type:
         return self.op.operands[i].type

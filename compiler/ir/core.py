@@ -165,6 +165,21 @@ class Operation:
         value = self.properties.get(name)
         return value if value is not None else self.attributes.get(name)
 
+    def int_attr(self, name: str, default: int | None = None) -> int | None:
+        """The value of an integer attribute, or `default`."""
+        a = self.attr(name)
+        return getattr(a, "value", default) if a is not None else default
+
+    def keyword(self, name: str, default: str | None = None) -> str | None:
+        """The keyword of an enum attribute (`rounding_mode` → "nearest_even"), or `default`."""
+        a = self.attr(name)
+        return getattr(a, "keyword", default) if a is not None else default
+
+    def flag(self, name: str) -> bool:
+        """Whether a unit/bool attribute is set."""
+        a = self.attr(name)
+        return a is not None and getattr(a, "value", True) is not False
+
     # -- regions ----------------------------------------------------------------------
 
     def add_region(self, region: Region) -> Region:

@@ -469,16 +469,13 @@ class OpEmit:
         return self.op.attr(name)
 
     def int_attr(self, name: str, default: int | None = None) -> int | None:
-        a = self.op.attr(name)
-        return getattr(a, "value", default) if a is not None else default
+        return self.op.int_attr(name, default)
 
     def keyword(self, name: str, default: str | None = None) -> str | None:
-        a = self.op.attr(name)
-        return getattr(a, "keyword", default) if a is not None else default
+        return self.op.keyword(name, default)
 
     def flag(self, name: str) -> bool:
-        a = self.op.attr(name)
-        return a is not None and getattr(a, "value", True) is not False
+        return self.op.flag(name)
 
     def error(self, message: str) -> LowerError:
         return self.cg.error(message, self.op)

@@ -109,6 +109,72 @@ def source_of(text: str, kernel: str | None = None, arch: str = "sm_90") -> str:
     return to_triton(load_module(text), kernel, arch)
 
 
+# -- kernels that load their inputs and store their results per tile block ---------------------
+
+
+def tile_type(shape: tuple[int, ...], elem: str) -> str:
+    return f"tile<{'x'.join(map(str, shape))}x{elem}>" if shape else f"tile<{elem}>"
+
+
+def _view_types(shape: tuple[int, ...], elem: str, blocks: int) -> tuple[str, str, list[int], list[int]]:
+    full = [shape[0] * blocks, *shape[1:]]
+    strides = [int(np.prod(full[d + 1 :])) for d in range(len(full))]
+    tv = f"tensor_view<{'x'.join(map(str, full))}x{elem}, strides=[{','.join(map(str, strides))}]>"
+    pv = f"partition_view<tile=({'x'.join(map(str, shape))}), {tv}>"
+    return tv, pv, full, strides
+
+
+def kernel_text(
+    ins: list[tuple[str, str]],
+    outs: list[tuple[str, str]],
+    body: list[str],
+    shape: tuple[int, ...],
+    blocks: int = 1,
+    out_shapes: dict[str, tuple[int, ...]] | None = None,
+    in_shapes: dict[str, tuple[int, ...]] | None = None,
+    scalars: list[tuple[str, str]] = (),  # type: ignore[assignment]
+) -> str:
+    """A kernel `@k` whose parameters are the 0-d `scalars` (`%<name>: tile<elem>`), one
+    pointer per input, then one per output (in order). Tile block `bx` loads tile `bx` (shape
+    `shape`, along dimension 0) of each input as `%<name>`, runs `body`, and stores
+    `%<name>_r` into tile `bx` of each output (a 0-d result as a 1-element tile)."""
+    out_shapes = out_shapes or {}
+    in_shapes = in_shapes or {}
+    params = [f"%{name}: tile<{elem}>" for name, elem in scalars]
+    lines = ["%tok = make_token : token", "%zero = constant <i32: 0> : tile<i32>"]
+    lines.append("%bx, %by, %bz = get_tile_block_id : tile<i32>")
+    loads, stores = [], []
+    for kind, group in (("in", ins), ("out", outs)):
+        for name, elem in group:
+            sh = (out_shapes if kind == "out" else in_shapes).get(name, shape)
+            value = f"%{name}_r"
+            if sh == ():  # stored through a reshape to one element
+                sh = (1,)
+                stores.append(f"%{name}_r1 = reshape %{name}_r : tile<{elem}> -> tile<1x{elem}>")
+                value = f"%{name}_r1"
+            tv, pv, full, strides = _view_types(sh, elem, blocks)
+            params.append(f"%{name}_ptr: tile<ptr<{elem}>>")
+            lines.append(
+                f"%{name}_tv = make_tensor_view %{name}_ptr, shape = [{', '.join(map(str, full))}], "
+                f"strides = [{', '.join(map(str, strides))}] : {tv}"
+            )
+            lines.append(f"%{name}_pv = make_partition_view %{name}_tv : {pv}")
+            idx = ", ".join(["%bx"] + ["%zero"] * (len(sh) - 1))
+            itypes = ", ".join(["tile<i32>"] * len(sh))
+            if kind == "in":
+                loads.append(
+                    f"%{name}, %{name}_t = load_view_tko weak %{name}_pv[{idx}] token = %tok : {pv}, {itypes} -> "
+                    f"{tile_type(sh, elem)}, token"
+                )
+            else:
+                stores.append(
+                    f"%{name}_st = store_view_tko weak {value}, %{name}_pv[{idx}] token = %tok : "
+                    f"{tile_type(sh, elem)}, {pv}, {itypes} -> token"
+                )
+    text = "\n".join("    " + line for line in lines + loads + body + stores)
+    return f"cuda_tile.module @m {{\n  entry @k({', '.join(params)}) {{\n{text}\n    return\n  }}\n}}\n"
+
+
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TILEIR_CACHE_DIR", os.fspath(tmp_path_factory.getbasetemp() / "tileir-cache"))

@@ -12,8 +12,7 @@ import pytest
 from compiler.lower import ops as _ops  # noqa: F401  (registers every emitter)
 from compiler.lower import registry
 
-from .harness import compile_for, run_both, source_of
-from .test_integer import kernel_text, tile_type
+from .harness import compile_for, kernel_text, run_both, source_of, tile_type
 
 NP = {
     "i1": np.bool_,

@@ -17,7 +17,7 @@ import pytest
 from compiler.lower.codegen import LowerError
 from compiler.runtime import LaunchError, launch, load_module
 
-from .harness import compile_for, run_both, source_of
+from .harness import compile_for, kernel_text, run_both, source_of, tile_type
 
 TYPES = ("f16", "bf16", "f32", "f64")
 NP = {
@@ -41,61 +41,6 @@ MODES = ("zero", "negative_inf", "positive_inf")
 
 
 # -- building kernels ------------------------------------------------------------------------------
-
-
-def tile_type(shape: tuple[int, ...], elem: str) -> str:
-    return f"tile<{'x'.join(map(str, shape))}x{elem}>" if shape else f"tile<{elem}>"
-
-
-def kernel_text(
-    ins: list[tuple[str, str]],
-    outs: list[tuple[str, str]],
-    body: list[str],
-    shape: tuple[int, ...],
-    blocks: int = 1,
-    scalars: list[tuple[str, str]] = (),  # type: ignore[assignment]
-    out_shapes: dict[str, tuple[int, ...]] | None = None,
-) -> str:
-    """A kernel `@k(scalars..., one pointer per input, one per output)`. Tile block `bx` loads
-    tile `bx` (shape `shape`, along dimension 0) of each input as `%<name>`, runs `body`, and
-    stores `%<name>_r` into tile `bx` of each output (a 0-d result through a reshape)."""
-    out_shapes = out_shapes or {}
-    params = [f"%{name}: tile<{elem}>" for name, elem in scalars]
-    lines = ["%tok = make_token : token", "%zero = constant <i32: 0> : tile<i32>"]
-    lines.append("%bx, %by, %bz = get_tile_block_id : tile<i32>")
-    loads, stores = [], []
-    for kind, group in (("in", ins), ("out", outs)):
-        for name, elem in group:
-            sh = out_shapes.get(name, shape) if kind == "out" else shape
-            value = f"%{name}_r"
-            if sh == ():
-                sh = (1,)
-                stores.append(f"%{name}_r1 = reshape %{name}_r : tile<{elem}> -> tile<1x{elem}>")
-                value = f"%{name}_r1"
-            full = [sh[0] * blocks, *sh[1:]]
-            strides = [int(np.prod(full[d + 1 :])) for d in range(len(full))]
-            tv = f"tensor_view<{'x'.join(map(str, full))}x{elem}, strides=[{','.join(map(str, strides))}]>"
-            pv = f"partition_view<tile=({'x'.join(map(str, sh))}), {tv}>"
-            params.append(f"%{name}_ptr: tile<ptr<{elem}>>")
-            lines.append(
-                f"%{name}_tv = make_tensor_view %{name}_ptr, shape = [{', '.join(map(str, full))}], "
-                f"strides = [{', '.join(map(str, strides))}] : {tv}"
-            )
-            lines.append(f"%{name}_pv = make_partition_view %{name}_tv : {pv}")
-            idx = ", ".join(["%bx"] + ["%zero"] * (len(sh) - 1))
-            itypes = ", ".join(["tile<i32>"] * len(sh))
-            if kind == "in":
-                loads.append(
-                    f"%{name}, %{name}_t = load_view_tko weak %{name}_pv[{idx}] token = %tok : {pv}, {itypes} -> "
-                    f"{tile_type(sh, elem)}, token"
-                )
-            else:
-                stores.append(
-                    f"%{name}_st = store_view_tko weak {value}, %{name}_pv[{idx}] token = %tok : "
-                    f"{tile_type(sh, elem)}, {pv}, {itypes} -> token"
-                )
-    text = "\n".join("    " + line for line in lines + loads + body + stores)
-    return f"cuda_tile.module @m {{\n  entry @k({', '.join(params)}) {{\n{text}\n    return\n  }}\n}}\n"
 
 
 def run_ops(
