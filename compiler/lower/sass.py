@@ -37,12 +37,9 @@ the kernel, these are register spills).
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .build import _run_tool
 
@@ -190,21 +187,10 @@ def resources(cubin: bytes) -> list[Resources]:
 
 
 def find_tileiras() -> str | None:
-    """NVIDIA's `tileiras` (to compare cubins with): $TILEIRAS, PATH, or beside tileirdisasm
-    (the `nvidia-cuda-tileiras` wheel ships both)."""
-    env = os.environ.get("TILEIRAS")
-    if env and os.access(env, os.X_OK):
-        return env
-    found = shutil.which("tileiras")
-    if found:
-        return found
-    from ..runtime import find_tileirdisasm
+    """NVIDIA's `tileiras` (to compare cubins with), as `compiler.runtime` finds it."""
+    from ..runtime import find_tileiras as find
 
-    disasm = find_tileirdisasm()
-    if disasm is None:
-        return None
-    candidate = Path(disasm).with_name("tileiras")
-    return str(candidate) if os.access(candidate, os.X_OK) else None
+    return find()
 
 
 __all__ = [

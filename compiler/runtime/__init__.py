@@ -132,13 +132,14 @@ class ArrayTable:
 # Modules
 
 
-def find_tileirdisasm() -> str | None:
-    """NVIDIA's disassembler: $TILEIRDISASM, then PATH, then the `nvidia-cuda-tileiras`
-    wheel (site-packages/nvidia/cu*/bin), then $CUDA_HOME/bin and $CUDA_PATH/bin."""
-    env = os.environ.get("TILEIRDISASM")
+def find_nvidia_tool(name: str, env_var: str) -> str | None:
+    """One of NVIDIA's Tile IR tools (`tileirdisasm`, `tileiras`): $ENV_VAR, then PATH, then
+    the `nvidia-cuda-tileiras` wheel (site-packages/nvidia/cu*/bin), then $CUDA_HOME/bin and
+    $CUDA_PATH/bin."""
+    env = os.environ.get(env_var)
     if env and os.access(env, os.X_OK):
         return env
-    found = shutil.which("tileirdisasm")
+    found = shutil.which(name)
     if found:
         return found
     try:
@@ -147,14 +148,24 @@ def find_tileirdisasm() -> str | None:
         nvidia = None  # type: ignore[assignment]
     if nvidia is not None:
         for base in getattr(nvidia, "__path__", []):
-            for candidate in sorted(Path(base).glob("*/bin/tileirdisasm"), reverse=True):
+            for candidate in sorted(Path(base).glob(f"*/bin/{name}"), reverse=True):
                 if os.access(candidate, os.X_OK):
                     return str(candidate)
     for var in ("CUDA_HOME", "CUDA_PATH"):
         home = os.environ.get(var)
-        if home and os.access(Path(home) / "bin" / "tileirdisasm", os.X_OK):
-            return str(Path(home) / "bin" / "tileirdisasm")
+        if home and os.access(Path(home) / "bin" / name, os.X_OK):
+            return str(Path(home) / "bin" / name)
     return None
+
+
+def find_tileirdisasm() -> str | None:
+    """NVIDIA's disassembler (see `find_nvidia_tool`; $TILEIRDISASM overrides)."""
+    return find_nvidia_tool("tileirdisasm", "TILEIRDISASM")
+
+
+def find_tileiras() -> str | None:
+    """NVIDIA's Tile IR compiler (see `find_nvidia_tool`; $TILEIRAS overrides)."""
+    return find_nvidia_tool("tileiras", "TILEIRAS")
 
 
 def disassemble(data: bytes, name: str = "<bytecode>", path: str | None = None) -> str:
@@ -610,6 +621,8 @@ __all__ = [
     "cutile_args",
     "disassemble",
     "find_kernel",
+    "find_nvidia_tool",
+    "find_tileiras",
     "find_tileirdisasm",
     "launch",
     "launch_cutile",

@@ -60,15 +60,9 @@ def tileirdisasm_path() -> str | None:
 
 
 def tileiras_path() -> str | None:
-    """NVIDIA's assembler: $TILEIRAS, or beside tileirdisasm (the same wheel ships both)."""
-    env = os.environ.get("TILEIRAS")
-    if env and os.access(env, os.X_OK):
-        return env
-    disasm = tileirdisasm_path()
-    if disasm is None:
-        return None
-    candidate = Path(disasm).with_name("tileiras")
-    return str(candidate) if os.access(candidate, os.X_OK) else None
+    from compiler.runtime import find_tileiras
+
+    return find_tileiras()
 
 
 def require_tileirdisasm() -> str:
