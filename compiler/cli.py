@@ -3,8 +3,9 @@
     tileir check FILE...                     parse and verify files, report diagnostics
     tileir fmt [--check | -i] FILE...        print the canonical form
     tileir opt [FILE|-] [-o OUT] [...]       a `cuda-tile-opt` / `mlir-opt` look-alike
-    tileir run FILE --grid X[,Y[,Z]] --arg SPEC... [--backend cpu|triton-interpret]   run a kernel on the CPU
-                                             interpreter, or lowered to Triton under Triton's interpreter
+    tileir run FILE --grid X[,Y[,Z]] --arg SPEC... [--backend auto|cpu|triton-interpret|...]   run a kernel on
+                                             the CPU interpreter, or lowered to Triton under Triton's interpreter
+    tileir bench FILE --grid ... --arg ... [--backend cpu,triton-interpret] [--repeat N]   time a kernel per backend
     tileir compile FILE [-k K] [--arch sm_90] [--emit ptx|...] [-o OUT]   compile a kernel through Triton
     tileir asm FILE.tileir [-o OUT] [--bytecode-version V]   write Tile IR bytecode
     tileir disasm FILE.tileirbc [-g]         print bytecode as text, like tileirdisasm
@@ -47,7 +48,7 @@ ISSUES_URL = "the project's issue tracker"
 
 # Where `tileir run` runs a kernel: compiler.runtime.BACKENDS, repeated here so that `--help`
 # need not import the runtime (a test keeps the two equal).
-BACKENDS = ("cpu", "triton-interpret")
+BACKENDS = ("auto", "cpu", "triton-interpret", "triton", "tileiras")
 
 
 class CliError(Exception):
@@ -747,10 +748,18 @@ def _lowering_error(report: str) -> str:
     return f"{PROG}: {report}" if report.startswith("error: ") else report
 
 
-def _require_backend(backend: str) -> None:
-    """Triton (and torch, for its interpreter) must be importable: a usage error otherwise."""
+def _require_backend(backend: str) -> tuple[str, str]:
+    """(the backend to run on, why `auto` chose it or ""): a usage error when it cannot run
+    here (a GPU backend without a GPU or launcher; Triton, and torch for its interpreter, not
+    importable)."""
+    from compiler.runtime import LaunchError, resolve_backend
+
+    try:
+        backend, note = resolve_backend(backend)
+    except LaunchError as exc:
+        raise CliError(f"--backend {backend}: {exc.message}") from None
     if backend == "cpu":
-        return
+        return backend, note
     import importlib.util
 
     from compiler.lower import LowerError
@@ -764,65 +773,99 @@ def _require_backend(backend: str) -> None:
         raise CliError(
             f"--backend {backend}: Triton's interpreter needs PyTorch (pip install torch; the CPU build is enough)"
         )
+    return backend, note
+
+
+@dataclass
+class _Launchable:
+    """What `tileir run` and `tileir bench` parse from the command line: the kernel, its grid and
+    the SPECs of its arguments."""
+
+    module: object
+    entry: object
+    grid: tuple
+    specs: list
+
+    def values(self, seed: int) -> list:
+        """The arguments made from the SPECs (rand: from `seed`)."""
+        import numpy as np
+
+        from compiler.runtime.argspec import SpecError
+
+        rng = np.random.default_rng(seed)
+        try:
+            return [spec.make(rng) for spec in self.specs]
+        except SpecError as exc:
+            raise CliError(str(exc)) from None
+
+    def launch(self, args: argparse.Namespace, command: str, values: list, backend: str, options):
+        """One launch with `values` on `backend` (resolved), or None after printing why it failed
+        (a usage error is raised as CliError)."""
+        from compiler.interp import InterpError
+        from compiler.runtime import LaunchError, kernel_name, launch, signature
+
+        name = signature(self.entry).partition("(")[0]
+        try:
+            kernel = kernel_name(self.entry)
+            return launch(self.module, kernel, self.grid, values, backend, cutile=args.cutile_args, options=options)
+        except LaunchError as exc:
+            if exc.kind == "backend":
+                # The lowering cannot express the kernel, or it failed under Triton's interpreter:
+                # the report names the op and its place, as the CPU interpreter's errors do.
+                _err(_lowering_error(exc.message))
+                _err(f"{PROG} {command}: kernel {name} could not run on the {backend} backend")
+                return None
+            message = exc.message
+            if exc.kind == "count" and not args.cutile_args and any(s.is_array for s in self.specs):
+                message += " (with --cutile-args, each array argument is passed as pointer, shape, strides)"
+            raise CliError(message) from None
+        except InterpError as exc:
+            _err(str(exc))
+            _err(f"{PROG} {command}: kernel {name} failed")
+            return None
+
+
+def _parse_launchable(args: argparse.Namespace, command: str, not_done: str) -> _Launchable | None:
+    """The kernel, grid and argument SPECs of `tileir run` / `tileir bench` (None after printing
+    the module's diagnostics)."""
+    from compiler.runtime.argspec import SpecError, parse_grid, parse_spec
+
+    try:
+        specs = [parse_spec(a) for a in args.arg]
+        grid = parse_grid(args.grid)
+    except SpecError as exc:
+        raise CliError(str(exc)) from None
+    loaded = _load_kernel(args, command, not_done)
+    if loaded is None:
+        return None
+    return _Launchable(loaded[0], loaded[1], grid, specs)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from compiler.interp import InterpError, RunOptions
-    from compiler.runtime import LaunchError, kernel_name, launch, signature
-    from compiler.runtime.argspec import (
-        SpecError,
-        parse_check,
-        parse_grid,
-        parse_spec,
-        run_check,
-        save_npy_atomic,
-        summarize,
-    )
+    from compiler.interp import RunOptions
+    from compiler.runtime.argspec import SpecError, parse_check, run_check, save_npy_atomic, summarize
 
     try:
-        specs = [parse_spec(a) for a in args.arg]
-        grid = parse_grid(args.grid)
         checks = [parse_check(c) for c in args.check]
     except SpecError as exc:
         raise CliError(str(exc)) from None
-    _require_backend(args.backend)
-    loaded = _load_kernel(args, "run", "not run")
-    if loaded is None:
+    backend, note = _require_backend(args.backend)
+    target = _parse_launchable(args, "run", "not run")
+    if target is None:
         return EXIT_ERRORS
-    module, entry = loaded
-    rng = np.random.default_rng(args.seed)
-    try:
-        values = [spec.make(rng) for spec in specs]
-    except SpecError as exc:
-        raise CliError(str(exc)) from None
+    values = target.values(args.seed)
     before = [v.copy() if isinstance(v, np.ndarray) else v for v in values] if checks else []
     options = RunOptions(check_races=not args.no_race_check)
-    try:
-        result = launch(
-            module, kernel_name(entry), grid, values, args.backend, cutile=args.cutile_args, options=options
-        )
-    except LaunchError as exc:
-        if exc.kind == "backend":
-            # The lowering cannot express the kernel, or it failed under Triton's interpreter:
-            # the report names the op and its place, as the CPU interpreter's errors do.
-            _err(_lowering_error(exc.message))
-            _err(f"{PROG} run: kernel {signature(entry).partition('(')[0]} could not run on the {args.backend} backend")
-            return EXIT_ERRORS
-        message = exc.message
-        if exc.kind == "count" and not args.cutile_args and any(s.is_array for s in specs):
-            message += " (with --cutile-args, each array argument is passed as pointer, shape, strides)"
-        raise CliError(message) from None
-    except InterpError as exc:
-        _err(str(exc))
-        _err(f"{PROG} run: kernel {signature(entry).partition('(')[0]} failed")
+    result = target.launch(args, "run", values, backend, options)
+    if result is None:
         return EXIT_ERRORS
     if not args.quiet:
         grid_text = "x".join(str(d) for d in result.grid)
         _out(
             f"kernel @{result.kernel}  grid {grid_text} ({_plural(result.num_blocks, 'tile block')})  "
-            f"backend {result.backend}  time {result.time:.3f} s\n"
+            f"backend {result.backend}  time {result.time:.3f} s{f'  ({note})' if note else ''}\n"
         )
         for i, v in enumerate(values):
             text = summarize(v) if isinstance(v, np.ndarray) else f"scalar {v!r}"
@@ -852,6 +895,108 @@ def _cmd_run(args: argparse.Namespace) -> int:
             _err(outcome.message)
             status = EXIT_ERRORS
     return status
+
+
+# --------------------------------------------------------------------------------------------
+# tileir bench
+
+
+def mma_flops(entry) -> int:
+    """Floating-point (or integer) operations of the mmaf/mmai ops of one tile block of `entry`:
+    2*M*N*K each (times the batch for 3-d operands), each op counted once, even inside a loop."""
+    from compiler.ir.types import TileType
+
+    total = 0
+    for op in entry.walk():
+        if op.name.removeprefix("cuda_tile.") not in ("mmaf", "mmai") or len(op.operands) < 2:
+            continue
+        lhs, rhs = op.operands[0].type, op.operands[1].type
+        if not (isinstance(lhs, TileType) and isinstance(rhs, TileType)) or len(lhs.shape) < 2:
+            continue
+        *batch, m, k = lhs.shape
+        n = rhs.shape[-1]
+        count = 2 * m * n * k
+        for b in batch:
+            count *= b
+        total += count
+    return total
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    import math
+    import statistics
+
+    import numpy as np
+
+    from compiler.interp import RunOptions
+
+    names = [b.strip() for b in args.backend.split(",") if b.strip()]
+    if not names:
+        raise CliError("--backend: name at least one backend")
+    for name in names:
+        if name not in BACKENDS:
+            raise CliError(f"--backend: unknown backend {name!r}; available: {', '.join(BACKENDS)}")
+    if args.repeat < 1 or args.warmup < 0:
+        raise CliError("--repeat must be at least 1 and --warmup at least 0")
+    if args.flops is not None and not args.flops >= 0:
+        raise CliError("--flops must be a number of operations, 0 or more")
+    resolved = [(name, *_require_backend(name)) for name in names]
+    target = _parse_launchable(args, "bench", "not run")
+    if target is None:
+        return EXIT_ERRORS
+    flops = args.flops
+    if flops is None:
+        per_block = mma_flops(target.entry)
+        flops = per_block * math.prod(target.grid)
+    options = RunOptions(check_races=False)
+    rows = []
+    for name, backend, note in resolved:
+        values = target.values(args.seed)
+        moved = sum(v.nbytes for v in values if isinstance(v, np.ndarray))
+        times = []
+        for i in range(args.warmup + args.repeat):
+            result = target.launch(args, "bench", values, backend, options)
+            if result is None:
+                return EXIT_ERRORS
+            if i >= args.warmup:
+                times.append(result.time)
+        rows.append((name, backend, note, statistics.median(times), min(times), moved))
+    grid_text = "x".join(str(d) for d in (*target.grid, 1, 1)[:3])
+    _out(
+        f"kernel {signature_name(target.entry)}  grid {grid_text}  warm-up {args.warmup}, timed {args.repeat} "
+        "per backend\n"
+    )
+    header = f"{'backend':<18} {'median':>12} {'min':>12} {'GB/s':>10}"
+    if flops:
+        header += f" {'TFLOP/s':>10}"
+    _out(header + f" {'ratio':>8}\n")
+    first = rows[0][3]
+    for name, backend, note, median, least, moved in rows:
+        label = backend if backend == name else f"{backend} ({name})"
+        line = f"{label:<18} {_seconds(median):>12} {_seconds(least):>12} {_rate(moved / 1e9, median):>10}"
+        if flops:
+            line += f" {_rate(flops / 1e12, median):>10}"
+        ratio = f"{median / first:.2f}x" if first > 0 else "-"
+        _out(line + f" {ratio:>8}" + (f"  {note}" if note else "") + "\n")
+    return EXIT_OK
+
+
+def signature_name(entry) -> str:
+    from compiler.runtime import signature
+
+    return signature(entry).partition("(")[0]
+
+
+def _seconds(t: float) -> str:
+    if t >= 1:
+        return f"{t:.3f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.3f} ms"
+    return f"{t * 1e6:.1f} us"
+
+
+def _rate(amount: float, t: float) -> str:
+    return f"{amount / t:.4g}" if t > 0 else "-"
 
 
 # --------------------------------------------------------------------------------------------
@@ -1185,6 +1330,22 @@ def _verify_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-verify", action="store_true", help="parse only; skip the verifier")
 
 
+def _launch_arguments(parser: argparse.ArgumentParser) -> None:
+    """The kernel, grid and argument options of `tileir run` and `tileir bench`."""
+    parser.add_argument("file", metavar="FILE", help="a .tileir text or .tileirbc bytecode file, or - for stdin")
+    parser.add_argument("-k", "--kernel", metavar="K", help="the entry to run (default: the only one)")
+    parser.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="the number of tile blocks")
+    parser.add_argument(
+        "--arg", action="append", default=[], metavar="SPEC", help="one argument, in order (repeat the option)"
+    )
+    parser.add_argument(
+        "--cutile-args",
+        action="store_true",
+        help="cuTile's calling convention: each array --arg is passed as pointer, extents, strides (in elements)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of rand: SPECs (default 0)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from compiler import __version__
 
@@ -1279,18 +1440,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         allow_abbrev=False,
     )
-    run.add_argument("file", metavar="FILE", help="a .tileir text or .tileirbc bytecode file, or - for stdin")
-    run.add_argument("-k", "--kernel", metavar="K", help="the entry to run (default: the only one)")
-    run.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="the number of tile blocks")
-    run.add_argument(
-        "--arg", action="append", default=[], metavar="SPEC", help="one argument, in order (repeat the option)"
-    )
-    run.add_argument(
-        "--cutile-args",
-        action="store_true",
-        help="cuTile's calling convention: each array --arg is passed as pointer, extents, strides (in elements)",
-    )
-    run.add_argument("--seed", type=int, default=0, help="seed of rand: SPECs (default 0)")
+    _launch_arguments(run)
     run.add_argument(
         "--save", metavar="DIR", help="write each array argument after the run as DIR/arg<i>.npy (i: its --arg index)"
     )
@@ -1312,14 +1462,46 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--backend",
         choices=BACKENDS,
-        default="cpu",
+        default="auto",
         help=(
-            "cpu: the CPU interpreter (the reference semantics; default); triton-interpret: the kernel "
-            "lowered to Triton and run by Triton's interpreter on the CPU (needs triton and torch)"
+            "auto (default): triton where an NVIDIA GPU is present, else cpu (the one chosen is printed); "
+            "cpu: the CPU interpreter (the reference semantics); triton-interpret: the kernel "
+            "lowered to Triton and run by Triton's interpreter on the CPU (needs triton and torch); "
+            "triton, tileiras: on an NVIDIA GPU (the GPU launcher is not available yet)"
         ),
     )
     run.add_argument("-q", "--quiet", action="store_true", help="print only errors and failed checks")
     run.set_defaults(func=_cmd_run)
+
+    bench = sub.add_parser(
+        "bench",
+        help="time a kernel on one or more backends",
+        description=(
+            "Time a kernel: on each backend, WARMUP untimed launches, then REPEAT timed ones (the kernel's "
+            "run only: placing arguments excluded; the CPU interpreter runs without its race check). "
+            "Prints one row per backend: median and minimum time, GB/s (the bytes of the array arguments, "
+            "each counted once, over the median time), TFLOP/s for kernels with mmaf/mmai ops, and the "
+            "median time relative to the first backend."
+        ),
+        epilog=(
+            "FLOPs: 2*M*N*K per mmaf/mmai op (x the batch, for 3-d operands) per tile block, each op "
+            "counted once even inside a loop (a lower bound for a loop over K); --flops N overrides. "
+            "SPECs as in `tileir run`. Example: tileir bench examples/vector_add.tileir --grid 4 "
+            "--cutile-args --arg rand:4000:f32 --arg rand:4000:f32 --arg zeros:4000:f32 --backend cpu,triton-interpret"
+        ),
+        allow_abbrev=False,
+    )
+    _launch_arguments(bench)
+    bench.add_argument(
+        "--backend",
+        default="auto",
+        metavar="B[,B...]",
+        help=f"backends to time, in order, comma-separated, from: {', '.join(BACKENDS)} (default auto)",
+    )
+    bench.add_argument("--repeat", type=int, default=5, metavar="N", help="timed launches per backend (default 5)")
+    bench.add_argument("--warmup", type=int, default=1, metavar="N", help="untimed launches first (default 1)")
+    bench.add_argument("--flops", type=float, metavar="N", help="floating-point operations of one launch")
+    bench.set_defaults(func=_cmd_bench)
 
     _compile_parser(sub)
 

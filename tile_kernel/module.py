@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from compiler import runtime as _runtime
 from compiler.interp import InterpError, RunOptions
 from compiler.ir.core import Module, Operation
 from compiler.runtime import BACKENDS, LaunchError, LaunchResult, find_kernel, kernel_name, launch, signature
@@ -31,8 +32,9 @@ from compiler.runtime import BACKENDS, LaunchError, LaunchResult, find_kernel, k
 from .render import Rich, esc, note_view, seconds
 
 # What `--backend` accepts. The GPU backends (Triton's compiler, NVIDIA's tileiras) launch
-# through cuda.core, another issue: until `compiler.runtime.BACKENDS` lists them they answer
-# with a one-line reason, and `auto` picks the CPU interpreter.
+# through cuda.core, another issue: until the runtime can launch them (`compiler.runtime.BACKENDS`
+# lists them and `GPU_LAUNCHER` is set) they answer with a one-line reason, and `auto` picks the
+# CPU interpreter.
 BACKEND_CHOICES = ("auto", "cpu", "triton", "tileiras", "triton-interpret")
 GPU_BACKENDS = ("triton", "tileiras")
 
@@ -46,6 +48,11 @@ def gpu_present() -> bool:
     return Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") is not None
 
 
+def _launchable(name: str) -> bool:
+    """Whether the runtime can run backend `name` (a GPU backend needs the GPU launcher)."""
+    return name in BACKENDS and (name not in GPU_BACKENDS or _runtime.GPU_LAUNCHER)
+
+
 def resolve_backend(requested: str | None) -> tuple[str, str | None]:
     """(the backend to run, a note to show or None). Raises LaunchError (kind "backend") with
     a one-line reason for a backend that cannot run here."""
@@ -56,7 +63,7 @@ def resolve_backend(requested: str | None) -> tuple[str, str | None]:
     if choice == "auto":
         if gpu:
             for name in GPU_BACKENDS:
-                if name in BACKENDS:
+                if _launchable(name):
                     return name, None
             return "cpu", "the GPU backends are not available yet: the CPU interpreter ran (backend auto -> cpu)"
         return "cpu", "no GPU on this machine: the CPU interpreter ran (backend auto -> cpu)"
@@ -67,7 +74,7 @@ def resolve_backend(requested: str | None) -> tuple[str, str | None]:
                 "use backend 'cpu' (the interpreter), 'triton-interpret' or 'auto'",
                 kind="backend",
             )
-        if choice not in BACKENDS:
+        if not _launchable(choice):
             raise LaunchError(
                 f"backend {choice!r} is not available yet (GPU launch comes with a later issue); "
                 "use backend 'cpu', 'triton-interpret' or 'auto'",
@@ -82,7 +89,7 @@ def available_backends() -> list[str]:
     if "triton-interpret" in BACKENDS and find_spec("triton") is not None and find_spec("torch") is not None:
         found.append("triton-interpret")
     if gpu_present():
-        found.extend(b for b in GPU_BACKENDS if b in BACKENDS)
+        found.extend(b for b in GPU_BACKENDS if _launchable(b))
     return found
 
 

@@ -48,9 +48,14 @@ from ..ir.core import Module, Operation, Value
 from ..ir.types import FloatType, IntegerType, PointerType, TileType, Type
 
 BYTECODE_MAGIC = b"\x7fTileIR\x00"
-# Where a kernel can run: the CPU interpreter, or the Triton lowering run by Triton's
-# interpreter on the CPU (compiler.lower.interpret).
-BACKENDS = ("cpu", "triton-interpret")
+# Where a kernel can run: `auto` (see `resolve_backend`), the CPU interpreter, the Triton lowering
+# run by Triton's interpreter on the CPU (compiler.lower.interpret), and, on an NVIDIA GPU, the
+# Triton lowering compiled by Triton (`triton`) or the bytecode compiled by NVIDIA's `tileiras`.
+BACKENDS = ("auto", "cpu", "triton-interpret", "triton", "tileiras")
+GPU_BACKENDS = ("triton", "tileiras")
+# Whether the GPU launcher (issue 14) exists yet: until it does, `triton` and `tileiras` are refused
+# with a one-line LaunchError and `auto` runs on the CPU interpreter even where a GPU is present.
+GPU_LAUNCHER = False
 INSTALL_DISASSEMBLER = "pip install nvidia-cuda-tileiras"
 
 
@@ -59,7 +64,8 @@ class LaunchError(Exception):
 
     `kind` says what is wrong: "module" (unreadable, or errors: `diagnostics` holds the
     verifier's diagnostics), "kernel" (no such kernel), "grid", "count" (wrong number of
-    arguments) or "argument" (an argument that does not fit its parameter)."""
+    arguments), "argument" (an argument that does not fit its parameter) or "backend" (an
+    unknown or unavailable backend, or one that could not run the kernel)."""
 
     def __init__(self, message: str, *, kind: str = "argument", diagnostics: Sequence[Any] = ()) -> None:
         super().__init__(message)
@@ -71,7 +77,8 @@ class LaunchError(Exception):
 @dataclass(slots=True)
 class LaunchResult:
     """What a launch did: the kernel's name, the grid (x, y, z), the backend and the wall
-    time of the run in seconds (placing arguments and verifying excluded)."""
+    time of the run in seconds (placing arguments and verifying excluded). `note` says why
+    `auto` chose the backend it did ("" when the backend was named)."""
 
     kernel: str
     grid: tuple[int, int, int]
@@ -79,6 +86,7 @@ class LaunchResult:
     time: float = 0.0
     machine: Machine | None = None
     addresses: list[int | None] = field(default_factory=list)
+    note: str = ""
 
     @property
     def num_blocks(self) -> int:
@@ -525,6 +533,63 @@ def _float(where: str, element: FloatType, arg: Any) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
+# Backends
+
+
+def gpu_present() -> bool:
+    """Whether an NVIDIA GPU looks usable, checked cheaply (no GPU library is imported): not
+    hidden by TILEIR_NO_GPU=1 or CUDA_VISIBLE_DEVICES, and a device node /dev/nvidia0 or an
+    `nvidia-smi -L` that lists a GPU."""
+    if os.environ.get("TILEIR_NO_GPU"):
+        return False
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        first = visible.split(",")[0].strip()
+        if first == "" or first.startswith("-"):
+            return False
+    if os.path.exists("/dev/nvidia0"):
+        return True
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False
+    try:
+        done = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and "GPU" in done.stdout
+
+
+def resolve_backend(backend: str) -> tuple[str, str]:
+    """(the backend to run on, a note saying why when `backend` is "auto", else "").
+
+    `auto` is `triton` where a usable NVIDIA GPU is present (and the GPU launcher exists),
+    else `cpu`. An unknown backend, or a GPU backend that cannot run here, is a LaunchError
+    (kind "backend") of one line."""
+    if backend not in BACKENDS:
+        raise LaunchError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}", kind="backend")
+    if backend == "auto":
+        if not gpu_present():
+            return "cpu", "auto: no GPU, ran on the CPU interpreter"
+        if not GPU_LAUNCHER:
+            return "cpu", "auto: the GPU launcher is not available yet, ran on the CPU interpreter"
+        return "triton", "auto: a GPU is present"
+    if backend in GPU_BACKENDS:
+        if not gpu_present():
+            raise LaunchError(
+                f"the {backend} backend runs on an NVIDIA GPU and none was found (no /dev/nvidia0, no GPU "
+                "listed by nvidia-smi); use backend cpu or triton-interpret",
+                kind="backend",
+            )
+        if not GPU_LAUNCHER:
+            raise LaunchError(
+                f"the {backend} backend is not available yet: the GPU launcher is not implemented; "
+                "use backend cpu or triton-interpret",
+                kind="backend",
+            )
+    return backend, ""
+
+
+# --------------------------------------------------------------------------------------------
 # Launching
 
 
@@ -533,7 +598,7 @@ def launch(
     kernel: str | None = None,
     grid: int | Sequence[int] = 1,
     args: Sequence[Any] = (),
-    backend: str = "cpu",
+    backend: str = "auto",
     *,
     cutile: bool = False,
     options: RunOptions | None = None,
@@ -543,10 +608,12 @@ def launch(
     With `cutile=True`, `args` are the Python arguments of a cuTile kernel and are expanded
     by cuTile's calling convention first (see `compiler.runtime.cutile`).
 
+    `backend`: one of BACKENDS; `auto` (the default) picks one (see `resolve_backend`), and
+    the result's `backend` and `note` say which and why.
+
     Raises `LaunchError` when the launch cannot start and `InterpError` for what goes wrong
     while the kernel runs."""
-    if backend not in BACKENDS:
-        raise LaunchError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}", kind="backend")
+    backend, note = resolve_backend(backend)
     module = load_module(module_or_path)
     entry = find_kernel(module, kernel)
     dims = _grid(grid)
@@ -560,7 +627,9 @@ def launch(
             f"kernel @{kernel_name(entry)} takes {len(params)} arguments, {how}: {signature(entry)}", kind="count"
         )
     if backend == "triton-interpret":
-        return _launch_triton_interpret(module, entry, dims, args, options)
+        result = _launch_triton_interpret(module, entry, dims, args, options)
+        result.note = note
+        return result
     machine = Machine(module, options=options)
     binder = _Binder(machine)
     values: list[Any] = []
@@ -578,7 +647,7 @@ def launch(
         for original, packed in binder.unpack_back:
             original[...] = unpack_nibbles(packed, original.dtype, original.size).reshape(original.shape)
     elapsed = time.perf_counter() - start
-    return LaunchResult(kernel_name(entry), dims, backend, elapsed, machine, addresses)
+    return LaunchResult(kernel_name(entry), dims, backend, elapsed, machine, addresses, note)
 
 
 def _launch_triton_interpret(
@@ -596,16 +665,26 @@ def _launch_triton_interpret(
 
 
 def launch_cutile(
-    module_or_path: Module | str | os.PathLike | bytes,
+    module_or_path: Any,
     kernel: str | None = None,
     grid: int | Sequence[int] = 1,
     args: Sequence[Any] = (),
-    backend: str = "cpu",
+    backend: str = "auto",
     *,
     options: RunOptions | None = None,
 ) -> LaunchResult:
     """`launch` with the arguments of a cuTile kernel (arrays, scalars, tuples, lists of
-    arrays), expanded by cuTile Python's calling convention."""
+    arrays), expanded by cuTile Python's calling convention.
+
+    `module_or_path` may also be a cuTile Python `@ct.kernel` function: it is exported by
+    cuTile for these arguments (no GPU needed; see `compiler.runtime.cutile.export_cutile`)
+    and the bytecode is run on `backend`, so a cuTile kernel can run on the CPU interpreter."""
+    from .cutile import export_cutile, is_cutile_kernel
+
+    if is_cutile_kernel(module_or_path):
+        resolve_backend(backend)  # refuse an unknown or unavailable backend before exporting
+        bytecode, args = export_cutile(module_or_path, args)
+        module_or_path = load_module(bytecode, name=f"<cuTile kernel {module_or_path._pyfunc.__name__}>")
     return launch(module_or_path, kernel, grid, args, backend, cutile=True, options=options)
 
 
@@ -624,8 +703,10 @@ __all__ = [
     "find_nvidia_tool",
     "find_tileiras",
     "find_tileirdisasm",
+    "gpu_present",
     "launch",
     "launch_cutile",
     "load_module",
+    "resolve_backend",
     "signature",
 ]

@@ -30,6 +30,10 @@ it lies in its buffer, with its real strides (`StridedArray`), so the kernel's v
 arithmetic is exercised as on the GPU. An array with a negative stride (which cuTile
 refuses: its arrays promise `stride >= 0`) or one whose strides are not whole elements is
 passed as a C-contiguous copy with that copy's strides, copied back after the run.
+
+`export_cutile(kernel, args)` exports a cuTile Python `@ct.kernel` function for one set of
+arguments (cuTile's own `export_kernel`, which needs no GPU): `launch_cutile` takes such a
+function directly and runs the bytecode on any backend.
 """
 
 from __future__ import annotations
@@ -88,4 +92,100 @@ def _expand(arg: Any, out: list[Any]) -> None:
         out.append(arg)  # a scalar: typed by its parameter at launch
 
 
-__all__ = ["array_layout", "array_params", "cutile_args"]
+def is_cutile_kernel(obj: Any) -> bool:
+    """Whether `obj` is a cuTile Python `@ct.kernel` function (checked without importing cuTile)."""
+    cls = type(obj)
+    return cls.__name__ == "kernel" and cls.__module__.startswith("cuda.tile") and hasattr(obj, "_pyfunc")
+
+
+def _ct_dtype(ct: Any, dtype: np.dtype, where: str) -> Any:
+    name = "bool_" if dtype == np.bool_ else dtype.name
+    found = getattr(ct, name, None)
+    if found is None or not isinstance(found, type(ct.float32)):
+        raise LaunchError(f"{where}: cuTile has no element type for NumPy dtype {dtype}")
+    return found
+
+
+def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
+    """(Tile IR bytecode of the cuTile `@ct.kernel` `kernel` exported for `args`, the arguments
+    to launch it with: `args` less the compile-time constants).
+
+    Parameter constraints come from the arguments: an array's dtype and rank (index type i32,
+    or i64 where annotated `ct.IndexedWithInt64`), a scalar's type (a Python int is i32, or i64
+    when annotated `ct.ScalarInt64` or too wide for i32; a float f32; a NumPy scalar its dtype),
+    a list of arrays, a tuple of these; a `ct.Constant` parameter is folded in with its value.
+    Raises LaunchError (kind "module") when cuTile is missing or refuses the kernel."""
+    import io
+
+    try:
+        import cuda.tile as ct
+        from cuda.tile.compilation import (
+            ArrayConstraint,
+            CallingConvention,
+            KernelSignature,
+            ListConstraint,
+            ScalarConstraint,
+            TupleConstraint,
+            export_kernel,
+        )
+    except ImportError as e:
+        raise LaunchError(
+            f"running a cuTile kernel needs cuTile Python (pip install cuda-tile): {e}", kind="module"
+        ) from None
+    name = getattr(kernel._pyfunc, "__name__", "kernel")
+    args = list(args)
+    annotations = list(getattr(kernel._annotated_function, "parameter_annotations", ()))
+    if annotations and len(annotations) != len(args):
+        raise LaunchError(f"cuTile kernel {name} takes {len(annotations)} arguments, got {len(args)}", kind="count")
+
+    def array(a: np.ndarray, where: str, index: Any) -> Any:
+        return ArrayConstraint(
+            _ct_dtype(ct, a.dtype, where),
+            a.ndim,
+            index_dtype=index,
+            stride_lower_bound_incl=0,
+            alias_groups=(),
+            may_alias_internally=False,
+        )
+
+    def constraint(arg: Any, where: str, note: Any) -> Any:
+        array_note = getattr(note, "array", None)
+        scalar_note = getattr(note, "scalar", None)
+        if isinstance(arg, np.ndarray) and arg.ndim > 0:
+            return array(arg, where, getattr(array_note, "index_dtype", None) or ct.int32)
+        if isinstance(arg, np.ndarray) or isinstance(arg, np.generic):
+            return ScalarConstraint(_ct_dtype(ct, np.asarray(arg).dtype, where))
+        if isinstance(arg, bool):
+            return ScalarConstraint(ct.bool_)
+        if isinstance(arg, int):
+            wide = not -(1 << 31) <= arg < (1 << 31)
+            return ScalarConstraint(getattr(scalar_note, "dtype", None) or (ct.int64 if wide else ct.int32))
+        if isinstance(arg, float):
+            return ScalarConstraint(getattr(scalar_note, "dtype", None) or ct.float32)
+        if isinstance(arg, list) and arg and all(isinstance(a, np.ndarray) for a in arg):
+            first = array(arg[0], where, ct.int32)
+            return ListConstraint(first, alias_groups=(), elements_may_alias=False)
+        if isinstance(arg, tuple):
+            return TupleConstraint(tuple(constraint(a, f"{where}[{j}]", None) for j, a in enumerate(arg)))
+        raise LaunchError(f"{where}: cannot export a cuTile kernel for an argument of type {type(arg).__name__}")
+
+    params: list[Any] = []
+    runtime: list[Any] = []
+    for i, arg in enumerate(args):
+        note = annotations[i] if annotations else None
+        if getattr(note, "constant", False):
+            params.append(arg)  # folded into the kernel: not a parameter
+            continue
+        params.append(constraint(arg, f"argument {i} of cuTile kernel {name}", note))
+        runtime.append(arg)
+    buf = io.BytesIO()
+    try:
+        signature = KernelSignature(params, CallingConvention.cutile_python_v1(), symbol=name)
+        export_kernel(kernel, [signature], buf, output_format="tileir_bytecode", bytecode_version="13.3")
+    except Exception as e:  # cuTile's own errors (a type error in the kernel, ...), as one line
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise LaunchError(f"cuTile could not export kernel {name}: {first}", kind="module") from None
+    return buf.getvalue(), runtime
+
+
+__all__ = ["array_layout", "array_params", "cutile_args", "export_cutile", "is_cutile_kernel"]

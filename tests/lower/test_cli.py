@@ -351,7 +351,7 @@ def test_help(capsys) -> None:
     for needle in ("--arch", "--emit", "{triton,ttir,ttgir,llir,ptx,cubin,sass}", "--no-cache", "--num-warps"):
         assert needle in out
     status, out, _ = run(capsys, "run", "--help")
-    assert status == 0 and "{cpu,triton-interpret}" in out
+    assert status == 0 and "{auto,cpu,triton-interpret,triton,tileiras}" in out
 
 
 # -- tileir run --backend triton-interpret -----------------------------------------------------

@@ -20,6 +20,7 @@ from compiler.runtime import (
     find_kernel,
     launch,
     load_module,
+    resolve_backend,
     signature,
 )
 
@@ -259,8 +260,28 @@ def test_bad_grids_and_backends() -> None:
         assert str(info.value) == f"grid must be 1 to 3 positive extents, got {why}"
     with pytest.raises(LaunchError, match="grid must be 1 to 3 positive integers"):
         launch(TWO, "first", grid="x")
-    with pytest.raises(LaunchError, match="unknown backend 'gpu'; available: cpu"):
+    with pytest.raises(LaunchError, match="unknown backend 'gpu'; available: auto, cpu, triton-interpret, triton"):
         launch(TWO, "first", backend="gpu")
+
+
+def test_auto_without_a_gpu_runs_on_the_cpu_and_gpu_backends_say_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert resolve_backend("auto") == ("cpu", "auto: no GPU, ran on the CPU interpreter")
+    assert resolve_backend("cpu") == ("cpu", "")
+    for backend in ("triton", "tileiras"):
+        with pytest.raises(LaunchError) as info:
+            launch(TWO, "first", backend=backend)
+        assert info.value.kind == "backend" and "\n" not in info.value.message
+        assert info.value.message.startswith(f"the {backend} backend runs on an NVIDIA GPU and none was found")
+
+
+def test_with_a_gpu_but_no_launcher_auto_still_runs_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    import compiler.runtime as runtime
+
+    monkeypatch.setattr(runtime, "gpu_present", lambda: True)
+    assert resolve_backend("auto") == ("cpu", "auto: the GPU launcher is not available yet, ran on the CPU interpreter")
+    with pytest.raises(LaunchError, match="the triton backend is not available yet"):
+        resolve_backend("triton")
 
 
 def test_launch_result() -> None:

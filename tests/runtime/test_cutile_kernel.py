@@ -1,0 +1,80 @@
+"""`launch_cutile` given a cuTile Python `@ct.kernel` function: exported by cuTile for the
+arguments (no GPU needed) and run on the CPU interpreter and under Triton's interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from compiler.runtime import LaunchError, launch_cutile
+
+
+def _vadd():
+    ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+
+    def vadd(a, b, c, tile):
+        bid = ct.bid(0)
+        x = ct.load(a, index=(bid,), shape=(tile,))
+        y = ct.load(b, index=(bid,), shape=(tile,))
+        ct.store(c, index=(bid,), tile=x + y)
+
+    vadd.__annotations__ = {"tile": ct.Constant[int]}  # an object, not a string: `ct` is local here
+    return ct.kernel(vadd)
+
+
+def _backend_available(backend: str) -> None:
+    if backend == "triton-interpret":
+        pytest.importorskip("triton", reason="triton is not installed")
+        pytest.importorskip("torch", reason="Triton's interpreter needs torch")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "triton-interpret"])
+def test_a_cutile_kernel_function_runs_and_matches_numpy(backend: str) -> None:
+    vadd = _vadd()
+    _backend_available(backend)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(100).astype(np.float32), rng.standard_normal(100).astype(np.float32)
+    c = np.zeros(100, np.float32)
+    try:
+        result = launch_cutile(vadd, grid=(4,), args=[a, b, c, 32], backend=backend)
+    except LaunchError as e:
+        if "could not export" in e.message:
+            pytest.skip(f"cuTile cannot export here: {e.message}")
+        raise
+    assert result.backend == backend
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_auto_runs_a_cutile_kernel_on_the_cpu_without_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    vadd = _vadd()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    a = np.arange(64, dtype=np.float32)
+    c = np.zeros(64, np.float32)
+    try:
+        result = launch_cutile(vadd, grid=(2,), args=[a, a, c, 32])
+    except LaunchError as e:
+        if "could not export" in e.message:
+            pytest.skip(f"cuTile cannot export here: {e.message}")
+        raise
+    assert (result.backend, result.note) == ("cpu", "auto: no GPU, ran on the CPU interpreter")
+    np.testing.assert_array_equal(c, 2 * a)
+
+
+def test_a_wrong_argument_count_or_type_is_one_line() -> None:
+    vadd = _vadd()
+    a = np.zeros(8, np.float32)
+    with pytest.raises(LaunchError, match="takes 4 arguments, got 2") as e:
+        launch_cutile(vadd, grid=1, args=[a, a], backend="cpu")
+    assert "\n" not in e.value.message
+    with pytest.raises(LaunchError, match="argument 1 of cuTile kernel vadd: cannot export") as e:
+        launch_cutile(vadd, grid=1, args=[a, "x", a, 8], backend="cpu")
+
+
+def test_gpu_backends_are_refused_in_one_line_before_exporting(monkeypatch: pytest.MonkeyPatch) -> None:
+    vadd = _vadd()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    a = np.zeros(8, np.float32)
+    for backend in ("triton", "tileiras"):
+        with pytest.raises(LaunchError) as e:
+            launch_cutile(vadd, grid=1, args=[a, a, a, 8], backend=backend)
+        assert e.value.kind == "backend" and "none was found" in e.value.message and "\n" not in e.value.message
