@@ -10,8 +10,7 @@ that one .tileirbc file is the input of both compilers.
    CPU time of the process beside it), the same run, the same file, --arch (default sm_90):
    - ours, cold cache: `tileir compile K.tileirbc --arch sm_90 --emit cubin -q -o K.cubin` with a fresh, empty
      TILEIR_CACHE_DIR for every run: read, verify, lower to Triton, Triton's whole pipeline and
-     ptxas. While the `compile` command does not exist, a `python -c` script making the same
-     call (`compiler.lower.compile`) stands in, and the output says so;
+     ptxas;
    - ours, warm cache: the same command with the cache a cold run filled;
    - the anchor: NVIDIA's `tileiras --gpu-name sm_90 -o K.cubin K.tileirbc`
      (pip `nvidia-cuda-tileiras`; found as compiler.lower.sass.find_tileiras finds it);
@@ -53,14 +52,6 @@ TARGET_WARM_COLD = 0.05  # in-process warm / cold compile time, at most
 TARGET_VS_TILEIRAS = 1.0  # ours (whole process, cold cache) / tileiras (whole process), at most
 BYTECODE_VERSION = (13, 3)
 
-# Stand-in for `tileir compile` while it does not exist: the same calls.
-_COMPILE_SCRIPT = (
-    "import sys\n"
-    "from compiler.lower import compile\n"
-    "from compiler.runtime import load_module\n"
-    "k = compile(load_module(sys.argv[1]), None, sys.argv[2])\n"
-    "open(sys.argv[3], 'wb').write(k.cubin)\n"
-)
 
 # Part 2, run in a fresh process per kernel: prints JSON {cold: [...], warm: [...]} in seconds.
 _IN_PROCESS_SCRIPT = """
@@ -165,29 +156,9 @@ def python_env(pycache: Path, cache: Path | None = None) -> dict[str, str]:
     return env
 
 
-def compile_command(python: str, bytecode: Path, arch: str, out: Path) -> tuple[list[str], str | None]:
-    """Our compile as a command line, and a note when a stand-in is used."""
-    from compiler.cli import build_parser, has_command
-
-    if has_command("compile"):
-        flags: set[str] = set()
-        for action in build_parser()._actions:  # noqa: SLF001 - argparse has no public accessor
-            sub = getattr(action, "choices", None)
-            if isinstance(sub, dict) and "compile" in sub:
-                for a in sub["compile"]._actions:  # noqa: SLF001
-                    flags.update(a.option_strings)
-        arch_flag = next((f for f in ("--arch", "--gpu-name", "--target") if f in flags), None)
-        out_flag = next((f for f in ("-o", "--output") if f in flags), None)
-        if arch_flag and out_flag:
-            cmd = [python, "-m", "compiler", "compile", str(bytecode), arch_flag, arch, out_flag, str(out)]
-            cmd += ["--emit", "cubin"] if "--emit" in flags else []
-            return cmd + (["-q"] if "-q" in flags else []), None
-        why = f"`tileir compile` has no {'architecture' if not arch_flag else 'output'} option this script knows"
-    else:
-        why = "`tileir compile` does not exist yet"
-    return [python, "-c", _COMPILE_SCRIPT, str(bytecode), arch, str(out)], (
-        f"{why}: a `python -c` script calling compiler.lower.compile stands in"
-    )
+def compile_command(python: str, bytecode: Path, arch: str, out: Path) -> list[str]:
+    """Our compile as a command line: `tileir compile` writing a cubin."""
+    return [python, "-m", "compiler", "compile", str(bytecode), "--arch", arch, "-o", str(out), "--emit", "cubin", "-q"]
 
 
 @dataclass(slots=True)
@@ -203,15 +174,14 @@ class Result:
 
 def measure(
     kernel: Kernel, arch: str, repeat: int, warmup: bool, work: Path, pycache: Path, tileiras: str | None
-) -> tuple[Result, str | None]:
+) -> Result:
     python = sys.executable
     r = Result(kernel)
-    note = None
     if kernel.bytecode is None:
         r.cold.error = r.warm.error = r.tileiras.error = kernel.error
-        return r, note
+        return r
     out = work / "ours.cubin"
-    cmd, note = compile_command(python, kernel.bytecode, arch, out)
+    cmd = compile_command(python, kernel.bytecode, arch, out)
     caches = []
 
     def cold_once() -> tuple[float, float]:
@@ -250,7 +220,7 @@ def measure(
     else:
         lines = proc.stderr.strip().splitlines()
         r.in_error = lines[-1][:300] if lines else f"exit status {proc.returncode}"
-    return r, note
+    return r
 
 
 # --------------------------------------------------------------------------------------------
@@ -319,7 +289,6 @@ def main(argv: list[str] | None = None) -> int:
     anchor = f"NVIDIA tileiras {tool_version(tileiras)}" if tileiras else "tileiras not found"
     print(f"anchor: {anchor}; input: bytecode {'.'.join(map(str, BYTECODE_VERSION))} written by our writer")
     print()
-    notes: list[str] = []
     failed: list[str] = []
     try:
         for k in selected:
@@ -334,10 +303,7 @@ def main(argv: list[str] | None = None) -> int:
             imports = best([timed([python, "-c", "import compiler.lower, triton"], env) for _ in range(repeat)])
             results = []
             for k in selected:
-                r, note = measure(k, args.arch, repeat, not args.quick, work, pycache, tileiras)
-                results.append(r)
-                if note and note not in notes:
-                    notes.append(note)
+                results.append(measure(k, args.arch, repeat, not args.quick, work, pycache, tileiras))
     finally:
         if args.keep is None:
             tmp_ctx.cleanup()
@@ -407,8 +373,6 @@ def main(argv: list[str] | None = None) -> int:
         rows,
     )
     print(f"targets met: {len(met)}, missed: {len(missed)}" + (f" ({'; '.join(missed)})" if missed else ""))
-    for n in notes:
-        print(f"note: {n}")
     for f in failed:
         print(f"FAILED: {f}")
     if failed:

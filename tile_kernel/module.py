@@ -13,13 +13,10 @@ through the runtime (see `quiet`).
 
 from __future__ import annotations
 
-import os
-import shutil
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.util import find_spec
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,7 +24,16 @@ import numpy as np
 from compiler import runtime as _runtime
 from compiler.interp import InterpError, RunOptions
 from compiler.ir.core import Module, Operation
-from compiler.runtime import BACKENDS, LaunchError, LaunchResult, find_kernel, kernel_name, launch, signature
+from compiler.runtime import (
+    BACKENDS,
+    LaunchError,
+    LaunchResult,
+    find_kernel,
+    gpu_present,
+    kernel_name,
+    launch,
+    signature,
+)
 
 from .render import Rich, esc, note_view, seconds
 
@@ -37,15 +43,6 @@ from .render import Rich, esc, note_view, seconds
 # CPU interpreter.
 BACKEND_CHOICES = ("auto", "cpu", "triton", "tileiras", "triton-interpret")
 GPU_BACKENDS = ("triton", "tileiras")
-
-
-def gpu_present() -> bool:
-    """Whether an NVIDIA GPU is visible (a device node or the driver's tool), without
-    importing torch or CUDA (slow, and absent on CPU-only machines). TILEIR_NO_GPU=1 hides
-    one, as the test suite's marker does."""
-    if os.environ.get("TILEIR_NO_GPU"):
-        return False
-    return Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") is not None
 
 
 def _launchable(name: str) -> bool:

@@ -37,7 +37,7 @@ from ..ir.attributes import location_text
 from ..ir.core import Block, Module, Operation, Region, Value
 from ..ir.types import IntegerType, TileType
 from . import dtypes
-from .memory import Memory, MemoryFault, pack_nibbles
+from .memory import Memory, MemoryFault, memory_image
 from .registry import SEMANTICS, Ctx
 
 # A token carries no data: what orders memory operations is recorded in
@@ -373,14 +373,10 @@ class Machine:
             if op.name == "cuda_tile.global":
                 value = op.properties.get("value")
                 sym = op.properties["sym_name"].value  # type: ignore[attr-defined]
-                data = dtypes.array_from_bits(value.values, value.element, value.type.shape)  # type: ignore[union-attr]
-                alignment = self._int(op.properties.get("alignment"), data.dtype.itemsize)
-                if data.dtype == np.bool_:
-                    data = data.astype(np.uint8)
-                elif getattr(value.element, "bitwidth", 8) == 4:  # i4 / f4E2M1FN: two per byte
-                    data = pack_nibbles(data)
+                itemsize = dtypes.storage_dtype(value.element).itemsize  # type: ignore[union-attr]
+                alignment = self._int(op.properties.get("alignment"), itemsize)
                 self.globals[sym] = self.memory.place(
-                    np.ascontiguousarray(data).reshape(-1), alignment=alignment, name=f"global @{sym}",
+                    memory_image(value), alignment=alignment, name=f"global @{sym}",
                     read_only=op.properties.get("constant") is not None,
                 )
 

@@ -29,8 +29,11 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+from . import dtypes
 
 BASE_ADDRESS = 0x10000
 ALLOCATION_ALIGNMENT = 256  # like cudaMalloc's guarantee
@@ -122,6 +125,17 @@ def from_nibble_codes(codes: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if dtype.kind == "i":
         return ((codes.astype(np.int16) ^ 8) - 8).astype(dtype)
     return codes.view(dtype)
+
+
+def memory_image(value: Any) -> np.ndarray:
+    """The bytes a dense elements attribute (a `global`'s initial value) occupies in memory,
+    as a flat array: i1 as 0/1 bytes, i4 and f4E2M1FN two per byte, the rest as stored."""
+    data = dtypes.array_from_bits(value.values, value.element, value.type.shape)
+    if data.dtype == np.bool_:
+        data = data.astype(np.uint8)
+    elif getattr(value.element, "bitwidth", 8) == 4:
+        data = pack_nibbles(data)
+    return np.ascontiguousarray(data).reshape(-1)
 
 
 def pack_nibbles(values: np.ndarray) -> np.ndarray:

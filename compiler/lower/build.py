@@ -380,20 +380,18 @@ def _run_tool(tool: str, args: list[str], cubin: bytes) -> str:
 
 
 def resource_usage(cubin: bytes) -> tuple[int | None, int | None]:
-    """(registers per thread, spill bytes per thread) from `cuobjdump -res-usage`. Spills
-    live in the stack frame (STACK) or local memory (LOCAL); the lowering makes no local
-    arrays, so both count as spills."""
+    """(registers per thread, spill bytes per thread) of the kernel, from `cuobjdump
+    -res-usage` as `sass.resources` reads it. Spills live in the stack frame or in local
+    memory; the lowering makes no local arrays, so both count as spills."""
+    from .sass import resources  # sass.py reads cubins with this module's tools
+
     try:
-        out = _run_tool("cuobjdump", ["-res-usage"], cubin)
+        found = resources(cubin)
     except LowerError:
         return None, None
-    reg = re.search(r"REG:(\d+)", out)
-    local = re.search(r"LOCAL:(\d+)", out)
-    stack = re.search(r"STACK:(\d+)", out)
-    if local is None and stack is None:
-        return (int(reg.group(1)) if reg else None, None)
-    spills = (int(local.group(1)) if local else 0) + (int(stack.group(1)) if stack else 0)
-    return (int(reg.group(1)) if reg else None, spills)
+    if not found:
+        return None, None
+    return found[0].registers, found[0].stack + found[0].local
 
 
 def disassemble(cubin: bytes) -> str:

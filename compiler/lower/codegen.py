@@ -35,7 +35,7 @@ from typing import Any
 
 from ..ir.attributes import location_text
 from ..ir.core import Block, Module, Operation, Region, Value
-from ..ir.types import PointerType, TileType, TokenType, Type
+from ..ir.types import PointerType, TokenType, Type
 from . import tltypes
 from .registry import EMITTERS, UNSUPPORTED
 from .tltypes import LoweringTypeError
@@ -527,9 +527,7 @@ class OpEmit:
             if d is not None and d.name == "cuda_tile.join_tokens":
                 todo.extend(d.operands)
             elif d is None or d.name != "cuda_tile.make_token":
-                # A block argument or loop result: it may carry a memory op's token.
-                if d is None or d.name not in ("cuda_tile.make_token",):
-                    return True
+                return True  # a block argument or a loop's result: it may carry a memory op's token
         return False
 
     def order_after_tokens(self) -> None:
@@ -644,10 +642,6 @@ def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
         if isinstance(getattr(a, "value", None), int):
             opts[key] = int(a.value)  # type: ignore[union-attr]
     return opts
-
-
-def is_tile(t: Type) -> bool:
-    return isinstance(t, TileType)
 
 
 def lower_entry(module: Module, entry: Operation, target: Target | str | None = None) -> KernelSource:

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..interp import dtypes
 from ..ir.core import Module, Operation
-from ..ir.types import FloatType, IntegerType, PointerType, TileType
+from ..ir.types import IntegerType, PointerType, TileType
 from .codegen import KernelSource, LowerError, Target
 
 _SIGNED = {1: np.int8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
@@ -56,16 +56,12 @@ def patch_interpreter() -> None:
 
 
 def _torch_view(array: np.ndarray, signature: str) -> Any:
-    """A CPU torch tensor sharing `array`'s memory, of the dtype the kernel's pointer has."""
+    """A CPU torch tensor over `array`'s bytes (C-contiguous), of the element type the
+    kernel's pointer has: Triton's interpreter reads only its address and dtype."""
     import torch
 
-    name = _TORCH_BY_SIG[signature]
-    raw = array.view(np.dtype(f"u{array.itemsize}") if array.itemsize > 1 else np.uint8)
-    if array.itemsize == 1:
-        t = torch.from_numpy(raw)
-    else:
-        t = torch.from_numpy(raw.view(np.dtype(f"i{array.itemsize}")))
-    return t.view(getattr(torch, name))
+    raw = torch.from_numpy(array.reshape(-1).view(np.uint8))
+    return raw.view(getattr(torch, _TORCH_BY_SIG[signature]))
 
 
 def _strided_view(array: np.ndarray, signature: str, where: str) -> Any:
@@ -79,8 +75,7 @@ def _strided_view(array: np.ndarray, signature: str, where: str) -> Any:
     data, offset = window
     size = max(array.itemsize, 1)
     span = data[offset:]
-    span = span[: len(span) // size * size]
-    return _torch_view(span.view(np.dtype(f"u{size}") if size > 1 else np.uint8), signature)
+    return _torch_view(span[: len(span) // size * size], signature)
 
 
 def _scalar_bits(value: np.ndarray, element: Any) -> int:
@@ -136,7 +131,7 @@ def run(
             if p.per_block:
                 data = np.tile(data, grid[0] * grid[1] * grid[2])
             data = data.copy() if data.size else np.zeros(8, dtype=np.uint8)
-            call.append(_torch_view(data.view(_np_of_signature(p.signature)), p.signature))
+            call.append(_torch_view(data, p.signature))
             continue
         i = p.index
         assert i is not None
@@ -179,12 +174,3 @@ def run(
         if out is not None:
             stdout.write(out.getvalue())
     return time.perf_counter() - start
-
-
-def _np_of_signature(sig: str) -> Any:
-    return {"*i8": np.int8, "*i16": np.int16, "*i32": np.int32, "*i64": np.int64, "*fp16": np.float16,
-            "*fp32": np.float32, "*fp64": np.float64, "*u8": np.uint8}.get(sig, np.uint8)  # fmt: skip
-
-
-def is_float_param(t: Any) -> bool:
-    return isinstance(t, FloatType)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir.core import Block, Operation, Region
-from ..ir.types import PointerType, TileType, TokenType, Type
+from ..ir.types import PointerType, TokenType, Type
 from . import tltypes
 from .codegen import OpEmit
 from .registry import emitter
@@ -54,38 +54,23 @@ def zeros(t: Type) -> str:
     return f"tl.full({shape}, 0, {tltypes.dtype(t)})"
 
 
-def _nested_exits(region: Region, through_loops: bool) -> set[str]:
-    """Kinds of early exits (`break`, `continue`, `return`) inside `if`s of `region` that
-    leave the region's owner; `return` is also seen through nested loops."""
+def _exits(region: Region, count_top: bool) -> set[str]:
+    """Kinds of exits (`break`, `continue`, `return`) inside `region` that leave its owner:
+    `break`/`continue` outside nested loops, `return` anywhere. With `count_top` False only
+    those inside an `if` count (not the terminator that ends a loop body)."""
     found: set[str] = set()
 
-    def visit(block: Block, in_if: bool, in_loop: bool) -> None:
+    def visit(block: Block, counted: bool, in_loop: bool) -> None:
         for op in block.ops:
-            if op.name in _EXITS and in_if:
-                kind = op.mnemonic
-                if kind == "return" or not in_loop:
-                    found.add(kind)
+            if op.name in _EXITS and counted and (op.name == "cuda_tile.return" or not in_loop):
+                found.add(op.mnemonic)
             for r in op.regions:
                 for b in r.blocks:
-                    if op.name == "cuda_tile.if":
-                        visit(b, True, in_loop)
-                    elif op.name in _LOOPS:
-                        visit(b, in_if, True)
+                    visit(b, counted or op.name == "cuda_tile.if", in_loop or op.name in _LOOPS)
 
     for b in region.blocks:
-        visit(b, False, False)
+        visit(b, count_top, False)
     return found
-
-
-def _has_nested_return(region: Region) -> bool:
-    return any(op.name == "cuda_tile.return" and op.parent is not None and op.parent.parent is not region
-               for op in _walk(region))  # fmt: skip
-
-
-def _walk(region: Region):
-    for b in region.blocks:
-        for op in b.ops:
-            yield from op.walk()
 
 
 def _assign_all(e: OpEmit, names: list[str], values: list[str]) -> None:
@@ -159,7 +144,7 @@ def _if(e: OpEmit) -> bool:
     e.cg.yield_targets[e.op] = results
     exits = set()
     for region in e.op.regions:
-        exits |= _direct_exits(region)
+        exits |= _exits(region, count_top=True)
     if exits and results:
         for name, r in zip(results, e.op.results, strict=True):
             if name != "None":
@@ -170,23 +155,6 @@ def _if(e: OpEmit) -> bool:
         e.line("else:")
         e.emit_region(e.op.regions[1])
     return bool(exits)
-
-
-def _direct_exits(region: Region) -> set[str]:
-    """Exits in `region` (an `if` branch, nested ifs included) that leave the `if`."""
-    found: set[str] = set()
-
-    def visit(block: Block, in_loop: bool) -> None:
-        for op in block.ops:
-            if op.name in _EXITS and (op.name == "cuda_tile.return" or not in_loop):
-                found.add(op.mnemonic)
-            for r in op.regions:
-                for b in r.blocks:
-                    visit(b, in_loop or op.name in _LOOPS)
-
-    for b in region.blocks:
-        visit(b, False)
-    return found
 
 
 @emitter("yield")
@@ -279,7 +247,7 @@ def _for(e: OpEmit) -> None:
     _assign_all(e, carried, inits)
     for r, n in zip(e.op.results, carried, strict=True):
         e.cg.names[r] = n
-    body_exits = _nested_exits(e.op.regions[0], through_loops=True)
+    body_exits = _exits(e.op.regions[0], count_top=False)
     frame = LoopFrame(e.op, carried)
     unsigned = e.flag("unsignedCmp")
     if "return" not in body_exits and not unsigned and _bound_ok(iv_arg.type):
@@ -337,7 +305,7 @@ def _loop(e: OpEmit) -> None:
             name = e.result_name(r.index)
             e.line(f"{name} = {zeros(r.type)}")
             results.append(name)
-    body_exits = _nested_exits(e.op.regions[0], through_loops=True)
+    body_exits = _exits(e.op.regions[0], count_top=False)
     frame = LoopFrame(e.op, carried, results)
     frame.brk = _new_flag(e, "brk")
     cond = f"{frame.brk} == 0"
@@ -349,8 +317,4 @@ def _loop(e: OpEmit) -> None:
 
 def needs_return_flag(entry: Operation) -> bool:
     """Whether the kernel returns from inside an `if` or a loop."""
-    return _has_nested_return(entry.regions[0])
-
-
-def is_tile_type(t: Type) -> bool:
-    return isinstance(t, TileType)
+    return "return" in _exits(entry.regions[0], count_top=False)

@@ -54,10 +54,9 @@ bytes (read-only for `constant` globals); the launcher passes a fresh copy per l
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..interp.dtypes import memory_bits
+from ..interp.memory import memory_image
 from ..ir.attributes import SymbolRefAttr
-from ..ir.core import BlockArgument
 from ..ir.types import FloatType, IntegerType, PointerType, Type
 from . import tltypes
 from .codegen import OpEmit
@@ -78,35 +77,9 @@ def pointee(t: Type) -> Type:
     return e.pointee
 
 
-def memory_bits(element: Type) -> int:
-    """Bits one element occupies in memory (i1: a byte; i4/f4E2M1FN: 4, which the
-    lowering refuses), as the interpreter's `dtypes.memory_bits` says."""
-    e = tltypes.element_of(element)
-    if isinstance(e, IntegerType):
-        return 8 if e.width == 1 else e.width
-    if isinstance(e, FloatType):
-        return e.format.storage_width
-    return 64
-
-
-def initial_bytes(value, element: Type, shape: tuple[int, ...]) -> bytes:
-    """The bytes of a `DenseElementsAttr` laid out in memory (little-endian, row-major;
-    i1 as a 0/1 byte, tf32 as the f32 whose top 19 bits it stores), without importing
-    the interpreter."""
-    count = 1
-    for n in shape:
-        count *= n
-    values = list(value.values)
-    if len(values) == 1 and count != 1:
-        values = values * count
-    bits = memory_bits(element)
-    if isinstance(element, IntegerType):
-        raw = [v & ((1 << element.width) - 1) for v in values]
-    elif isinstance(element, FloatType) and element.name == "tf32":
-        raw = [v << 13 for v in values]
-    else:
-        raw = [v & ((1 << bits) - 1) for v in values]
-    return np.array(raw, dtype=np.uint64).astype(f"<u{bits // 8}").tobytes()
+def initial_bytes(value) -> bytes:
+    """The bytes of a `global`'s initial value as they lie in memory (the interpreter's layout)."""
+    return memory_image(value).tobytes()
 
 
 def int_dtype(bits: int) -> str:
@@ -148,18 +121,6 @@ def bits_literal(bits: int, width: int, dtype: str) -> str:
     if dtype.startswith("tl.int"):
         return f"tl.full((), {signed}, {dtype})"
     return f"tl.full((), {signed}, tl.int{width}).to({dtype}, bitcast=True)"
-
-
-def value_expr(e: OpEmit, v) -> str:
-    """The expression of an IR value, as a Triton tensor: a `for` loop's induction variable
-    is a Python int under Triton's interpreter (a tensor only when compiled), so it is cast
-    first (a no-op when compiled)."""
-    name = e.cg.expr(v)
-    if isinstance(v, BlockArgument) and v.index == 0 and v.owner.parent is not None:
-        op = v.owner.parent.parent
-        if op is not None and op.name == "cuda_tile.for":
-            return f"tl.cast({name}, {tltypes.dtype(v.type)})"
-    return name
 
 
 # -- memory ordering -------------------------------------------------------------------------
@@ -271,7 +232,7 @@ def store_memory(
 @emitter("offset")
 def _offset(e: OpEmit) -> None:
     ptr = e.operands[0]
-    off = value_expr(e, e.op.operands[1])
+    off = e.cg.expr(e.op.operands[1])
     t = e.operand_types[1]
     width = tltypes.int_width(t)
     if width == 1:
@@ -458,8 +419,7 @@ def _get_global(e: OpEmit) -> None:
     element = value.element  # type: ignore[union-attr]
     if memory_bits(element) < 8:
         raise e.error(f"globals of {element} (packed sub-byte elements) have no Triton lowering")
-    shape = tuple(getattr(value.type, "shape", ()))  # type: ignore[union-attr]
-    raw = initial_bytes(value, element, shape)
+    raw = initial_bytes(value)
     read_only = g.properties.get("constant") is not None
     sig = tltypes.memory_signature(element)
     rt = e.result_types[0]

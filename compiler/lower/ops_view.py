@@ -67,10 +67,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..interp.views import padding_scalar
 from ..ir.attributes import BoundedAttr, DenseElementsAttr, DictionaryAttr, DivByAttr, OptimizationHintsAttr
 from ..ir.core import Value
 from ..ir.types import (
-    FLOAT_FORMATS,
     FloatType,
     GatherScatterViewType,
     IntegerType,
@@ -92,7 +94,6 @@ from .ops_memory import (
     ordering,
     store_memory,
     to_memory,
-    value_expr,
 )
 from .registry import emitter
 
@@ -215,7 +216,7 @@ def _make_tensor_view(e: OpEmit) -> None:
                 continue
             div = known_divisor(v)
             name = e.tmp(f"{hint}_size{d}")
-            e.line(f"{name} = {as_index(e, value_expr(e, v), v.type, div)}")
+            e.line(f"{name} = {as_index(e, e.cg.expr(v), v.type, div)}")
             shape.append(name)
             dim_max.append(known_max(v))
             dim_div.append(div)
@@ -237,7 +238,7 @@ def _make_tensor_view(e: OpEmit) -> None:
                 continue
             div = known_divisor(v)
             name = e.tmp(f"{hint}_stride{d}")
-            e.line(f"{name} = {as_index(e, value_expr(e, v), v.type, div)}")
+            e.line(f"{name} = {as_index(e, e.cg.expr(v), v.type, div)}")
             strides.append(name)
             stride_div.append(div)
             stride_max.append(known_max(v))
@@ -415,7 +416,7 @@ def _origins(e: OpEmit, v: ViewInfo, index_values: list[Value]) -> list[str]:
             out.append(str(c * step))
             continue
         o = e.tmp(f"org{i}")
-        e.line(f"{o} = {as_index(e, value_expr(e, x), x.type)} * {step}")
+        e.line(f"{o} = {as_index(e, e.cg.expr(x), x.type)} * {step}")
         out.append(o)
     return out
 
@@ -552,7 +553,7 @@ def gather_addresses(e: OpEmit, v: ViewInfo, index_values: list[Value]) -> Tile:
         if d == v.sparse_dim:
             rows = e.tmp("rows")
             width = tltypes.int_width(x.type)
-            expr = value_expr(e, x)
+            expr = e.cg.expr(x)
             if width == 64:
                 e.line(f"{rows} = {expr}.to(tl.int64)")
                 # Read as unsigned: a row index of 2^63 or more is outside any tensor.
@@ -565,7 +566,7 @@ def gather_addresses(e: OpEmit, v: ViewInfo, index_values: list[Value]) -> Tile:
         c = const_int(x)
         o = str(c) if c is not None else e.tmp(f"org{d}")
         if c is None:
-            e.line(f"{o} = {as_index(e, value_expr(e, x), x.type)}")
+            e.line(f"{o} = {as_index(e, e.cg.expr(x), x.type)}")
         coord = f"({o} + tl.arange(0, {v.tile[d]}).to(tl.int64))"
         parts.append(f"({coord} * {s}){sl}" if s != "1" else f"{coord}{sl}")
         masks.append(f"({coord} < {size}){sl}")
@@ -587,27 +588,10 @@ def _addresses(e: OpEmit, v: ViewInfo, version: bool = True) -> Tile:
     raise e.error(f"a {v.kind} view has no tiles to access")
 
 
-# Padding bit patterns of the formats that cannot encode every padding value (the spec's
-# conversion table: saturation to the largest finite value; f8E8M0FNU has no zero or sign).
-_SPECIAL_PADDING = {
-    "f8E4M3FN": {"zero": 0x00, "neg_zero": 0x80, "nan": 0x7F, "pos_inf": 0x7E, "neg_inf": 0xFE},
-    "f8E8M0FNU": {"zero": 0x00, "neg_zero": 0x00, "nan": 0xFF, "pos_inf": 0xFE, "neg_inf": 0x00},
-}
-
-
 def padding_bits(keyword: str | None, element) -> int:
-    """The bits a load yields outside the tensor, as the interpreter's
-    `views.padding_scalar` gives them (zero without a padding value, or for integers)."""
-    if keyword is None or not isinstance(element, FloatType):
-        return 0
-    special = _SPECIAL_PADDING.get(element.name)
-    if special is not None:
-        return special[keyword]
-    fmt = FLOAT_FORMATS["f32"] if element.name == "tf32" else element.format  # tf32 lives as f32
-    sign = 1 << (fmt.storage_width - 1)
-    inf = ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
-    quiet_nan = inf | (1 << (fmt.mantissa_bits - 1))
-    return {"zero": 0, "neg_zero": sign, "nan": quiet_nan, "pos_inf": inf, "neg_inf": sign | inf}[keyword]
+    """The bits a load yields outside the tensor: the interpreter's `views.padding_scalar`."""
+    value = np.asarray(padding_scalar(keyword, element)).reshape(1)
+    return int(value.view(np.dtype(f"u{value.dtype.itemsize}"))[0])
 
 
 def padding_expr(v: ViewInfo) -> str:

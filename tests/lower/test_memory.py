@@ -212,8 +212,8 @@ def test_globals_of_bf16_f8_i64() -> None:
 
 
 def test_global_bytes_are_the_interpreters() -> None:
-    """The lowering's layout of a global's initial value (it does not import the interpreter)
-    against the interpreter's arrays, for every element type it can hold."""
+    """The bytes the lowering gives a global's initial value against the interpreter's arrays,
+    for every element type it can hold."""
     from compiler.interp import dtypes
     from compiler.ir.attributes import DenseElementsAttr
     from compiler.ir.types import FloatType, IntegerType, TileType
@@ -233,7 +233,7 @@ def test_global_bytes_are_the_interpreters() -> None:
             data = dtypes.array_from_bits(vals, element, shape)
             if data.dtype == np.bool_:
                 data = data.astype(np.uint8)
-            assert initial_bytes(attr, element, shape) == np.ascontiguousarray(data).tobytes(), element
+            assert initial_bytes(attr) == np.ascontiguousarray(data).tobytes(), element
 
 
 def test_alloca_single_block() -> None:

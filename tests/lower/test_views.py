@@ -218,7 +218,7 @@ def test_padding_values(elem: str, padding: str | None, tma: str) -> None:
 
 
 def test_padding_bits_are_the_interpreters() -> None:
-    """The lowering's padding table (it does not import the interpreter) against the oracle's."""
+    """The padding bits the lowering writes against the oracle's padding values."""
     from compiler.interp.views import padding_scalar
     from compiler.ir.types import FLOAT_FORMATS, FloatType, IntegerType
     from compiler.lower.ops_view import padding_bits
