@@ -37,17 +37,10 @@ from compiler.runtime import (
 
 from .render import Rich, esc, note_view, seconds
 
-# What `--backend` accepts. The GPU backends (Triton's compiler, NVIDIA's tileiras) launch
-# through cuda.core, another issue: until the runtime can launch them (`compiler.runtime.BACKENDS`
-# lists them and `GPU_LAUNCHER` is set) they answer with a one-line reason, and `auto` picks the
-# CPU interpreter.
+# What `--backend` accepts; the policy (what runs where, `auto`) is the runtime's
+# (`compiler.runtime.resolve_backend`): this module only words its answers for a notebook.
 BACKEND_CHOICES = ("auto", "cpu", "triton", "tileiras", "triton-interpret")
 GPU_BACKENDS = ("triton", "tileiras")
-
-
-def _launchable(name: str) -> bool:
-    """Whether the runtime can run backend `name` (a GPU backend needs the GPU launcher)."""
-    return name in BACKENDS and (name not in GPU_BACKENDS or _runtime.GPU_LAUNCHER)
 
 
 def resolve_backend(requested: str | None) -> tuple[str, str | None]:
@@ -56,28 +49,20 @@ def resolve_backend(requested: str | None) -> tuple[str, str | None]:
     choice = (requested or "auto").strip()
     if choice not in BACKEND_CHOICES:
         raise LaunchError(f"unknown backend {choice!r}; one of: {', '.join(BACKEND_CHOICES)}", kind="backend")
-    gpu = gpu_present()
-    if choice == "auto":
-        if gpu:
-            for name in GPU_BACKENDS:
-                if _launchable(name):
-                    return name, None
-            return "cpu", "the GPU backends are not available yet: the CPU interpreter ran (backend auto -> cpu)"
-        return "cpu", "no GPU on this machine: the CPU interpreter ran (backend auto -> cpu)"
-    if choice in GPU_BACKENDS:
-        if not gpu:
-            raise LaunchError(
-                f"backend {choice!r} needs an NVIDIA GPU and this machine has none; "
-                "use backend 'cpu' (the interpreter), 'triton-interpret' or 'auto'",
-                kind="backend",
-            )
-        if not _launchable(choice):
-            raise LaunchError(
-                f"backend {choice!r} is not available yet (GPU launch comes with a later issue); "
-                "use backend 'cpu', 'triton-interpret' or 'auto'",
-                kind="backend",
-            )
-    return choice, None
+    if choice in GPU_BACKENDS and not gpu_present():
+        raise LaunchError(
+            f"backend {choice!r} needs an NVIDIA GPU and this machine has none; "
+            "use backend 'cpu' (the interpreter), 'triton-interpret' or 'auto'",
+            kind="backend",
+        )
+    backend, why = _runtime.resolve_backend(choice)
+    if choice != "auto":
+        return backend, None
+    if backend == "cpu":
+        if not gpu_present():
+            return "cpu", "no GPU on this machine: the CPU interpreter ran (backend auto -> cpu)"
+        return "cpu", why.removeprefix("auto: ").replace("; ran on", ": ran on") + " (backend auto -> cpu)"
+    return backend, f"backend auto -> {backend} on the GPU"
 
 
 def available_backends() -> list[str]:
@@ -85,8 +70,8 @@ def available_backends() -> list[str]:
     found = ["cpu"]
     if "triton-interpret" in BACKENDS and find_spec("triton") is not None and find_spec("torch") is not None:
         found.append("triton-interpret")
-    if gpu_present():
-        found.extend(b for b in GPU_BACKENDS if _launchable(b))
+    if gpu_present() and _runtime.gpu_launcher_missing() is None:
+        found.extend(GPU_BACKENDS)
     return found
 
 

@@ -199,10 +199,15 @@ def _identifier(hint: str) -> str:
 class Codegen:
     """Writes the Triton module of one kernel of a verified module."""
 
-    def __init__(self, module: Module, entry: Operation, target: Target | str | None = None) -> None:
+    def __init__(
+        self, module: Module, entry: Operation, target: Target | str | None = None, ones: frozenset[int] = frozenset()
+    ) -> None:
         self.module = module
         self.entry = entry
         self.target = Target.parse(target)
+        # Integer parameters known to be 1 at launch (unit strides): the GPU launcher
+        # specialises on them as Triton's JIT does, so that Triton sees contiguous accesses.
+        self.ones = ones
         self.kernel = entry.properties["sym_name"].value  # type: ignore[attr-defined]
         self.names: dict[Value, str] = {}
         self.views: dict[Value, ViewInfo] = {}
@@ -343,6 +348,9 @@ class Codegen:
                         prologue.append((None, f"{name} = {name}.to({width}).to({tltypes.dtype(t)}, bitcast=True)"))
                     else:
                         prologue.append((None, f"{name} = {name}.to({width}).to(tl.uint8, bitcast=True)"))
+                elif i in self.ones:
+                    # Still a parameter (the launch ABI does not change); its value is 1.
+                    prologue.append((None, f"{name} = tl.full((), 1, {tltypes.dtype(t)})  # specialised: 1 at launch"))
                 else:
                     prologue.append((None, f"{name} = {name}.to({tltypes.dtype(t)})"))
             except LoweringTypeError as exc:
@@ -644,8 +652,11 @@ def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
     return opts
 
 
-def lower_entry(module: Module, entry: Operation, target: Target | str | None = None) -> KernelSource:
-    """The Triton module of one kernel (see `Codegen`). Raises LowerError."""
+def lower_entry(
+    module: Module, entry: Operation, target: Target | str | None = None, ones: frozenset[int] = frozenset()
+) -> KernelSource:
+    """The Triton module of one kernel (see `Codegen`). Raises LowerError. `ones`: positions
+    of integer entry parameters whose value is 1 at launch, compiled as that constant."""
     from . import ops  # noqa: F401  (registers the emitters)
 
-    return Codegen(module, entry, target).lower()
+    return Codegen(module, entry, target, ones).lower()

@@ -53,9 +53,6 @@ BYTECODE_MAGIC = b"\x7fTileIR\x00"
 # Triton lowering compiled by Triton (`triton`) or the bytecode compiled by NVIDIA's `tileiras`.
 BACKENDS = ("auto", "cpu", "triton-interpret", "triton", "tileiras")
 GPU_BACKENDS = ("triton", "tileiras")
-# Whether the GPU launcher (issue 14) exists yet: until it does, `triton` and `tileiras` are refused
-# with a one-line LaunchError and `auto` runs on the CPU interpreter even where a GPU is present.
-GPU_LAUNCHER = False
 INSTALL_DISASSEMBLER = "pip install nvidia-cuda-tileiras"
 
 
@@ -64,8 +61,10 @@ class LaunchError(Exception):
 
     `kind` says what is wrong: "module" (unreadable, or errors: `diagnostics` holds the
     verifier's diagnostics), "kernel" (no such kernel), "grid", "count" (wrong number of
-    arguments), "argument" (an argument that does not fit its parameter) or "backend" (an
-    unknown or unavailable backend, or one that could not run the kernel)."""
+    arguments), "argument" (an argument that does not fit its parameter), "backend" (an
+    unknown or unavailable backend, or one that could not run the kernel) or "device" (the
+    GPU failed: no driver or GPU, a cubin the driver cannot load, out of device memory, a
+    kernel fault; see `compiler.runtime.gpu`)."""
 
     def __init__(self, message: str, *, kind: str = "argument", diagnostics: Sequence[Any] = ()) -> None:
         super().__init__(message)
@@ -87,6 +86,8 @@ class LaunchResult:
     machine: Machine | None = None
     addresses: list[int | None] = field(default_factory=list)
     note: str = ""
+    times: list[float] = field(default_factory=list)  # each timed launch (GPU backends)
+    moved: int = 0  # bytes of the array arguments (GPU backends)
 
     @property
     def num_blocks(self) -> int:
@@ -559,20 +560,33 @@ def gpu_present() -> bool:
     return done.returncode == 0 and "GPU" in done.stdout
 
 
+def gpu_launcher_missing() -> str | None:
+    """Why the GPU launcher cannot run in this Python (cuda.core not installed), or None."""
+    from importlib.util import find_spec
+
+    try:
+        if find_spec("cuda") is None or find_spec("cuda.core") is None:
+            return "cuda.core is not installed (pip install cuda-core cuda-bindings)"
+    except (ImportError, ValueError):
+        return "cuda.core is not installed (pip install cuda-core cuda-bindings)"
+    return None
+
+
 def resolve_backend(backend: str) -> tuple[str, str]:
     """(the backend to run on, a note saying why when `backend` is "auto", else "").
 
-    `auto` is `triton` where a usable NVIDIA GPU is present (and the GPU launcher exists),
-    else `cpu`. An unknown backend, or a GPU backend that cannot run here, is a LaunchError
-    (kind "backend") of one line."""
+    `auto` is `triton` where a usable NVIDIA GPU is present (a GPU, and cuda.core to launch
+    through), else `cpu`. An unknown backend, or a GPU backend that cannot run here, is a
+    LaunchError (kind "backend") of one line."""
     if backend not in BACKENDS:
         raise LaunchError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}", kind="backend")
     if backend == "auto":
         if not gpu_present():
             return "cpu", "auto: no GPU, ran on the CPU interpreter"
-        if not GPU_LAUNCHER:
-            return "cpu", "auto: the GPU launcher is not available yet, ran on the CPU interpreter"
-        return "triton", "auto: a GPU is present"
+        missing = gpu_launcher_missing()
+        if missing:
+            return "cpu", f"auto: a GPU is present but {missing}; ran on the CPU interpreter"
+        return "triton", "auto: a GPU is present, ran on triton"
     if backend in GPU_BACKENDS:
         if not gpu_present():
             raise LaunchError(
@@ -580,12 +594,9 @@ def resolve_backend(backend: str) -> tuple[str, str]:
                 "listed by nvidia-smi); use backend cpu or triton-interpret",
                 kind="backend",
             )
-        if not GPU_LAUNCHER:
-            raise LaunchError(
-                f"the {backend} backend is not available yet: the GPU launcher is not implemented; "
-                "use backend cpu or triton-interpret",
-                kind="backend",
-            )
+        missing = gpu_launcher_missing()
+        if missing:
+            raise LaunchError(f"the {backend} backend launches through cuda.core: {missing}", kind="backend")
     return backend, ""
 
 
@@ -621,14 +632,16 @@ def launch(
     if cutile:
         args = cutile_args(*args)
     params = entry.regions[0].blocks[0].arguments
-    if len(args) != len(params):
-        how = f"{given} cuTile arguments expanded to {len(args)}" if cutile else f"got {len(args)}"
-        raise LaunchError(
-            f"kernel @{kernel_name(entry)} takes {len(params)} arguments, {how}: {signature(entry)}", kind="count"
-        )
+    _check_count(entry, args, given, cutile)
+    if backend in GPU_BACKENDS:
+        return _launch_gpu(module, entry, dims, args, backend, note)
+    from .gpu import host_copies
+
+    args, copy_back = host_copies(args)  # GPU arrays given to a CPU backend: copied, and back after
     if backend == "triton-interpret":
         result = _launch_triton_interpret(module, entry, dims, args, options)
         result.note = note
+        copy_back()
         return result
     machine = Machine(module, options=options)
     binder = _Binder(machine)
@@ -647,7 +660,90 @@ def launch(
         for original, packed in binder.unpack_back:
             original[...] = unpack_nibbles(packed, original.dtype, original.size).reshape(original.shape)
     elapsed = time.perf_counter() - start
+    copy_back()
     return LaunchResult(kernel_name(entry), dims, backend, elapsed, machine, addresses, note)
+
+
+def _launch_gpu(
+    module: Module, entry: Operation, dims: tuple[int, int, int], args: Sequence[Any], backend: str, note: str,
+    *, warmup: int = 0, repeat: int = 1,
+) -> LaunchResult:  # fmt: skip
+    """The kernel compiled by Triton or tileiras and launched on the GPU (compiler.runtime.gpu)."""
+    from .gpu import run
+
+    times, prep, moved = run(module, entry, dims, args, backend, warmup=warmup, repeat=repeat)
+    result = LaunchResult(kernel_name(entry), dims, backend, times[-1] if times else 0.0, None, [], note)
+    result.times = times
+    result.moved = moved
+    return result
+
+
+@dataclass(slots=True)
+class BenchResult:
+    """Timed launches of one kernel on one backend: `times` in seconds (on the GPU backends
+    the kernel's time measured with CUDA events; on the CPU ones the run's wall time), and
+    `moved`, the bytes of the array arguments."""
+
+    kernel: str
+    backend: str
+    times: list[float]
+    moved: int = 0
+    note: str = ""
+
+    @property
+    def median(self) -> float:
+        import statistics
+
+        return statistics.median(self.times) if self.times else 0.0
+
+    @property
+    def min(self) -> float:
+        return min(self.times) if self.times else 0.0
+
+
+def benchmark(
+    module_or_path: Module | str | os.PathLike | bytes,
+    kernel: str | None = None,
+    grid: int | Sequence[int] = 1,
+    args: Sequence[Any] = (),
+    backend: str = "auto",
+    *,
+    warmup: int = 2,
+    repeat: int = 10,
+    cutile: bool = False,
+    options: RunOptions | None = None,
+) -> BenchResult:
+    """`warmup` untimed then `repeat` timed launches of `kernel` with the same arguments (on
+    a GPU bound once: NumPy arrays are copied in before the first launch and back after the
+    last). Arguments as `launch` (`cutile=True`: cuTile's convention)."""
+    if repeat < 1 or warmup < 0:
+        raise LaunchError("repeat must be at least 1 and warmup at least 0", kind="argument")
+    backend, note = resolve_backend(backend)
+    module = load_module(module_or_path)
+    entry = find_kernel(module, kernel)
+    if cutile:
+        args = cutile_args(*args)
+    if backend in GPU_BACKENDS:
+        dims = _grid(grid)
+        _check_count(entry, args, len(args), False)
+        r = _launch_gpu(module, entry, dims, args, backend, note, warmup=warmup, repeat=repeat)
+        return BenchResult(r.kernel, backend, r.times, r.moved, note)
+    times = []
+    for i in range(warmup + repeat):
+        r = launch(module, kernel_name(entry), grid, args, backend, options=options)
+        if i >= warmup:
+            times.append(r.time)
+    moved = sum(a.nbytes for a in args if isinstance(a, np.ndarray))
+    return BenchResult(kernel_name(entry), backend, times, moved, note)
+
+
+def _check_count(entry: Operation, args: Sequence[Any], given: int, cutile: bool) -> None:
+    params = entry.regions[0].blocks[0].arguments
+    if len(args) != len(params):
+        how = f"{given} cuTile arguments expanded to {len(args)}" if cutile else f"got {len(args)}"
+        raise LaunchError(
+            f"kernel @{kernel_name(entry)} takes {len(params)} arguments, {how}: {signature(entry)}", kind="count"
+        )
 
 
 def _launch_triton_interpret(
@@ -689,14 +785,18 @@ def launch_cutile(
 
 
 from .cutile import cutile_args  # noqa: E402  (it uses StridedArray and ArrayTable, defined above)
+from .devarray import DevicePointer  # noqa: E402
 
 __all__ = [
     "BYTECODE_MAGIC",
     "ArrayTable",
+    "BenchResult",
+    "DevicePointer",
     "InterpError",
     "LaunchError",
     "LaunchResult",
     "StridedArray",
+    "benchmark",
     "cutile_args",
     "disassemble",
     "find_kernel",

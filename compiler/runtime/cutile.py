@@ -7,7 +7,8 @@ cuTile Python (pip `cuda-tile`, checked against 1.7, calling conventions `cutile
 and `v2`, which lay out parameters alike) turns each Python argument of a `@ct.kernel` into
 entry parameters, in argument order:
 
-- an array of rank N (any object with a shape and strides: here a NumPy array) becomes
+- an array of rank N (a NumPy array, or a GPU array from torch, CuPy, JAX used in place on
+  the GPU backends and copied for the CPU ones) becomes
   1 + 2N parameters: its base pointer (`tile<ptr<T>>`), its N extents, then its N strides
   counted in elements, not bytes. Extents and strides have the array's index type: `i32`,
   or `i64` for an array annotated `ct.IndexedWithInt64`. Every extent and stride is passed
@@ -44,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from . import ArrayTable, LaunchError, StridedArray, _c_strides
+from .devarray import device_array, host_array, is_device_array
 
 
 def array_layout(a: np.ndarray) -> tuple[np.ndarray | StridedArray, list[int]]:
@@ -72,7 +74,14 @@ def cutile_args(*args: Any) -> list[Any]:
 
 
 def _expand(arg: Any, out: list[Any]) -> None:
-    if isinstance(arg, StridedArray):
+    host = host_array(arg)
+    if host is not None:
+        arg = host  # a CPU array of another library (torch, ...): its memory, as NumPy sees it
+    dev = None if isinstance(arg, (np.ndarray, StridedArray, list, tuple)) else device_array(arg)
+    if dev is not None:
+        # A GPU array (torch, CuPy, JAX) is used in place: its strides as they are.
+        out.extend([arg, *dev.shape, *dev.strides])
+    elif isinstance(arg, StridedArray):
         a = arg.array
         out.extend([arg, *(int(n) for n in a.shape), *(s // a.itemsize for s in a.strides)])
     elif isinstance(arg, np.ndarray):
@@ -81,10 +90,12 @@ def _expand(arg: Any, out: list[Any]) -> None:
         for item in arg:
             _expand(item, out)
     elif isinstance(arg, list):
-        if not all(isinstance(a, np.ndarray) for a in arg):
-            kinds = sorted({type(a).__name__ for a in arg if not isinstance(a, np.ndarray)})
-            raise LaunchError(f"a list argument must hold only arrays (cuTile's list of arrays), found {kinds}")
-        out.extend([ArrayTable(tuple(array_layout(a)[0] for a in arg)), len(arg)])
+        arrays = [host_array(a) if host_array(a) is not None else a for a in arg]
+        bad = sorted({type(a).__name__ for a in arrays if not isinstance(a, np.ndarray) and not is_device_array(a)})
+        if bad:
+            raise LaunchError(f"a list argument must hold only arrays (cuTile's list of arrays), found {bad}")
+        items = tuple(array_layout(a)[0] if isinstance(a, np.ndarray) else a for a in arrays)
+        out.extend([ArrayTable(items), len(arg)])
     elif dataclasses.is_dataclass(arg) and not isinstance(arg, type):
         for f in dataclasses.fields(arg):
             _expand(getattr(arg, f.name), out)

@@ -186,14 +186,20 @@ def test_gpu_backends_need_a_gpu(shell: Shell, arrays, backend: str) -> None:
     no_traceback(run)
 
 
-def test_gpu_backends_not_available_yet(shell: Shell, arrays, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_with_a_gpu_but_no_cuda_core_runs_on_the_cpu_and_says_why(
+    shell: Shell, arrays, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import compiler.runtime as runtime
     import tile_kernel.module as module
 
     monkeypatch.setattr(module, "gpu_present", lambda: True)
+    monkeypatch.setattr(runtime, "gpu_present", lambda: True)
+    monkeypatch.setattr(runtime, "gpu_launcher_missing", lambda: "cuda.core is not installed (pip install cuda-core)")
     run = shell.run(f"{RUN} --backend triton\n{VECTOR_ADD}")
-    assert "backend 'triton' is not available yet" in run.text()
+    assert "the triton backend launches through cuda.core: cuda.core is not installed" in run.text()
     run = shell.run(f"{RUN} --backend auto\n{VECTOR_ADD}")
-    assert run.ok and "the GPU backends are not available yet: the CPU interpreter ran" in run.text()
+    assert run.ok and "a GPU is present but cuda.core is not installed" in run.text()
+    assert "(backend auto -> cpu)" in run.text()
 
 
 @needs_triton

@@ -22,6 +22,12 @@ triton = pytest.importorskip("triton", reason="the lowering tests need Triton (p
 pytest.importorskip("torch", reason="Triton's interpreter needs CPU torch")
 
 ARCHES = ("sm_80", "sm_90", "sm_100")
+# On a GPU machine, `TILEIR_GPU_BACKENDS=triton,tileiras` makes every run_both also run the
+# kernel on those backends and compare with the CPU interpreter (instead of Triton's
+# interpreter): the per-op suite on real hardware. `TILEIR_GPU_PREPARE=sm_90` only fills the
+# tileiras cubin cache (for a GPU machine without tileiras) and runs the CPU side.
+GPU_BACKENDS = [b for b in os.environ.get("TILEIR_GPU_BACKENDS", "").split(",") if b]
+GPU_PREPARE = os.environ.get("TILEIR_GPU_PREPARE", "")
 
 
 def _copy(args: Sequence[Any]) -> list[Any]:
@@ -86,12 +92,22 @@ def run_both(
     every array argument ends equal. Returns both argument lists."""
     module = load_module(text)
     cpu = _copy(args)
-    tri = _copy(args)
-    launch(module, kernel, grid, cpu, cutile=cutile)
-    launch(module, kernel, grid, tri, backend="triton-interpret", cutile=cutile)
-    for i, (x, y) in enumerate(zip(cpu, tri, strict=True)):
-        if isinstance(x, np.ndarray):
-            assert_same(x, y, ulp, f"argument {i}", nan_payload)
+    launch(module, kernel, grid, cpu, backend="cpu", cutile=cutile)
+    if GPU_PREPARE:
+        from compiler.runtime.tileiras import compile_tileiras
+
+        try:
+            compile_tileiras(module, GPU_PREPARE)
+        except Exception:  # noqa: BLE001 - a kernel tileiras refuses fails on the GPU machine, saying so
+            pass
+        return cpu, _copy(cpu)
+    tri: list[Any] = []
+    for backend in GPU_BACKENDS or ["triton-interpret"]:
+        tri = _copy(args)
+        launch(module, kernel, grid, tri, backend=backend, cutile=cutile)
+        for i, (x, y) in enumerate(zip(cpu, tri, strict=True)):
+            if isinstance(x, np.ndarray):
+                assert_same(x, y, ulp, f"argument {i} on {backend}", nan_payload)
     return cpu, tri
 
 
@@ -177,4 +193,6 @@ def kernel_text(
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    if GPU_BACKENDS or GPU_PREPARE:
+        return  # the cache filled for (or by) the GPU run is the one to use
     monkeypatch.setenv("TILEIR_CACHE_DIR", os.fspath(tmp_path_factory.getbasetemp() / "tileir-cache"))

@@ -275,12 +275,17 @@ def test_auto_without_a_gpu_runs_on_the_cpu_and_gpu_backends_say_why(monkeypatch
         assert info.value.message.startswith(f"the {backend} backend runs on an NVIDIA GPU and none was found")
 
 
-def test_with_a_gpu_but_no_launcher_auto_still_runs_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_with_a_gpu_auto_picks_triton_unless_cuda_core_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     import compiler.runtime as runtime
 
     monkeypatch.setattr(runtime, "gpu_present", lambda: True)
-    assert resolve_backend("auto") == ("cpu", "auto: the GPU launcher is not available yet, ran on the CPU interpreter")
-    with pytest.raises(LaunchError, match="the triton backend is not available yet"):
+    monkeypatch.setattr(runtime, "gpu_launcher_missing", lambda: None)
+    assert resolve_backend("auto") == ("triton", "auto: a GPU is present, ran on triton")
+    assert resolve_backend("tileiras") == ("tileiras", "")
+    monkeypatch.setattr(runtime, "gpu_launcher_missing", lambda: "cuda.core is not installed (pip install cuda-core)")
+    backend, note = resolve_backend("auto")
+    assert backend == "cpu" and "cuda.core is not installed" in note
+    with pytest.raises(LaunchError, match="the triton backend launches through cuda.core: cuda.core is not installed"):
         resolve_backend("triton")
 
 

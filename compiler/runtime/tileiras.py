@@ -1,0 +1,277 @@
+"""Compiling a Tile IR module to a cubin with NVIDIA's `tileiras`, through a disk cache.
+
+    from compiler.runtime.tileiras import compile_tileiras
+    built = compile_tileiras(module, "sm_90")    # LaunchError(kind="backend") when it cannot
+    built.cubin, built.info.kernels["vector_add"].params, built.cached
+
+The module is written as bytecode by the project's own writer (`compiler.bytecode`, version
+13.3: tileiras 13.5 reads 13.1 to 13.5, and 13.3 is what the writer produces by default and
+what tests/bytecode checks tileiras against), then compiled by
+
+    tileiras --gpu-name=sm_XX --opt-level=N --output-file=OUT IN
+
+Cache: `compiler.lower.build.cache_dir() / "tileiras"`:
+
+    <key>/kernel.cubin, <key>/meta.json    key = sha256(bytecode, arch, opt level, `tileiras --version`)
+    index/<key without the version>.json   {"key": the newest entry made for that input}
+
+A GPU machine usually has no tileiras, so it cannot know the version a cubin would be keyed
+on. Cubins are built where tileiras is installed and the cache is carried over; a lookup
+without tileiras goes through the index, which names the entry last compiled for (bytecode,
+arch, opt level) by whichever tileiras was there. Where tileiras is installed the key includes
+its version, so installing another tileiras compiles afresh instead of reusing older output.
+Every entry records the sha256 of its cubin; one that does not match, or does not read as a
+cubin, is treated as missing (and compiled again where tileiras is installed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..ir.core import Module
+from .cubin import Cubin, CubinError, read_cubin
+
+INSTALL_TILEIRAS = "pip install nvidia-cuda-tileiras"
+BYTECODE_VERSION = (13, 3)
+OPT_LEVELS = (0, 1, 2, 3)
+MIN_SM = 80  # tileiras 13.5 compiles for sm_80 and newer
+_ARCH_RE = re.compile(r"sm_(\d+)")
+_TIMEOUT_S = 600
+
+
+@dataclass(slots=True)
+class TileirasCubin:
+    """A cubin compiled by tileiras: the bytes, what `read_cubin` finds in them, the target
+    (`sm_90`), the tileiras release that built it and whether it came from the cache."""
+
+    cubin: bytes
+    info: Cubin
+    arch: str
+    tool_version: str
+    cached: bool
+
+
+def _error(message: str) -> Exception:
+    from . import LaunchError  # here: compiler.runtime may import this module
+
+    return LaunchError(message, kind="backend")
+
+
+def _find_tool() -> str | None:
+    from . import find_tileiras
+
+    return find_tileiras()
+
+
+def cache_root() -> Path:
+    from ..lower.build import cache_dir
+
+    return cache_dir() / "tileiras"
+
+
+def _sm(arch: str) -> int:
+    m = _ARCH_RE.fullmatch(arch) if isinstance(arch, str) else None
+    if m is None or int(m.group(1)) < MIN_SM:
+        raise _error(f"tileiras cannot compile for {arch!r}: give an architecture like 'sm_90' (sm_{MIN_SM} or newer)")
+    return int(m.group(1))
+
+
+def tool_version(tool: str) -> str:
+    """The full text of `tileiras --version` (it names the release and the build)."""
+    st = os.stat(tool)
+    return _version(tool, st.st_mtime_ns, st.st_size)
+
+
+@functools.cache
+def _version(tool: str, _mtime: int, _size: int) -> str:
+    # Cached per process by the file's identity: a second compile then runs nothing on a hit.
+    try:
+        done = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise _error(f"cannot run tileiras ({tool}): {e}") from None
+    text = (done.stdout + done.stderr).strip()
+    if done.returncode != 0 or not text:
+        raise _error(f"tileiras ({tool}) --version failed with exit status {done.returncode}")
+    return text
+
+
+def _release(version: str) -> str:
+    """The line of `--version` that names the release: 'Cuda compilation tools, release 13.5, V13.5.37'."""
+    lines = [line.strip() for line in version.splitlines() if line.strip()]
+    return next((line for line in lines if "release" in line), lines[0] if lines else "unknown")
+
+
+def _input_key(bytecode: bytes, arch: str, opt_level: int) -> str:
+    h = hashlib.sha256(bytecode)
+    h.update(json.dumps({"arch": arch, "opt": opt_level}, sort_keys=True).encode())
+    return h.hexdigest()[:32]
+
+
+def _full_key(bytecode: bytes, arch: str, opt_level: int, version: str) -> str:
+    h = hashlib.sha256(bytecode)
+    h.update(json.dumps({"arch": arch, "opt": opt_level, "tileiras": version}, sort_keys=True).encode())
+    return h.hexdigest()[:32]
+
+
+def write_module(module: Module) -> bytes:
+    """The module as bytecode for tileiras."""
+    from ..bytecode import BytecodeWriteError, write_bytecode
+
+    try:
+        return write_bytecode(module, BYTECODE_VERSION)
+    except BytecodeWriteError as e:
+        first = e.diagnostics[0].format().splitlines()[0] if e.diagnostics else str(e)
+        raise _error(f"cannot write the module as bytecode for tileiras: {first}") from None
+
+
+def compile_tileiras(module: Module, arch: str, *, use_cache: bool = True, opt_level: int = 3) -> TileirasCubin:
+    """tileiras' cubin of a verified module for `arch` ("sm_90"), from the cache when an entry
+    is there (see the module's docstring). Raises LaunchError(kind="backend") when tileiras is
+    missing, refuses the module or the architecture, or makes something that is not a cubin."""
+    _sm(arch)
+    if opt_level not in OPT_LEVELS:
+        raise _error(f"tileiras optimization level must be one of {OPT_LEVELS}, not {opt_level!r}")
+    bytecode = write_module(module)
+    root = cache_root()
+    input_key = _input_key(bytecode, arch, opt_level)
+    tool = _find_tool()
+    if tool is None:
+        if use_cache:
+            hit = _lookup_index(root, input_key, bytecode, arch, opt_level)
+            if hit is not None:
+                return hit
+        raise _error(
+            f"compiling for {arch} with the tileiras backend needs NVIDIA's tileiras, which was not found "
+            f"and no cubin for this module is cached (install it with `{INSTALL_TILEIRAS}`, put it on PATH, "
+            "or set TILEIRAS)"
+        )
+    version = tool_version(tool)
+    key = _full_key(bytecode, arch, opt_level, version)
+    if use_cache:
+        hit = _load(root / key, bytecode, arch, opt_level)
+        if hit is not None:
+            with contextlib.suppress(OSError):
+                _write_index(root, input_key, key)  # a copied cache may lack it
+            return hit
+    cubin = _run(tool, bytecode, arch, opt_level)
+    try:
+        info = read_cubin(cubin)
+    except CubinError as e:
+        raise _error(f"tileiras made an unreadable cubin for {arch}: {e}") from None
+    if use_cache:
+        with contextlib.suppress(OSError):  # a read-only cache costs speed, not the compile
+            _store(root, key, input_key, cubin, bytecode, arch, opt_level, version)
+    return TileirasCubin(cubin, info, arch, _release(version), False)
+
+
+def _run(tool: str, bytecode: bytes, arch: str, opt_level: int) -> bytes:
+    with tempfile.TemporaryDirectory(prefix="tileir-tileiras-") as tmp:
+        src = Path(tmp) / "module.tileirbc"
+        out = Path(tmp) / "module.cubin"
+        src.write_bytes(bytecode)
+        cmd = [tool, f"--gpu-name={arch}", f"--opt-level={opt_level}", f"--output-file={out}", str(src)]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise _error(f"tileiras did not finish compiling for {arch} within {_TIMEOUT_S} s") from None
+        except OSError as e:
+            raise _error(f"cannot run tileiras ({tool}): {e}") from None
+        messages = (done.stderr + "\n" + done.stdout).strip()
+        if done.returncode != 0 or not out.is_file():
+            if "--gpu-name" in messages and "Cannot find option" in messages:
+                known = _known_archs(tool)
+                hint = f" (it knows {', '.join(known)})" if known else ""
+                raise _error(f"this tileiras cannot compile for {arch}{hint}")
+            raise _error(f"tileiras could not compile the module for {arch}: {_first_error(messages, done.returncode)}")
+        return out.read_bytes()
+
+
+def _first_error(messages: str, returncode: int) -> str:
+    lines = [line.strip() for line in messages.splitlines() if line.strip()]
+    line = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else f"exit status {returncode}")
+    return line[:400]
+
+
+def _known_archs(tool: str) -> list[str]:
+    try:
+        done = subprocess.run([tool, "--help"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return re.findall(r"^\s*=(sm_\d+)\s", done.stdout, flags=re.M)
+
+
+# -- cache -----------------------------------------------------------------------------------
+
+
+def _load(entry: Path, bytecode: bytes, arch: str, opt_level: int) -> TileirasCubin | None:
+    """The entry's cubin when it is whole and was made for this input, else None."""
+    try:
+        meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
+        cubin = (entry / "kernel.cubin").read_bytes()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict):
+        return None
+    wanted = {"arch": arch, "opt_level": opt_level, "bytecode_sha256": hashlib.sha256(bytecode).hexdigest()}
+    if any(meta.get(k) != v for k, v in wanted.items()):
+        return None
+    if meta.get("cubin_sha256") != hashlib.sha256(cubin).hexdigest():
+        return None
+    try:
+        info = read_cubin(cubin)
+    except CubinError:
+        return None
+    return TileirasCubin(cubin, info, arch, _release(str(meta.get("tool_version", ""))), True)
+
+
+def _lookup_index(root: Path, input_key: str, bytecode: bytes, arch: str, opt_level: int) -> TileirasCubin | None:
+    try:
+        pointer = json.loads((root / "index" / f"{input_key}.json").read_text(encoding="utf-8"))
+        key = pointer["key"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    if not isinstance(key, str) or not re.fullmatch(r"[0-9a-f]{32}", key):
+        return None
+    return _load(root / key, bytecode, arch, opt_level)
+
+
+def _write_index(root: Path, input_key: str, key: str) -> None:
+    from ..lower.build import atomic_write
+
+    index = root / "index"
+    index.mkdir(parents=True, exist_ok=True)
+    path = index / f"{input_key}.json"
+    data = json.dumps({"key": key}).encode()
+    with contextlib.suppress(OSError):
+        if path.read_bytes() == data:
+            return
+    atomic_write(path, data)
+
+
+def _store(
+    root: Path, key: str, input_key: str, cubin: bytes, bytecode: bytes, arch: str, opt_level: int, version: str
+) -> None:
+    from ..lower.build import atomic_write
+
+    entry = root / key
+    entry.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "arch": arch,
+        "opt_level": opt_level,
+        "tool_version": version,
+        "bytecode_sha256": hashlib.sha256(bytecode).hexdigest(),
+        "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
+    }
+    # The cubin first: meta.json names its hash, so a reader never takes a half-made entry.
+    atomic_write(entry / "kernel.cubin", cubin)
+    atomic_write(entry / "meta.json", json.dumps(meta, indent=1).encode())
+    _write_index(root, input_key, key)
