@@ -23,34 +23,19 @@ from pygments.token import (
     Whitespace,
 )
 
+from .keywords import CONSTANTS, ELEMENT_TYPES, KEYWORDS, TYPE_CONSTRUCTORS
+
 __all__ = ["TileIRLexer"]
 
-# Element types of the dialect (spec section 5.1) plus the MLIR builtin ones that appear in
-# attributes (`index`, `none`).
-_ELEMENT_TYPES = (
-    "i1", "i8", "i16", "i32", "i64",
-    "f16", "bf16", "f32", "tf32", "f64",
-    "f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN", "f6E2M3FN", "f6E3M2FN",
-    "index", "none",
-)  # fmt: skip
-
-# Type constructors: `tile<...>`, `ptr<...>`, `tensor_view<...>`, `partition_view<...>`, `token`.
-_TYPE_NAMES = ("tile", "ptr", "tensor_view", "partition_view", "strided_view", "token")
-
-# Structural keywords and the words that appear inside custom assembly formats.
-_KEYWORDS = (
-    "module", "entry", "global", "attributes", "optimization_hints", "loc",
-    "in", "to", "step", "iter_values", "else", "unsigned", "signed",
-    "private", "public", "constant", "alignment",
-    "shape", "strides", "padding_value", "dim_map", "dim", "identities", "token",
-    "weak", "relaxed", "acquire", "release", "acq_rel", "device", "sys", "tl_blk",
-    "rounding", "flush_to_zero", "propagate_nan", "approx", "full", "nearest_even",
-    "zero", "negative_zero", "nan", "pos_inf", "neg_inf", "bounded", "div_by", "same_elements",
-    "overflow", "no_signed_wrap", "no_unsigned_wrap", "reverse",
-    "equal", "not_equal", "less_than", "less_than_or_equal", "greater_than",
-    "greater_than_or_equal", "ordered", "unordered",
-    "true", "false", "unit", "dense", "array",
-)  # fmt: skip
+# The words come from the op table and enums, through the generated `keywords` module (see
+# `syntax/generate.py`), so this lexer and the TextMate grammar cannot disagree on them.
+# Op names: found by position (after `=`, or first on a line), as the parser does, so an op
+# added to the table is highlighted before the lists are regenerated.
+_OP_NAME = r"((?:cuda_tile\.)?[a-z_][a-z0-9_]*(?:\$[a-z_][a-z0-9_]*)?)"
+# A word must not continue a name (`my_f32`), except that a type may follow a shape's
+# `x` (`4xf32`); the grammar uses the same lookbehinds.
+_WORD_START = r"(?<![\w$.])"
+_SHAPED_START = r"(?:(?<![\w$.])|(?<=[0-9?]x))"
 
 _BARE_ID = r"[A-Za-z_][\w$.]*"
 _SUFFIX_ID = r"(?:[0-9]+|[A-Za-z_$.\-][\w$.\-]*)"
@@ -80,7 +65,7 @@ class TileIRLexer(RegexLexer):
             ),
             # An op name: after the results and `=`, or first on its line (an op with no results).
             (
-                r"^([ \t]*)(%[^=\n]*?)(=)([ \t]*)((?:cuda_tile\.)?[a-z_][a-z0-9_]*)\b",
+                r"^([ \t]*)(%[^=\n]*?)(=)([ \t]*)" + _OP_NAME + r"\b",
                 bygroups(Whitespace, using(this), Operator, Whitespace, Name.Builtin),
             ),
             (
@@ -88,7 +73,7 @@ class TileIRLexer(RegexLexer):
                 bygroups(Whitespace, Keyword),
             ),
             (
-                r"^([ \t]*)((?:cuda_tile\.)?[a-z_][a-z0-9_]*)\b(?![<:=(])",
+                r"^([ \t]*)" + _OP_NAME + r"\b(?![<:=(])",
                 bygroups(Whitespace, Name.Builtin),
             ),
             (r"[ \t\r\f]+", Whitespace),
@@ -98,12 +83,14 @@ class TileIRLexer(RegexLexer):
             (r"\^" + _SUFFIX_ID, Name.Label),
             (r"#" + _BARE_ID, Name.Attribute),
             (r"!" + _BARE_ID, Keyword.Type),
-            (r"0x[0-9A-Fa-f]+", Number.Hex),
-            # Shapes inside types: `128x32xf16`, `?x?xf32`.
-            (r"([0-9]+|\?)(x)(?=[0-9?A-Za-z])", bygroups(Number.Integer, Operator)),
-            (words(_TYPE_NAMES, suffix=r"\b"), Keyword.Type),
-            (words(_ELEMENT_TYPES, suffix=r"\b"), Keyword.Type),
-            (words(_KEYWORDS, suffix=r"\b"), Keyword),
+            # Not followed by a shape's `x`: in `tile<0x2xf32>` the 0 is an extent.
+            (r"0x[0-9A-Fa-f]+(?![\w$.])", Number.Hex),
+            # Shapes inside types: `128x32xf16`, `?x?xf32`, `8x!cuda_tile.ptr<f32>`.
+            (r"(-?[0-9]+|\?)(x)(?=[0-9?A-Za-z!\-])", bygroups(Number.Integer, Operator)),
+            (words(TYPE_CONSTRUCTORS, prefix=_SHAPED_START, suffix=r"\b"), Keyword.Type),
+            (words(ELEMENT_TYPES, prefix=_SHAPED_START, suffix=r"\b"), Keyword.Type),
+            (words(CONSTANTS, prefix=_WORD_START, suffix=r"\b"), Keyword.Constant),
+            (words(KEYWORDS, prefix=_WORD_START, suffix=r"\b"), Keyword),
             # Numbers.
             (r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?", Number.Float),
             (r"[-+]?[0-9]+[eE][-+]?[0-9]+", Number.Float),

@@ -17,7 +17,7 @@ import pytest
 from pygments import lex
 from pygments.token import Comment, Keyword, Name, Number, _TokenType
 
-from syntax import pygments_lexer
+from syntax import keywords, pygments_lexer
 from syntax.pygments_lexer import TileIRLexer
 from tests.corpus import REPO, conformance_files, example_files, read, sample_files
 
@@ -203,17 +203,23 @@ def test_grammar_regexes_compile_with_python_re() -> None:
 
 
 def _alternatives(scope: str) -> set[str]:
-    """The words of the `(?:a|b|...)\\b` rule named `scope`."""
+    """The words of the `(?<!...)(?:a|b|...)\\b` rule named `scope`."""
     (rule,) = [r for r in _rules(grammar()) if r.get("name") == scope]
-    body = re.fullmatch(r"(?:\\b)?\(\?:([\w|]+)\)\\b", rule["match"])
+    body = re.fullmatch(r"\(\?(?:[^()]|\([^()]*\))*?\)\(\?:([\w|$]+)\)\\b", rule["match"])
     assert body, rule["match"]
     return set(body.group(1).split("|"))
 
 
 def test_grammar_word_lists_are_the_pygments_lexers() -> None:
-    assert _alternatives("keyword.other.tileir") == set(pygments_lexer._KEYWORDS)
-    assert _alternatives("storage.type.tileir") == set(pygments_lexer._TYPE_NAMES)
-    assert _alternatives("storage.type.primitive.tileir") == set(pygments_lexer._ELEMENT_TYPES)
+    """Both read the generated lists (syntax/keywords.py; test_table_words checks they are the
+    op table's)."""
+    assert _alternatives("keyword.other.tileir") == set(keywords.KEYWORDS)
+    assert _alternatives("constant.language.tileir") == set(keywords.CONSTANTS)
+    assert _alternatives("storage.type.tileir") == set(keywords.TYPE_CONSTRUCTORS)
+    assert _alternatives("storage.type.primitive.tileir") == set(keywords.ELEMENT_TYPES)
+    assert pygments_lexer.KEYWORDS is keywords.KEYWORDS and pygments_lexer.CONSTANTS is keywords.CONSTANTS
+    assert pygments_lexer.TYPE_CONSTRUCTORS is keywords.TYPE_CONSTRUCTORS
+    assert pygments_lexer.ELEMENT_TYPES is keywords.ELEMENT_TYPES
 
 
 SNIPPET = """// a comment
@@ -247,7 +253,7 @@ def test_grammar_tokens_of_a_snippet() -> None:
     assert textmate_values(SNIPPET, "constant.numeric.float") == ["1.5e+00"]
     assert textmate_values(SNIPPET, "constant.numeric.integer.shape") == ["128", "32", "4", "?", "?", "1024"]
     assert textmate_values(SNIPPET, "comment.line.double-slash.split-marker") == ["// -----"]
-    assert "zero" in textmate_values(SNIPPET, "keyword.other.tileir")  # `padding_value = zero`
+    assert "zero" in textmate_values(SNIPPET, "constant.language.tileir")  # `padding_value = zero`
     assert textmate_values(SNIPPET, "string.quoted.double") == ["hello %f"]
 
 
@@ -261,6 +267,7 @@ CORRESPONDING: list[tuple[str, _TokenType, str]] = [
     ("hex numbers", Number.Hex, "constant.numeric.hex"),
     ("floats", Number.Float, "constant.numeric.float"),
     ("split markers", Comment.Special, "comment.line.double-slash.split-marker"),
+    ("enum cases and constants", Keyword.Constant, "constant.language"),
 ]
 
 
@@ -276,6 +283,9 @@ def test_grammar_agrees_with_the_pygments_lexer(path: Path) -> None:
         assert found == expected, f"{path.name}: {what}"
     keywords = [v for t, v in pygments_tokens if t is Keyword]
     assert [v for v, s in textmate_tokens if s.startswith("keyword.other")] == keywords
+    # Types: pygments also calls `!alias` a type; the grammar gives aliases a scope of their own.
+    types = [v for t, v in pygments_tokens if t is Keyword.Type and not v.startswith("!")]
+    assert [v for v, s in textmate_tokens if s.startswith("storage.type")] == types
 
 
 # --- the manifest against the contract ------------------------------------------------------------
@@ -307,14 +317,23 @@ def test_manifest_identity_and_language() -> None:
 
 
 def test_manifest_grammar_is_copied_from_syntax() -> None:
-    (contributed,) = manifest()["contributes"]["grammars"]
+    contributed, markdown = manifest()["contributes"]["grammars"]
     assert contributed["scopeName"] == grammar()["scopeName"]
     assert contributed["language"] == "tileir"
-    # The extension ships a build-time copy of syntax/'s grammar, never a second one in git.
+    # The extension ships build-time copies of syntax/'s grammars, never second ones in git.
     assert contributed["path"] == "./syntaxes/tileir.tmLanguage.json"
     assert "syntaxes/" in (EXTENSION / ".gitignore").read_text(encoding="utf-8").split()
     copy_script = (EXTENSION / "scripts" / "copy-grammar.js").read_text(encoding="utf-8")
-    assert "'syntax', 'tileir.tmLanguage.json'" in copy_script
+    # The Markdown injection for ```tileir fences.
+    injection = json.loads((REPO / "syntax" / "tileir.markdown.tmLanguage.json").read_text(encoding="utf-8"))
+    assert markdown["scopeName"] == injection["scopeName"]
+    assert markdown["path"] == "./syntaxes/tileir.markdown.tmLanguage.json"
+    assert markdown["injectTo"] == ["text.html.markdown"]
+    assert injection["injectionSelector"] == "L:text.html.markdown"
+    assert set(markdown["embeddedLanguages"].values()) == {"tileir"}
+    assert {"source.tileir"} == {r["include"] for r in _rules(injection) if not r.get("include", "#").startswith("#")}
+    for path in (contributed["path"], markdown["path"]):
+        assert f"'{Path(path).name}'" in copy_script, path
     scripts = manifest()["scripts"]
     assert "copy-grammar" in scripts["compile"] and scripts["vscode:prepublish"] == "npm run compile"
 

@@ -1,19 +1,35 @@
-// Copies the TextMate grammar from the repository's syntax/ folder (its single source of truth)
-// into syntaxes/, where package.json's `contributes.grammars` and the packaged .vsix expect it.
-// The copy is a build output and is not kept in git.
+// Copies the TextMate grammars from the repository's syntax/ folder (their single source of truth;
+// `python -m syntax.generate` keeps their word lists in step with the op table) into syntaxes/,
+// where package.json's `contributes.grammars` and the packaged .vsix expect them: the Tile IR
+// grammar and the injection that highlights ```tileir fences in Markdown.
+// The copies are build outputs and are not kept in git.
 'use strict';
 const fs = require('fs');
 const path = require('path');
 
-const source = path.resolve(__dirname, '..', '..', 'syntax', 'tileir.tmLanguage.json');
+const GRAMMARS = ['tileir.tmLanguage.json', 'tileir.markdown.tmLanguage.json'];
+const sourceDir = path.resolve(__dirname, '..', '..', 'syntax');
 const targetDir = path.resolve(__dirname, '..', 'syntaxes');
-const target = path.join(targetDir, 'tileir.tmLanguage.json');
 
-const text = fs.readFileSync(source, 'utf8');
-JSON.parse(text); // fail the build on a broken grammar rather than ship it
 fs.mkdirSync(targetDir, { recursive: true });
-// Write beside the target and rename, so a reader never sees half a file.
-const temporary = target + '.tmp';
-fs.writeFileSync(temporary, text);
-fs.renameSync(temporary, target);
-console.log(`copied ${path.relative(process.cwd(), source)} -> ${path.relative(process.cwd(), target)}`);
+for (const name of GRAMMARS) {
+  const source = path.join(sourceDir, name);
+  const target = path.join(targetDir, name);
+  if (!fs.existsSync(source)) {
+    // Building from a copy of vscode-extension/ alone: the grammars live beside it, in ../syntax.
+    console.error(`${source} is missing: build the extension inside the repository (it needs ../syntax/)`);
+    process.exit(1);
+  }
+  const text = fs.readFileSync(source, 'utf8');
+  try {
+    JSON.parse(text); // fail the build on a broken grammar rather than ship it
+  } catch (error) {
+    console.error(`${source}: not valid JSON (${error.message}); fix it or rerun python -m syntax.generate`);
+    process.exit(1);
+  }
+  // Write beside the target and rename, so a reader never sees half a file.
+  const temporary = target + '.tmp';
+  fs.writeFileSync(temporary, text);
+  fs.renameSync(temporary, target);
+  console.log(`copied ${path.relative(process.cwd(), source)} -> ${path.relative(process.cwd(), target)}`);
+}

@@ -82,8 +82,8 @@ test('snippet: each token class gets its scope', async () => {
   for (const name of ['%arg0', '%c', '%t', '%tok', '%pv', '%i', '%0', '%q', '%x']) {
     assert.ok(values.includes(name), name);
   }
-  // `padding_value = zero`: the `=` inside an op is not a result assignment, `zero` is a keyword.
-  assert.ok(valuesWithScope(tokens, 'keyword.other.tileir').includes('zero'));
+  // `padding_value = zero`: the `=` inside an op is not a result assignment, `zero` is an enum case.
+  assert.ok(valuesWithScope(tokens, 'constant.language.tileir').includes('zero'));
   assert.ok(!valuesWithScope(tokens, 'support.function').includes('zero'));
   assert.deepEqual(valuesWithScope(tokens, 'entity.name.function.symbol'), ['@kernels', '@k']);
   assert.deepEqual(valuesWithScope(tokens, 'entity.name.label.block'), ['^bb0']);
@@ -99,7 +99,8 @@ test('snippet: each token class gets its scope', async () => {
   assert.ok(valuesWithScope(tokens, 'string.quoted.double').join('').includes('cuda_tile.addf'));
   assert.equal(valuesWithScope(tokens, 'keyword.other.module')[0], 'module');
   assert.deepEqual(valuesWithScope(tokens, 'keyword.other.structure'), ['entry']);
-  for (const keyword of ['weak', 'dim', 'identities', 'optimization_hints']) {
+  assert.ok(valuesWithScope(tokens, 'constant.language.tileir').includes('weak'));
+  for (const keyword of ['dim', 'identities', 'optimization_hints']) {
     assert.ok(valuesWithScope(tokens, 'keyword.other.tileir').includes(keyword), keyword);
   }
 });
