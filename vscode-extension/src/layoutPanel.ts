@@ -18,9 +18,12 @@ type ToWebview =
       type: 'layout';
       title: string;
       location: string;
-      svgDataUri: string;
+      /** The server's SVG, inlined by the webview (sanitised there) so that tiles can be hovered. */
+      svg: string;
       text: string;
       data: string;
+      /** The layout data (the tiles' element ranges, steps, ...) for the hover read-out. */
+      layout: object;
       dynamicDims: string[];
       extents: Record<string, number>;
       index: number[] | null;
@@ -192,11 +195,11 @@ export class LayoutPanel implements vscode.Disposable {
       type: 'layout',
       title: result.title,
       location,
-      // As an <img>, the SVG can run no script and its styles stay inside it.
-      svgDataUri: `data:image/svg+xml;base64,${Buffer.from(result.svg, 'utf8').toString('base64')}`,
+      svg: result.svg,
       text: result.text,
       data: JSON.stringify(result.data, null, 2),
-      dynamicDims: result.dynamicDims,
+      layout: result.data,
+      dynamicDims: dynamicDims(result),
       extents: { ...this.extents },
       index: this.index ?? null,
       follow: this.follow,
@@ -225,7 +228,10 @@ export class LayoutPanel implements vscode.Disposable {
   button { color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: 3px 10px; cursor: pointer; }
   button:hover { background: var(--vscode-button-hoverBackground); }
   .picture { background: #ffffff; padding: 8px; border-radius: 4px; overflow: auto; }
-  .picture img { max-width: 100%; height: auto; }
+  .picture svg { max-width: 100%; height: auto; display: block; }
+  .picture svg rect.tile:hover { stroke: #d0021b; stroke-width: 2; }
+  .picture svg text { pointer-events: none; }
+  .hover { font-family: var(--vscode-editor-font-family); min-height: 1.4em; margin: 4px 0; }
   pre { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); white-space: pre; overflow: auto; }
   .message { color: var(--vscode-descriptionForeground); margin-top: 16px; }
   [hidden] { display: none !important; }
@@ -243,7 +249,8 @@ export class LayoutPanel implements vscode.Disposable {
   <button type="submit">Apply</button>
 </form>
 <p class="message" id="message">Waiting for the language server…</p>
-<div class="picture" id="picture" hidden><img id="svg" alt="layout picture"></div>
+<div class="hover" id="hover" aria-live="polite" hidden>Hover over a tile for its index and elements.</div>
+<div class="picture" id="picture" hidden></div>
 <details id="textDetails" hidden><summary>Text</summary><pre id="text"></pre></details>
 <details id="dataDetails" hidden><summary>Data</summary><pre id="data"></pre></details>
 <script nonce="${nonce}" src="${script.toString()}"></script>
@@ -272,6 +279,18 @@ export class LayoutPanel implements vscode.Disposable {
   static disposeCurrent(): void {
     LayoutPanel.current?.dispose();
   }
+}
+
+/**
+ * Every dynamic dimension of the view, also those the user gave an extent: the server lists only
+ * the still unknown ones, and an input that vanished after Apply could not be changed again.
+ */
+function dynamicDims(result: LayoutResult): string[] {
+  const all = (result.data as { dynamic_dims?: unknown }).dynamic_dims;
+  if (Array.isArray(all) && all.every((d) => Number.isInteger(d))) {
+    return all.map((d: number) => `S${d}`);
+  }
+  return result.dynamicDims;
 }
 
 /** "0, 1" or [0, 1] -> [0, 1]; anything else (empty, negative, not integers) -> no index. */
