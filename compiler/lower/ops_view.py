@@ -33,8 +33,9 @@ Tensor descriptors (TMA: `cp.async.bulk.tensor` on sm_90+). `tl.make_tensor_desc
 over the tensor, made once where the view is made; a load is `desc.load(origin)` (then
 `tl.permute` for a dim_map), a store `desc.store`; the hardware pads and clips. Legal
 when the innermost tensor stride is the literal 1, the base is proven 16-byte aligned
-(`assume div_by<16>`), the other strides are proven multiples of 16 bytes, every extent
-is below 2^31 (static, or an i32 with `bounded<0, ?>` ...), the padding is none, zero or
+(`assume div_by<16>`), the other strides are proven multiples of 16 bytes, for a store the
+innermost extent too (on an H200 a descriptor store past an innermost extent that is not
+wrote on to the next 16-byte boundary), every extent is below 2^31 (static, or an i32 with `bounded<0, ?>` ...), the padding is none, zero or
 NaN (floats; not the f8 formats), the box is at most 256 per dimension with an innermost
 run of 16 bytes or more, the tile at most 64 KiB, the access weak and not ordered after
 another memory access by a token (nor a store whose token is used): TMA runs in the
@@ -359,6 +360,11 @@ def _tma_reason(e: OpEmit, v: ViewInfo, op) -> str | None:
     for m in v.extra["dim_max"]:
         if m is None or m > INT32_MAX:
             return "an extent may not fit int32"
+    if op.name == "cuda_tile.store_view_tko" and (v.extra["dim_div"][-1] * itemsize) % 16:
+        # Measured on an H200 (Triton 3.6): a descriptor store to a tensor whose innermost
+        # extent is not a multiple of 16 bytes writes on up to the next 16-byte boundary
+        # (loads through such descriptors pad correctly).
+        return "a store whose innermost extent is not proven a multiple of 16 bytes"
     box = [0] * rank
     for i, d in enumerate(v.dim_map):
         box[d] = v.tile[i]

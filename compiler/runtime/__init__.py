@@ -443,20 +443,9 @@ class _Binder:
         where = self.where(i, param)
         if not (isinstance(element.pointee, IntegerType) and element.pointee.width == 64):
             raise LaunchError(f"{where}: a table of arrays goes to a tile<ptr<i64>> parameter")
-        rows: list[list[int]] = []
-        for j, item in enumerate(table.arrays):
-            strided = isinstance(item, StridedArray)
-            array = item.array if strided else item
-            if not isinstance(array, np.ndarray):
-                raise LaunchError(f"{where}: item {j} of the array list is {type(array).__name__}, not an array")
-            address = self.place(array, f"argument {i}[{j}]", strided, f"{where}, item {j}")
-            # A copied (non-contiguous) array lies C-contiguously where it was placed.
-            strides = [s // array.itemsize for s in array.strides] if strided else _c_strides(array.shape)
-            rows.append([address, *array.shape, *strides])
-        width = max((len(r) for r in rows), default=1)
-        if any(len(r) != width for r in rows):
-            raise LaunchError(f"{where}: the arrays of a list must all have the same number of dimensions")
-        data = np.array(rows, dtype=np.int64).reshape(len(rows), width)
+        data = array_table(
+            table, where, lambda array, dev, strided, j, at: self.place(array, f"argument {i}[{j}]", strided, at)
+        )
         return self.memory.place(data, alignment=8, name=f"argument {i} (array list)", read_only=True)
 
     # -- scalars ---------------------------------------------------------------------------
@@ -472,6 +461,32 @@ class _Binder:
         if isinstance(element, FloatType):
             return _float(where, element, arg)
         raise LaunchError(f"{where}: parameters of type {param.type} cannot be passed")
+
+
+def array_table(table: ArrayTable, where: str, place: Any) -> np.ndarray:
+    """The rows of a cuTile array list, `[address, *extents, *strides]` in i64 (strides in
+    elements). `place(array, device_array_or_None, strided, index, where)` gives item
+    `index`'s address (placing it where the backend needs it)."""
+    from .devarray import device_array
+
+    rows: list[list[int]] = []
+    for j, item in enumerate(table.arrays):
+        strided = isinstance(item, StridedArray)
+        array = item.array if strided else item
+        dev = device_array(array)
+        if dev is None and not isinstance(array, np.ndarray):
+            raise LaunchError(f"{where}: item {j} of the array list is {type(array).__name__}, not an array")
+        address = place(array, dev, strided, j, f"{where}, item {j}")
+        if dev is not None:
+            rows.append([address, *dev.shape, *dev.strides])
+            continue
+        # A copied (non-contiguous) array lies C-contiguously where it was placed.
+        strides = [s // array.itemsize for s in array.strides] if strided else _c_strides(array.shape)
+        rows.append([address, *array.shape, *strides])
+    width = max((len(r) for r in rows), default=1)
+    if any(len(r) != width for r in rows):
+        raise LaunchError(f"{where}: the arrays of a list must all have the same number of dimensions")
+    return np.array(rows, dtype=np.int64).reshape(len(rows), width)
 
 
 def _c_strides(shape: tuple[int, ...]) -> list[int]:

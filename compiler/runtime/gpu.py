@@ -497,30 +497,18 @@ def _scatter(original: np.ndarray) -> Any:
 
 def _table(b: Binding, where: str, element: PointerType, table: Any, strided_t: type) -> int:
     """cuTile's list of arrays: a device table of [address, extents, strides] rows."""
-    from . import LaunchError, _c_strides
+    from . import LaunchError, array_table
 
     if not (isinstance(element.pointee, IntegerType) and element.pointee.width == 64):
         raise LaunchError(f"{where}: a table of arrays goes to a tile<ptr<i64>> parameter")
-    rows = []
-    for j, item in enumerate(table.arrays):
-        strided = isinstance(item, strided_t)
-        array = item.array if strided else item
-        dev = device_array(array)
+
+    def place(array: Any, dev: DeviceArray | None, strided: bool, _index: int, at: str) -> int:
         if dev is not None:
-            rows.append([dev.ptr, *dev.shape, *dev.strides])
             b.moved += dev.nbytes
-            continue
-        if not isinstance(array, np.ndarray):
-            raise LaunchError(f"{where}: item {j} of the array list is {type(array).__name__}, not an array")
-        address = _place_host(b, array, strided, f"{where}, item {j}", strided_t)
-        # A copied (non-contiguous) array lies C-contiguously where it was placed.
-        strides = [s // array.itemsize for s in array.strides] if strided else _c_strides(array.shape)
-        rows.append([address, *array.shape, *strides])
-    width = max((len(r) for r in rows), default=1)
-    if any(len(r) != width for r in rows):
-        raise LaunchError(f"{where}: the arrays of a list must all have the same number of dimensions")
-    data = np.array(rows, dtype=np.int64).reshape(len(rows), width)
-    return b.place(data, f"{where} (array list)", read_only=True)
+            return dev.ptr
+        return _place_host(b, array, strided, at, strided_t)
+
+    return b.place(array_table(table, where, place), f"{where} (array list)", read_only=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -625,7 +613,7 @@ def _tuning() -> dict[str, Any]:
     except ValueError as exc:
         raise _launch_error(f"TILEIR_TRITON_OPTIONS is not a JSON object: {exc}") from None
     if not isinstance(options, dict):
-        raise _launch_error("TILEIR_TRITON_OPTIONS must be a JSON object, e.g. {\"num_warps\": 8}")
+        raise _launch_error('TILEIR_TRITON_OPTIONS must be a JSON object, e.g. {"num_warps": 8}')
     return options
 
 

@@ -328,7 +328,7 @@ def test_a_triton_failure_is_an_internal_error_and_its_prints_stay_off_stdout(
 ) -> None:
     from compiler.lower import LowerError, build
 
-    def failing(src, opts):
+    def failing(src, opts, divisible=()):
         print("a reproducer Triton prints on stdout")
         raise LowerError("Triton could not compile the lowered kernel (PTXASError: ...)", target=src.target.arch)
 

@@ -153,3 +153,19 @@ def test_gpu_backends_without_a_driver_say_so_in_one_line(monkeypatch: pytest.Mo
         launch_cutile(example_path("vector_add"), grid=(1,), args=[a, a, a.copy()], backend="triton")
     assert info.value.kind == "device" and "\n" not in info.value.message
     assert "no NVIDIA driver" in info.value.message or "cuda.core" in info.value.message
+
+
+def test_cpu_arrays_of_other_libraries_are_used_like_numpy() -> None:
+    """A CPU torch tensor (DLPack on the CPU) is a NumPy view of the same memory: the CPU
+    backend updates it in place, through cuTile's convention too (its strides are its own)."""
+    torch = pytest.importorskip("torch")
+    from compiler.runtime import launch_cutile
+    from compiler.runtime.devarray import host_array, is_device_array
+
+    a, b = torch.arange(3000, dtype=torch.float32), torch.ones(3000, dtype=torch.float32)
+    c = torch.zeros(3000, dtype=torch.float32)
+    assert not is_device_array(c) and host_array(c).ctypes.data == c.data_ptr()
+    launch_cutile(example_path("vector_add"), grid=(3,), args=[a, b, c], backend="cpu")
+    assert torch.equal(c, a + b)
+    bf = torch.ones(4, dtype=torch.bfloat16)
+    assert str(host_array(bf).dtype) == "bfloat16"
