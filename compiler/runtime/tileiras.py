@@ -149,6 +149,9 @@ def compile_tileiras(module: Module, arch: str, *, use_cache: bool = True, opt_l
             hit = _lookup_index(root, input_key, bytecode, arch, opt_level)
             if hit is not None:
                 return hit
+            refused = _refusal(root, input_key)
+            if refused is not None:
+                raise _error(f"tileiras refused this module where the cache was filled: {refused}")
         raise _error(
             f"compiling for {arch} with the tileiras backend needs NVIDIA's tileiras, which was not found "
             f"and no cubin for this module is cached (install it with `{INSTALL_TILEIRAS}`, put it on PATH, "
@@ -162,7 +165,15 @@ def compile_tileiras(module: Module, arch: str, *, use_cache: bool = True, opt_l
             with contextlib.suppress(OSError):
                 _write_index(root, input_key, key)  # a copied cache may lack it
             return hit
-    cubin = _run(tool, bytecode, arch, opt_level)
+    try:
+        cubin = _run(tool, bytecode, arch, opt_level)
+    except Exception as e:
+        if use_cache:
+            # Recorded, so that a machine without tileiras that gets this cache says why
+            # there is no cubin rather than "not cached".
+            with contextlib.suppress(OSError):
+                _write_refusal(root, input_key, f"{e} (tileiras {_release(version)})")
+        raise
     try:
         info = read_cubin(cubin)
     except CubinError as e:
@@ -242,6 +253,24 @@ def _lookup_index(root: Path, input_key: str, bytecode: bytes, arch: str, opt_le
     if not isinstance(key, str) or not re.fullmatch(r"[0-9a-f]{32}", key):
         return None
     return _load(root / key, bytecode, arch, opt_level)
+
+
+def _refusal(root: Path, input_key: str) -> str | None:
+    """Why tileiras refused this input where the cache was filled, if it did."""
+    try:
+        pointer = json.loads((root / "index" / f"{input_key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    refused = pointer.get("refused") if isinstance(pointer, dict) else None
+    return refused if isinstance(refused, str) else None
+
+
+def _write_refusal(root: Path, input_key: str, message: str) -> None:
+    from ..lower.build import atomic_write
+
+    index = root / "index"
+    index.mkdir(parents=True, exist_ok=True)
+    atomic_write(index / f"{input_key}.json", json.dumps({"refused": message}).encode())
 
 
 def _write_index(root: Path, input_key: str, key: str) -> None:

@@ -278,7 +278,7 @@ def test_tileiras_missing_says_how_to_install(cache: Path, vector_add: Module, m
     assert "pip install nvidia-cuda-tileiras" in e.value.message and "sm_90" in e.value.message
 
 
-def test_tileiras_failure_is_one_line(cache: Path) -> None:
+def test_tileiras_failure_is_one_line(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     require_tileiras()
     # tileiras reads a module of globals alone but will not compile it (tests/bytecode lists it).
     module = load_module("cuda_tile.module @g {\n  global @x <i32: 0> : tile<1xi32>\n}\n")
@@ -289,6 +289,13 @@ def test_tileiras_failure_is_one_line(cache: Path) -> None:
     assert message.startswith("tileiras could not compile the module for sm_90: ")
     assert "error" in message.split(": ", 1)[1]
     assert not any(cache.glob("*/kernel.cubin"))
+    # A machine without tileiras that gets this cache says why there is no cubin.
+    _no_tileiras(monkeypatch)
+    with pytest.raises(LaunchError) as e:
+        compile_tileiras(module, "sm_90")
+    assert e.value.message.startswith(
+        "tileiras refused this module where the cache was filled: tileiras could not compile the module for sm_90: "
+    )
 
 
 def test_tileiras_that_makes_no_cubin(
