@@ -14,6 +14,7 @@ import time
 import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -53,10 +54,18 @@ class TileLanguageServer(LanguageServer):
         return current
 
     def _document(self, uri: str):
+        # pygls keys open documents by the percent-decoded URI, while requests carry the URI as
+        # the client wrote it (`my%20dir`, or VS Code's `tileir-bytecode:` documents whose query
+        # is an encoded file URI): look it up as pygls stored it.
         try:
-            return self.workspace.text_documents.get(uri)
+            return self.workspace.text_documents.get(unquote(uri))
         except Exception:  # noqa: BLE001 - a closed or unknown document
             return None
+
+    def open_uris(self) -> list[str]:
+        """The URIs of the open documents as the client sent them (the store's keys are decoded,
+        and diagnostics published under a decoded URI would not reach the client's document)."""
+        return [document.uri for document in list(self.workspace.text_documents.values())]
 
     def _analyze(self, uri: str) -> Analysis | None:
         document = self._document(uri)
@@ -109,7 +118,7 @@ class TileLanguageServer(LanguageServer):
     def reanalyze_all(self) -> None:
         """Settings changed: analyze and publish every open document again."""
         self._analyses.clear()
-        for uri in list(self.workspace.text_documents):
+        for uri in self.open_uris():
             self._safely(self.publish, uri)
 
     # ---------------------------------------------------------------- errors

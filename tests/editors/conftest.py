@@ -206,10 +206,9 @@ def make_workspace(folder: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def user_settings(python: str) -> dict[str, object]:
-    """VS Code's user settings: our interpreter, and nothing that would pop up over the editor."""
+def user_settings() -> dict[str, object]:
+    """VS Code's user settings: nothing that would pop up over the editor."""
     return {
-        "tileir.server.python": python,
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": False,
         "workbench.enableExperiments": False,
@@ -248,18 +247,24 @@ class CodeServer:
         self.user_data = home / "user-data"
         self.extensions = home / "extensions"
         self.settings_file = self.user_data / "User" / "settings.json"
+        # code-server's window is a remote one: settings of `machine(-overridable)` scope, like
+        # tileir.server.python, are read from the Remote settings (user-data/Machine) there, and
+        # ignored (greyed out) in the User settings.
+        self.machine_settings_file = self.user_data / "Machine" / "settings.json"
         self.log_path = home / "code-server.log"
         self.process: subprocess.Popen | None = None
         self.url = ""
 
-    def write_settings(self, **changes: object) -> None:
-        """Changes user settings as a user editing settings.json would (VS Code watches it)."""
-        settings = json.loads(self.settings_file.read_text()) if self.settings_file.exists() else {}
+    def write_settings(self, machine: bool = False, **changes: object) -> None:
+        """Changes the User (or, with `machine`, the Remote) settings as a user editing
+        settings.json would (VS Code watches the file)."""
+        path = self.machine_settings_file if machine else self.settings_file
+        settings = json.loads(path.read_text()) if path.exists() else {}
         settings.update(changes)
-        self.settings_file.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         # In place, not through a rename: VS Code watches the file, and a renamed-over file
         # can go unnoticed.
-        self.settings_file.write_text(json.dumps(settings, indent=2))
+        path.write_text(json.dumps(settings, indent=2))
 
     def common_args(self) -> list[str]:
         return [
@@ -308,7 +313,8 @@ def code_server_instance() -> Iterator[CodeServer]:
     assert binary is not None
     server = CodeServer(Path(tempfile.mkdtemp(prefix="tileir-code-server-")))
     make_workspace(server.workspace)
-    server.write_settings(**user_settings(sys.executable))
+    server.write_settings(**user_settings())
+    server.write_settings(machine=True, **{"tileir.server.python": sys.executable})
     env = tool_env()
     done = subprocess.run(
         [str(binary), *server.common_args(), "--install-extension", str(vsix)],

@@ -5,6 +5,8 @@ look into a webview. Every wait is for a condition, with a timeout."""
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .conftest import SERVER_S, STARTUP_S, save_artifact
@@ -76,7 +78,15 @@ class Workbench:
                     break
             else:
                 row.click()
-            self.page.locator(".quick-input-widget").wait_for(state="hidden")
+            # The palette closes, or a command that asks for input (a quick pick, the save
+            # dialog) reuses the widget: then the box no longer holds the `>` query.
+            self.page.wait_for_function(
+                """() => {
+                    const w = document.querySelector('.quick-input-widget');
+                    const box = w && w.querySelector('.quick-input-box input');
+                    return !w || getComputedStyle(w).display === 'none' || !box || !box.value.startsWith('>');
+                }"""
+            )
 
     # -- editors ----------------------------------------------------------------------------
 
@@ -98,6 +108,15 @@ class Workbench:
         editor = self.active_editor()
         editor.locator(".view-lines").wait_for()
         return editor
+
+    def wait_language(self, name: str) -> None:
+        """Waits until the status bar names `name` as the active editor's language (right after the
+        window opens, VS Code shows Plain Text until the extensions' languages are registered)."""
+        self.page.wait_for_function(
+            "name => document.getElementById('status.editor.mode')?.innerText.trim() === name",
+            arg=name,
+            timeout=SERVER_S * 1000,
+        )
 
     def goto(self, line: int, column: int = 1) -> None:
         """Puts the cursor at `line`:`column` (1-based) with Go to Line (Ctrl+G)."""
@@ -176,17 +195,50 @@ class Workbench:
             ".notifications-toasts .notification-toast, .notifications-center .notification-list-item"
         )
 
-    def webview(self, title_part: str) -> Frame:
-        """The inner frame of the visible webview (webviews are an iframe holding #active-frame)."""
-        self.page.locator(".tabs-container .tab", has_text=title_part).first.wait_for(timeout=SERVER_S * 1000)
-        outer = self.page.locator("iframe.webview.ready").last
-        outer.wait_for(timeout=SERVER_S * 1000)
-        handle = outer.element_handle()
-        assert handle is not None
-        frame = handle.content_frame()
-        assert frame is not None
-        inner = frame.wait_for_selector("#active-frame", timeout=SERVER_S * 1000)
-        assert inner is not None
-        content = inner.content_frame()
-        assert content is not None
-        return content
+    def webview(self, title: str) -> Frame:
+        """The document of the visible webview whose page title contains `title` (a webview is an
+        iframe holding #active-frame; with several open, the title tells ours apart)."""
+        found: list[Frame] = []
+
+        def visible_webview() -> bool:
+            for frame in self.page.frames:
+                parent = frame.parent_frame
+                if parent is None or parent.parent_frame is None:
+                    continue
+                try:
+                    if (
+                        frame.frame_element().get_attribute("id") == "active-frame"
+                        and parent.frame_element().is_visible()
+                        and title in frame.title()
+                    ):
+                        found.append(frame)
+                        return True
+                except Exception:  # noqa: BLE001 - a frame replaced while we looked
+                    continue
+            return False
+
+        self.wait_until(visible_webview, f"a webview titled {title!r}")
+        return found[-1]
+
+    def wait_until(self, condition: Callable[[], object], what: str, timeout_s: float = SERVER_S) -> None:
+        """Polls `condition` (a check outside the page: files, processes, frames) until it holds."""
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+            self.page.wait_for_timeout(100)
+
+    def inspect_token(self, line: int, column: int) -> dict[str, str]:
+        """What *Developer: Inspect Editor Tokens and Scopes* says of the token at `line`:`column`:
+        its TextMate scopes (innermost first, one a line), the theme's foreground, ..."""
+        self.goto(line, column)
+        self.command("Developer: Inspect Editor Tokens and Scopes")
+        widget = self.page.locator(".token-inspect-widget")
+        widget.locator("td", has_text="textmate scopes").wait_for()  # filled in after it shows
+        rows = widget.locator("tr").evaluate_all("rows => rows.map(r => [...r.children].map(c => c.innerText))")
+        self.press("Escape")
+        widget.wait_for(state="detached")
+        found: dict[str, str] = {}
+        for key, value in rows:
+            found.setdefault(key, value)  # the first `foreground` is the colour, the second its rule
+        return found

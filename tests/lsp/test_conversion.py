@@ -243,3 +243,17 @@ async def test_ptx_errors(client):
     assert caught.value.message == (
         f"{name}:2:3: error: entry: the Triton lowering cannot pass pointers to f4E2M1FN [target sm_90]"
     )
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_convert_to_bytecode_of_a_virtual_document(client, tmp_path):
+    """A bytecode file opened as text in VS Code is a virtual document (the extension's
+    `tileir-bytecode:` scheme, with the file's URI percent-encoded in the query); Save as
+    Bytecode asks for it by that URI, exactly as the client sent it."""
+    text = EXAMPLES[0].read_text()
+    original = (tmp_path / "k.tileirbc").as_uri()
+    query = original.replace(":", "%3A").replace("/", "%2F")
+    uri = f"tileir-bytecode:{tmp_path}/k.tileirbc.tileir?{query}"
+    await open_document(client, text, uri)
+    result = await request(client, "tileir/convertToBytecode", {"uri": uri})
+    assert base64.b64decode(field(result, "output")) == write_bytecode(parse(text).module, (13, 3))

@@ -45,6 +45,19 @@ async def test_verifier_error_matches_core(client):
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_percent_encoded_uris(client):
+    """A path with a space comes as `my%20dir` (VS Code encodes it); the server stores documents
+    under the decoded URI, and must still find them and publish under the client's URI."""
+    uri = "file:///tmp/tile_lsp_tests/my%20dir/broken.tileir"
+    _, diagnostics = await open_document(client, BROKEN, uri)
+    assert len(diagnostics) == 1 and "addf" in diagnostics[0].message, diagnostics
+    hover = await client.text_document_hover_async(
+        lsp.HoverParams(lsp.TextDocumentIdentifier(uri=uri), position_of(BROKEN, "addi"))
+    )
+    assert hover is not None and "addi" in str(hover.contents), hover
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_incremental_change_fixes_and_breaks(client):
     uri, diagnostics = await open_document(client, BROKEN)
     assert len(diagnostics) == 1

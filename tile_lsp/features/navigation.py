@@ -91,7 +91,7 @@ def register(server: TileLanguageServer) -> None:
         workspace = server.client_capabilities.workspace
         kinds = _symbol_kinds(workspace.symbol if workspace is not None else None)
         found: list[lsp.SymbolInformation] = []
-        for uri in list(server.workspace.text_documents):
+        for uri in server.open_uris():
             analysis = server.analysis(uri)
             if analysis is not None:
                 found.extend(workspace_symbol_list(analysis, params.query, kinds))

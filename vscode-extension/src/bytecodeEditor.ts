@@ -4,12 +4,10 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { convertFromBytecodeRequest } from './protocol';
-import { errorMessage, TileServer } from './server';
+import { BYTECODE_TEXT_SCHEME, errorMessage, TileServer } from './server';
 import { contentSecurityPolicy, escapeHtml, makeNonce } from './webview';
 
 export const BYTECODE_VIEW_TYPE = 'tileir.bytecodeViewer';
-/** Virtual documents `tileir-bytecode:/path/k.tileirbc.tileir?<file uri>`: read-only text. */
-export const BYTECODE_TEXT_SCHEME = 'tileir-bytecode';
 
 async function disassemble(server: TileServer, fileUri: vscode.Uri): Promise<string> {
   const result = await server.requestWithProgress(

@@ -3,7 +3,6 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import {
-  BYTECODE_TEXT_SCHEME,
   BYTECODE_VIEW_TYPE,
   BytecodeEditorProvider,
   BytecodeTextProvider,
@@ -11,7 +10,7 @@ import {
 } from './bytecodeEditor';
 import { LayoutPanel } from './layoutPanel';
 import { convertToBytecodeRequest, ptxRequest } from './protocol';
-import { CONFIGURATION_SECTION, errorMessage, LANGUAGE_ID, TileServer } from './server';
+import { BYTECODE_TEXT_SCHEME, CONFIGURATION_SECTION, errorMessage, LANGUAGE_ID, TileServer } from './server';
 
 let server: TileServer | undefined;
 

@@ -13,6 +13,8 @@ import { WorkDoneParams } from './protocol';
 
 export const LANGUAGE_ID = 'tileir';
 export const CONFIGURATION_SECTION = 'tileir';
+/** Virtual documents `tileir-bytecode:/path/k.tileirbc.tileir?<file uri>`: a bytecode file as text. */
+export const BYTECODE_TEXT_SCHEME = 'tileir-bytecode';
 
 /** The message of an error from a request, a start failure or anything else thrown. */
 export function errorMessage(error: unknown): string {
@@ -70,6 +72,9 @@ export class TileServer implements vscode.Disposable {
       documentSelector: [
         { scheme: 'file', language: LANGUAGE_ID },
         { scheme: 'untitled', language: LANGUAGE_ID },
+        // A bytecode file opened as text: the server must see it to hover it, check it and
+        // write it back as bytecode (Save as Bytecode), which it does from the open document.
+        { scheme: BYTECODE_TEXT_SCHEME, language: LANGUAGE_ID },
       ],
       // Sends workspace/didChangeConfiguration when any `tileir.*` setting changes; the server
       // then reads the values through workspace/configuration.
@@ -89,7 +94,8 @@ export class TileServer implements vscode.Disposable {
       void vscode.window
         .showErrorMessage(
           `Tile IR: could not start the language server with "${python} -m tile_lsp" ` +
-            `(${errorMessage(error)}). Is tileir-tools installed for that Python?`,
+            `(${errorMessage(error)}). Set "${CONFIGURATION_SECTION}.server.python" to a Python ` +
+            'that has tileir-tools installed (in a remote window: in the Remote settings).',
           'Open Settings',
           'Show Log',
         )
