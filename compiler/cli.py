@@ -468,6 +468,10 @@ def opt_diagnostics(text: str, name: str, args: argparse.Namespace):
     rename = _rename_options(args.test_debuginfo_update_symbol_name)
     if rename is not None and not has_errors(diagnostics):
         diagnostics += _rename_symbol(result.module, rename)
+    if getattr(args, "canonicalize", False) and not has_errors(diagnostics):
+        from compiler.transform import canonicalize
+
+        canonicalize(result.module)
     return result, diagnostics
 
 
@@ -1404,6 +1408,7 @@ def build_parser() -> argparse.ArgumentParser:
     _flag(opt, "mlir-print-debuginfo", "print location information")
     _flag(opt, "allow-unregistered-dialect", "accept operations of unknown dialects")
     _flag(opt, "verify-diagnostics", "check the diagnostics against the file's expected-* comments")
+    _flag(opt, "canonicalize", "fold and simplify with the canonicalization rewrites (compiler/transform)")
     _flag(opt, "Wunsupported-hints", "warn about unknown or invalid optimization hints")
     _flag(opt, "Werr-hints", "with -Wunsupported-hints: make those warnings errors")
     _verify_flags(opt)
@@ -1454,8 +1459,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="'argN = EXPR'",
         help=(
-            "after the run, argN must match EXPR, a NumPy expression (np, ml_dtypes) over arg0, arg1, ... "
-            "as they were before the run; within a tolerance set by argN's dtype (exit 1 if not)"
+            "after the run, argN must match EXPR, a Python expression (np, ml_dtypes at hand) over arg0, "
+            "arg1, ... as they were before the run; within a tolerance set by argN's dtype (exit 1 if not). "
+            "EXPR is ordinary Python run with your rights, not a sandbox: pass only expressions you trust"
         ),
     )
     run.add_argument("--rtol", type=float, metavar="R", help="relative tolerance of --check (default: by dtype)")

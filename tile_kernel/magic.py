@@ -109,8 +109,9 @@ def _options(func):
             action="append",
             default=[],
             metavar="'argN = EXPR'",
-            help="after the run, argument N must match EXPR (NumPy over arg0, arg1, ... as they were "
-            "before the run), within a tolerance set by its dtype; as `tileir run --check`",
+            help="after the run, argument N must match EXPR (Python, np at hand, over arg0, arg1, ... as "
+            "they were before the run), within a tolerance set by its dtype; as `tileir run --check`. "
+            "EXPR runs with your rights, as any cell does: it is no sandbox",
         ),
         argument("--rtol", type=float, metavar="R", help="relative tolerance of --check (default: by dtype)"),
         argument("--atol", type=float, metavar="A", help="absolute tolerance of --check (default: by dtype)"),
@@ -363,10 +364,15 @@ class TileIRMagics(Magics):
 
         try:
             kernel = tmod.kernel(args.run or None)
-            checks = [parse_check(c) for c in args.check]
-        except (LaunchError, SpecError) as e:
-            display(error_view("--run", [getattr(e, "message", str(e))]))
+        except LaunchError as e:
+            display(error_view("--run", [e.message]))
             return ["--run"]
+        try:
+            # Compiled before the launch: an expression that is not Python fails the cell at once.
+            checks = [parse_check(c) for c in args.check]
+        except SpecError as e:
+            display(error_view("--check", [str(e)]))
+            return ["--check"]
         grid = self._grid(args.grid)
         values = self._arguments(args.args)
         launch: Launch = kernel[grid]

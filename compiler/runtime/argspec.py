@@ -1,5 +1,6 @@
 """Kernel arguments written on the command line (`tileir run --arg SPEC`), the summary
-printed after a run, and `--check` (a NumPy expression the result must match).
+printed after a run, and `--check` (a Python expression, NumPy at hand, the result must match;
+evaluated with the user's rights: it is no sandbox).
 
 SPEC is one of:
 
@@ -21,6 +22,7 @@ f8E4M3FN f8E5M2 f8E8M0FNU f4E2M1FN i1 i8 i16 i32 i64.
 
 from __future__ import annotations
 
+import builtins
 import math
 import re
 import zlib
@@ -245,11 +247,28 @@ class Check:
 
 def parse_check(text: str) -> Check:
     """`arg2 = arg0 + arg1`: argument 2 after the run must equal the expression, evaluated
-    with NumPy on the arguments as they were before the run."""
+    with NumPy on the arguments as they were before the run. The expression is compiled
+    here, so that a syntax error is reported before the kernel runs."""
     m = re.match(r"^\s*arg(\d+)\s*==?\s*(.+?)\s*$", text, re.DOTALL)
     if not m:
         raise SpecError(f"--check '{text}': expected 'argN = EXPRESSION', e.g. 'arg2 = arg0 + arg1'")
-    return Check(text, int(m.group(1)), m.group(2))
+    check = Check(text, int(m.group(1)), m.group(2))
+    _compile(check)
+    return check
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _compile(check: Check) -> Any:
+    try:
+        return compile(check.expression, "<--check>", "eval")
+    except SyntaxError as e:
+        where = f" (column {e.offset} of the expression)" if e.offset else ""
+        raise SpecError(f"--check '{_one_line(check.text)}': not a Python expression: {e.msg}{where}") from None
+    except ValueError as e:  # a NUL byte in the text
+        raise SpecError(f"--check '{_one_line(check.text)}': not a Python expression: {_one_line(e)}") from None
 
 
 @dataclass(slots=True)
@@ -263,24 +282,29 @@ class CheckResult:
 
 def run_check(check: Check, before: list[Any], after: list[Any], rtol: float | None, atol: float | None) -> CheckResult:
     """Compare `after[check.target]` with the expression evaluated on `before`."""
+    what = f"--check '{_one_line(check.text)}'"
     if not 0 <= check.target < len(after):
-        raise SpecError(f"--check '{check.text}': there is no arg{check.target} (there are {len(after)} --arg values)")
+        raise SpecError(f"{what}: there is no arg{check.target} (there are {len(after)} --arg values)")
     actual = after[check.target]
     if not isinstance(actual, np.ndarray):
-        raise SpecError(f"--check '{check.text}': arg{check.target} is a scalar; only arrays change in a run")
+        raise SpecError(f"{what}: arg{check.target} is a scalar; only arrays change in a run")
     import ml_dtypes
 
-    names: dict[str, Any] = {f"arg{i}": v for i, v in enumerate(before)}
-    names.update(np=np, numpy=np, ml_dtypes=ml_dtypes)
+    code = _compile(check)
+    # The expression is Python, evaluated with the rights of whoever runs it (as a notebook
+    # cell is): this is no sandbox and does not pretend to be one. One namespace serves as
+    # both globals and locals, so that lambdas and comprehensions see argN and np.
+    namespace: dict[str, Any] = {"__builtins__": builtins, "np": np, "numpy": np, "ml_dtypes": ml_dtypes}
+    namespace.update((f"arg{i}", v) for i, v in enumerate(before))
     try:
         with np.errstate(all="ignore"):
-            expected = eval(check.expression, {"__builtins__": {}}, names)  # noqa: S307 - the user's own expression
+            expected = eval(code, namespace)  # noqa: S307 - the user's own expression, documented as Python
         expected = np.asarray(expected)
         if expected.dtype == object:
             raise TypeError(f"it gives a {type(expected.reshape(-1)[0]).__name__}, not numbers")
         expected = np.broadcast_to(expected, actual.shape)
     except Exception as e:  # noqa: BLE001 - any failure of the user's expression is reported in one line
-        raise SpecError(f"--check '{check.text}': cannot evaluate the expression: {type(e).__name__}: {e}") from None
+        raise SpecError(f"{what}: cannot evaluate the expression: {type(e).__name__}: {_one_line(e)}") from None
     default_rtol, default_atol = default_tolerance(actual.dtype)
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol

@@ -50,6 +50,10 @@ class Var:
 class TypeOf:
     name: str
     anchor: bool = False
+    # A bare `type($x)` directive prints the type as MLIR's generic printer does, with its
+    # dialect prefix (`!cuda_tile.tile<2xf32>`); `custom<CudaTileType>(type($x))` prints it
+    # short (`tile<2xf32>`). Both parse either spelling.
+    qualified: bool = False
 
 
 @dataclass(slots=True)
@@ -142,7 +146,7 @@ class _FormatParser:
             return self._anchor(element)
         if tok == "type":
             (arg,) = self._args()
-            return self._anchor(TypeOf(arg.name))
+            return self._anchor(TypeOf(arg.name, qualified=True))
         if tok.startswith("custom<"):
             name = tok[7:-1]
             args = self._args()
@@ -561,7 +565,8 @@ def _print_elements(printer: Printer, op: Operation, elements: list, st: _PrintS
             if isinstance(element, Var):
                 _print_var(printer, op, element.name)
             elif isinstance(element, TypeOf):
-                printer.write(", ".join(printer.type(t) for t in _types_of(op, element.name)))
+                spell = (lambda t: t.full()) if element.qualified else printer.type
+                printer.write(", ".join(spell(t) for t in _types_of(op, element.name)))
             elif isinstance(element, Custom):
                 from .custom_directives import DIRECTIVES
 

@@ -622,7 +622,8 @@ class Parser:
         name_tok = self.advance()
         name = unescape_string(name_tok.text)
         canonical, opdef = self.resolve_op_name(name)
-        if opdef is None and not self.options.allow_unregistered:
+        # builtin.module (the frontend contract's wrapper) is always known, as in MLIR.
+        if opdef is None and canonical != "builtin.module" and not self.options.allow_unregistered:
             self.error(
                 f"operation '{name}' is not registered; pass --allow-unregistered-dialect to accept it",
                 name_tok.span,
@@ -658,7 +659,8 @@ class Parser:
         if self.at("(") and self._peek_is_region():
             self.advance()
             while True:
-                op.add_region(self.parse_region(isolated=opdef is not None and "IsolatedFromAbove" in opdef.traits))
+                isolated = canonical == "builtin.module" or (opdef is not None and "IsolatedFromAbove" in opdef.traits)
+                op.add_region(self.parse_region(isolated=isolated))
                 if not self.accept(","):
                     break
             self.expect(")")

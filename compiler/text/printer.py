@@ -271,7 +271,9 @@ class Printer:
             self._assign_names([op])
         self._print_results(op)
         opdef = op.opdef
-        if self.options.generic or opdef is None:
+        if op.name == "builtin.module" and not self.options.generic and _plain_module(op):
+            self._print_builtin_module(op)
+        elif self.options.generic or opdef is None:
             self._print_generic(op)
         else:
             from .custom_ops import PRINTERS
@@ -286,6 +288,24 @@ class Printer:
         if self.options.debuginfo:
             # An op with no location prints as MLIR prints `loc(unknown)`.
             self.write(" " + self.attr(op.location if op.location is not None else _UNKNOWN))
+
+    def _print_builtin_module(self, op: Operation) -> None:
+        """`module @name attributes {...} { ... }`, MLIR's pretty form of `builtin.module` (the
+        frontend contract's wrapper), so `fmt` keeps a wrapped file in the form it was written.
+        Its ops print as at the top level (`cuda_tile.module`, full name), as MLIR prints ops
+        whose parent sets no default dialect."""
+        name = op.properties.get("sym_name")
+        if isinstance(name, A.StringAttr):
+            # `module @name` reads back as a `cuda_tile.module` (the spec's short form), so a
+            # named wrapper keeps its full name.
+            self.write("builtin.module " + str(A.SymbolRefAttr(name.value)))
+        else:
+            self.write("module")
+        # Any other inherent attribute (`sym_visibility`) goes into the dictionary, as MLIR's
+        # `attr-dict-with-keyword` prints it; the parser reads it back from there.
+        self.write(self.attr_dict(op, {"sym_name"}, keyword=True))
+        self.write(" ")
+        self.print_region(op.regions[0], top_level=True)
 
     def _print_results(self, op: Operation) -> None:
         results = op.results
@@ -357,6 +377,7 @@ class Printer:
         region: Region,
         print_entry_args: bool = False,
         print_terminators: bool = True,
+        top_level: bool = False,
     ) -> None:
         self.write("{")
         self.indent += 1
@@ -376,7 +397,7 @@ class Printer:
                 self.newline()
                 if op.span is not None and op.span.end > op.span.start:
                     self._flush_comments(_header_end(op))
-                self.print_operation(op)
+                self.print_operation(op, top_level)
                 if op.span is not None and op.span.end > op.span.start:
                     self._trailing_comment(op.span.end)
         self.indent -= 1
@@ -415,6 +436,15 @@ class Printer:
             else:
                 text += " -> (" + ", ".join(self.type(t) for t in results) + ")"
         return text
+
+
+def _plain_module(op: Operation) -> bool:
+    """A `builtin.module` the pretty form can carry: no operands or results, one region of at
+    most one block without arguments (anything else keeps the generic form, which says it)."""
+    if op.results or op.operands or len(op.regions) != 1:
+        return False
+    blocks = op.regions[0].blocks
+    return len(blocks) <= 1 and not (blocks and blocks[0].arguments)
 
 
 def _header_end(op: Operation) -> int:
