@@ -640,6 +640,9 @@ def prepare_tileiras(
     slots = abi.slots_tileiras(entry)
     _check_abi(built.cubin, name, slots, "tileiras")
     kernel = g.kernel(built.cubin, name, "tileiras")
+    # As cuTile launches them: the driver takes a tile kernel's thread count from its launch
+    # metadata. Measured on an H200 (driver 580): block (1, 1, 1) and block = REQNTID give the
+    # same results and times; TILEIR_TILEIRAS_BLOCK=reqntid selects the latter.
     block = (1, 1, 1)
     if not info.tile_kernel or os.environ.get("TILEIR_TILEIRAS_BLOCK") == "reqntid":
         block = info.reqntid or info.max_threads or (128, 1, 1)
