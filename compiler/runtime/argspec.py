@@ -156,7 +156,9 @@ def parse_spec(text: str) -> ArgSpec:
     if lowered in ("true", "false"):
         return ArgSpec(text, "scalar", value=lowered == "true")
     try:
-        return ArgSpec(text, "scalar", value=int(s, 0))
+        # 0x.., 0o.., 0b.. and decimals; a decimal with leading zeros (`007`) is decimal.
+        value = int(s, 10) if re.fullmatch(r"[+-]?\d+", s) else int(s, 0)
+        return ArgSpec(text, "scalar", value=value)
     except ValueError:
         pass
     try:

@@ -98,6 +98,14 @@ class Lexer:
         return Token(EOF, "", n, n)
 
 
+def int_literal(text: str) -> int:
+    """The value of an INT token: hexadecimal after `0x`, else decimal — leading zeros
+    included (`007` is 7, as in MLIR; Python's int(text, 0) refuses it)."""
+    if text[:2] in ("0x", "0X"):
+        return int(text[2:], 16)
+    return int(text, 10)
+
+
 def unescape_string(literal: str) -> str:
     """The value of a string literal token (MLIR escapes: \\n \\t \\" \\\\ and \\XX hex)."""
     body = literal[1:-1]

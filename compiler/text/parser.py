@@ -487,7 +487,7 @@ class Parser:
                 count = 1
                 if self.accept(":"):
                     count_tok = self.expect_kind(L.INT, "result count")
-                    count = int(count_tok.text, 0)
+                    count = L.int_literal(count_tok.text)
                     if count < 1:
                         self.fail("expected a positive result count", count_tok.span)
                 results.append((tok.text[1:], count, tok.span if count == 1 else Span(tok.start, count_tok.end)))
@@ -1208,7 +1208,7 @@ class Parser:
         if tok.kind != L.INT:
             self.fail("expected integer value")
         self.advance()
-        value = int(tok.text, 0)
+        value = L.int_literal(tok.text)
         return -value if negative else value
 
     # ---------------------------------------------------------------- attributes
@@ -1328,7 +1328,7 @@ class Parser:
             if bits is None:
                 self.fail(f"invalid float literal for {fty}", Span(start, self.prev_end))
             return A.FloatAttr(bits, fty)  # type: ignore[arg-type]
-        value = int(tok.text, 0)
+        value = L.int_literal(tok.text)
         if negative:
             value = -value
         if ty == T.IntegerType(64):
