@@ -303,7 +303,10 @@ class CodeServer:
         return found
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API runs an asyncio loop in this thread while it is open,
+# and the language-server tests (pytest-lsp, pytest-asyncio) that run later need the thread's
+# loop free; tests/editors/test_vscode.py is the one module that drives the browser.
+@pytest.fixture(scope="module")
 def code_server_instance() -> Iterator[CodeServer]:
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is not installed (CI installs it with .ci/install-browser)")
@@ -370,7 +373,7 @@ def code_server_instance() -> Iterator[CodeServer]:
         shutil.rmtree(server.home, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def vscode(code_server_instance: CodeServer) -> Iterator[object]:
     """The workbench in headless chromium, the workspace folder open, as a `Workbench`."""
     from playwright.sync_api import sync_playwright

@@ -151,19 +151,43 @@ class Workbench:
         return editor.locator(".view-line", has_text=text).first
 
     def token(self, editor: Locator, line_text: str, token: str) -> Locator:
-        """The innermost span of the line containing `line_text` whose text contains `token`."""
-        return self.line(editor, line_text).locator("span[class^=mtk]", has_text=token).first
+        """The span of `token` in the line containing `line_text`, once the grammar has split the
+        line into tokens (VS Code colours a freshly opened file asynchronously: until then the
+        line is one span, and pointing into it points at its start)."""
+        exact = re.compile(r"^[\s\u00a0]*" + re.escape(token) + r"[\s\u00a0]*$")
+        span = self.line(editor, line_text).locator("span[class^=mtk]", has_text=exact).first
+        span.wait_for(state="visible", timeout=SERVER_S * 1000)
+        return span
 
     def hover_text(self, target: Locator) -> str:
         """Moves the mouse onto `target` and returns the hover's text once it shows our content."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         self.page.mouse.move(0, 0)
-        box = target.bounding_box()
-        assert box is not None
-        self.page.mouse.move(box["x"] + min(4, box["width"] / 2), box["y"] + box["height"] / 2)
+        # The previous hover must be gone first, or its text would be read as this one's.
+        self.page.keyboard.press("Escape")
+        self.wait_until(
+            lambda: self.page.locator(".monaco-hover:not(.hidden) .hover-contents").count() == 0,
+            "the previous hover to close",
+            timeout_s=10,
+        )
+        # The line may be re-rendered meanwhile (semantic tokens arrive after the grammar's).
+        boxes: list[dict] = []
+        self.wait_until(lambda: boxes.append(target.bounding_box()) or boxes[-1] is not None, "the token to show")
+        box = boxes[-1]
+        x, y = box["x"] + min(4, box["width"] / 2), box["y"] + box["height"] / 2
+        self.page.mouse.move(x, y)
         hover = self.page.locator(
             ".monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover .hover-contents"
         ).first
-        hover.wait_for(state="visible", timeout=SERVER_S * 1000)
+        try:
+            hover.wait_for(state="visible", timeout=10_000)
+        except PlaywrightTimeout:
+            # A mouse hover can be lost on a loaded machine (the editor must see the pointer
+            # rest); put the cursor on the token and ask for the hover as a keyboard user does.
+            self.page.mouse.click(x, y)
+            self.command("Show or Focus Hover")
+            hover.wait_for(state="visible", timeout=SERVER_S * 1000)
         self.page.wait_for_function(
             "() => [...document.querySelectorAll('.monaco-hover .hover-contents')]"
             ".some(e => e.innerText.trim().length > 0 && !/^Loading/.test(e.innerText.trim()))",
