@@ -13,6 +13,10 @@ CONFORMANCE_DIR = SHARED / "conformance" / "cuda-tile" / "test" / "Dialect" / "C
 
 SHARED_MISSING = f"{SHARED} is absent (a user's clone): shared tests skipped"
 
+# The grid and arguments of the README's main command, which runs examples/vector_add.tileir.
+VADD_RUN_ARGS = ("--grid", "4", "--cutile-args", "--arg", "rand:4000:f32", "--arg", "rand:4000:f32",
+                 "--arg", "zeros:4000:f32")  # fmt: skip
+
 
 def example_files() -> list[Path]:
     return sorted(EXAMPLES_DIR.glob("*.tileir"))

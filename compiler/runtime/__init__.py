@@ -686,7 +686,7 @@ def _launch_gpu(
     """The kernel compiled by Triton or tileiras and launched on the GPU (compiler.runtime.gpu)."""
     from .gpu import run
 
-    times, prep, moved = run(module, entry, dims, args, backend, warmup=warmup, repeat=repeat)
+    times, moved = run(module, entry, dims, args, backend, warmup=warmup, repeat=repeat)
     result = LaunchResult(kernel_name(entry), dims, backend, times[-1] if times else 0.0, None, [], note)
     result.times = times
     result.moved = moved

@@ -96,20 +96,19 @@ def device_array(obj: Any) -> DeviceArray | None:
     """A DeviceArray view of GPU array `obj`, or None when `obj` is not one."""
     if not is_device_array(obj):
         return None
-    if hasattr(obj, "data_ptr") and hasattr(obj, "stride") and _torch_dtype(obj) is not None:
+    from . import _c_strides  # row-major strides of an array that gives none
+
+    dtype = _torch_dtype(obj) if hasattr(obj, "data_ptr") and hasattr(obj, "stride") else None
+    if dtype is not None:
         # torch: read directly (its CUDA Array Interface refuses bf16 and float8).
-        return DeviceArray(
-            int(obj.data_ptr()), tuple(int(d) for d in obj.shape), tuple(int(s) for s in obj.stride()),
-            _torch_dtype(obj), False, obj,
-        )  # fmt: skip
+        shape = tuple(int(d) for d in obj.shape)
+        return DeviceArray(int(obj.data_ptr()), shape, tuple(int(s) for s in obj.stride()), dtype, False, obj)
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
         dtype = np.dtype(cai["typestr"])
         shape = tuple(int(d) for d in cai["shape"])
         if cai.get("strides") is None:
-            strides = [1] * len(shape)
-            for d in range(len(shape) - 2, -1, -1):
-                strides[d] = strides[d + 1] * max(shape[d + 1], 1)
+            strides = _c_strides(shape)
         else:
             strides = [int(s) // dtype.itemsize for s in cai["strides"]]
         ptr, readonly = cai["data"]
@@ -119,9 +118,7 @@ def device_array(obj: Any) -> DeviceArray | None:
     view = StridedMemoryView(obj, stream_ptr=-1)
     shape = tuple(int(d) for d in view.shape)
     if view.strides is None:
-        strides = [1] * len(shape)
-        for d in range(len(shape) - 2, -1, -1):
-            strides[d] = strides[d + 1] * max(shape[d + 1], 1)
+        strides = _c_strides(shape)
     else:
         strides = [int(s) for s in view.strides]
     return DeviceArray(int(view.ptr), shape, tuple(strides), np.dtype(view.dtype), bool(view.readonly), obj)

@@ -70,7 +70,6 @@ _IMAGE = (
     "JIT_COMPILER_NOT_FOUND",
 )
 _SHARED_STATIC_LIMIT = 48 * 1024
-_ALIGN = 256  # device allocations are at least this aligned (cudaMalloc guarantees 256)
 
 
 def _error_code(exc: BaseException) -> str | None:
@@ -134,10 +133,17 @@ class Gpu:
                 self.stream = self.device.create_stream()
             err, version = driver.cuDriverGetVersion()
             self.driver_version = int(version)
+            # Event options with timing (cuda.core 1.x names the field `timing_enabled`, 0.x
+            # `enable_timing`), made once: every launch records two events.
+            try:
+                self.timing = core.EventOptions(timing_enabled=True)
+            except TypeError:
+                self.timing = core.EventOptions(enable_timing=True)
         except Exception as exc:  # noqa: BLE001 - every way of having no GPU becomes one line
             raise _launch_error(_no_gpu_message(exc)) from None
         self.kernels: dict[tuple[str, str], Any] = {}
         self.modules: list[Any] = []  # keep loaded code alive
+        self.grid_in_clusters = _cluster_grid_in_clusters(core)
 
     @property
     def arch(self) -> str:
@@ -149,15 +155,20 @@ class Gpu:
 
     # -- code ------------------------------------------------------------------------------
 
-    def kernel(self, cubin: bytes, name: str, compiler: str) -> Any:
+    def kernel(self, cubin: bytes, name: str, compiler: str, slots: list[abi.Slot], shared: int = 0) -> Any:
+        """Kernel `name` of `cubin`, loaded once: on first use its parameters are checked
+        against what the cubin declares (`slots` being what the launcher packs) and its
+        dynamic shared-memory limit is raised to `shared` where that is past 48 KB."""
         key = (hashlib.sha256(cubin).hexdigest(), name)
         k = self.kernels.get(key)
         if k is None:
+            _check_abi(cubin, name, slots, compiler)
             try:
                 code = self.core.ObjectCode.from_cubin(cubin)
                 k = code.get_kernel(name)
             except Exception as exc:  # noqa: BLE001
                 raise self.error(exc, f"loading the {compiler} cubin of kernel {name}", compiler=compiler) from None
+            self.allow_shared(k, shared)
             self.modules.append(code)
             self.kernels[key] = k
         return k
@@ -207,10 +218,6 @@ class Gpu:
             assert dst.flags.c_contiguous
             self.check(self.driver.cuMemcpyDtoH(int(dst.ctypes.data), src, dst.nbytes), "copying from the GPU")
 
-    def memset(self, dst: int, nbytes: int) -> None:
-        if nbytes:
-            self.check(self.driver.cuMemsetD8(dst, 0, nbytes), "clearing device memory")
-
     def check(self, result: Any, doing: str) -> Any:
         err = result[0] if isinstance(result, tuple) else result
         if int(err) != 0:
@@ -234,26 +241,17 @@ class Gpu:
         kwargs: dict[str, Any] = {"grid": grid, "block": block, "shmem_size": shared}
         if cluster is not None and cluster != (1, 1, 1):
             kwargs["cluster"] = cluster
-            if not _cluster_grid_in_clusters(core):
+            if not self.grid_in_clusters:
                 kwargs["grid"] = tuple(g * c for g, c in zip(grid, cluster, strict=True))
         try:
             config = core.LaunchConfig(**kwargs)
-            timing = self.timing_options()
-            start = self.stream.record(options=timing)
+            start = self.stream.record(options=self.timing)
             core.launch(self.stream, config, kernel, *values)
-            end = self.stream.record(options=timing)
+            end = self.stream.record(options=self.timing)
             end.sync()
             return float(end - start) / 1e3
         except Exception as exc:  # noqa: BLE001
             raise self.error(exc, what) from None
-
-    def timing_options(self) -> Any:
-        """EventOptions with timing on (cuda.core 1.x names the field `timing_enabled`, 0.x
-        `enable_timing`)."""
-        try:
-            return self.core.EventOptions(timing_enabled=True)
-        except TypeError:
-            return self.core.EventOptions(enable_timing=True)
 
     def sync(self) -> None:
         try:
@@ -451,7 +449,9 @@ def _pointer(
         checks.check_dtype(where, element, dev.dtype)
         b.moved += dev.nbytes
         return dev.ptr
-    array = host_array(array) if host_array(array) is not None else array
+    host = host_array(array)  # a CPU array of another library: its memory, as NumPy
+    if host is not None:
+        array = host
     if not isinstance(array, np.ndarray):
         raise LaunchError(
             f"{where}: expected an array (NumPy, or a GPU array from torch, CuPy, JAX), got {type(arg).__name__}"
@@ -524,8 +524,6 @@ class Prepared:
     shared: int
     cluster: tuple[int, int, int] | None
     values: list[Any]
-    grid: tuple[int, int, int]
-    note: str = ""
 
 
 def specialise(entry: Operation, binding_values: Sequence[Bound]) -> tuple[frozenset[int], tuple[int, ...]]:
@@ -574,7 +572,6 @@ def prepare_triton(
     except LowerError as e:
         raise LaunchError(e.report(), kind="backend") from None
     slots = abi.slots_triton(compiled.params)
-    _check_abi(compiled.cubin, compiled.name, slots, "Triton")
     blocks = dims[0] * dims[1] * dims[2]
     values: list[int] = []
     for p in compiled.params:
@@ -591,12 +588,9 @@ def prepare_triton(
             values.append(_scratch(binding, compiled.metadata, "global", blocks * compiled.num_ctas))
         else:
             values.append(_scratch(binding, compiled.metadata, "profile", blocks * compiled.num_ctas))
-    kernel = g.kernel(compiled.cubin, compiled.name, "Triton")
-    g.allow_shared(kernel, compiled.shared)
+    kernel = g.kernel(compiled.cubin, compiled.name, "Triton", slots, compiled.shared)
     cluster = (compiled.num_ctas, 1, 1) if compiled.num_ctas > 1 else None
-    return Prepared(
-        kernel, (32 * compiled.num_warps, 1, 1), compiled.shared, cluster, abi.c_values(slots, values), dims
-    )
+    return Prepared(kernel, (32 * compiled.num_warps, 1, 1), compiled.shared, cluster, abi.c_values(slots, values))
 
 
 def _tuning() -> dict[str, Any]:
@@ -638,8 +632,7 @@ def prepare_tileiras(
         found = ", ".join(sorted(built.info.kernels)) or "none"
         raise _launch_error(f"the tileiras cubin has no kernel {name} (it has: {found})")
     slots = abi.slots_tileiras(entry)
-    _check_abi(built.cubin, name, slots, "tileiras")
-    kernel = g.kernel(built.cubin, name, "tileiras")
+    kernel = g.kernel(built.cubin, name, "tileiras", slots)
     # As cuTile launches them: the driver takes a tile kernel's thread count from its launch
     # metadata. Measured on an H200 (driver 580): block (1, 1, 1) and block = REQNTID give the
     # same results and times; TILEIR_TILEIRAS_BLOCK=reqntid selects the latter.
@@ -647,7 +640,7 @@ def prepare_tileiras(
     if not info.tile_kernel or os.environ.get("TILEIR_TILEIRAS_BLOCK") == "reqntid":
         block = info.reqntid or info.max_threads or (128, 1, 1)
     values = [v.bits for v in binding.values]
-    return Prepared(kernel, block, 0, None, abi.c_values(slots, values), dims)
+    return Prepared(kernel, block, 0, None, abi.c_values(slots, values))
 
 
 def _check_abi(cubin: bytes, name: str, slots: list[abi.Slot], compiler: str) -> None:
@@ -673,10 +666,10 @@ def run(
     arch: str | None = None,
     warmup: int = 0,
     repeat: int = 1,
-) -> tuple[list[float], Prepared, int]:
+) -> tuple[list[float], int]:
     """Bind `args`, prepare the kernel for `backend` ("triton" or "tileiras"), launch it
-    `warmup + repeat` times, copy results back; (kernel seconds of the timed launches, the
-    prepared launch, bytes of array arguments)."""
+    `warmup + repeat` times, copy results back; (kernel seconds of the timed launches, bytes
+    of array arguments)."""
     from . import kernel_name
 
     g = gpu()
@@ -697,7 +690,7 @@ def run(
         else:  # CUDA gave up on the context: these buffers cannot be freed
             keep_forever(binding.buffers)
         raise
-    return times, prep, binding.moved
+    return times, binding.moved
 
 
 # --------------------------------------------------------------------------------------------
@@ -707,7 +700,7 @@ def run(
 def host_copies(args: Sequence[Any]) -> tuple[list[Any], Any]:
     """`args` with every GPU array replaced by a NumPy copy (for the CPU backends), and a
     function that copies the results back into the GPU arrays."""
-    from . import ArrayTable, StridedArray
+    from . import ArrayTable, StridedArray, _c_strides
 
     if not any(_has_device(a, ArrayTable, StridedArray) for a in args):
         return list(args), lambda: None
@@ -727,7 +720,7 @@ def host_copies(args: Sequence[Any]) -> tuple[list[Any], Any]:
         )
         if not dev.readonly:
             back.append((dev, raw))
-        return StridedArray(view) if dev.strides != tuple(_c(dev.shape)) else view
+        return StridedArray(view) if dev.strides != tuple(_c_strides(dev.shape)) else view
 
     out = []
     for a in args:
@@ -742,12 +735,6 @@ def host_copies(args: Sequence[Any]) -> tuple[list[Any], Any]:
             g.upload(dev.ptr + lo * dev.dtype.itemsize, raw)
 
     return out, restore
-
-
-def _c(shape: tuple[int, ...]) -> list[int]:
-    from . import _c_strides
-
-    return _c_strides(shape)
 
 
 def _has_device(a: Any, table_t: type, strided_t: type) -> bool:

@@ -20,7 +20,7 @@ from compiler.runtime.argspec import (
     run_check,
     summarize,
 )
-from tests.corpus import REPO
+from tests.corpus import REPO, VADD_RUN_ARGS
 
 VADD = REPO / "examples" / "vector_add.tileir"
 
@@ -326,15 +326,7 @@ def test_main_job_command_runs_vector_add(capsys, tmp_path: Path) -> None:
         capsys,
         "run",
         str(VADD),
-        "--grid",
-        "4",
-        "--cutile-args",
-        "--arg",
-        "rand:4000:f32",
-        "--arg",
-        "rand:4000:f32",
-        "--arg",
-        "zeros:4000:f32",
+        *VADD_RUN_ARGS,
         "--check",
         "arg2 = arg0 + arg1",
         "--save",

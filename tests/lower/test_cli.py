@@ -20,7 +20,7 @@ from compiler import cli
 from compiler.lower import compile as lower_compile
 from compiler.lower import registry, to_triton
 from compiler.runtime import BACKENDS, load_module
-from tests.corpus import REPO
+from tests.corpus import REPO, VADD_RUN_ARGS
 
 VADD = str(REPO / "examples" / "vector_add.tileir")
 SUMMARY = re.compile(
@@ -49,17 +49,6 @@ WRONG = """cuda_tile.module @m {
   }
 }
 """
-VADD_ARGS = [
-    "--grid",
-    "4",
-    "--cutile-args",
-    "--arg",
-    "rand:4000:f32",
-    "--arg",
-    "rand:4000:f32",
-    "--arg",
-    "zeros:4000:f32",
-]
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -319,7 +308,7 @@ def test_triton_missing_is_a_usage_error(capsys, monkeypatch: pytest.MonkeyPatch
     )
     status, out, _ = run(capsys, "compile", VADD, "--arch", "sm_90", "--emit", "triton", "-q")
     assert status == 0 and "@triton.jit" in out  # the source needs no Triton
-    status, _, err = run(capsys, "run", VADD, "--backend", "triton-interpret", *VADD_ARGS)
+    status, _, err = run(capsys, "run", VADD, "--backend", "triton-interpret", *VADD_RUN_ARGS)
     assert status == 2 and one_error_line(err).startswith("tileir: error: --backend triton-interpret: compiling needs")
 
 
@@ -362,7 +351,7 @@ def test_backends_match_the_runtime() -> None:
 
 
 def test_run_on_the_triton_interpreter(capsys, tmp_path: Path) -> None:
-    argv = ["run", VADD, *VADD_ARGS, "--check", "arg2 = arg0 + arg1"]
+    argv = ["run", VADD, *VADD_RUN_ARGS, "--check", "arg2 = arg0 + arg1"]
     status, out_cpu, err = run(capsys, *argv, "--save", str(tmp_path / "cpu"))
     assert status == 0, err
     status, out, err = run(capsys, *argv, "--backend", "triton-interpret", "--save", str(tmp_path / "triton"))
@@ -385,7 +374,7 @@ def test_run_errors_on_the_triton_interpreter(capsys, write, monkeypatch: pytest
     from compiler.lower import ops  # noqa: F401
 
     monkeypatch.delitem(registry.EMITTERS, "cuda_tile.addf")
-    status, out, err = run(capsys, "run", VADD, *VADD_ARGS, "--backend", "triton-interpret")
+    status, out, err = run(capsys, "run", VADD, *VADD_RUN_ARGS, "--backend", "triton-interpret")
     assert status == 1 and out == ""
     first, second = err.strip().splitlines()
     assert re.fullmatch(re.escape(VADD) + r":\d+:\d+: error: addf: .* \[target sm_90\]", first), first

@@ -12,22 +12,10 @@ import pytest
 
 from compiler import cli
 from compiler.runtime.argspec import SpecError, parse_check, run_check
-from tests.corpus import REPO, read
+from tests.corpus import REPO, VADD_RUN_ARGS, read
 
 VADD = REPO / "examples" / "vector_add.tileir"
-VADD_ARGS = (
-    "run",
-    str(VADD),
-    "--grid",
-    "4",
-    "--cutile-args",
-    "--arg",
-    "rand:4000:f32",
-    "--arg",
-    "rand:4000:f32",
-    "--arg",
-    "zeros:4000:f32",
-)
+VADD_ARGS = ("run", str(VADD), *VADD_RUN_ARGS)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

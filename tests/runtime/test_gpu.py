@@ -163,14 +163,14 @@ def test_out_of_memory_leaves_the_gpu_usable() -> None:
 
 def test_a_cubin_for_another_gpu_is_refused_with_the_reason() -> None:
     from compiler.lower import compile as lower_compile
-    from compiler.runtime import load_module
+    from compiler.runtime import abi, load_module
     from compiler.runtime.gpu import gpu
 
     g = gpu()
     other = "sm_100" if g.cc < 100 else "sm_80"
     k = lower_compile(load_module(VADD), None, other)
     with pytest.raises(LaunchError, match=r"cannot load this Triton cubin|loading the Triton cubin"):
-        g.kernel(k.cubin, k.name, "Triton")
+        g.kernel(k.cubin, k.name, "Triton", abi.slots_triton(k.params))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
