@@ -650,9 +650,11 @@ def launch(
     _check_count(entry, args, given, cutile)
     if backend in GPU_BACKENDS:
         return _launch_gpu(module, entry, dims, args, backend, note)
-    from .gpu import host_copies
+    copy_back = _nothing
+    if holds_device_array(args):  # GPU arrays given to a CPU backend: copied, and back after
+        from .gpu import host_copies
 
-    args, copy_back = host_copies(args)  # GPU arrays given to a CPU backend: copied, and back after
+        args, copy_back = host_copies(args)
     if backend == "triton-interpret":
         result = _launch_triton_interpret(module, entry, dims, args, options)
         result.note = note
@@ -752,6 +754,10 @@ def benchmark(
     return BenchResult(kernel_name(entry), backend, times, moved, note)
 
 
+def _nothing() -> None:
+    pass
+
+
 def _check_count(entry: Operation, args: Sequence[Any], given: int, cutile: bool) -> None:
     params = entry.regions[0].blocks[0].arguments
     if len(args) != len(params):
@@ -800,7 +806,7 @@ def launch_cutile(
 
 
 from .cutile import cutile_args  # noqa: E402  (it uses StridedArray and ArrayTable, defined above)
-from .devarray import DevicePointer  # noqa: E402
+from .devarray import DevicePointer, holds_device_array  # noqa: E402
 
 __all__ = [
     "BYTECODE_MAGIC",

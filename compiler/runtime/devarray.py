@@ -78,6 +78,20 @@ def is_device_array(obj: Any) -> bool:
     return _dlpack_device(obj) in (_DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED)
 
 
+def holds_device_array(args: Any) -> bool:
+    """Whether any of launch arguments `args` is (or, as a StridedArray or an ArrayTable,
+    holds) a GPU array."""
+    for a in args:
+        inner = getattr(a, "arrays", None)  # an ArrayTable
+        if inner is not None:
+            if holds_device_array(inner):
+                return True
+            continue
+        if is_device_array(getattr(a, "array", a)):  # a StridedArray's array, or the argument
+            return True
+    return False
+
+
 def _torch_dtype(obj: Any) -> np.dtype | None:
     name = str(getattr(obj, "dtype", "")).removeprefix("torch.")
     if not str(type(obj).__module__).startswith("torch"):

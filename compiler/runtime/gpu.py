@@ -698,12 +698,11 @@ def run(
 
 
 def host_copies(args: Sequence[Any]) -> tuple[list[Any], Any]:
-    """`args` with every GPU array replaced by a NumPy copy (for the CPU backends), and a
-    function that copies the results back into the GPU arrays."""
+    """`args` (which hold a GPU array: `devarray.holds_device_array`) with every GPU array
+    replaced by a NumPy copy, for the CPU backends, and a function that copies the results
+    back into the GPU arrays."""
     from . import ArrayTable, StridedArray, _c_strides
 
-    if not any(_has_device(a, ArrayTable, StridedArray) for a in args):
-        return list(args), lambda: None
     g = gpu()
     back: list[tuple[DeviceArray, np.ndarray]] = []
 
@@ -735,11 +734,3 @@ def host_copies(args: Sequence[Any]) -> tuple[list[Any], Any]:
             g.upload(dev.ptr + lo * dev.dtype.itemsize, raw)
 
     return out, restore
-
-
-def _has_device(a: Any, table_t: type, strided_t: type) -> bool:
-    if isinstance(a, table_t):
-        return any(_has_device(x, table_t, strided_t) for x in a.arrays)
-    if isinstance(a, strided_t):
-        a = a.array
-    return not isinstance(a, (np.ndarray, int, float, bool, np.generic)) and device_array(a) is not None

@@ -169,3 +169,21 @@ def test_cpu_arrays_of_other_libraries_are_used_like_numpy() -> None:
     assert torch.equal(c, a + b)
     bf = torch.ones(4, dtype=torch.bfloat16)
     assert str(host_array(bf).dtype) == "bfloat16"
+
+
+def test_device_arrays_are_recognised_without_a_gpu_library() -> None:
+    """An object with a CUDA Array Interface is a GPU array, used in place; found inside an
+    array list too (what decides whether a CPU launch must copy GPU arrays over)."""
+    from compiler.runtime import ArrayTable
+    from compiler.runtime.devarray import device_array, holds_device_array
+
+    class FakeGpuArray:
+        @property
+        def __cuda_array_interface__(self) -> dict:
+            return {"shape": (2, 3), "typestr": "<f4", "data": (0x7F0000000000, False), "strides": None, "version": 3}
+
+    fake = FakeGpuArray()
+    d = device_array(fake)
+    assert (d.ptr, d.shape, d.strides, d.dtype, d.nbytes) == (0x7F0000000000, (2, 3), (3, 1), np.float32, 24)
+    assert holds_device_array([np.ones(2), 3, ArrayTable((np.ones(1), fake))])
+    assert not holds_device_array([np.ones(2), 3, ArrayTable((np.ones(1),))])
