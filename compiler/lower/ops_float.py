@@ -106,7 +106,8 @@ def down32(e: OpEmit, x: str, t: str) -> str:
     return f"{x}.to(tl.float16)" if t == "f16" else f32_to_bf16(e, x)
 
 
-def _ftz(e: OpEmit, t: str) -> bool:
+def flushes_subnormals(e: OpEmit, t: str) -> bool:
+    """Whether the op flushes subnormals (its `flush_to_zero` flag, which only f32 takes)."""
     if not e.flag("flush_to_zero"):
         return False
     if t != "f32":
@@ -133,7 +134,7 @@ def _arith(e: OpEmit) -> None:
     op = e.op.mnemonic
     t = _type(e)
     mode = mode_of(e)
-    ftz = _ftz(e, t)
+    ftz = flushes_subnormals(e, t)
     args = e.operands[: _ARITY[op]]
     if t == "f64":
         if mode == "rn":
@@ -380,7 +381,7 @@ def _maxf_minf(e: OpEmit) -> None:
     t = _type(e)
     is_max = e.op.mnemonic == "maxf"
     propagate = e.flag("propagate_nan")
-    if _ftz(e, t):
+    if flushes_subnormals(e, t):
         a, b = flush(e, a), flush(e, b)
     name = f"_fa_{'max' if is_max else 'min'}_{t}{'_nan' if propagate else ''}"
     fn = e.helper(name, _minmax_source(t, is_max, propagate))

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from .codegen import OpEmit
 from .ops_conversion import float_name
-from .ops_float import down32, flush, up32
+from .ops_float import down32, flush, flushes_subnormals, up32
 from .registry import emitter
 
 # Cody-Waite split of ln 2: LN2_HI has 15 significant bits, so n * LN2_HI is exact in f32 for
@@ -79,14 +79,6 @@ def _type(e: OpEmit) -> str:
     if t not in ("f16", "bf16", "f32", "f64"):
         raise e.error(f"{e.op.mnemonic} on {t} tiles is not supported")
     return t
-
-
-def _ftz(e: OpEmit, t: str) -> bool:
-    if not e.flag("flush_to_zero"):
-        return False
-    if t != "f32":
-        raise e.error(f"flush_to_zero applies to f32 only, not {t}")
-    return True
 
 
 def _f32_expr(e: OpEmit, op: str, args: list[str]) -> str:
@@ -121,7 +113,7 @@ def _math(e: OpEmit) -> None:
     if t == "f64":
         e.assign(_f64_expr(op, args))
         return
-    ftz = _ftz(e, t)
+    ftz = flushes_subnormals(e, t)
     wide = [up32(e, a, t) for a in args]
     if ftz:
         wide = [flush(e, a) for a in wide]

@@ -29,25 +29,25 @@ only, else: fully masked access`, so that full tiles get 128-bit accesses (Trito
 loop pipelining does not apply to accesses inside that `if`; the other dimensions'
 masks are uniform along the vector and do not hinder it). Exact.
 
-Tensor descriptors (TMA: `cp.async.bulk.tensor` on sm_90+). `tl.make_tensor_descriptor`
-over the tensor, made once where the view is made; a load is `desc.load(origin)` (then
-`tl.permute` for a dim_map), a store `desc.store`; the hardware pads and clips. Legal
-when the innermost tensor stride is the literal 1, the base is proven 16-byte aligned
-(`assume div_by<16>`), the other strides are proven multiples of 16 bytes, for a store the
-innermost extent too (on an H200 a descriptor store past an innermost extent that is not
-wrote on to the next 16-byte boundary), every extent is below 2^31 (static, or an i32 with `bounded<0, ?>` ...), the padding is none, zero or
-NaN (floats; not the f8 formats), the box is at most 256 per dimension with an innermost
-run of 16 bytes or more, the tile at most 64 KiB, the access weak and not ordered after
-another memory access by a token (nor a store whose token is used): TMA runs in the
-async proxy, and Triton fences it only against shared memory. Profitable (our heuristic,
-no GPU to measure here): elements of 16 bits or fewer on sm_90+; f32 and wider use
-pointers (their 128-bit vector loads already fill a memory transaction). Override with
-the environment variable TILEIR_TMA=auto|on|off (on: any width where legal) or the op's
-optimization hint `allow_tma = false` for the target. Device-side descriptors need
-Triton's global scratch (128 bytes per descriptor per program): the compiled kernel's
-`metadata["global_scratch_size"]`, which the launcher must allocate. NaN padding: TMA
-writes its canonical NaN (payload may differ from the interpreter's 0x7FC00000 /
-0x7E00; both are quiet NaNs); everything else exact.
+Tensor descriptors (TMA: `cp.async.bulk.tensor` on sm_90+). `tl.make_tensor_descriptor` over
+the tensor, made once where the view is made; a load is `desc.load(origin)` (then
+`tl.permute` for a dim_map), a store `desc.store`; the hardware pads and clips. Legal when
+the innermost tensor stride is the literal 1, the base is proven 16-byte aligned (`assume
+div_by<16>`), the other strides are proven multiples of 16 bytes, for a store the innermost
+extent too (on an H200 a descriptor store past an innermost extent that is not wrote on to
+the next 16-byte boundary), every extent is below 2^31 (static, or an i32 with `bounded<0,
+?>` ...), the padding is none, zero or NaN (floats; not the f8 formats), the box is at most
+256 per dimension with an innermost run of 16 bytes or more, the tile at most 64 KiB, the
+access weak and not ordered after another memory access by a token (nor a store whose token
+is used): TMA runs in the async proxy, and Triton fences it only against shared memory.
+Profitable (our heuristic): elements of 16 bits or fewer on sm_90+; f32 and wider use
+pointers (their 128-bit vector loads already fill a memory transaction). Override with the
+environment variable TILEIR_TMA=auto|on|off (on: any width where legal) or the op's
+optimization hint `allow_tma = false` for the target. Device-side descriptors need Triton's
+global scratch (128 bytes per descriptor per program): the compiled kernel's
+`metadata["global_scratch_size"]`, which the launcher must allocate. NaN padding: TMA writes
+its canonical NaN (payload may differ from the interpreter's 0x7FC00000 / 0x7E00; both are
+quiet NaNs); everything else exact.
 
 Gather/scatter views: c[d] = I_d + t_d for d != sparse_dim (I_d an element offset), and
 c[sparse_dim] = rows[t] from the 1-D index tile (read as unsigned); rows outside the
