@@ -6,8 +6,10 @@ duplicate addresses within a tile and across blocks, the returned old values; an
 atomic_red_view_tko over partition and strided views with partial tiles.
 
 Triton's interpreter applies a tile's lanes one after another in lane order, as the CPU
-interpreter does, so the old values compare bitwise even with duplicate addresses (on a
-GPU their order is the hardware's). bf16 atomic adds are refused by Triton 3.6's
+interpreter does, so the old values compare bitwise even with duplicate addresses. On a GPU
+their order is the hardware's: there the test asserts that the results are linearizable —
+some serial order of each address's atomics returns every lane's old value and leaves the
+final memory (`serial_order`). bf16 atomic adds are refused by Triton 3.6's
 interpreter ("Unsupported data type"): their PTX is checked instead (atom.add.noftz.bf16
 on sm_90+, Triton's CAS loop on sm_80), as are the memory semantics and scopes (the
 interpreter ignores them): atom.<sem>.<scope> for every ordering and scope.
@@ -21,7 +23,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from .harness import compile_for, run_both
+from .harness import ON_GPU, compile_for, run_both
 
 DTYPES = {"i32": np.int32, "i64": np.int64, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
           "f64": np.float64}  # fmt: skip
@@ -89,12 +91,87 @@ def _ints(dt, n: int, seed: int) -> np.ndarray:
     return v
 
 
+def _bits(x: np.ndarray) -> np.ndarray:
+    return x.view(f"u{x.dtype.itemsize}")
+
+
+def _step(op: str, dtype: np.dtype):
+    """The atomic `op` on one element as a function of bit patterns:
+    (memory bits, operand a, operand b) -> new memory bits."""
+    u = np.dtype(f"u{dtype.itemsize}")
+
+    def value(bits: int) -> np.ndarray:
+        return np.array([bits], u).view(dtype)
+
+    def bits(x: np.ndarray) -> int:
+        return int(x.astype(dtype).view(u)[0])
+
+    signed = {"add": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+              "max": np.maximum, "min": np.minimum}  # fmt: skip
+    if op in signed:
+        return lambda m, a, b: bits(signed[op](value(m), value(a)))
+    if op in ("umax", "umin"):
+        return lambda m, a, b: max(m, a) if op == "umax" else min(m, a)
+    if op == "addf":
+        return lambda m, a, b: bits(value(m) + value(a))
+    if op == "xchg":
+        return lambda m, a, b: a
+    assert op == "cas"
+    return lambda m, a, b: b if m == a else m
+
+
+def serial_order(op: str, init: np.ndarray, final: np.ndarray, ix, a, b, mask, old) -> str | None:
+    """None if, for every address, some serial order of the unmasked lanes' atomics (lane g:
+    `op` on init[ix[g]] with a[g], b[g]) returns old[g] to each lane and leaves final[ix[g]];
+    else what is wrong. Lanes that leave the state as it is are applied as soon as their old
+    value is the state (always safe: the rest of any valid order stays valid); the search
+    branches only between lanes that change it."""
+    step = _step(op, init.dtype)
+    ib, fb, ab, bb, ob = (_bits(x) for x in (init, final, a, b, old))
+    for cell in np.unique(ix[mask]):
+        lanes = [int(g) for g in np.flatnonzero(mask & (ix == cell))]
+        stack, budget = [(int(ib[cell]), frozenset(lanes))], 100_000
+        found = False
+        while stack and budget and not found:
+            budget -= 1
+            state, left = stack.pop()
+            moved = True
+            while moved:  # lanes that keep the state
+                moved = False
+                for g in left:
+                    if int(ob[g]) == state and step(state, int(ab[g]), int(bb[g])) == state:
+                        left, moved = left - {g}, True
+                        break
+            if not left:
+                found = state == int(fb[cell])
+                continue
+            for g in left:
+                if int(ob[g]) == state:
+                    stack.append((step(state, int(ab[g]), int(bb[g])), left - {g}))
+        if not found:
+            return f"{op}: no serial order of the {len(lanes)} atomics on cell {cell} gives the old values seen"
+    return None
+
+
 def _run(elem: str, op: str, masked: bool, grid: int, n: int, mem, ix, a, b=None, mk=None):
     text = atomic_kernel(elem, n, op, masked)
     b = a.copy() if b is None else b
     mk = np.ones(grid * n, np.bool_) if mk is None else mk
     out = np.zeros(grid * n, mem.dtype)
-    return run_both(text, "k", grid, [mem, ix.astype(np.int32), a, b, mk, out])
+    args = [mem, ix.astype(np.int32), a, b, mk, out]
+
+    def linearizable(cpu: list, gpu: list) -> None:
+        # What no order changes: the inputs, and the masked-off lanes' results.
+        for i in (1, 2, 3, 4):
+            assert np.array_equal(_bits(cpu[i]) if i in (2, 3) else cpu[i], _bits(gpu[i]) if i in (2, 3) else gpu[i])
+        assert np.array_equal(_bits(cpu[5])[~mk], _bits(gpu[5])[~mk]), "masked-off lanes"
+        problem = serial_order(op, mem, gpu[0], ix, a, b, mk, gpu[5])
+        assert problem is None, problem
+
+    cpu, got = run_both(text, "k", grid, args, on_gpu=linearizable)
+    if not ON_GPU:  # the interpreter's sequential result is linearizable too: the check is sound
+        assert serial_order(op, mem, cpu[0], ix, a, b, mk, cpu[5]) is None
+    return cpu, got
 
 
 INT_MODES = ["add", "and", "or", "xor", "max", "min", "umax", "umin", "xchg"]
@@ -115,6 +192,42 @@ def test_integer_rmw_modes_with_duplicates(elem: str, masked: bool) -> None:
             want = mem.astype(np.int64).copy()
             np.add.at(want, ix, a.astype(np.int64))
             assert np.array_equal(cpu[0], want.astype(DTYPES[elem]))
+
+
+@pytest.mark.parametrize("op", ["add", "xchg", "cas", "max"])
+def test_serial_order_rejects_what_no_order_gives(op: str) -> None:
+    """The GPU-side check is sound and not vacuous: the interpreter's result passes, and so
+    does its result for the lanes in another order; two lanes' old values swapped, or the
+    final memory changed, do not."""
+    from compiler.runtime import launch, load_module
+
+    n, cells = 64, 5
+    rng = np.random.default_rng(4)
+    mem = rng.integers(0, 3, cells).astype(np.int32)  # cas: equal values, some swaps succeed
+    ix = rng.integers(0, cells, n)
+    a = rng.integers(0, 3, n).astype(np.int32) if op == "cas" else _ints(np.int32, n, 8)
+    b = rng.integers(0, 3, n).astype(np.int32)
+    mk = np.ones(n, np.bool_)
+    args = [mem.copy(), ix.astype(np.int32), a, b, mk, np.zeros(n, np.int32)]
+    launch(load_module(atomic_kernel("i32", n, op, False)), "k", 1, args, backend="cpu")
+    final, old = args[0], args[5]
+    assert serial_order(op, mem, final, ix, a, b, mk, old) is None
+    # Another order (lanes permuted, as a GPU might apply them) gives other results, also accepted.
+    perm = rng.permutation(n)
+    other = [mem.copy(), ix[perm].astype(np.int32), a[perm], b[perm], mk, np.zeros(n, np.int32)]
+    launch(load_module(atomic_kernel("i32", n, op, False)), "k", 1, other, backend="cpu")
+    old2 = np.empty_like(old)
+    old2[perm] = other[5]
+    assert serial_order(op, mem, other[0], ix, a, b, mk, old2) is None
+    lanes = np.flatnonzero(ix == ix[0])
+    pair = next((g, h) for g in lanes for h in lanes if old[g] != old[h])
+    swapped = old.copy()
+    swapped[[pair[0], pair[1]]] = old[[pair[1], pair[0]]]
+    if op in ("add", "xchg"):  # distinct random values: one chain only (cas, max have ties; a wrong end they can't)
+        assert serial_order(op, mem, final, ix, a, b, mk, swapped) is not None
+    wrong = final.copy()
+    wrong[ix[0]] += 1000
+    assert serial_order(op, mem, wrong, ix, a, b, mk, old) is not None
 
 
 @pytest.mark.parametrize("elem", ["f16", "f32", "f64"])

@@ -17,10 +17,7 @@ VECTOR_ADD = "examples/vector_add.tileir"
 def test_every_op_has_an_emitter_or_a_reason() -> None:
     from compiler.lower import ops  # noqa: F401
 
-    missing = [
-        op.name if "." in op.name else "cuda_tile." + op.name
-        for op in ALL_OPS
-    ]
+    missing = [op.name if "." in op.name else "cuda_tile." + op.name for op in ALL_OPS]
     missing = [n for n in missing if n not in registry.EMITTERS and n not in registry.UNSUPPORTED]
     assert missing == []
     assert not set(registry.EMITTERS) & set(registry.UNSUPPORTED)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import compile_for, run_both, source_of
+from .harness import ON_GPU, compile_for, run_both, source_of
 from .test_shape import io_kernel, run_io, run_io_pair, tile
 
 RNG = np.random.default_rng(7)
@@ -299,6 +299,19 @@ def test_float_sums_within_reassociation_bound():
     assert np.all(np.abs(cpu[2].astype(np.float64) - tri[2].astype(np.float64)) <= 2 * 63 * 2.0**-11 * mag_h)
 
 
+def _scan_bound(cpu: list, gpu: list) -> None:
+    """The GPU side of test_float_sum_identity_signs_and_sequential_scans: the inputs and
+    sums of signed zeros bitwise, the scans of x within the reassociation bound per prefix."""
+    for i in range(4):  # z, x, zp, zm
+        assert np.array_equal(cpu[i].view(np.uint32), gpu[i].view(np.uint32)), i
+    x = cpu[1].reshape(4, 256).astype(np.float64)
+    u = np.finfo(np.float32).eps / 2
+    for k, prefix in ((4, np.cumsum(np.abs(x), 1)), (5, np.flip(np.cumsum(np.flip(np.abs(x), 1), 1), 1))):
+        n = np.arange(1, 257) if k == 4 else np.arange(256, 0, -1)
+        err = np.abs(cpu[k].reshape(4, 256).astype(np.float64) - gpu[k].reshape(4, 256).astype(np.float64))
+        assert np.all(err <= 2 * (n - 1) * u * prefix), k
+
+
 def test_float_sum_identity_signs_and_sequential_scans():
     z = np.full((2, 8), -0.0, np.float32)
     x = (RNG.standard_normal((4, 256)) * 100).astype(np.float32)
@@ -310,11 +323,13 @@ def test_float_sum_identity_signs_and_sequential_scans():
                   reverse=True),
     ])  # fmt: skip
     # Triton's interpreter scans sequentially, as the CPU interpreter's addf scan does: bitwise.
+    # A GPU scans in a parallel order: within the reassociation bound 2 (n - 1) u sum|x| there.
     outs = [("zp", (2,), "f32"), ("zm", (2,), "f32"), ("cs", (4, 256), "f32"), ("rs", (4, 256), "f32")]
-    zp, zm, cs, rs = run_io([("z", (2, 8), "f32"), ("x", (4, 256), "f32")], outs, body, [z, x])
+    zp, zm, cs, rs = run_io([("z", (2, 8), "f32"), ("x", (4, 256), "f32")], outs, body, [z, x], on_gpu=_scan_bound)
     assert not np.signbit(zp).any() and np.signbit(zm).all()
-    assert np.array_equal(cs, np.add.accumulate(x, axis=1, dtype=np.float32))
-    assert np.array_equal(rs, np.flip(np.add.accumulate(np.flip(x, 1), axis=1, dtype=np.float32), 1))
+    if not ON_GPU:  # the sequential order, as the interpreter's
+        assert np.array_equal(cs, np.add.accumulate(x, axis=1, dtype=np.float32))
+        assert np.array_equal(rs, np.flip(np.add.accumulate(np.flip(x, 1), axis=1, dtype=np.float32), 1))
 
 
 # -- compiled -----------------------------------------------------------------------------------------------

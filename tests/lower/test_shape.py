@@ -86,11 +86,11 @@ def _io_args(inputs, outputs, values) -> tuple[list[np.ndarray], list[np.ndarray
     return ins, outs
 
 
-def run_io(inputs, outputs, body: str, values: list[np.ndarray], ulp: int = 0) -> list[np.ndarray]:
-    """Runs `io_kernel` on both backends (compared bitwise, or within `ulp`); returns
-    Triton's outputs."""
+def run_io(inputs, outputs, body: str, values: list[np.ndarray], ulp: int = 0, on_gpu=None) -> list[np.ndarray]:
+    """Runs `io_kernel` on both backends (compared bitwise, or within `ulp`; `on_gpu`: as in
+    run_both); returns Triton's outputs."""
     ins, outs = _io_args(inputs, outputs, values)
-    _, tri = run_both(io_kernel(inputs, outputs, body), "k", 1, [*ins, *outs], ulp=ulp)
+    _, tri = run_both(io_kernel(inputs, outputs, body), "k", 1, [*ins, *outs], ulp=ulp, on_gpu=on_gpu)
     return [np.asarray(t).reshape(shape) for t, (_, shape, _) in zip(tri[len(ins) :], outputs, strict=True)]
 
 
