@@ -78,13 +78,15 @@ def _close(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> None:
         ("matmul_f16", 144, 272, 80),  # partial tiles along M, N and K
         ("matmul_f16", 1040, 272, 32),  # 9 tile rows: a second, partial group of the grouped order
         ("matmul_bf16", 256, 512, 128),
+        ("matmul_f16_t128", 144, 272, 80),
+        ("matmul_bf16_t128", 256, 384, 128),
         ("matmul_skinny_f16", 64, 192, 384),
         ("matmul_skinny_bf16", 64, 192, 384),
     ],
 )
 def test_matmul(name: str, m: int, n: int, k: int) -> None:
     spec = EG.find(name)
-    dtype = BF16 if name.endswith("bf16") else np.float16
+    dtype = BF16 if "bf16" in name else np.float16
     a = RNG.uniform(-1, 1, (m, k)).astype(dtype)
     b = RNG.uniform(-1, 1, (k, n)).astype(dtype)
     c = np.full((m, n), np.nan, dtype=dtype)
@@ -149,6 +151,19 @@ def test_attention() -> None:
 # The export and the compile
 
 
+def test_variants_take_their_rows_arguments() -> None:
+    """benchmarks/gpu.py launches a row's variants with the row's arguments: same function,
+    same non-constant parameters, and the row exists."""
+    for v in (s for s in EG.SPECS if s.variant_of):
+        row = EG.find(v.variant_of)
+        assert v.function == row.function and not row.variant_of
+
+        def params(spec):
+            return [a for a in spec.args if not isinstance(a, EG.Const)]
+
+        assert params(v) == params(row)
+
+
 def test_committed_files_are_what_cutile_exports() -> None:
     pytest.importorskip("cuda.tile", reason="re-exporting needs cuTile Python (pip install cuda-tile)")
     for spec in EG.SPECS:
@@ -201,3 +216,17 @@ def test_script_refuses_an_unknown_kernel() -> None:
     )
     assert proc.returncode == 2
     assert "unknown matmul_f32" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_backend_is_judged_at_its_fastest_variant_and_failures_stay_reported() -> None:
+    spec = importlib.util.spec_from_file_location("gpu_bench", REPO / "benchmarks" / "gpu.py")
+    gpu = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_bench"] = gpu  # dataclasses look their module up
+    spec.loader.exec_module(gpu)
+    best = None
+    for cell in (gpu.Cell(0.3, tiles="a"), gpu.Cell(0.2, tiles="b"), gpu.Cell(0.25, tiles="c")):
+        best = cell if gpu._better(cell, best) else best
+    assert best.tiles == "b"
+    failed = gpu.Cell(error="FAILED: x", tiles="d")
+    assert gpu._better(failed, best)
+    assert not gpu._better(gpu.Cell(0.1, tiles="e"), failed)
