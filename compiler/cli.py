@@ -29,11 +29,14 @@ import contextlib
 import gc
 import io
 import os
+import re
+import stat
 import sys
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NoReturn, TextIO
+from typing import TYPE_CHECKING, BinaryIO, NoReturn, TextIO
 
 if TYPE_CHECKING:  # the core is imported lazily so that `tileir --help` stays fast
     from compiler.ir.diagnostics import Diagnostic
@@ -49,6 +52,8 @@ ISSUES_URL = "the project's issue tracker"
 # Where `tileir run` runs a kernel: compiler.runtime.BACKENDS, repeated here so that `--help`
 # need not import the runtime (a test keeps the two equal).
 BACKENDS = ("auto", "cpu", "triton-interpret", "triton", "tileiras")
+# compiler.interp.DEFAULT_MAX_STEPS (the --max-steps default), repeated for the same reason.
+DEFAULT_MAX_STEPS = 1_000_000
 
 
 class CliError(Exception):
@@ -100,6 +105,11 @@ def _decode(data: bytes, name: str) -> str:
     return text
 
 
+# The largest input tileir reads (256 MiB). A Tile IR file is a few megabytes at most; the cap
+# keeps `tileir check /dev/zero` (or a runaway pipe) from filling memory before it fails.
+MAX_INPUT_BYTES = 256 << 20
+
+
 def _read_bytes(path: str) -> tuple[str, bytes, str | None]:
     """(name as diagnostics show it, contents, path or None for stdin) of a file or `-`."""
     if path == "-":
@@ -108,19 +118,55 @@ def _read_bytes(path: str) -> tuple[str, bytes, str | None]:
             raise CliError("cannot read '<stdin>': standard input is closed")
         try:
             buffer = getattr(stream, "buffer", None)
-            data = buffer.read() if buffer is not None else stream.read().encode("utf-8")
+            if buffer is not None:
+                data = _read_capped(buffer, "<stdin>")
+            else:
+                data = stream.read(MAX_INPUT_BYTES + 1).encode("utf-8")
+                _check_cap(len(data), "<stdin>")
         except (OSError, ValueError) as exc:
             raise CliError(f"cannot read '<stdin>': {exc}") from None
         return "<stdin>", data, None
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            info = os.fstat(f.fileno())
+            if stat.S_ISREG(info.st_mode):
+                _check_cap(info.st_size, path)
+                data = f.read()  # one allocation of the known size
+            else:  # a device or a pipe has no size: read it in pieces, up to the cap
+                data = _read_capped(f, path)
+    except MemoryError:
+        raise CliError(f"cannot read '{path}': not enough memory to hold it") from None
     except IsADirectoryError:
         raise CliError(f"cannot read '{path}': is a directory") from None
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise CliError(f"cannot read '{path}': {reason}") from None
     return path, data, path
+
+
+def _check_cap(size: int, name: str) -> None:
+    if size > MAX_INPUT_BYTES:
+        raise CliError(
+            f"cannot read '{name}': larger than the {MAX_INPUT_BYTES >> 20} MiB tileir reads (is it the right file?)"
+        )
+
+
+def _read_capped(stream, name: str) -> bytes:
+    """All of `stream`, read in pieces; a CliError past MAX_INPUT_BYTES or out of memory."""
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        while True:
+            chunk = stream.read(min(1 << 24, MAX_INPUT_BYTES + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            _check_cap(total, name)
+        return b"".join(chunks)
+    except MemoryError:
+        chunks.clear()
+        raise CliError(f"cannot read '{name}': not enough memory to hold it ({total} bytes read)") from None
 
 
 def _read_input(path: str, allow_bytecode: bool = False) -> _Input:
@@ -140,47 +186,134 @@ def _read_input(path: str, allow_bytecode: bool = False) -> _Input:
 
 
 def _write(stream: TextIO, text: str) -> None:
+    buffer = getattr(stream, "buffer", None)
+    if isinstance(buffer, io.RawIOBase):
+        # Unbuffered (PYTHONUNBUFFERED=1, python -u): the text layer writes to the raw file and
+        # ignores a short write, so a full disk would cut the output without an error.
+        stream.flush()
+        try:
+            data = text.encode(stream.encoding or "utf-8")
+        except (UnicodeEncodeError, LookupError):
+            data = text.encode("utf-8")
+        _write_fully(buffer, data)
+        return
     try:
         stream.write(text)
     except UnicodeEncodeError:
         # A terminal or pipe whose encoding cannot hold the text: send UTF-8 bytes instead.
         stream.flush()
-        buffer = getattr(stream, "buffer", None)
         if buffer is None:
             stream.write(text.encode("ascii", "backslashreplace").decode("ascii"))
         else:
-            buffer.write(text.encode("utf-8"))
+            _write_fully(buffer, text.encode("utf-8"))
             buffer.flush()
 
 
+def _write_fully(buffer, data: bytes) -> None:
+    """Write all of `data` to a binary stream: a raw one may take only part of it per call
+    (the rest of a disk), and the next call then reports why (ENOSPC, EFBIG) as an OSError."""
+    import errno
+
+    view = memoryview(data)
+    while view:
+        written = buffer.write(view)
+        if written is None:  # a non-blocking stream that is full
+            raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+        if written <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
+
+
 def _out(text: str) -> None:
-    _write(sys.stdout, text)
+    try:
+        _write(sys.stdout, text)
+    except BrokenPipeError:
+        raise  # the reader went away: main() handles it
+    except OSError as exc:
+        raise _stdout_failed(exc) from None
+
+
+def _flush_stdout() -> None:
+    """Flush standard output, so that a full disk is reported here rather than lost at exit."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise _stdout_failed(exc) from None
+
+
+def _stdout_failed(exc: Exception) -> CliError:
+    """The error for output that could not be written (`> /dev/full`, a full disk). What is
+    still buffered is dropped, by pointing standard output at the null device: flushing it
+    again at exit would fail again and print a traceback-like warning."""
+    _silence_stdout()
+    reason = getattr(exc, "strerror", None) or str(exc)
+    return CliError(f"cannot write to standard output: {reason}")
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _err(text: str) -> None:
-    _write(sys.stderr, text if text.endswith("\n") else text + "\n")
+    try:
+        _write(sys.stderr, text if text.endswith("\n") else text + "\n")
+    except OSError:
+        pass  # nowhere left to report it; the exit status still says what happened
 
 
-def write_atomic(path: str, text: str | bytes) -> None:
-    """Replace `path` by `text` (UTF-8) or bytes atomically: a temporary file in the same
-    directory, fsync, `os.replace`. The file's mode is kept; a symbolic link is followed, not
-    replaced."""
+def write_atomic(path: str, text: str | bytes | Callable[[BinaryIO], object]) -> None:
+    """Write `text` (UTF-8), bytes, or what `text(file)` writes to a binary file, to `path`.
+
+    A regular file is replaced atomically: a temporary file `.NAME.tileir<pid>.XXXXXXXX.tmp`
+    in the same directory, fsync, `os.replace`; readers see the old or the new content, never
+    a mix. The file's mode is kept, and its owner and group where the rights allow (root).
+    A symbolic link is followed, not replaced. Temporary files that a killed tileir left
+    beside the target are removed.
+
+    Exceptions, where a rename would do harm: a target that is not a regular file (a device
+    such as /dev/null, a FIFO) is written directly, not replaced; a regular file with other
+    hard links is rewritten in place, so that every link sees the new content; that write is
+    not atomic, but the content is first written in full to a temporary file, so a full disk
+    fails before the file is touched."""
     target = os.path.realpath(path)
     directory = os.path.dirname(target) or "."
     try:
-        mode = os.stat(target).st_mode & 0o7777
+        info: os.stat_result | None = os.stat(target)
     except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+        # /dev/null, /dev/stdout, a FIFO: renaming over them would replace the device itself.
+        with open(target, "wb") as f:
+            _write_content(f, text)
+        return
+    _remove_stale_temporaries(directory, os.path.basename(target))
+    if info is None:
         # A new file gets the mode `open()` would give it, not mkstemp's 0600.
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+    else:
+        mode = info.st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.tileir{os.getpid()}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8") if isinstance(text, str) else text)
+            _write_content(f, text)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, mode)
+        if info is not None and info.st_nlink > 1:
+            _rewrite_in_place(target, tmp)
+            return
+        if info is not None:
+            _keep_owner(tmp, info)
+        os.chmod(tmp, mode)  # after chown, which clears the set-user-ID bit
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -188,6 +321,93 @@ def write_atomic(path: str, text: str | bytes) -> None:
         except OSError:
             pass
         raise
+    _fsync_directory(directory)
+
+
+def _write_content(f: BinaryIO, text: str | bytes | Callable[[BinaryIO], object]) -> None:
+    if isinstance(text, str):
+        f.write(text.encode("utf-8"))
+    elif isinstance(text, bytes | bytearray | memoryview):
+        f.write(text)
+    else:
+        text(f)
+    f.flush()  # a full disk or device (/dev/full) fails here, not silently at close
+
+
+def _rewrite_in_place(target: str, tmp: str) -> None:
+    """Copy the complete temporary file `tmp` over the hard-linked `target`, then remove `tmp`.
+    `tmp` is removed first: it proved the content fits, and its blocks are then free for the
+    copy. The target is overwritten and then cut to length (not truncated first), so a
+    failure leaves the old content, partly overwritten, rather than an empty file."""
+    with open(tmp, "rb") as src:
+        os.unlink(tmp)
+        with open(target, "r+b") as dst:
+            while block := src.read(1 << 20):
+                dst.write(block)
+            dst.truncate()
+            dst.flush()
+            os.fsync(dst.fileno())
+
+
+def _keep_owner(tmp: str, info: os.stat_result) -> None:
+    """Give `tmp` the replaced file's owner and group: root can; others can keep a group they
+    belong to; otherwise the new file is theirs, as after any editor's save."""
+    mine = os.stat(tmp)
+    if (mine.st_uid, mine.st_gid) == (info.st_uid, info.st_gid) or not hasattr(os, "chown"):
+        return
+    for uid, gid in ((info.st_uid, info.st_gid), (-1, info.st_gid)):
+        try:
+            os.chown(tmp, uid, gid)
+            return
+        except OSError:
+            continue
+
+
+# A temporary file of write_atomic: `.NAME.tileir<pid>.XXXXXXXX.tmp`, and the `.NAME.XXXXXXXX.tmp`
+# of earlier versions (mkstemp's eight characters).
+_TEMPORARY = re.compile(r"(?:tileir(\d+)\.)?[a-z0-9_]{8}\.tmp\Z")
+STALE_TEMPORARY_SECONDS = 60  # a live write keeps touching its file; one idle this long is not live
+
+
+def _remove_stale_temporaries(directory: str, name: str) -> None:
+    """Remove `.NAME.*.tmp` files a killed tileir left in `directory`: ours by their name, not
+    written for a minute, and (when the name carries one) not of a process still running here."""
+    prefix = f".{name}."
+    try:
+        entries = [e for e in os.scandir(directory) if e.name.startswith(prefix)]
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        m = _TEMPORARY.match(entry.name, len(prefix))
+        if m is None:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode) or now - info.st_mtime < STALE_TEMPORARY_SECONDS:
+                continue
+            if hasattr(os, "getuid") and info.st_uid != os.getuid():
+                continue  # someone else's
+            if m.group(1) is not None and _process_alive(int(m.group(1))):
+                continue
+            os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError, ValueError):
+        return True  # exists (another user's: EPERM), or cannot tell: keep the file
+    return True
+
+
+def _fsync_directory(directory: str) -> None:
     try:  # make the rename itself durable; not possible everywhere, and not fatal
         dir_fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -311,10 +531,10 @@ def _decode_bytecode(data: bytes, name: str, tally: _Tally | None = None):
         return None
 
 
-def _verify_module(module, args: argparse.Namespace) -> list[Diagnostic]:
+def _verify_module(module, args: argparse.Namespace, keep_going: bool = True) -> list[Diagnostic]:
     from compiler.verify import verify
 
-    return verify(module, _verify_options(args))
+    return verify(module, _verify_options(args, keep_going))
 
 
 def _plural(n: int, word: str) -> str:
@@ -406,10 +626,10 @@ def _cmd_fmt(args: argparse.Namespace) -> int:
 
 
 def _cmd_opt(args: argparse.Namespace) -> int:
-    src = _read_input(args.file)
+    src = _read_input(args.file, allow_bytecode=True)
     from compiler.ir.diagnostics import has_errors
     from compiler.ir.source import SourceFile
-    from compiler.text import PrintOptions, print_module, split_input
+    from compiler.text import PrintOptions, print_module
     from compiler.verify.expected import check_expected
 
     print_options = PrintOptions(
@@ -419,26 +639,33 @@ def _cmd_opt(args: argparse.Namespace) -> int:
         source_names=not args.default_names,
     )
     _rename_options(args.test_debuginfo_update_symbol_name)  # bad options fail before any work
-    if args.split_input_file:
-        chunks = split_input(src.text)
-    else:
-        chunks = [(src.text, 0)]
     tally = _Tally()
     outputs: list[str] = []
     status = EXIT_OK
-    for chunk, line_offset in chunks:
-        # Pad with the lines before the chunk so that every location (and snippet) is
-        # numbered as in the original file.
-        padded = "\n" * line_offset + chunk
+    if src.bytecode is not None:
+        # Bytecode is one module and has no expected-* comments: --split-input-file has
+        # nothing to split, and -verify-diagnostics nothing to check against.
+        if args.verify_diagnostics:
+            raise CliError(f"-verify-diagnostics: '{src.name}' is Tile IR bytecode, which has no expected-* comments")
+        module = _decode_bytecode(src.bytecode, src.name, tally)
+        if module is None:
+            return EXIT_ERRORS
+        result, diagnostics = _opt_passes(_Decoded(module), _verify_module(module, args, keep_going=False), args)
+        if _report(diagnostics, tally, name=src.name):
+            status = EXIT_ERRORS
+        else:
+            outputs.append(print_module(result.module, print_options))
+    whole = SourceFile(src.text, src.name)
+    for chunk, offset in _chunks(src.text, whole, args.split_input_file) if src.bytecode is None else ():
         # Like cuda-tile-opt, stop each kernel at its first error.
-        result, diagnostics = opt_diagnostics(padded, src.name, args)
+        result, diagnostics = opt_diagnostics(chunk, src.name, args)
         if args.verify_diagnostics:
             # The diagnostics are the expected output: only mismatches are reported.
-            report = check_expected(diagnostics, SourceFile(padded, src.name), line_offset)
-            if _report(report.complaints, tally):
+            report = check_expected(diagnostics, SourceFile(chunk, src.name))
+            if _report(_moved(report.complaints, whole, offset), tally):
                 status = EXIT_ERRORS
             continue
-        if _report(diagnostics, tally):
+        if _report(_moved(diagnostics, whole, offset), tally):
             status = EXIT_ERRORS
         if has_errors(diagnostics):
             continue
@@ -458,13 +685,49 @@ def _cmd_opt(args: argparse.Namespace) -> int:
     return status
 
 
-def opt_diagnostics(text: str, name: str, args: argparse.Namespace):
-    """What `tileir opt` does to one module (one chunk with --split-input-file): parse,
-    verify stopping each kernel at its first error as cuda-tile-opt does, run the requested
-    pass. Returns (parse result, diagnostics). The conformance harness calls this too."""
+def _chunks(text: str, whole, split: bool):
+    """(chunk, offset of its first character in `text`) of each `// -----` chunk (with
+    `split`), or of the whole text. Each chunk is parsed on its own and its diagnostics moved
+    onto `whole` (the SourceFile of `text`) with `_moved`: padding every chunk with the lines
+    before it, to number them as in the file, made 32,000 chunks quadratic (minutes)."""
+    from compiler.text import split_input
+
+    if not split:
+        return [(text, 0)]
+    return [(chunk, whole.offset(line, 0)) for chunk, line in split_input(text)]
+
+
+def _moved(diagnostics: Sequence[Diagnostic], whole, offset: int) -> list[Diagnostic]:
+    """`diagnostics` about a chunk that starts `offset` characters into the SourceFile `whole`,
+    as diagnostics about `whole` (so their lines, columns and snippets are the file's)."""
+    import dataclasses
+
+    from compiler.ir.diagnostics import Fix, TextEdit
+    from compiler.ir.source import Span
+
+    def shift(span: Span) -> Span:
+        return Span(span.start + offset, span.end + offset)
+
+    out = []
+    for d in diagnostics:
+        related = [
+            r if (r.source or d.source) is None
+            else dataclasses.replace(r, span=shift(r.span), source=whole if r.source is not None else None)
+            for r in d.related
+        ]  # fmt: skip
+        if d.source is None:
+            out.append(dataclasses.replace(d, related=related))
+            continue
+        fixes = [Fix(f.title, tuple(TextEdit(shift(e.span), e.new_text) for e in f.edits)) for f in d.fixes]
+        out.append(dataclasses.replace(d, span=shift(d.span), source=whole, related=related, fixes=fixes))
+    return out
+
+
+def _opt_passes(result, diagnostics: list[Diagnostic], args: argparse.Namespace):
+    """The pass `tileir opt` was asked for (a symbol rename, canonicalization) on a module
+    that verified; returns (result, diagnostics)."""
     from compiler.ir.diagnostics import has_errors
 
-    result, diagnostics = _parse_and_verify(text, name, args, keep_going=False)
     rename = _rename_options(args.test_debuginfo_update_symbol_name)
     if rename is not None and not has_errors(diagnostics):
         diagnostics += _rename_symbol(result.module, rename)
@@ -473,6 +736,14 @@ def opt_diagnostics(text: str, name: str, args: argparse.Namespace):
 
         canonicalize(result.module)
     return result, diagnostics
+
+
+def opt_diagnostics(text: str, name: str, args: argparse.Namespace):
+    """What `tileir opt` does to one module (one chunk with --split-input-file): parse,
+    verify stopping each kernel at its first error as cuda-tile-opt does, run the requested
+    pass. Returns (parse result, diagnostics). The conformance harness calls this too."""
+    result, diagnostics = _parse_and_verify(text, name, args, keep_going=False)
+    return _opt_passes(result, diagnostics, args)
 
 
 def _rename_options(spec: str | None) -> dict[str, str] | None:
@@ -552,12 +823,17 @@ def _write_output(path: str, data: str | bytes) -> None:
         if isinstance(data, str):
             _out(data)
             return
-        sys.stdout.flush()
+        _flush_stdout()
         buffer = getattr(sys.stdout, "buffer", None)
         if buffer is None:
             raise CliError("cannot write bytecode to standard output: it only takes text")
-        buffer.write(data)
-        buffer.flush()
+        try:
+            _write_fully(buffer, data)
+            buffer.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _stdout_failed(exc) from None
         return
     try:
         write_atomic(path, data)
@@ -669,22 +945,20 @@ def _translate_text(args: argparse.Namespace, version) -> int:
     from compiler.ir.diagnostics import Diagnostic as Diag
     from compiler.ir.diagnostics import Severity, has_errors
     from compiler.ir.source import SourceFile, Span
-    from compiler.text import PrintOptions, print_module, split_input
+    from compiler.text import PrintOptions, print_module
     from compiler.verify.expected import check_expected
 
     src = _read_input(args.file, allow_bytecode=True)
     if src.bytecode is not None:
         raise CliError(f"'{src.name}' is Tile IR bytecode, not text: read it with -cudatilebc-to-mlir")
-    chunks = split_input(src.text) if args.split_input_file else [(src.text, 0)]
+    whole = SourceFile(src.text, src.name)
     print_options = PrintOptions(debuginfo=args.mlir_print_debuginfo, keep_comments=False)
     tally = _Tally()
     status = EXIT_OK
     texts: list[str] = []  # -test-cudatile-roundtrip: each chunk's module, read back
     blobs: list[bytes] = []  # -mlir-to-cudatilebc: each chunk's bytecode, written one after the other
-    for chunk, line_offset in chunks:
-        # Pad with the lines before the chunk so that every location is numbered as in the file.
-        padded = "\n" * line_offset + chunk
-        result, diagnostics = _parse_and_verify(padded, src.name, args, keep_going=False)
+    for chunk, offset in _chunks(src.text, whole, args.split_input_file):
+        result, diagnostics = _parse_and_verify(chunk, src.name, args, keep_going=False)
         if not has_errors(diagnostics):
             try:
                 data = write_bytecode(result.module, version)
@@ -702,10 +976,10 @@ def _translate_text(args: argparse.Namespace, version) -> int:
                         diagnostics.append(Diag(Severity.ERROR, "bytecode", message, Span(0, 0), None))
         if args.verify_diagnostics:
             # The diagnostics are the expected output: only mismatches are reported.
-            report = check_expected(diagnostics, SourceFile(padded, src.name), line_offset)
-            if _report(report.complaints, tally, name=src.name):
+            report = check_expected(diagnostics, SourceFile(chunk, src.name))
+            if _report(_moved(report.complaints, whole, offset), tally, name=src.name):
                 status = EXIT_ERRORS
-        elif _report(diagnostics, tally, name=src.name):
+        elif _report(_moved(diagnostics, whole, offset), tally, name=src.name):
             status = EXIT_ERRORS
     if texts:
         _write_output(args.output or "-", "// -----\n".join(_ensure_newline(t) for t in texts))
@@ -725,15 +999,15 @@ def _load_kernel(args: argparse.Namespace, command: str, not_done: str):
     errors; NOT_DONE`. An unreadable file or an unknown kernel is a usage error."""
     from compiler.runtime import LaunchError, find_kernel, load_module
 
+    # Read here, not by load_module, so that a device or a pipe gets the same size cap as
+    # every other command's input (`tileir run /dev/zero` is an error, not a MemoryError).
+    src = _read_input(args.file, allow_bytecode=True)
     try:
-        if args.file == "-":
-            src = _read_input("-", allow_bytecode=True)
-            if src.bytecode is not None:
-                module = load_module(src.bytecode, name=src.name)
-            else:
-                module = load_module(src.text, name=src.name)
+        if src.bytecode is not None:
+            module = load_module(src.bytecode, name=src.name)
         else:
-            module = load_module(args.file)
+            # load_module takes a one-line string without `{` for a path: a newline says text.
+            module = load_module(src.text if "\n" in src.text else src.text + "\n", name=src.name)
         entry = find_kernel(module, args.kernel)
     except LaunchError as exc:
         if exc.diagnostics:
@@ -802,6 +1076,44 @@ class _Launchable:
         except SpecError as exc:
             raise CliError(str(exc)) from None
 
+    def check_signature(self, args: argparse.Namespace) -> None:
+        """Check the SPECs against the kernel's parameters (their number, after --cutile-args;
+        an array's dtype; a scalar's value) before any array is made, with the launch's own
+        checks and messages: `rand:300000000:i8` for an f32 pointer fails at once, not after
+        allocating 300 MB. Only what the launch would refuse on every backend is refused."""
+        import numpy as np
+
+        from compiler.ir.types import PointerType, TileType
+        from compiler.runtime import LaunchError, _Binder, _check_count
+        from compiler.runtime.argspec import SpecError
+        from compiler.runtime.cutile import cutile_args
+
+        try:
+            placeholders = [spec.placeholder() for spec in self.specs]  # arrays that take no memory
+        except SpecError as exc:
+            raise CliError(str(exc)) from None
+        try:
+            params = self.entry.regions[0].blocks[0].arguments
+            expanded = cutile_args(*placeholders) if args.cutile_args else placeholders
+            _check_count(self.entry, expanded, len(placeholders), args.cutile_args)
+            checks = _Binder.__new__(_Binder)  # its checks only, as the GPU and Triton launchers use it
+            for i, (param, arg) in enumerate(zip(params, expanded)):
+                t = param.type
+                element = t.element if isinstance(t, TileType) else t
+                if isinstance(element, PointerType):
+                    if isinstance(arg, np.ndarray):
+                        checks.check_dtype(checks.where(i, param), element, arg.dtype)
+                elif not isinstance(arg, np.ndarray):  # a placeholder's value is not the array's
+                    checks.scalar(i, param, element, arg)
+        except LaunchError as exc:
+            raise CliError(self._message(args, exc)) from None
+
+    def _message(self, args: argparse.Namespace, exc) -> str:
+        message = exc.message
+        if exc.kind == "count" and not args.cutile_args and any(s.is_array for s in self.specs):
+            message += " (with --cutile-args, each array argument is passed as pointer, shape, strides)"
+        return message
+
     def launch(self, args: argparse.Namespace, command: str, values: list, backend: str, options, timed=None):
         """One launch with `values` on `backend` (resolved), or None after printing why it failed
         (a usage error is raised as CliError). `timed` = (warm-up, repeat): timed launches
@@ -826,10 +1138,7 @@ class _Launchable:
                 _err(_lowering_error(exc.message))
                 _err(f"{PROG} {command}: kernel {name} could not run on the {backend} backend")
                 return None
-            message = exc.message
-            if exc.kind == "count" and not args.cutile_args and any(s.is_array for s in self.specs):
-                message += " (with --cutile-args, each array argument is passed as pointer, shape, strides)"
-            raise CliError(message) from None
+            raise CliError(self._message(args, exc)) from None
         except InterpError as exc:
             _err(str(exc))
             _err(f"{PROG} {command}: kernel {name} failed")
@@ -841,6 +1150,8 @@ def _parse_launchable(args: argparse.Namespace, command: str, not_done: str) -> 
     the module's diagnostics)."""
     from compiler.runtime.argspec import SpecError, parse_grid, parse_spec
 
+    if args.seed < 0:
+        raise CliError(f"--seed {args.seed}: must be 0 or more")
     try:
         specs = [parse_spec(a) for a in args.arg]
         grid = parse_grid(args.grid)
@@ -849,26 +1160,30 @@ def _parse_launchable(args: argparse.Namespace, command: str, not_done: str) -> 
     loaded = _load_kernel(args, command, not_done)
     if loaded is None:
         return None
-    return _Launchable(loaded[0], loaded[1], grid, specs)
+    target = _Launchable(loaded[0], loaded[1], grid, specs)
+    target.check_signature(args)
+    return target
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from compiler.interp import RunOptions
-    from compiler.runtime.argspec import SpecError, parse_check, run_check, save_npy_atomic, summarize
+    from compiler.runtime.argspec import SpecError, parse_check, run_check, summarize
 
     try:
         checks = [parse_check(c) for c in args.check]
     except SpecError as exc:
         raise CliError(str(exc)) from None
+    if args.save is not None:
+        _check_save_directory(args.save)  # before the run, which may be long
     backend, note = _require_backend(args.backend)
     target = _parse_launchable(args, "run", "not run")
     if target is None:
         return EXIT_ERRORS
     values = target.values(args.seed)
     before = [v.copy() if isinstance(v, np.ndarray) else v for v in values] if checks else []
-    options = RunOptions(check_races=not args.no_race_check)
+    options = RunOptions(check_races=not args.no_race_check, max_steps=args.max_steps, timeout=args.timeout)
     result = target.launch(args, "run", values, backend, options)
     if result is None:
         return EXIT_ERRORS
@@ -883,11 +1198,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
             _out(f"  arg{i}  {text}\n")
     if args.save is not None:
         try:
-            os.makedirs(args.save, exist_ok=True)
+            if not os.path.isdir(args.save):
+                os.mkdir(args.save)  # DIR itself, as --help says; never its parents
             saved = 0
             for i, v in enumerate(values):
                 if isinstance(v, np.ndarray):
-                    save_npy_atomic(os.path.join(args.save, f"arg{i}.npy"), v)
+                    write_atomic(os.path.join(args.save, f"arg{i}.npy"), _npy_writer(v))
                     saved += 1
         except OSError as exc:
             raise CliError(f"cannot write to '{args.save}': {exc.strerror or exc}") from None
@@ -906,6 +1222,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
             _err(outcome.message)
             status = EXIT_ERRORS
     return status
+
+
+def _check_save_directory(path: str) -> None:
+    """--save DIR: an existing directory, or a new one in an existing directory. A missing
+    parent is an error rather than created: a typo (`--save ouptut/run1`) should not leave
+    a tree of directories behind."""
+    if os.path.isdir(path):
+        return
+    if os.path.exists(path):
+        raise CliError(f"--save {path}: not a directory")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise CliError(f"--save {path}: the directory '{parent}' does not exist (create it first)")
+
+
+def _npy_writer(array):
+    """What write_atomic calls to write `array` as .npy (straight to the file: no copy in memory)."""
+    import numpy as np
+
+    return lambda f: np.save(f, array, allow_pickle=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -959,7 +1295,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if flops is None:
         per_block = mma_flops(target.entry)
         flops = per_block * math.prod(target.grid)
-    options = RunOptions(check_races=False)
+    options = RunOptions(check_races=False, max_steps=args.max_steps, timeout=args.timeout)
     rows = []
     for name, backend, note in resolved:
         values = target.values(args.seed)
@@ -1273,11 +1609,17 @@ def _cmd_layout(args: argparse.Namespace) -> int:
     if args.value is not None and args.line is not None:
         raise CliError("--value and --line cannot be used together")
     extents = _parse_extents(args.extent)
-    src = _read_input(args.file)
-    result = parse(src.text, src.name)
-    if _report(result.diagnostics, _Tally(), name=src.name):
-        _err(f"{PROG} layout: '{src.name}' has errors; no layout shown")
-        return EXIT_ERRORS
+    src = _read_input(args.file, allow_bytecode=True)
+    if src.bytecode is not None:
+        # Bytecode has no source lines: views are shown without them, and --line finds none.
+        result = _Decoded(_decode_bytecode(src.bytecode, src.name))
+        if result.module is None:
+            return EXIT_ERRORS
+    else:
+        result = parse(src.text, src.name)
+        if _report(result.diagnostics, _Tally(), name=src.name):
+            _err(f"{PROG} layout: '{src.name}' has errors; no layout shown")
+            return EXIT_ERRORS
     source = result.module.source
     values = _view_values(result.module)
 
@@ -1329,6 +1671,20 @@ def _flag(parser: argparse.ArgumentParser, name: str, help: str) -> None:
     parser.add_argument(f"--{name}", f"-{name}", action="store_true", help=help)
 
 
+def _tolerance(text: str) -> float:
+    """An argparse type: a finite number, 0 or more (a NaN or negative tolerance makes every
+    comparison fail, whatever the result)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"'{text}': give a finite number, 0 or more")
+    return value
+
+
 def _verify_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--target-version",
@@ -1352,6 +1708,35 @@ def _launch_arguments(parser: argparse.ArgumentParser) -> None:
         help="cuTile's calling convention: each array --arg is passed as pointer, extents, strides (in elements)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of rand: SPECs (default 0)")
+    parser.add_argument(
+        "--max-steps",
+        type=_limit(int),
+        default=DEFAULT_MAX_STEPS,
+        metavar="N",
+        help=f"stop a runaway kernel after N loop iterations, each iteration of a group of tile blocks counted "
+        f"once (cpu backend; default {DEFAULT_MAX_STEPS}, 0: no limit)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_limit(float),
+        default=0,
+        metavar="SECONDS",
+        help="stop a kernel that runs longer than SECONDS per launch (cpu and triton-interpret backends; "
+        "default 0: no limit)",
+    )
+
+
+def _limit(kind: type):
+    """An argparse type: a number of `kind`, 0 or more."""
+
+    def parse(text: str):
+        value = kind(text)
+        if not value >= 0:
+            raise argparse.ArgumentTypeError(f"{text}: give 0 (no limit) or more")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names it in "invalid int value"
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1451,7 +1836,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _launch_arguments(run)
     run.add_argument(
-        "--save", metavar="DIR", help="write each array argument after the run as DIR/arg<i>.npy (i: its --arg index)"
+        "--save",
+        metavar="DIR",
+        help=(
+            "write each array argument after the run as DIR/arg<i>.npy (i: its --arg index); DIR is created "
+            "if missing, but its parent must exist"
+        ),
     )
     run.add_argument(
         "--check",
@@ -1464,8 +1854,8 @@ def build_parser() -> argparse.ArgumentParser:
             "EXPR is ordinary Python run with your rights, not a sandbox: pass only expressions you trust"
         ),
     )
-    run.add_argument("--rtol", type=float, metavar="R", help="relative tolerance of --check (default: by dtype)")
-    run.add_argument("--atol", type=float, metavar="A", help="absolute tolerance of --check (default: by dtype)")
+    run.add_argument("--rtol", type=_tolerance, metavar="R", help="relative tolerance of --check (default: by dtype)")
+    run.add_argument("--atol", type=_tolerance, metavar="A", help="absolute tolerance of --check (default: by dtype)")
     run.add_argument(
         "--no-race-check", action="store_true", help="do not report unordered store/access races (cpu backend)"
     )
@@ -1685,7 +2075,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             # These build one module and print or encode it: nothing they make is cyclic garbage,
             # and the collector would rescan the whole module many times (a third of the time).
             gc.disable()
-        return int(args.func(args))
+        status = int(args.func(args))
+        _flush_stdout()  # a write error (a full disk) must not pass for success
+        return status
     except CliError as exc:
         _err(f"{PROG}: error: {exc}")
         return exc.status
@@ -1694,11 +2086,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # The reader went away (`tileir fmt big.tileir | head`): not an error of ours.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
+        _silence_stdout()
         return EXIT_ERRORS
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
         if os.environ.get("TILEIR_TRACEBACK"):

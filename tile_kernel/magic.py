@@ -32,7 +32,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from compiler.interp import InterpError, RunOptions
+from compiler.interp import DEFAULT_MAX_STEPS, InterpError, RunOptions
 from compiler.runtime import LaunchError, LaunchResult
 
 from .module import (
@@ -124,6 +124,22 @@ def _options(func):
         ),
         argument("--layout", action="store_true", help="the layout explorer for every view in the module"),
         argument("--no-race-check", action="store_true", help="do not report unordered store/access races"),
+        argument(
+            "--max-steps",
+            type=int,
+            default=DEFAULT_MAX_STEPS,
+            metavar="N",
+            help="stop a runaway kernel after N loop iterations, each iteration of a group of tile blocks counted "
+            f"once (cpu backend; default {DEFAULT_MAX_STEPS}, 0: no limit); as `tileir run --max-steps`",
+        ),
+        argument(
+            "--timeout",
+            type=float,
+            default=0,
+            metavar="SECONDS",
+            help="stop a kernel that runs longer than SECONDS per launch (cpu and triton-interpret backends; "
+            "default 0: no limit); as `tileir run --timeout`",
+        ),
     ]
     for decorate in reversed(decorators):
         func = decorate(func)
@@ -220,6 +236,9 @@ class TileIRMagics(Magics):
         args.show = shows
         if args.time is not None and args.time < 1:
             raise UsageError(f"--time {args.time}: the number of runs must be at least 1")
+        for option, value in (("--max-steps", args.max_steps), ("--timeout", args.timeout)):
+            if not value >= 0:
+                raise UsageError(f"{option} {value}: give 0 (no limit) or more")
         return args
 
     @staticmethod
@@ -377,7 +396,7 @@ class TileIRMagics(Magics):
         values = self._arguments(args.args)
         launch: Launch = kernel[grid]
         before = [snapshot(v) for v in values] if checks or args.time else []
-        options = RunOptions(check_races=not args.no_race_check)
+        options = RunOptions(check_races=not args.no_race_check, max_steps=args.max_steps, timeout=args.timeout)
         backend = args.backend or tmod.backend
         try:
             slow = backend == "triton-interpret" and "triton" not in sys.modules

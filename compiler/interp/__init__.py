@@ -24,11 +24,12 @@ from . import (  # noqa: F401  (registers semantics)  # noqa: F401  (registers s
     ops_shape,
     ops_view,  # noqa: F401  (registers semantics)
 )
-from .machine import TOKEN, Frame, Group, InterpError, Machine, RunOptions
+from .machine import DEFAULT_MAX_STEPS, TOKEN, Frame, Group, InterpError, Machine, RunOptions
 from .memory import Memory, MemoryFault
 from .registry import SEMANTICS, Ctx, semantics
 
 __all__ = [
+    "DEFAULT_MAX_STEPS",
     "SEMANTICS",
     "TOKEN",
     "Ctx",

@@ -21,12 +21,19 @@ every block of the group nothing is split or copied.
 
 Undefined behaviour is an `InterpError` naming the op, its source line, the first
 tile block at fault and, for memory, the address.
+
+Runaway kernels. A `loop` whose `break` never fires, or a `for` over 0..2^63, would run
+forever: a launch stops, with an `InterpError` naming the loop and a tile block still in
+it, once its loop bodies have run `RunOptions.max_steps` times (each run of a body on a
+group counts once, however many blocks the group holds) or once it has run
+`RunOptions.timeout` seconds (checked at each loop iteration and each group).
 """
 
 from __future__ import annotations
 
 import itertools
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -53,6 +60,13 @@ GROUP_ELEMENT_BUDGET = 1 << 20
 # Grid extents per axis: the op reference limits them to 2^24 - 1 (get_tile_block_id /
 # get_num_tile_blocks: "larger dimensions may result in incorrect tile block ids").
 MAX_GRID_EXTENT = (1 << 24) - 1
+
+# Loop iterations (runs of a `for`/`loop` body on a group) one launch may make before it is
+# stopped as a runaway. An iteration costs the interpreter 10 us or more (a few ops of Python
+# overhead), so a runaway stops within a minute even on a loaded machine, and a kernel that
+# really iterates this much would run for minutes anyway; the tests, examples and benchmarks
+# use a few hundred at most (the 1024^3 matmul benchmark: one group, 32 iterations).
+DEFAULT_MAX_STEPS = 1_000_000
 
 _NO_DEPS: frozenset[int] = frozenset()
 
@@ -96,6 +110,30 @@ class InterpError(Exception):
         if self.note:
             text += f"; {self.note}"
         return f"{self.where}: error: {text}" if self.where else f"error: {text}"
+
+
+class _Runaway(InterpError):
+    """A launch stopped by its step budget or time limit. Raised by the loop whose
+    iteration went over; each enclosing loop it passes may take the blame (`blame`)."""
+
+    def __init__(
+        self, what: str, hint: str, machine: Machine, op: Operation, frame: Frame, iterations: int | None
+    ) -> None:
+        self.what = what
+        self.iterations = -1
+        InterpError.__init__(self, what, note=hint)
+        self.blame(machine, op, frame, iterations)
+
+    def blame(self, machine: Machine, op: Operation, frame: Frame, iterations: int | None) -> None:
+        """Name `op` (at `iterations` of its current run, None: not a loop) and the first
+        tile block of `frame` if it has run more iterations than the op named so far."""
+        n = iterations if iterations is not None else 0
+        if n <= self.iterations:
+            return
+        self.iterations = n
+        message = f"{self.what}, at iteration {n} of this loop" if iterations is not None else self.what
+        block = frame.group.coords(0) if frame.group.size else None
+        InterpError.__init__(self, message, op=op.mnemonic, where=machine.where(op), block=block, note=self.note)
 
 
 @dataclass(slots=True)
@@ -185,6 +223,16 @@ class Exit:
     deps: list[frozenset[int]] | None = None
 
 
+def op_where(module: Module, op: Operation) -> str | None:
+    """`file:line:col` of an op of `module`: its place in the parsed text, else its location
+    attribute (None when it has neither)."""
+    source = module.source
+    if source is not None and op.span is not None:
+        line, col = source.line_col(op.span.start)
+        return f"{source.name}:{line + 1}:{col + 1}"
+    return location_text(op.location)
+
+
 def _quote(text: str) -> str:
     """A string as the IR writes it: in double quotes, with `\\`, `"` and newlines escaped."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
@@ -255,6 +303,11 @@ class RunOptions:
     # Start each line print_tko writes with the tile block it comes from,
     # `[block (x, y, z)] `. (The GPU prints no prefix; its blocks' lines interleave.)
     print_prefix: bool = True
+    # Budgets against runaway kernels (`tileir run --max-steps/--timeout`): loop iterations
+    # per launch (each run of a loop body on a group of blocks counts once; 0 or None: no
+    # limit) and wall-clock seconds per launch (0 or None: no limit).
+    max_steps: int | None = DEFAULT_MAX_STEPS
+    timeout: float | None = None
 
 
 @dataclass(slots=True)
@@ -295,17 +348,19 @@ class Machine:
         self._largest: dict[Operation, int] = {}
         self._checked_loops: set[Operation] = set()
         self._free_dead = False
+        # Loop iterations run so far (since the last `run`) and the budgets (see RunOptions).
+        self.steps = 0
+        self._step_limit = sys.maxsize
+        self._deadline: float | None = None
+        self._check_at = sys.maxsize  # the step count past which `_check_budget` runs
+        self._start_budget()
         self._load_globals()
 
     # -- errors --------------------------------------------------------------------------
 
     def where(self, op: Operation) -> str | None:
         """`file:line:col` of an op: its place in the parsed text, else its location attribute."""
-        source = self.module.source
-        if source is not None and op.span is not None:
-            line, col = source.line_col(op.span.start)
-            return f"{source.name}:{line + 1}:{col + 1}"
-        return location_text(op.location)
+        return op_where(self.module, op)
 
     def op_error(
         self,
@@ -376,7 +431,9 @@ class Machine:
                 itemsize = dtypes.storage_dtype(value.element).itemsize  # type: ignore[union-attr]
                 alignment = self._int(op.properties.get("alignment"), itemsize)
                 self.globals[sym] = self.memory.place(
-                    memory_image(value), alignment=alignment, name=f"global @{sym}",
+                    memory_image(value),
+                    alignment=alignment,
+                    name=f"global @{sym}",
                     read_only=op.properties.get("constant") is not None,
                 )
 
@@ -402,9 +459,7 @@ class Machine:
         if len(dims) != 3 or any(d < 1 for d in dims):
             raise InterpError(f"the grid must be 1 to 3 positive extents, got {tuple(grid)}")
         if any(d > MAX_GRID_EXTENT for d in dims):
-            raise InterpError(
-                f"grid {dims} exceeds the limit of {MAX_GRID_EXTENT} (2^24-1) tile blocks per axis"
-            )
+            raise InterpError(f"grid {dims} exceeds the limit of {MAX_GRID_EXTENT} (2^24-1) tile blocks per axis")
         self.grid = dims  # type: ignore[assignment]
         gx, gy, gz = dims
         body = kernel.regions[0].blocks[0]
@@ -414,9 +469,12 @@ class Machine:
         self.assert_failures = []
         self.assert_failed_elements = 0
         self._free_dead = True
+        self._start_budget()
         try:
             for start in range(0, total, size):
                 frame = Frame(_group_at(start, min(size, total - start), dims))  # type: ignore[arg-type]
+                if self._deadline is not None and time.monotonic() > self._deadline:
+                    raise self._budget_error(kernel, frame, None, "timeout")
                 env = frame.env
                 for arg, value in zip(body.arguments, args, strict=True):
                     env[arg] = value
@@ -437,6 +495,35 @@ class Machine:
             self.value_deps.clear()
         if self.assert_failures:
             raise self._assert_error()
+
+    def _start_budget(self) -> None:
+        """Reset the step count and arm the budgets of `options` (a launch's start)."""
+        options = self.options
+        self.steps = 0
+        self._step_limit = options.max_steps if options.max_steps else sys.maxsize
+        self._deadline = time.monotonic() + options.timeout if options.timeout else None
+        # With a time limit the clock is read at every iteration (a few dozen ns).
+        self._check_at = 0 if self._deadline is not None else self._step_limit
+
+    def _check_budget(self, op: Operation, frame: Frame, iterations: int) -> None:
+        """Raise the report of a launch over its budget at this iteration of loop `op`."""
+        if self.steps > self._step_limit:
+            raise self._budget_error(op, frame, iterations, "steps")
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            raise self._budget_error(op, frame, iterations, "timeout")
+
+    def _budget_error(self, op: Operation, frame: Frame, iterations: int | None, kind: str) -> _Runaway:
+        """The report of a launch stopped by its step budget (`kind` "steps") or time limit
+        ("timeout") while `op` (a loop at iteration `iterations`, or the entry) ran on `frame`."""
+        if kind == "steps":
+            n = self.options.max_steps
+            what = f"the kernel ran past {n} loop iterations (--max-steps {n})"
+            hint = "raise or lift the limit with --max-steps N (0: no limit)"
+        else:
+            t = f"{self.options.timeout:g}"
+            what = f"the kernel ran past its time limit of {t} s (--timeout {t})"
+            hint = "raise or lift the limit with --timeout SECONDS (0: no limit)"
+        return _Runaway(what, hint, self, op, frame, iterations)
 
     def _flush_prints(self) -> None:
         """Write the group's print_tko output, block by block (program order within a block)."""
@@ -482,8 +569,12 @@ class Machine:
         if len(failures) > 100:
             details.append(f"... and {len(failures) - 100} more tile blocks")
         return InterpError(
-            f"assertion failed: {_quote(text)}{at}", op=first.op.mnemonic, where=self.where(first.op),
-            block=first.block, note=note, details=details,
+            f"assertion failed: {_quote(text)}{at}",
+            op=first.op.mnemonic,
+            where=self.where(first.op),
+            block=first.block,
+            note=note,
+            details=details,
         )
 
     # -- execution -------------------------------------------------------------------------
@@ -509,9 +600,7 @@ class Machine:
         dead: list[list[Value]] = [[] for _ in ops]
         for v, i in last.items():
             dead[i].append(v)
-        plan = [
-            (op, _TERMINATORS.get(op.name), _CONTROL.get(op.name), tuple(dead[i])) for i, op in enumerate(ops)
-        ]
+        plan = [(op, _TERMINATORS.get(op.name), _CONTROL.get(op.name), tuple(dead[i])) for i, op in enumerate(ops)]
         self._plans[block] = plan
         return plan
 
@@ -772,55 +861,67 @@ class Machine:
         current = frame
         finished: list[_Part] = []  # (positions in `frame`, final values, deps)
         exits: list[Exit] = []
-        while True:
-            if counter is not None:
-                go = counter.going()
-                if go is not None:  # some blocks are done
-                    if not go.any():
-                        finished.append((active, carried, deps))
-                        break
-                    stop = np.flatnonzero(~go)
-                    keep = np.flatnonzero(go)
-                    finished.append((_compose(active, stop), [restrict(c, stop) for c in carried], deps))
-                    carried = [restrict(c, keep) for c in carried]
-                    counter.restrict(keep)
-                    active = _compose(active, keep)
-                    current = frame.child(active)  # type: ignore[arg-type]
-                args = [counter.value(), *carried]
-            else:
-                args = carried
-            self._set_deps(targets, deps)
-            conts: list[Exit] = []
-            for e in self.run_region(region, current, args):
-                if e.kind == "continue":
-                    conts.append(e)
-                elif e.kind == "break":
-                    finished.append((_compose(active, e.positions), e.values, e.deps))
-                else:  # return / abort from inside the body
-                    e.positions = _compose(active, e.positions)
-                    exits.append(e)
-            if not conts:
-                break
-            if len(conts) == 1 and conts[0].positions is None:
-                carried, deps = conts[0].values, conts[0].deps
-            else:
-                size = current.group.size
-                keep = _union([e.positions for e in conts], size)
-                if len(conts) == 1:
+        iterations = 0  # of this run of the loop, for the report of a runaway
+        try:
+            while True:
+                if counter is not None:
+                    go = counter.going()
+                    if go is not None:  # some blocks are done
+                        if not go.any():
+                            finished.append((active, carried, deps))
+                            break
+                        stop = np.flatnonzero(~go)
+                        keep = np.flatnonzero(go)
+                        finished.append((_compose(active, stop), [restrict(c, stop) for c in carried], deps))
+                        carried = [restrict(c, keep) for c in carried]
+                        counter.restrict(keep)
+                        active = _compose(active, keep)
+                        current = frame.child(active)  # type: ignore[arg-type]
+                    args = [counter.value(), *carried]
+                else:
+                    args = carried
+                self._set_deps(targets, deps)
+                # The budgets (see RunOptions): one comparison per iteration of a group.
+                self.steps += 1
+                iterations += 1
+                if self.steps > self._check_at:
+                    self._check_budget(op, current, iterations)
+                conts: list[Exit] = []
+                for e in self.run_region(region, current, args):
+                    if e.kind == "continue":
+                        conts.append(e)
+                    elif e.kind == "break":
+                        finished.append((_compose(active, e.positions), e.values, e.deps))
+                    else:  # return / abort from inside the body
+                        e.positions = _compose(active, e.positions)
+                        exits.append(e)
+                if not conts:
+                    break
+                if len(conts) == 1 and conts[0].positions is None:
                     carried, deps = conts[0].values, conts[0].deps
                 else:
-                    parts = [(np.searchsorted(keep, e.positions), e.values) for e in conts]
-                    carried = [
-                        _merge_value([(p, values[i]) for p, values in parts], len(keep)) for i in range(len(inits))
-                    ]
-                    deps = _union_deps([e.deps for e in conts])
-                if len(keep) != size:
-                    active = _compose(active, keep)
-                    current = frame.child(active)  # type: ignore[arg-type]
-                    if counter is not None:
-                        counter.restrict(keep)
-            if counter is not None:
-                counter.advance()
+                    size = current.group.size
+                    keep = _union([e.positions for e in conts], size)
+                    if len(conts) == 1:
+                        carried, deps = conts[0].values, conts[0].deps
+                    else:
+                        parts = [(np.searchsorted(keep, e.positions), e.values) for e in conts]
+                        carried = [
+                            _merge_value([(p, values[i]) for p, values in parts], len(keep)) for i in range(len(inits))
+                        ]
+                        deps = _union_deps([e.deps for e in conts])
+                    if len(keep) != size:
+                        active = _compose(active, keep)
+                        current = frame.child(active)  # type: ignore[arg-type]
+                        if counter is not None:
+                            counter.restrict(keep)
+                if counter is not None:
+                    counter.advance()
+        except _Runaway as e:
+            # An enclosing loop that has run more iterations is the likelier runaway (an
+            # outer loop that never ends stops in whichever inner loop it is running).
+            e.blame(self, op, current, iterations)
+            raise
         return self._continue_with(op, frame, finished, exits)
 
 
@@ -953,6 +1054,7 @@ _CONTROL: dict[str, Callable[..., Any]] = {
 
 
 __all__ = [
+    "DEFAULT_MAX_STEPS",
     "GROUP_ELEMENT_BUDGET",
     "MAX_GRID_EXTENT",
     "TOKEN",
@@ -965,5 +1067,6 @@ __all__ = [
     "RunOptions",
     "is_uniform",
     "location_text",
+    "op_where",
     "restrict",
 ]

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..interp import InterpError, Machine, RunOptions, dtypes, rounding
-from ..interp.machine import MAX_GRID_EXTENT
+from ..interp.machine import MAX_GRID_EXTENT, op_where
 from ..interp.memory import pack_nibbles, unpack_nibbles
 from ..ir.core import Module, Operation, Value
 from ..ir.types import FloatType, IntegerType, PointerType, TileType, Type
@@ -638,7 +638,12 @@ def launch(
     the result's `backend` and `note` say which and why.
 
     Raises `LaunchError` when the launch cannot start and `InterpError` for what goes wrong
-    while the kernel runs."""
+    while the kernel runs.
+
+    `options` (RunOptions) bounds a runaway kernel: on the cpu backend, `max_steps` loop
+    iterations (default `compiler.interp.DEFAULT_MAX_STEPS`) and `timeout` seconds (default none); on
+    triton-interpret only `timeout`, enforced with a SIGALRM timer, so only where `launch`
+    is called from the main thread on a POSIX system. The GPU backends take neither."""
     backend, note = resolve_backend(backend)
     module = load_module(module_or_path)
     entry = find_kernel(module, kernel)
@@ -774,11 +779,90 @@ def _launch_triton_interpret(
     from ..lower import LowerError
     from ..lower.interpret import run
 
+    stdout = options.stdout if options else None
+    timeout = options.timeout if options else None
     try:
-        elapsed = run(module, entry, dims, args, stdout=options.stdout if options else None)
+        if timeout and _can_alarm():
+            elapsed = _interpret_with_timeout(module, entry, dims, args, stdout, timeout)
+        else:
+            elapsed = run(module, entry, dims, args, stdout=stdout)
     except LowerError as e:
         raise LaunchError(e.report(), kind="backend") from None
     return LaunchResult(kernel_name(entry), dims, "triton-interpret", elapsed)
+
+
+class _Alarm(BaseException):
+    """Raised by the SIGALRM handler inside Triton's interpreter: a BaseException, so that
+    the interpreter's `except Exception` (which rewraps errors) lets it through."""
+
+    def __init__(self, frame: Any) -> None:
+        super().__init__()
+        self.frame = frame
+
+
+def _can_alarm() -> bool:
+    """Whether a SIGALRM timer can interrupt a launch: signal handlers run only in the main
+    thread, and Windows has no SIGALRM."""
+    import signal
+    import threading
+
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+def _interpret_with_timeout(
+    module: Module, entry: Operation, dims: tuple[int, int, int], args: Sequence[Any], stdout: Any, timeout: float
+) -> float:
+    """`lower.interpret.run` stopped after `timeout` seconds. Triton's interpreter runs the
+    generated Python, whose loops the CPU interpreter's step budget cannot count, so a timer
+    interrupts it; the report names the Tile IR loop the generated line came from."""
+    import signal
+
+    from ..lower.build import import_kernel, require_triton
+    from ..lower.codegen import Target, lower_entry
+    from ..lower.interpret import run
+
+    require_triton()
+    try:
+        # Imported (seconds, the first time) and the kernel lowered before the timer starts:
+        # the limit is on the kernel's run, and an import must never be interrupted.
+        import torch  # noqa: F401
+        import triton.runtime.interpreter as interpreter
+    except ImportError:
+        return run(module, entry, dims, args, stdout=stdout)  # which says what is missing
+    src = lower_entry(module, entry, Target.parse(None))
+    if src.not_interpretable():
+        return run(module, entry, dims, args, source=src, stdout=stdout)  # which refuses it
+    code_file = import_kernel(src, interpret=True).fn.__code__.co_filename
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise _Alarm(frame)
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            return run(module, entry, dims, args, source=src, stdout=stdout)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Alarm as alarm:
+        frame = alarm.frame
+        while frame is not None and frame.f_code.co_filename != code_file:
+            frame = frame.f_back
+        op = src.op_at(frame.f_lineno) if frame is not None else None
+        while op is not None and op.name not in ("cuda_tile.for", "cuda_tile.loop"):
+            op = op.parent_op
+        op = op or entry
+        block = getattr(interpreter.interpreter_builder, "grid_idx", None)
+        t = f"{timeout:g}"
+        raise InterpError(
+            f"the kernel ran past its time limit of {t} s (--timeout {t}) under Triton's interpreter",
+            op=op.mnemonic,
+            where=op_where(module, op),
+            block=tuple(block) if block is not None else None,
+            note="raise or lift the limit with --timeout SECONDS (0: no limit)",
+        ) from None
+    finally:
+        signal.signal(signal.SIGALRM, previous)
 
 
 def launch_cutile(

@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import builtins
 import math
+import os
 import re
+import stat
 import zlib
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.lib import format as npy_format
 
 from ..interp import dtypes
 
@@ -62,40 +65,102 @@ class ArgSpec:
             return self._load()
         dtype = _dtype(self.dtype_name or "")
         n = math.prod(self.shape)
-        if n * max(dtype.itemsize, 1) > 1 << 36:
-            raise SpecError(f"--arg '{self.text}': {n} elements is too many")
         try:
             if self.kind == "zeros":
                 return np.zeros(self.shape, dtype)
             if self.kind == "ones":
                 return np.ones(self.shape, dtype)
             if self.kind == "arange":
-                values = np.arange(n, dtype=np.int64).reshape(self.shape)
-                return _convert(values, dtype)
+                return _arange(self.shape, dtype)
             return _random(rng, self.shape, dtype)
         except MemoryError:
             raise SpecError(f"--arg '{self.text}': not enough memory for {n} elements") from None
 
+    def placeholder(self) -> np.ndarray | int | float | bool:
+        """What `make` gives, as far as a kernel's signature can tell: an array of the same
+        shape and dtype that takes no memory (every element is one zero), or the scalar. A
+        .npy file's header is read (and checked against the file's size), not its data. So
+        the arguments can be checked against the kernel before gigabytes are made."""
+        if self.kind == "scalar":
+            assert self.value is not None
+            return self.value
+        if self.kind == "npy":
+            shape, dtype = self._header()
+            if self.dtype_name is not None:
+                dtype = _dtype(self.dtype_name)
+        else:
+            shape, dtype = self.shape, _dtype(self.dtype_name or "")
+        return np.broadcast_to(np.zeros((), dtype), shape)
+
+    def _header(self) -> tuple[tuple[int, ...], np.dtype]:
+        """(shape, dtype) of the .npy file, from its header; a SpecError when the file is not
+        a regular .npy file, holds no numbers, or is shorter than its header says."""
+        assert self.path is not None
+        try:
+            with open(self.path, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    # A device or a pipe: /dev/zero would never end, a FIFO could not be read twice.
+                    raise SpecError(f"cannot read '{self.path}': not a regular file")
+                size = os.fstat(f.fileno()).st_size
+                version = npy_format.read_magic(f)
+                if version == (1, 0):
+                    shape, fortran, dtype = npy_format.read_array_header_1_0(f)
+                else:
+                    shape, fortran, dtype = npy_format.read_array_header_2_0(f)
+                data_bytes = size - f.tell()
+        except SpecError:
+            raise
+        except FileNotFoundError:
+            raise SpecError(f"cannot read '{self.path}': No such file or directory") from None
+        except IsADirectoryError:
+            raise SpecError(f"cannot read '{self.path}': is a directory") from None
+        except OSError as e:
+            raise SpecError(f"cannot read '{self.path}': {e.strerror or e}") from None
+        except (ValueError, EOFError, SyntaxError, TypeError) as e:
+            raise SpecError(f"cannot read '{self.path}' as a .npy array: {_one_line(e)}") from None
+        self._check_numbers(dtype)
+        need = math.prod(shape) * dtype.itemsize
+        if need > data_bytes:
+            text = "x".join(str(d) for d in shape) or "scalar"
+            raise SpecError(
+                f"cannot read '{self.path}' as a .npy array: its header declares {text} {dtype} elements "
+                f"({need} bytes) but only {max(data_bytes, 0)} bytes follow it"
+            )
+        return tuple(shape), dtype
+
+    def _check_numbers(self, dtype: np.dtype) -> None:
+        # Strings, dates, complex numbers, records: nothing a kernel parameter can take, and
+        # converting them would fail (or silently drop an imaginary part).
+        if dtype.kind not in "biuf" and not (dtype.kind == "V" and dtype.names is None):
+            raise SpecError(f"'{self.path}' holds {dtype} elements, not real numbers a kernel can take")
+
     def _load(self) -> np.ndarray:
         assert self.path is not None
+        self._header()  # before any allocation: a header may declare more than the file holds
         try:
             array = np.load(self.path, allow_pickle=False)
         except FileNotFoundError:
             raise SpecError(f"cannot read '{self.path}': No such file or directory") from None
         except IsADirectoryError:
             raise SpecError(f"cannot read '{self.path}': is a directory") from None
+        except MemoryError:
+            raise SpecError(f"cannot read '{self.path}': not enough memory for its array") from None
         except (OSError, ValueError, EOFError) as e:
-            raise SpecError(f"cannot read '{self.path}' as a .npy array: {e}") from None
+            raise SpecError(f"cannot read '{self.path}' as a .npy array: {_one_line(e)}") from None
         if not isinstance(array, np.ndarray):
             raise SpecError(f"'{self.path}' holds several arrays (an .npz?); give one .npy file")
+        self._check_numbers(array.dtype)
         if self.dtype_name is None:
             return array
         dtype = _dtype(self.dtype_name)
-        if array.dtype.kind == "V" and array.dtype.names is None:
+        if array.dtype.kind == "V":
             if array.dtype.itemsize != dtype.itemsize:
                 raise SpecError(f"'{self.path}' holds {array.dtype.itemsize}-byte raw elements, not {self.dtype_name}")
             return array.view(dtype)
-        return _convert(array, dtype)
+        try:
+            return _convert(array, dtype)
+        except MemoryError:
+            raise SpecError(f"cannot convert '{self.path}' to {self.dtype_name}: not enough memory") from None
 
 
 def _dtype(name: str) -> np.dtype:
@@ -115,23 +180,71 @@ def _convert(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return values.astype(np.float64).astype(dtype) if dtype.kind not in "iu" else values.astype(dtype)
 
 
+# Arrays are generated this many elements at a time, straight into an array of the target
+# dtype: `rand:300000000:i8` must take 300 MB, not the 2.4 GB of an int64 or float64 draw.
+_CHUNK = 1 << 18
+
+
+def _chunked(shape: tuple[int, ...], dtype: np.dtype, fill: Any) -> np.ndarray:
+    """An array of `shape` and `dtype` whose flat elements [a, b) are `fill(a, b)`, chunk by chunk."""
+    out = np.empty(shape, dtype)
+    flat = out.reshape(-1)  # a view: `out` is contiguous
+    for start in range(0, flat.size, _CHUNK):
+        stop = min(start + _CHUNK, flat.size)
+        flat[start:stop] = fill(start, stop)
+    return out
+
+
+def _arange(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return _chunked(shape, dtype, lambda a, b: _convert(np.arange(a, b, dtype=np.int64), dtype))
+
+
 def _random(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    if dtype == np.bool_:
-        return rng.integers(0, 2, size=shape).astype(np.bool_)
-    if dtype.kind in "iu":
-        return rng.integers(-100, 100, size=shape).astype(dtype)
+    if dtype == np.bool_ or dtype.kind in "iu":
+        low, high = (0, 2) if dtype == np.bool_ else (-100, 100)
+        return rng.integers(low, high, size=shape, dtype=dtype)  # drawn in the dtype itself
     if dtype.name == "float8_e8m0fnu":  # powers of two only: no zero, no sign
-        return np.exp2(rng.integers(-4, 5, size=shape).astype(np.float64)).astype(dtype)
-    return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+        return _chunked(shape, dtype, lambda a, b: np.exp2(rng.integers(-4, 5, size=b - a).astype(np.float32)))
+    if dtype == np.float64:
+        return _chunked(shape, dtype, lambda a, b: rng.uniform(-1.0, 1.0, size=b - a))
+
+    def uniform(a: int, b: int) -> np.ndarray:
+        # 2x - 1 of a float32 in [0, 1) is exact, so the values are uniform in [-1, 1).
+        x = rng.random(b - a, dtype=np.float32)
+        x *= 2
+        x -= 1
+        return x
+
+    return _chunked(shape, dtype, uniform)
 
 
 _SHAPE = re.compile(r"^\d+(x\d+)*$")
+# The most bytes one generated argument may take (64 GiB): a bigger SHAPE is a typo, and is
+# refused when the SPEC is read rather than when the allocation fails.
+MAX_ARG_BYTES = 1 << 36
 
 
 def _shape(text: str, spec: str) -> tuple[int, ...]:
     if not _SHAPE.match(text):
         raise SpecError(f"--arg '{spec}': bad shape '{text}' (write it like 1024 or 64x64)")
-    return tuple(int(d) for d in text.split("x"))
+    digits = [d.lstrip("0") or "0" for d in text.split("x")]
+    if any(len(d) > 12 for d in digits):  # past any size, and before int() meets a 5000-digit string
+        raise SpecError(f"--arg '{_short(spec)}': shape '{_short(text)}' is too large")
+    return tuple(int(d) for d in digits)
+
+
+def _check_size(spec: str, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    # Zero extents are left out: NumPy refuses 0x10^20 too (its size check skips zeros).
+    nbytes = math.prod(d for d in shape if d) * max(dtype.itemsize, 1)
+    if nbytes > MAX_ARG_BYTES:
+        raise SpecError(
+            f"--arg '{spec}': {nbytes} bytes is too large (an argument may take at most {MAX_ARG_BYTES >> 30} GiB)"
+        )
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
 
 
 def parse_spec(text: str) -> ArgSpec:
@@ -145,7 +258,7 @@ def parse_spec(text: str) -> ArgSpec:
         if len(parts) != 2:
             raise SpecError(f"--arg '{text}': expected {head}:SHAPE:DTYPE, e.g. {head}:1024:f32")
         shape = _shape(parts[0], text)
-        _dtype(parts[1])
+        _check_size(text, shape, _dtype(parts[1]))
         return ArgSpec(text, head, shape, parts[1])
     m = re.match(r"^(.*\.npy)(?::([A-Za-z0-9]+))?$", s, re.IGNORECASE)
     if m:
@@ -344,31 +457,6 @@ def run_check(check: Check, before: list[Any], after: list[Any], rtol: float | N
     )
 
 
-def save_npy_atomic(path: str, array: np.ndarray) -> None:
-    """Write `array` to `path` as .npy atomically: a temporary file in the same directory,
-    fsync, `os.replace`; a new file gets the mode `open()` would give it."""
-    import os
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    umask = os.umask(0)
-    os.umask(umask)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, array, allow_pickle=False)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 __all__ = [
     "ArgSpec",
     "Check",
@@ -379,6 +467,5 @@ __all__ = [
     "parse_grid",
     "parse_spec",
     "run_check",
-    "save_npy_atomic",
     "summarize",
 ]

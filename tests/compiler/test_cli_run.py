@@ -193,7 +193,7 @@ def test_runs_and_summarizes(capsys, scalars: str) -> None:
 
 
 def test_save_writes_every_array_by_its_arg_index(capsys, keeps: str, tmp_path: Path) -> None:
-    out_dir = tmp_path / "out" / "deeper"
+    out_dir = tmp_path / "out"  # created: its parent exists (a missing parent is an error)
     status, out, err = run(
         capsys,
         "run",
