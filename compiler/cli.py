@@ -1084,7 +1084,7 @@ class _Launchable:
         import numpy as np
 
         from compiler.ir.types import PointerType, TileType
-        from compiler.runtime import LaunchError, _Binder, _check_count
+        from compiler.runtime import ArgumentChecks, LaunchError, check_count
         from compiler.runtime.argspec import SpecError
         from compiler.runtime.cutile import cutile_args
 
@@ -1095,8 +1095,8 @@ class _Launchable:
         try:
             params = self.entry.regions[0].blocks[0].arguments
             expanded = cutile_args(*placeholders) if args.cutile_args else placeholders
-            _check_count(self.entry, expanded, len(placeholders), args.cutile_args)
-            checks = _Binder.__new__(_Binder)  # its checks only, as the GPU and Triton launchers use it
+            check_count(self.entry, expanded, len(placeholders), args.cutile_args)
+            checks = ArgumentChecks()
             for i, (param, arg) in enumerate(zip(params, expanded)):
                 t = param.type
                 element = t.element if isinstance(t, TileType) else t

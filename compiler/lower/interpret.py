@@ -101,7 +101,7 @@ def run(
 ) -> float:
     """Run `entry` under Triton's interpreter; returns the wall time in seconds. Raises
     LowerError for what cannot be lowered or interpreted, LaunchError for bad arguments."""
-    from ..runtime import LaunchError, StridedArray, _Binder, _param_text
+    from ..runtime import ArgumentChecks, LaunchError, StridedArray, _param_text
     from .build import import_kernel, require_triton
     from .codegen import lower_entry
 
@@ -120,7 +120,7 @@ def run(
     patch_interpreter()
     fn = import_kernel(src, interpret=True)
     params = entry.regions[0].blocks[0].arguments
-    binder = _Binder.__new__(_Binder)  # only its checks: nothing is placed in a simulated memory
+    binder = ArgumentChecks()
     call: list[Any] = []
     write_back: list[tuple[np.ndarray, np.ndarray]] = []
     for p in src.params:

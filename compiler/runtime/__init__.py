@@ -352,16 +352,46 @@ def _dtype_fits(have: np.dtype, want: np.dtype) -> bool:
     return have == np.bool_ and want == np.uint8  # i1 is one byte, 0 or 1
 
 
-class _Binder:
+class ArgumentChecks:
+    """The checks every backend makes of a launch argument against its parameter (an array's
+    element type, a scalar's value), with the launch's messages; places nothing. The GPU and
+    Triton launchers and `tileir run`'s early signature check use these; `_Binder` adds the
+    CPU interpreter's placing."""
+
+    def where(self, i: int, param: Value) -> str:
+        return f"argument {i} ({_param_text(param)})"
+
+    def check_dtype(self, where: str, element: PointerType, have: np.dtype) -> None:
+        try:
+            want = dtypes.memory_dtype(element.pointee)
+        except TypeError:
+            raise LaunchError(f"{where}: arrays of {element.pointee} cannot be passed") from None
+        if not _dtype_fits(have, want):
+            raise LaunchError(
+                f"{where}: the kernel reads {element.pointee} elements, which live in {_numpy_name(want)} "
+                f"arrays; got an array of {have} (convert it with .astype({_numpy_name(want)}))"
+            )
+
+    def scalar(self, i: int, param: Value, element: Type, arg: Any) -> np.ndarray:
+        where = self.where(i, param)
+        if isinstance(arg, np.ndarray):
+            if arg.size != 1 or arg.ndim > 1:
+                raise LaunchError(f"{where}: got an array of shape {arg.shape} for a scalar parameter")
+            arg = arg.reshape(())[()]
+        if isinstance(element, IntegerType):
+            return _integer(where, element, arg)
+        if isinstance(element, FloatType):
+            return _float(where, element, arg)
+        raise LaunchError(f"{where}: parameters of type {param.type} cannot be passed")
+
+
+class _Binder(ArgumentChecks):
     """Turns launch arguments into the machine's parameter values, placing arrays."""
 
     def __init__(self, machine: Machine) -> None:
         self.memory = machine.memory
         self.write_back: list[tuple[np.ndarray, np.ndarray]] = []
         self.unpack_back: list[tuple[np.ndarray, np.ndarray]] = []
-
-    def where(self, i: int, param: Value) -> str:
-        return f"argument {i} ({_param_text(param)})"
 
     def bind(self, i: int, param: Value, arg: Any) -> tuple[np.ndarray, int | None]:
         t = param.type
@@ -406,17 +436,6 @@ class _Binder:
         read_only = not array.flags.writeable
         return self.memory.place(packed, alignment=1, name=name + " (packed 4-bit)", read_only=read_only)
 
-    def check_dtype(self, where: str, element: PointerType, have: np.dtype) -> None:
-        try:
-            want = dtypes.memory_dtype(element.pointee)
-        except TypeError:
-            raise LaunchError(f"{where}: arrays of {element.pointee} cannot be passed") from None
-        if not _dtype_fits(have, want):
-            raise LaunchError(
-                f"{where}: the kernel reads {element.pointee} elements, which live in {_numpy_name(want)} "
-                f"arrays; got an array of {have} (convert it with .astype({_numpy_name(want)}))"
-            )
-
     def place(self, array: np.ndarray, name: str, strided: bool, where: str) -> int:
         if strided:
             window = StridedArray.window(array)
@@ -447,20 +466,6 @@ class _Binder:
             table, where, lambda array, dev, strided, j, at: self.place(array, f"argument {i}[{j}]", strided, at)
         )
         return self.memory.place(data, alignment=8, name=f"argument {i} (array list)", read_only=True)
-
-    # -- scalars ---------------------------------------------------------------------------
-
-    def scalar(self, i: int, param: Value, element: Type, arg: Any) -> np.ndarray:
-        where = self.where(i, param)
-        if isinstance(arg, np.ndarray):
-            if arg.size != 1 or arg.ndim > 1:
-                raise LaunchError(f"{where}: got an array of shape {arg.shape} for a scalar parameter")
-            arg = arg.reshape(())[()]
-        if isinstance(element, IntegerType):
-            return _integer(where, element, arg)
-        if isinstance(element, FloatType):
-            return _float(where, element, arg)
-        raise LaunchError(f"{where}: parameters of type {param.type} cannot be passed")
 
 
 def array_table(table: ArrayTable, where: str, place: Any) -> np.ndarray:
@@ -652,7 +657,7 @@ def launch(
     if cutile:
         args = cutile_args(*args)
     params = entry.regions[0].blocks[0].arguments
-    _check_count(entry, args, given, cutile)
+    check_count(entry, args, given, cutile)
     if backend in GPU_BACKENDS:
         return _launch_gpu(module, entry, dims, args, backend, note)
     copy_back = _nothing
@@ -747,7 +752,7 @@ def benchmark(
         args = cutile_args(*args)
     if backend in GPU_BACKENDS:
         dims = _grid(grid)
-        _check_count(entry, args, len(args), False)
+        check_count(entry, args, len(args), False)
         r = _launch_gpu(module, entry, dims, args, backend, note, warmup=warmup, repeat=repeat)
         return BenchResult(r.kernel, backend, r.times, r.moved, note)
     times = []
@@ -763,7 +768,9 @@ def _nothing() -> None:
     pass
 
 
-def _check_count(entry: Operation, args: Sequence[Any], given: int, cutile: bool) -> None:
+def check_count(entry: Operation, args: Sequence[Any], given: int, cutile: bool) -> None:
+    """Refuse `args` (after expanding `given` cuTile arguments where `cutile`) unless there
+    is one per parameter of `entry`, with the kernel's signature in the message."""
     params = entry.regions[0].blocks[0].arguments
     if len(args) != len(params):
         how = f"{given} cuTile arguments expanded to {len(args)}" if cutile else f"got {len(args)}"

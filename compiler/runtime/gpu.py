@@ -396,9 +396,9 @@ class Binding:
 
 def bind(gpu_: Gpu, entry: Operation, args: Sequence[Any]) -> Binding:
     """Place `args` (one per entry parameter) for a GPU launch."""
-    from . import ArrayTable, LaunchError, StridedArray, _Binder, _param_text
+    from . import ArgumentChecks, ArrayTable, LaunchError, StridedArray, _param_text
 
-    checks = _Binder.__new__(_Binder)  # its argument checks only (nothing is placed in a simulated memory)
+    checks = ArgumentChecks()
     binding = Binding(gpu_)
     params = entry.regions[0].blocks[0].arguments
     try:
