@@ -1,6 +1,6 @@
 """Language-server latency, through a real client talking to `python -m tile_lsp` over stdio.
 
-    python benchmarks/lsp.py [--sizes 500,5000,20000] [--edits 15] [--queries 30]
+    python benchmarks/lsp.py [--sizes 1000,10000,50000] [--edits 15] [--queries 30]
 
 For documents of each size (one `cuda_tile.module` of the project's example kernels, repeated
 under new names) it measures, in the same run:
@@ -15,6 +15,16 @@ under new names) it measures, in the same run:
 - the same edit's time per kernel size: `change` should stay flat across document sizes (it
   grows with the kernel, not the file).
 - hover and completion latency (median of --queries requests at positions inside kernels).
+- whole-document requests: `textDocument/semanticTokens/full` the first time (every kernel
+  tokenized) and again after an edit (only the edited kernel tokenized again), and
+  `textDocument/formatting` (target: each <= 1 s at 50,000 lines).
+
+The last lines compare the edit -> diagnostics time of the largest document with the
+smallest's: it should not grow with the document (no work in proportion to its size per
+keystroke). The whole-document times above are round trips through pygls's client, whose
+decoding of megabytes of numbers is part of them; the server's own work on the largest
+document is timed in this process too (best of --repeat): semantic tokens the first time and
+after an edit, formatting as opened and after edits inside kernels.
 
 Diagnostics are published without the debounce delay (setting `diagnostics.debounceMs` = 0),
 so the times are the server's work plus the protocol round trip.
@@ -115,7 +125,8 @@ async def _measure(client: Client, size: int, edits: int, queries: int) -> dict[
         line_text = text.split("\n", middle + 1)[middle]
         at = lsp.Position(line=middle, character=len(line_text))
         insert = n % 2 == 0
-        rng = lsp.Range(start=at, end=at) if insert else lsp.Range(start=at, end=lsp.Position(line=middle, character=len(line_text) + 3))
+        after = lsp.Position(line=middle, character=len(line_text) + 3)
+        rng = lsp.Range(start=at, end=at) if insert else lsp.Range(start=at, end=after)
         version += 1
         change = lsp.TextDocumentContentChangePartial(range=rng, text=" //" if insert else "")
         change_times.append(
@@ -163,9 +174,13 @@ async def _measure(client: Client, size: int, edits: int, queries: int) -> dict[
         await client.text_document_completion_async(lsp.CompletionParams(text_document=ident, position=position))
         completion_times.append(time.perf_counter() - start)
 
-    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    ident = lsp.TextDocumentIdentifier(uri=uri)
+    whole = await _whole_document(client, ident, middle, version)
+
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=ident))
     change = statistics.median(change_times)
     return {
+        **whole,
         "lines": lines,
         "core": core,
         "open": opened,
@@ -173,6 +188,83 @@ async def _measure(client: Client, size: int, edits: int, queries: int) -> dict[
         "hover": statistics.median(hover_times) if hover_times else float("nan"),
         "completion": statistics.median(completion_times) if completion_times else float("nan"),
     }
+
+
+async def _whole_document(client: Client, ident: lsp.TextDocumentIdentifier, line: int, version: int) -> dict:
+    """Semantic tokens of the whole document (first, and after an edit) and formatting."""
+    start = time.perf_counter()
+    first = await client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=ident))
+    tokens = time.perf_counter() - start
+    at = lsp.Position(line=line, character=0)
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=ident.uri, version=version + 1),
+            content_changes=[lsp.TextDocumentContentChangePartial(range=lsp.Range(start=at, end=at), text=" ")],
+        )
+    )
+    start = time.perf_counter()
+    again = await client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=ident))
+    tokens_again = time.perf_counter() - start
+    options = lsp.FormattingOptions(tab_size=2, insert_spaces=True)
+    # Formatting of the text as opened (the edit above is taken out again first).
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=ident.uri, version=version + 2),
+            content_changes=[
+                lsp.TextDocumentContentChangePartial(
+                    range=lsp.Range(start=at, end=lsp.Position(line=line, character=1)), text=""
+                )
+            ],
+        )
+    )
+    start = time.perf_counter()
+    await client.text_document_formatting_async(lsp.DocumentFormattingParams(text_document=ident, options=options))
+    formatting = time.perf_counter() - start
+    if not first.data or len(again.data) != len(first.data):
+        raise SystemExit("benchmarks/lsp.py: semantic tokens changed across an edit of one space")
+    return {"tokens": tokens, "tokens_again": tokens_again, "format": formatting}
+
+
+def _best(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _print_server_work(size: int, repeat: int) -> None:
+    """The server's own work for whole-document requests, in this process."""
+    from tile_lsp.documents import Settings, analyze
+    from tile_lsp.features.formatting import format_text, module_of
+    from tile_lsp.features.tokens import full_data
+    from tile_lsp.incremental import reanalyze
+
+    files = sorted((ROOT / "examples").glob("*.tileir"))
+    text, _, lines = build_module(files, size)
+    analysis = analyze("file:///bench.tileir", text, 1, Settings())
+
+    def tokens_afresh() -> None:
+        for unit in analysis.units:
+            unit.tokens = None
+        asyncio.run(full_data(analysis))
+
+    first = _best(tokens_afresh, repeat)
+    format_opened = _best(lambda: format_text(text, "bench.tileir", module_of(analysis)), repeat)
+    # Edits inside kernels spread over the document (one space at the start of a line each).
+    candidates = _kernel_lines(text)
+    doc = text.split("\n")
+    for version, i in enumerate(candidates[:: max(1, len(candidates) // 5)][:5], start=2):
+        doc[i] = " " + doc[i]
+        analysis = reanalyze(analysis, "\n".join(doc), version)
+    edited = "\n".join(doc)
+    again = _best(lambda: asyncio.run(full_data(analysis)), repeat)
+    format_edited = _best(lambda: format_text(edited, "bench.tileir", module_of(analysis)), repeat)
+    print(
+        f"server work at {lines:,} lines (in this process): semantic tokens {first:.2f} s, after edits {again:.3f} s; "
+        f"formatting {format_opened:.2f} s as opened, {format_edited:.2f} s after edits (target <= 1 s each)"
+    )
 
 
 async def _main(sizes: list[int], edits: int, queries: int) -> int:
@@ -196,7 +288,7 @@ async def _main(sizes: list[int], edits: int, queries: int) -> int:
     print(f"server: {sys.executable} -m tile_lsp (stdio); anchor `core` = check_text (parse+verify) in this process")
     header = (
         f"{'lines':>7} {'core ms':>9} {'open ms':>9} {'open/core':>9} {'change ms':>10} "
-        f"{'change/core':>11} {'hover ms':>9} {'compl ms':>9}"
+        f"{'change/core':>11} {'hover ms':>9} {'compl ms':>9} {'tokens ms':>10} {'tokens2 ms':>10} {'format ms':>10}"
     )
     print(header)
     results = []
@@ -206,7 +298,8 @@ async def _main(sizes: list[int], edits: int, queries: int) -> int:
         print(
             f"{r['lines']:>7,} {r['core'] * 1e3:9.1f} {r['open'] * 1e3:9.1f} {r['open'] / r['core']:9.2f} "
             f"{r['change'] * 1e3:10.1f} {r['change'] / r['core']:11.3f} {r['hover'] * 1e3:9.1f} "
-            f"{r['completion'] * 1e3:9.1f}",
+            f"{r['completion'] * 1e3:9.1f} {r['tokens'] * 1e3:10.1f} {r['tokens_again'] * 1e3:10.1f} "
+            f"{r['format'] * 1e3:10.1f}",
             flush=True,
         )
     await client.shutdown_async(None)
@@ -215,9 +308,15 @@ async def _main(sizes: list[int], edits: int, queries: int) -> int:
     if len(results) > 1:
         first, last = results[0], results[-1]
         print(
-            f"change latency, {last['lines']:,} vs {first['lines']:,} lines: {last['change'] / first['change']:.2f}x "
-            f"for a {last['lines'] / first['lines']:.0f}x larger document (same kernel sizes)"
+            f"edit -> diagnostics, {last['lines']:,} vs {first['lines']:,} lines: "
+            f"{last['change'] / first['change']:.2f}x for a {last['lines'] / first['lines']:.0f}x larger document "
+            "(same kernel sizes; target: about 1x)"
         )
+    big = results[-1]
+    print(
+        f"whole document at {big['lines']:,} lines: semantic tokens {big['tokens']:.2f} s "
+        f"(after an edit {big['tokens_again']:.2f} s), formatting {big['format']:.2f} s (target <= 1 s each)"
+    )
     worst = max(r["change"] / r["core"] for r in results)
     print(f"server overhead (change -> diagnostics / core parse+verify), worst: {worst:.3f} (target <= 1.5)")
     return 0
@@ -225,12 +324,15 @@ async def _main(sizes: list[int], edits: int, queries: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="500,5000,20000", help="document sizes in lines, comma-separated")
+    ap.add_argument("--sizes", default="1000,10000,50000", help="document sizes in lines, comma-separated")
     ap.add_argument("--edits", type=int, default=15, help="didChange edits per size (median reported)")
     ap.add_argument("--queries", type=int, default=30, help="hover and completion requests per size")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each in-process timing (best reported)")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    return asyncio.run(_main(sizes, args.edits, args.queries))
+    status = asyncio.run(_main(sizes, args.edits, args.queries))
+    _print_server_work(sizes[-1], args.repeat)
+    return status
 
 
 if __name__ == "__main__":

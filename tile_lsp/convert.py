@@ -13,6 +13,8 @@ from lsprotocol import types as lsp
 from compiler.ir.diagnostics import Diagnostic, Severity
 from compiler.ir.source import SourceFile, Span
 
+from .store import DocumentSource, column_of_units, units
+
 SEVERITY = {
     Severity.ERROR: lsp.DiagnosticSeverity.Error,
     Severity.WARNING: lsp.DiagnosticSeverity.Warning,
@@ -21,29 +23,22 @@ SEVERITY = {
 }
 
 
-def _units(text: str, encoding: str) -> int:
-    if encoding == "utf-16":
-        return len(text.encode("utf-16-le")) // 2
-    if encoding == "utf-8":
-        return len(text.encode("utf-8"))
-    return len(text)
-
-
 class Positions:
     """Offset <-> Position for one version of one document."""
 
     __slots__ = ("source", "encoding")
 
     def __init__(self, source: SourceFile, encoding: str = "utf-16") -> None:
-        self.source = source
+        self.source = DocumentSource.of(source)
         self.encoding = encoding
 
     def position(self, offset: int) -> lsp.Position:
         line, column = self.source.line_col(offset)
-        if self.encoding != "utf-32":
-            prefix = self.source.line_text(line)[:column]
+        if self.encoding != "utf-32" and column:
+            start = self.source.line_start(line)
+            prefix = self.source.text[start : start + column]
             if not prefix.isascii():
-                column = _units(prefix, self.encoding)
+                column = units(prefix, self.encoding)
         return lsp.Position(line=line, character=column)
 
     def range(self, span: Span) -> lsp.Range:
@@ -53,14 +48,14 @@ class Positions:
         """The offset of a client position, clamped to the document (a position past the end of
         a line is the line's end, as the protocol says)."""
         line = position.line
-        starts = self.source.line_starts
-        if line >= len(starts):
-            return len(self.source.text)
-        text = self.source.line_text(line)
+        source = self.source
+        if line >= source.line_count:
+            return len(source.text)
+        text = source.line_text(line)
         column = position.character
         if self.encoding != "utf-32" and not text.isascii():
-            column = _column_of_units(text, column, self.encoding)
-        return starts[line] + min(max(column, 0), len(text))
+            column = column_of_units(text, column, self.encoding)
+        return source.line_start(line) + min(max(column, 0), len(text))
 
     def span(self, rng: lsp.Range) -> Span:
         start, end = self.offset(rng.start), self.offset(rng.end)
@@ -68,16 +63,6 @@ class Positions:
 
     def whole(self) -> lsp.Range:
         return self.range(Span(0, len(self.source.text)))
-
-
-def _column_of_units(text: str, units: int, encoding: str) -> int:
-    """The code-point column at which `units` code units of `text` have passed."""
-    count = 0
-    for column, char in enumerate(text):
-        if count >= units:
-            return column
-        count += _units(char, encoding)
-    return len(text)
 
 
 def diagnostic(d: Diagnostic, positions: Positions, uri: str) -> lsp.Diagnostic:

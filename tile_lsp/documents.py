@@ -7,7 +7,12 @@ Coordinates: the IR keeps the spans it was parsed with. After an edit inside one
 server re-parses and re-verifies only that kernel (see `tile_lsp.incremental`), so the IR of
 the kernels after it still holds spans from before the edit. `Analysis.span(span, anchor)`
 turns a span taken from the IR (`op.span`, `value.span`, ...) into document coordinates;
-everything `Analysis` itself returns (occurrences, diagnostics) is in document coordinates.
+everything `Analysis` itself returns (occurrences, diagnostics, comments) is in document
+coordinates.
+
+Each unit's text runs from where it starts to where the next one starts (a kernel owns the
+blank lines and comments after it): its comments and semantic tokens are kept per unit, so
+that after an edit only the edited kernel's are found again.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types as lsp
 
-from compiler.ir.core import Block, Module, Operation, Region, Value
+from compiler.ir.core import Block, Comment, Module, Operation, Region, Value
 from compiler.ir.diagnostics import Diagnostic, Severity
 from compiler.ir.source import SourceFile, Span
 from compiler.text.index import Kind, Occurrence, SourceIndex
@@ -27,6 +32,7 @@ from compiler.verify import VerifyOptions, verify
 from compiler.verify.engine import verify_isolated
 
 from .convert import Positions
+from .store import DocumentSource
 
 
 @dataclass(slots=True)
@@ -92,6 +98,11 @@ class Unit:
     index: SourceIndex | None = None
     # A re-parsed kernel's parse, indexed on first need.
     item: ItemResult | None = None
+    # The comments from `start` to the next unit's start, in the unit's own coordinates.
+    comments: list[Comment] = field(default_factory=list)
+    # Semantic tokens of the same text, once asked for (see features/tokens.py); they are
+    # relative to the unit's start, so they stay right when the unit moves.
+    tokens: object = None
 
     def covers(self, offset: int) -> bool:
         local = offset - self.shift
@@ -111,12 +122,52 @@ class Analysis:
     module: Module
     settings: Settings
     units: list[Unit]
+    # Symbols that more than one unit defines: their "redefinition" errors come from the
+    # whole symbol table, which re-analysing one kernel does not check.
+    duplicates: frozenset[str] = frozenset()
+    # The errors of the parse the module came from, when it was one parse of the whole text
+    # (None after a kernel was parsed again).
+    parse_errors: list[Diagnostic] | None = None
     positions: Positions = field(init=False)
     _diagnostics: list[Diagnostic] | None = None
     _shifts: dict[int, int] | None = None
 
     def __post_init__(self) -> None:
+        self.source = DocumentSource.of(self.source)
         self.positions = Positions(self.source)
+
+    @property
+    def pristine(self) -> bool:
+        """Whether the module is one parse of the current text (no kernel re-parsed since):
+        every span in it, and its comments, are in document coordinates."""
+        return all(unit.shift == 0 and unit.item is None for unit in self.units)
+
+    @property
+    def aligned(self) -> bool:
+        """Whether every unit is in document coordinates (none moved since it was parsed, or
+        `align` moved it): the module's spans then all are."""
+        return all(unit.shift == 0 for unit in self.units)
+
+    def align(self, unit: Unit) -> None:
+        """Put `unit` in document coordinates: move the spans of its IR, index, diagnostics
+        and comments by its shift (then 0). Work in proportion to the unit: the server
+        does it only for formatting, which prints the module by its spans."""
+        shift = unit.shift
+        if not shift:
+            return
+        index = unit.get_index(self.module)  # made from the spans as they are, if not yet
+        if unit.op is not None:
+            _move_ir(unit.op, shift)
+        if index is not None:
+            moved = [_shift_occurrence(occ, shift) for occ in index.occurrences]
+            unit.index = SourceIndex(index.module, moved, index.ops)
+        unit.diagnostics = [_shifted(d, shift) for d in unit.diagnostics]
+        unit.comments = [Comment(c.text, Span(c.span.start + shift, c.span.end + shift)) for c in unit.comments]
+        unit.start += shift
+        if unit.end is not None:
+            unit.end += shift
+        unit.shift = 0
+        self._shifts = None
 
     @property
     def text(self) -> str:
@@ -224,6 +275,16 @@ class Analysis:
         found.sort(key=lambda o: (o.span.start, -o.span.end))
         return found
 
+    def comments(self) -> list[Comment]:
+        """Every comment, in document coordinates, in document order."""
+        found: list[Comment] = []
+        for unit in self.units:
+            shift = unit.shift
+            found.extend(
+                Comment(c.text, Span(c.span.start + shift, c.span.end + shift)) if shift else c for c in unit.comments
+            )
+        return found
+
     @property
     def has_errors(self) -> bool:
         return any(d.severity == Severity.ERROR for d in self.diagnostics)
@@ -278,14 +339,44 @@ def _shifted(d: Diagnostic, shift: int) -> Diagnostic:
     )
 
 
+def _move_ir(root: Operation, shift: int) -> None:
+    """Move every span in `root` and the IR under it by `shift`."""
+
+    def moved(span: Span | None) -> Span | None:
+        return Span(span.start + shift, span.end + shift) if span is not None else None
+
+    for op in root.walk():
+        op.span = moved(op.span)
+        op.name_span = moved(op.name_span)
+        if op.operand_spans is not None:
+            op.operand_spans = [Span(s.start + shift, s.end + shift) for s in op.operand_spans]
+        for result in op.results:
+            result.span = moved(result.span)
+        for region in op.regions:
+            region.span = moved(region.span)
+            for block in region.blocks:
+                block.span = moved(block.span)
+                block.label_span = moved(block.label_span)
+                for argument in block.arguments:
+                    argument.span = moved(argument.span)
+
+
 def _shift_occurrence(occ: Occurrence, shift: int) -> Occurrence:
     if not shift:
         return occ
     return dataclasses.replace(occ, span=Span(occ.span.start + shift, occ.span.end + shift))
 
 
-def analyze(uri: str, text: str, version: int | None, settings: Settings, name: str | None = None) -> Analysis:
-    """Parse, verify and index `text` from scratch, cut into units."""
+def analyze(
+    uri: str,
+    text: str,
+    version: int | None,
+    settings: Settings,
+    name: str | None = None,
+    source: DocumentSource | None = None,
+) -> Analysis:
+    """Parse, verify and index `text` from scratch, cut into units. `source`: the text's
+    `DocumentSource`, when the caller has one (its line index is then not built again)."""
     result = parse(text, name or uri, ParseOptions(record_references=True))
     module = result.module
     parse_diagnostics = list(result.diagnostics)
@@ -301,8 +392,19 @@ def analyze(uri: str, text: str, version: int | None, settings: Settings, name: 
         ]
     else:
         diagnostics = parse_diagnostics
-    units = _cut(kernels, diagnostics, index)
-    return Analysis(uri, version, result.source, module, settings, units)
+    # (The parser records comments as it lexes them, not necessarily in document order.)
+    units = _cut(kernels, diagnostics, index, sorted(module.comments, key=lambda c: c.span.start))
+    names = [symbol for op in kernels if (symbol := _symbol(op)) is not None]
+    duplicates = frozenset(n for n in names if names.count(n) > 1) if len(set(names)) < len(names) else frozenset()
+    if source is None or source.text is not text:
+        source = DocumentSource.of(result.source)
+    parse_errors = [d for d in parse_diagnostics if d.is_error]
+    return Analysis(uri, version, source, module, settings, units, duplicates, parse_errors)
+
+
+def _symbol(op: Operation) -> str | None:
+    value = getattr(op.properties.get("sym_name"), "value", None)
+    return value if isinstance(value, str) else None
 
 
 def kernel_ops(module: Module) -> list[Operation]:
@@ -329,11 +431,13 @@ def _top_op_at(kernels: list[Operation], offset: int) -> Operation | None:
     return None
 
 
-def _cut(kernels: list[Operation], diagnostics: list[Diagnostic], index: SourceIndex) -> list[Unit]:
+def _cut(
+    kernels: list[Operation], diagnostics: list[Diagnostic], index: SourceIndex, comments: list[Comment]
+) -> list[Unit]:
     """Units for the header, each kernel and the trailer, each with its share of the
-    diagnostics and of the index."""
+    diagnostics, of the index and of the comments."""
     if not kernels:
-        return [Unit(None, 0, None, 0, diagnostics, index)]
+        return [Unit(None, 0, None, 0, diagnostics, index, comments=list(comments))]
     bounds = [(None, 0, kernels[0].span.start)]
     bounds += [(op, op.span.start, op.span.end) for op in kernels]
     bounds.append((None, kernels[-1].span.end, None))
@@ -342,6 +446,7 @@ def _cut(kernels: list[Operation], diagnostics: list[Diagnostic], index: SourceI
     op_starts = [op.span.start for op in index.ops]
     diagnostics = sorted(diagnostics, key=lambda d: d.span.start)
     diag_starts = [d.span.start for d in diagnostics]
+    comment_starts = [c.span.start for c in comments]
     for i, (op, start, end) in enumerate(bounds):
         # Kernels take [start, end]; the header [0, first); the trailer (last end, ...).
         lo = start + 1 if op is None and i else start
@@ -350,5 +455,8 @@ def _cut(kernels: list[Operation], diagnostics: list[Diagnostic], index: SourceI
         p0, p1 = bisect.bisect_left(op_starts, lo), bisect.bisect_left(op_starts, hi)
         d0, d1 = bisect.bisect_left(diag_starts, lo), bisect.bisect_left(diag_starts, hi)
         part = SourceIndex(index.module, index.occurrences[o0:o1], index.ops[p0:p1])
-        units.append(Unit(op, start, end, 0, diagnostics[d0:d1], part))
+        # Comments: up to where the next unit starts.
+        c0 = bisect.bisect_left(comment_starts, start)
+        c1 = bisect.bisect_left(comment_starts, bounds[i + 1][1]) if i + 1 < len(bounds) else len(comments)
+        units.append(Unit(op, start, end, 0, diagnostics[d0:d1], part, comments=comments[c0:c1]))
     return units

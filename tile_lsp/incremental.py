@@ -6,26 +6,69 @@ the same. The kernel is parsed again where it starts (`parse_item`), spliced int
 in place of the old one, and verified on its own (`verify_isolated`); the units after it just
 move by the edit's length (`Unit.shift`). Anything else — an edit between kernels, in the
 header, in a `global` (other kernels check their `get_global` against it), one that renames a
-kernel or makes it end elsewhere — analyses the document from scratch.
+kernel or makes it end elsewhere, or one in a kernel whose name another item defines too (its
+"redefinition" error comes from the whole symbol table) — analyses the document from scratch.
+
+Nothing here is in proportion to the document's size: the server says where the text changed
+(`region`, from the didChange ranges) and hands over the new text's `DocumentSource` with
+its line index already updated; the units are found by bisection. What remains per unit is
+moving the units after the edit (one addition each).
 """
 
 from __future__ import annotations
 
-from compiler.ir.source import SourceFile, Span
-from compiler.text.parser import ParseOptions, parse_item
+import dataclasses
+
+from compiler.ir.core import Comment
+from compiler.ir.source import Span
+from compiler.text import lexer as L
+from compiler.text.parser import ItemResult, ParseOptions, parse_item
 from compiler.verify.engine import verify_isolated
 
 from .documents import Analysis, Unit, analyze
+from .store import DocumentSource
 
 # Compare texts this many characters at a time when looking for the edit (C-speed slices).
 _BLOCK = 4096
 
 
-def reanalyze(previous: Analysis, text: str, version: int | None) -> Analysis:
-    reused = _reparse_one_kernel(previous, text, version)
+def reanalyze(
+    previous: Analysis,
+    text: str,
+    version: int | None,
+    region: tuple[int, int, int] | None = None,
+    source: DocumentSource | None = None,
+) -> Analysis:
+    """The analysis of `text`, which differs from `previous.text` in `region` ((start, old
+    end, new end); found by comparing the texts when not given). `source`: `text`'s
+    DocumentSource, when the caller has one."""
+    if source is None or source.text is not text:
+        source = DocumentSource(text, previous.source.name)
+    if region is None:
+        region = changed_region(previous.text, text)
+    else:
+        region = _narrowed(previous.text, text, region)
+    if region[0] == region[1] == region[2]:  # the same text (a change undone, or none)
+        return dataclasses.replace(previous, version=version, source=source)
+    reused = _reparse_one_kernel(previous, source, version, region)
     if reused is not None:
         return reused
-    return analyze(previous.uri, text, version, previous.settings, name=previous.source.name)
+    return analyze(previous.uri, text, version, previous.settings, name=previous.source.name, source=source)
+
+
+def _narrowed(old: str, new: str, region: tuple[int, int, int], limit: int = 256) -> tuple[int, int, int]:
+    """`region` without the characters at its ends that did not change (a client may send a
+    whole line where one character changed); looks at most `limit` characters each way."""
+    start, old_end, new_end = region
+    stop = min(start + limit, old_end, new_end)
+    while start < stop and old[start] == new[start]:
+        start += 1
+    count = 0
+    while count < limit and old_end > start and new_end > start and old[old_end - 1] == new[new_end - 1]:
+        old_end -= 1
+        new_end -= 1
+        count += 1
+    return start, old_end, new_end
 
 
 def changed_region(old: str, new: str) -> tuple[int, int, int]:
@@ -50,11 +93,13 @@ def changed_region(old: str, new: str) -> tuple[int, int, int]:
     return start, len(old) - suffix, len(new) - suffix
 
 
-def _reparse_one_kernel(previous: Analysis, text: str, version: int | None) -> Analysis | None:
+def _reparse_one_kernel(
+    previous: Analysis, source: DocumentSource, version: int | None, region: tuple[int, int, int]
+) -> Analysis | None:
     units = previous.units
     if len(units) < 3:  # not cut into kernels
         return None
-    start, old_end, new_end = changed_region(previous.text, text)
+    start, old_end, new_end = region
     delta = new_end - old_end
     unit_index = _kernel_around(units, start, old_end)
     if unit_index is None:
@@ -64,9 +109,10 @@ def _reparse_one_kernel(previous: Analysis, text: str, version: int | None) -> A
     assert old_op is not None
     if old_op.name != "cuda_tile.entry":
         return None
+    if previous.duplicates and _symbol(old_op) in previous.duplicates:
+        return None
     kernel_start = unit.start + unit.shift
     kernel_end = unit.end + unit.shift  # type: ignore[operator]
-    source = SourceFile(text, previous.source.name)
     module = previous.module
     item = parse_item(source, kernel_start, module, ParseOptions(record_references=True))
     op = item.op
@@ -92,25 +138,69 @@ def _reparse_one_kernel(previous: Analysis, text: str, version: int | None) -> A
     # The units after it move in place: the previous analysis is being replaced (and shares
     # the module, which changed under it already).
     new_units = list(units)
-    new_units[unit_index] = Unit(op, op.span.start, op.span.end, 0, diagnostics, item=item)
+    comments = _kernel_comments(item, source.text, op.span.start, op.span.end)
+    # The comments after the kernel, up to the next unit, did not change; they moved by delta.
+    comments += [
+        Comment(c.text, Span(c.span.start + unit.shift + delta, c.span.end + unit.shift + delta))
+        for c in unit.comments
+        if c.span.start >= unit.end  # type: ignore[operator]
+    ]
+    new_units[unit_index] = Unit(op, op.span.start, op.span.end, 0, diagnostics, item=item, comments=comments)
     if delta:
         for later in new_units[unit_index + 1 :]:
             later.shift += delta
-    return Analysis(previous.uri, version, source, module, previous.settings, new_units)
+    # The whole text still parses without errors if it did and the kernel does (the rest of
+    # the text did not change); otherwise which errors remain is left unknown (None).
+    parse_errors = None
+    if previous.parse_errors == [] and not any(d.is_error for d in item.diagnostics):
+        parse_errors = []
+    return Analysis(
+        previous.uri, version, source, module, previous.settings, new_units, previous.duplicates, parse_errors
+    )
+
+
+def _symbol(op) -> str | None:
+    value = getattr(op.properties.get("sym_name"), "value", None)
+    return value if isinstance(value, str) else None
+
+
+def _kernel_comments(item: ItemResult, text: str, start: int, end: int) -> list[Comment]:
+    """The comments inside a re-parsed kernel's text: the parser's, when `parse_item` hands
+    them over, else the lexer's (a second pass over the kernel's tokens only)."""
+    found = getattr(item, "comments", None)
+    if found is not None:
+        return [c for c in found if start <= c.span.start < end]
+    lexer = L.Lexer(text)
+    pos = start
+    while pos < end:
+        token = lexer.token_at(pos)
+        if token.kind == L.EOF or token.start >= end:
+            break
+        pos = token.end
+    return [c for c in lexer.comments if c.span.start < end]
 
 
 def _kernel_around(units: list[Unit], start: int, end: int) -> int | None:
     """The kernel unit whose text strictly contains [start, end): its first character and
     its closing `}` unchanged."""
-    for i, unit in enumerate(units):
+    # The last unit starting at or before `start` (units are in document order).
+    lo, hi = 0, len(units)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if units[mid].start + units[mid].shift <= start:
+            lo = mid + 1
+        else:
+            hi = mid
+    for i in (lo - 1, lo - 2):  # the edit may begin where the previous unit ends
+        if i < 0:
+            continue
+        unit = units[i]
         if unit.op is None or unit.end is None:
             continue
         first = unit.start + unit.shift
         last = unit.end + unit.shift  # exclusive end of the kernel's text
         if first < start and end < last:
             return i
-        if first > start:
-            return None
     return None
 
 

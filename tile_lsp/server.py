@@ -3,12 +3,18 @@
 Each feature lives in a module of `tile_lsp.features` and registers itself with `@feature`,
 which answers a request that fails inside with the feature's empty result (after logging the
 error to the client), so that no input can take the server down.
+
+The server keeps the open documents itself (`tile_lsp.store`): `TileProtocol` replaces
+pygls's handling of didOpen/didChange/didClose, whose cost per keystroke grows with the
+document. Every change also records where the text changed, so that re-analysis need not
+compare the old and new texts to find out.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import time
 import traceback
@@ -17,23 +23,89 @@ from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcContentModified, JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 import compiler
 
 from .documents import Analysis, Settings, analyze
 from .incremental import reanalyze
+from .store import Document, DocumentSource
 
 log = logging.getLogger("tile_lsp")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# The largest file tileir/convertFromBytecode (and convertToBytecode of a closed file) reads.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+# The answer to a long request during which the document changed: it would be for text the
+# client no longer has (the client asks again).
+ContentModified = JsonRpcContentModified
+
+
+class TileProtocol(LanguageServerProtocol):
+    """pygls's protocol, with the open documents kept by `TileLanguageServer`."""
+
+    _server: TileLanguageServer
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
+        self._server.open_document(params.text_document)
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
+        self._server.change_document(params)
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    def _send_data(self, data: Any) -> None:
+        """Semantic tokens whose JSON the feature made already (`EncodedTokens.json`) are
+        written as they are; everything else as pygls writes it."""
+        result = getattr(data, "result", None)
+        raw = getattr(getattr(result, "data", None), "json", None)
+        if not isinstance(result, lsp.SemanticTokens) or not isinstance(raw, str) or self.writer is None:
+            super()._send_data(data)
+            return
+        tokens = f'"data": {raw}'
+        if result.result_id is not None:
+            tokens += f', "resultId": {json.dumps(result.result_id)}'
+        body = f'{{"jsonrpc": "2.0", "id": {json.dumps(data.id)}, "result": {{{tokens}}}}}'
+
+        header = (
+            f"Content-Length: {len(body.encode(self.CHARSET))}\r\n"
+            f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        )
+        written = self.writer.write(((header if self._include_headers else "") + body).encode(self.CHARSET))
+        if inspect.isawaitable(written):
+            asyncio.ensure_future(written)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams):
+        self._server.documents.pop(unquote(params.text_document.uri), None)
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
 
 class TileLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("tile-lsp", compiler.__version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "tile-lsp",
+            compiler.__version__,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            protocol_cls=TileProtocol,
+        )
         self.settings = Settings()
+        self.max_file_bytes = MAX_FILE_BYTES
+        # The open documents and their analyses, by percent-decoded URI: requests may carry a
+        # URI encoded otherwise than the didOpen that opened it (VS Code's `tileir-bytecode:`
+        # documents, whose query is an encoded file URI).
+        self.documents: dict[str, Document] = {}
         self._analyses: dict[str, Analysis] = {}
         self._pending: dict[str, asyncio.TimerHandle] = {}
         # Time each publish took from the change that caused it (for benchmarks/lsp.py).
@@ -41,45 +113,70 @@ class TileLanguageServer(LanguageServer):
 
     # ---------------------------------------------------------------- documents
 
+    def open_document(self, item: lsp.TextDocumentItem) -> None:
+        key = unquote(item.uri)
+        self._analyses.pop(key, None)
+        self.documents[key] = Document(item.uri, item.version, DocumentSource(item.text, _name_of(item.uri)))
+
+    def change_document(self, params: lsp.DidChangeTextDocumentParams) -> None:
+        document = self._document(params.text_document.uri)
+        if document is None:
+            log.warning("tile-lsp: a change to %s, which is not open", params.text_document.uri)
+            return
+        encoding = self.encoding
+        for change in params.content_changes:
+            document.apply(change, encoding)
+        document.version = params.text_document.version
+
+    @property
+    def encoding(self) -> str:
+        """The position encoding the client and server agreed on."""
+        try:
+            return _encoding(self.workspace.position_encoding)
+        except RuntimeError:  # not initialised yet
+            return "utf-16"
+
     def analysis(self, uri: str) -> Analysis | None:
         """The analysis of the document's current text (made now if a change is pending)."""
         document = self._document(uri)
         if document is None:
             return None
-        current = self._analyses.get(uri)
+        current = self._analyses.get(unquote(uri))
         # Versions tell changes apart; only a document without one needs its text compared.
-        stale = current is None or current.version != document.version
-        if stale or (document.version is None and current.text != document.source):
+        if current is None or current.version != document.version or current.text is not document.text:
             current = self._analyze(uri)
         return current
 
-    def _document(self, uri: str):
-        # pygls keys open documents by the percent-decoded URI, while requests carry the URI as
-        # the client wrote it (`my%20dir`, or VS Code's `tileir-bytecode:` documents whose query
-        # is an encoded file URI): look it up as pygls stored it.
-        try:
-            return self.workspace.text_documents.get(unquote(uri))
-        except Exception:  # noqa: BLE001 - a closed or unknown document
-            return None
+    def is_current(self, uri: str, analysis: Analysis) -> bool:
+        """Whether `analysis` is still of the document's text (long requests check between
+        steps, and answer ContentModified when it is not)."""
+        document = self._document(uri)
+        return document is not None and document.version == analysis.version and document.text is analysis.text
+
+    def _document(self, uri: str) -> Document | None:
+        return self.documents.get(unquote(uri))
 
     def open_uris(self) -> list[str]:
-        """The URIs of the open documents as the client sent them (the store's keys are decoded,
-        and diagnostics published under a decoded URI would not reach the client's document)."""
-        return [document.uri for document in list(self.workspace.text_documents.values())]
+        """The URIs of the open documents as the client sent them (diagnostics published
+        under a decoded URI would not reach the client's document)."""
+        return [document.uri for document in list(self.documents.values())]
 
     def _analyze(self, uri: str) -> Analysis | None:
         document = self._document(uri)
         if document is None:
             return None
+        key = unquote(uri)
         start = time.perf_counter()
-        previous = self._analyses.get(uri)
-        text = document.source
+        previous = self._analyses.get(key)
         if previous is not None and previous.settings == self.settings:
-            analysis = reanalyze(previous, text, document.version)
+            analysis = reanalyze(previous, document.text, document.version, document.changed, document.source)
         else:
-            analysis = analyze(uri, text, document.version, self.settings, name=_name_of(uri))
-        analysis.positions.encoding = _encoding(self.workspace.position_encoding)
-        self._analyses[uri] = analysis
+            analysis = analyze(
+                uri, document.text, document.version, self.settings, name=document.source.name, source=document.source
+            )
+        document.analysed()
+        analysis.positions.encoding = self.encoding
+        self._analyses[key] = analysis
         self.last_analysis_seconds = time.perf_counter() - start
         return analysis
 
@@ -112,7 +209,7 @@ class TileLanguageServer(LanguageServer):
 
     def forget(self, uri: str) -> None:
         self._cancel_pending(uri)
-        self._analyses.pop(uri, None)
+        self._analyses.pop(unquote(uri), None)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def reanalyze_all(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from compiler.bytecode import write_bytecode
 from compiler.text import parse
 from tests.conformance.harness import shared_dir
 
-from .util import open_document
+from .util import open_document, position_of
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.tileir"))
@@ -104,6 +105,50 @@ async def test_convert_from_bad_files_is_an_error(client, tmp_path):
     for params in ({}, {"uri": 3}, {"uri": "untitled:Untitled-1"}):
         with pytest.raises(JsonRpcException):
             await request(client, "tileir/convertFromBytecode", params)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_convert_from_bytecode_reads_only_regular_files(client, tmp_path):
+    """Special files and files over the limit are refused at once, without reading them (issue
+    18: /dev/zero grew the server until the OOM killer came, a FIFO blocked it for good)."""
+    fifo = tmp_path / "pipe.tileirbc"
+    os.mkfifo(fifo)
+    # Over the default limit (64 MiB) without taking the disk space: a sparse file.
+    huge = tmp_path / "huge.tileirbc"
+    with open(huge, "wb") as f:
+        f.truncate(64 * 1024 * 1024 + 1)
+    cases = [(fifo, "FIFO"), (tmp_path, "directory"), (huge, "more than the limit")]
+    if Path("/dev/zero").exists():
+        cases.append((Path("/dev/zero"), "character device"))
+    for path, words in cases:
+        with pytest.raises(JsonRpcException) as caught:
+            await asyncio.wait_for(request(client, "tileir/convertFromBytecode", {"uri": path.as_uri()}), 30)
+        assert str(path) in caught.value.message and words in caught.value.message, caught.value.message
+    # The server is still well: a good file converts.
+    good = tmp_path / "good.tileirbc"
+    good.write_bytes(write_bytecode(parse(EXAMPLES[0].read_text()).module, (13, 3)))
+    result = await request(client, "tileir/convertFromBytecode", {"uri": good.as_uri()})
+    assert field(result, "output") == tileir_disasm(good)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_other_requests_are_answered_while_a_conversion_runs(client, tmp_path):
+    """Reading and decoding a file run off the main loop: a hover sent after a long
+    conversion is answered before it."""
+    body = EXAMPLES[0].read_text()
+    entry = body[body.index("entry @") : body.rindex("}")].rstrip()
+    name = entry[len("entry @") : entry.index("(")]
+    kernels = [entry.replace(f"entry @{name}(", f"entry @{name}_{i}(", 1) for i in range(240)]
+    big = tmp_path / "big.tileirbc"
+    big.write_bytes(write_bytecode(parse("cuda_tile.module @big {\n" + "\n".join(kernels) + "\n}\n").module, (13, 3)))
+    uri, _ = await open_document(client, body)
+    # Sent now (pygls's plain send_request, not a coroutine that sends when it first runs).
+    converting = asyncio.wrap_future(client.protocol.send_request("tileir/convertFromBytecode", {"uri": big.as_uri()}))
+    hover = await client.text_document_hover_async(
+        lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=position_of(body, "entry @"))
+    )
+    assert hover is not None and not converting.done()  # answered during the conversion
+    assert field(await converting, "output").count("entry @") == len(kernels)
 
 
 @pytest.mark.asyncio(loop_scope="module")

@@ -84,3 +84,28 @@ async def test_full_text_change(client):
     uri, _ = await open_document(client, BROKEN)
     good = BROKEN.replace("addf", "addi")
     assert await change_document(client, uri, 2, [lsp.TextDocumentContentChangeWholeDocument(text=good)]) == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_redefinition_goes_when_either_kernel_is_renamed(client):
+    """Two kernels of one name: the error stays while either one's body is edited (each is
+    then analysed again on its own) and goes when either is renamed."""
+    body = EXAMPLES[-1].read_text()
+    entry = body[body.index("entry @") : body.rindex("}")].rstrip()
+    name = entry[len("entry @") : entry.index("(")]
+    text = f"cuda_tile.module @m {{\n  {entry}\n  {entry}\n}}\n"
+    for which in (0, 1):
+        uri, diagnostics = await open_document(client, text)
+        assert [d.message for d in diagnostics] == [f"redefinition of symbol named '{name}'"]
+        # A new line inside the body of kernel `which`: the error stays.
+        inside = position_of(text, "\n", occurrence=1 + which * entry.count("\n") + which)
+        inside = lsp.Position(line=inside.line + 1, character=0)
+        change = lsp.TextDocumentContentChangePartial(range=lsp.Range(start=inside, end=inside), text="\n")
+        after = await change_document(client, uri, 2, [change])
+        assert [d.message for d in after] == [f"redefinition of symbol named '{name}'"]
+        # Renaming kernel `which` removes it.
+        at = position_of(text, f"entry @{name}(", occurrence=which, offset_in_needle=len(f"entry @{name}"))
+        if inside.line <= at.line:
+            at = lsp.Position(line=at.line + 1, character=at.character)
+        rename = lsp.TextDocumentContentChangePartial(range=lsp.Range(start=at, end=at), text="_renamed")
+        assert await change_document(client, uri, 3, [rename]) == []

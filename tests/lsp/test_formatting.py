@@ -163,3 +163,25 @@ async def test_bad_documents_get_an_answer(client):
         assert not await format_range(client, uri, far)
     uri, _ = await open_document(client, MESSY)
     assert not await format_range(client, uri, far)  # past the end: no item there
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_formatting_after_edits_is_formatting_of_a_fresh_parse(client):
+    """After edits inside kernels (each re-analysed on its own, the module spliced), the
+    edits the server gives are the ones it gives for the same text opened afresh."""
+    text = MESSY
+    uri, _ = await open_document(client, text)
+    changes = [
+        ("      %b = addi", "      // about b\n"),  # a comment inside the first entry
+        ("    return\n  }\n  entry @second", "    %q = addi %a,%a : tile<i32> // q\n"),
+        ("        %c = addi", "    // about c\n    // more\n"),
+    ]
+    for version, (needle, inserted) in enumerate(changes, start=2):
+        where = position_of(text, needle)
+        change = lsp.TextDocumentContentChangePartial(range=lsp.Range(start=where, end=where), text=inserted)
+        await change_document(client, uri, version, [change])
+        text = text.replace(needle, inserted + needle, 1)
+        edited = await format_document(client, uri)
+        fresh_uri, _ = await open_document(client, text)
+        assert edited == await format_document(client, fresh_uri)
+        assert comments(apply(text, edited)) == comments(text)

@@ -3,6 +3,8 @@ gives: the same diagnostics at the same places, the same index."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import random
 from pathlib import Path
 
@@ -11,14 +13,19 @@ import pytest
 pytest.importorskip("lsprotocol", reason="the `test` extra (lsprotocol) is not installed")
 
 from tile_lsp.documents import Settings, analyze  # noqa: E402
+from tile_lsp.features.formatting import format_text, module_of  # noqa: E402
+from tile_lsp.features.navigation import folding_range_list  # noqa: E402
+from tile_lsp.features.tokens import full_data  # noqa: E402
 from tile_lsp.incremental import changed_region, reanalyze  # noqa: E402
+from tile_lsp.store import DocumentSource, LineIndex, merge_change  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted((ROOT / "examples").glob("*.tileir"))
 
 
 def _multi_kernel_text() -> str:
-    """One module holding every example's kernels (renamed apart), so edits have neighbours."""
+    """One module holding every example's kernels (renamed apart), so edits have neighbours,
+    with comments between and inside them."""
     bodies = []
     for n, path in enumerate(FILES):
         text = path.read_text()
@@ -27,13 +34,24 @@ def _multi_kernel_text() -> str:
         body = text[start:end].rstrip()
         name = body[len("entry @") : body.index("(")]
         bodies.append(body.replace(f"entry @{name}(", f"entry @{name}_{n}(", 1))
-    return "// header comment\ncuda_tile.module @all {\n" + "\n".join("  " + b for b in bodies) + "\n}\n"
+    between = "\n  // between kernels\n  // (two lines)\n"
+    return "// header comment\ncuda_tile.module @all {\n" + between.join("  " + b for b in bodies) + "\n}\n"
 
 
 def _snapshot(analysis):
     diags = [(d.severity, d.message, d.span.start, d.span.end) for d in analysis.diagnostics]
     occs = [(o.span.start, o.span.end, o.kind, o.is_definition) for o in analysis.occurrences()]
-    return diags, occs
+    comments = [(c.text, c.span.start, c.span.end) for c in analysis.comments()]
+    return diags, occs, comments
+
+
+def _features(analysis):
+    """What the whole-document features answer: semantic tokens (kept per unit between
+    versions) and folding ranges (comments included)."""
+    tokens = asyncio.run(full_data(analysis))
+    assert json.loads(tokens.json) == tokens  # the JSON the server writes, made from the parts'
+    folds = [(f.start_line, f.end_line, f.kind) for f in folding_range_list(analysis, None)]
+    return tokens, folds
 
 
 EDITS = [
@@ -42,6 +60,8 @@ EDITS = [
     lambda line: line.replace(" : ", " :: ", 1),  # a syntax error
     lambda line: line.replace("tile<", "tile<2x", 1),  # a type error
     lambda line: "",  # a deleted line
+    lambda line: line + "  // a comment",  # a comment after code
+    lambda line: "    // one\n    // two\n" + line,  # a foldable run of comments
 ]
 
 
@@ -67,16 +87,114 @@ def test_edits_inside_kernels_match_a_fresh_analysis(seed):
         # A line inside some kernel: indented deeper than the entry line.
         candidates = [i for i, line in enumerate(lines) if line.startswith("    ")]
         i = rng.choice(candidates)
+        line_start = sum(len(line) + 1 for line in lines[:i])
+        old_length = len(lines[i])
         lines[i] = rng.choice(EDITS)(lines[i])
         new_text = "\n".join(lines)
         before = current
-        current = reanalyze(before, new_text, version)
+        # The server says which region changed (here: the whole line, as a client may send
+        # it); without one the texts are compared.
+        region = (line_start, line_start + old_length, line_start + len(lines[i])) if version % 2 else None
+        current = reanalyze(before, new_text, version, region)
         fresh = analyze("file:///t.tileir", new_text, version, settings)
         assert current.text == new_text
         assert _snapshot(current) == _snapshot(fresh), f"edit of line {i + 1}"
+        assert _features(current) == _features(fresh), f"edit of line {i + 1}"
+
         for offset in rng.sample(range(len(new_text)), 40):
             a, b = current.at(offset), fresh.at(offset)
             assert (a and (a.span, a.kind)) == (b and (b.span, b.kind)), offset
         reused += len(current.units) == len(before.units) and any(u.item is not None for u in current.units)
         text = new_text
     assert reused > 0, "no edit took the one-kernel path"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_formatting_prints_the_spliced_module_as_a_fresh_parse(seed):
+    """After edits that keep the text free of syntax errors (lines added, deleted,
+    commented), formatting prints the analysis's module, its units moved back into document
+    coordinates: the result is that of a fresh parse, and the analysis stays right."""
+    rng = random.Random(seed)
+    text = _multi_kernel_text()
+    settings = Settings()
+    current = analyze("file:///t.tileir", text, 1, settings)
+    for version in range(2, 10):
+        lines = text.split("\n")
+        i = rng.choice([i for i, line in enumerate(lines) if line.startswith("    %")])
+        lines[i] = rng.choice([EDITS[0], EDITS[5], EDITS[6]])(lines[i])
+        text = "\n".join(lines)
+        current = reanalyze(current, text, version)
+        assert current.parse_errors == [] and any(u.item is not None for u in current.units)
+        if version % 3 == 0:
+            _, hunks, errors = format_text(text, "t.tileir", module_of(current))
+            assert (hunks, errors) == format_text(text, "t.tileir")[1:], f"version {version}"
+            assert current.aligned
+        fresh = analyze("file:///t.tileir", text, version, settings)
+        assert _snapshot(current) == _snapshot(fresh) and _features(current) == _features(fresh)
+
+
+def test_the_region_an_edit_sequence_changed():
+    """merge_change's region, applied to the first text, gives the last."""
+    rng = random.Random(5)
+    for _ in range(300):
+        first = text = "".join(rng.choice("ab\n") for _ in range(rng.randrange(0, 40)))
+        region = None
+        for _ in range(rng.randrange(1, 5)):
+            a = rng.randrange(len(text) + 1)
+            b = rng.randrange(a, len(text) + 1)
+            new = "".join(rng.choice("xy\n") for _ in range(rng.randrange(0, 5)))
+            text = text[:a] + new + text[b:]
+            region = merge_change(region, a, b, len(new))
+        start, old_end, new_end = region
+        assert first[:start] + text[start:new_end] + first[old_end:] == text
+        assert first[:start] == text[:start] and first[old_end:] == text[new_end:]
+
+
+def test_line_index_follows_edits():
+    rng = random.Random(7)
+    text = "".join(rng.choice("ab\n") for _ in range(3000))
+    source = DocumentSource(text)
+    for _ in range(200):
+        a = rng.randrange(len(text) + 1)
+        b = min(len(text), a + rng.choice((0, 1, 5, 50, 2000)))
+        new = "".join(rng.choice("xy\n") for _ in range(rng.choice((0, 1, 3, 1500))))
+        text = text[:a] + new + text[b:]
+        source = source.edited(a, b, new)
+        assert source.text == text
+        assert source.index.starts() == LineIndex.of(text).starts()
+        for offset in rng.sample(range(len(text) + 1), 20):
+            line = text.count("\n", 0, offset)
+            assert source.line_col(offset) == (line, offset - (text.rfind("\n", 0, offset) + 1))
+    assert len(source.index.rel) > 1, "the index should hold several blocks"
+
+
+def _two_kernels_named_alike() -> str:
+    body = (ROOT / "examples" / "vector_add.tileir").read_text()
+    entry = body[body.index("entry @") : body.rindex("}")].rstrip()
+    other = entry.replace("entry @vector_add(", "entry @other(", 1)
+    return "cuda_tile.module @m {\n  " + "\n  ".join((entry, entry, other)) + "\n}\n"
+
+
+def _redefinitions(analysis) -> list[int]:
+    return [d.span.start for d in analysis.diagnostics if "redefinition of symbol" in d.message]
+
+
+def test_redefinition_follows_edits_of_either_kernel():
+    text = _two_kernels_named_alike()
+    first = text.index("entry @vector_add(")
+    second = text.index("entry @vector_add(", first + 1)
+    settings = Settings()
+    analysis = analyze("file:///r.tileir", text, 1, settings)
+    assert len(_redefinitions(analysis)) == 1
+    # Edits inside either kernel keep the error (the names are still the same).
+    for kernel in (first, second):
+        line_end = text.index("\n", kernel)
+        edited = text[:line_end] + "\n" + text[line_end:]
+        after = reanalyze(analyze("file:///r.tileir", text, 1, settings), edited, 2)
+        assert _redefinitions(after) == _redefinitions(analyze("file:///r.tileir", edited, 2, settings)) != []
+    # Renaming either kernel removes it.
+    for kernel in (first, second):
+        at = kernel + len("entry @vector_add")
+        renamed = text[:at] + "_2" + text[at:]
+        after = reanalyze(analyze("file:///r.tileir", text, 1, settings), renamed, 2)
+        assert _redefinitions(after) == []

@@ -328,6 +328,35 @@ async def test_folding_ranges(client):
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_comment_folds_follow_edits_inside_a_kernel(client):
+    """A run of comments typed inside a kernel (re-analysed on its own) folds; one deleted
+    no longer does; the folds are those of the same text opened afresh."""
+    uri, _ = await open_document(client, KERNELS)
+    ident = lsp.TextDocumentIdentifier(uri=uri)
+    where = position_of(KERNELS, "    return")
+    block = "    // first\n    // second\n    // third\n"
+    await change_document(
+        client, uri, 2, [lsp.TextDocumentContentChangePartial(range=lsp.Range(start=where, end=where), text=block)]
+    )
+    text = KERNELS.replace("    return", block + "    return", 1)
+    found = await client.text_document_folding_range_async(lsp.FoldingRangeParams(text_document=ident))
+    comment_folds = {(f.start_line, f.end_line) for f in found if f.kind == lsp.FoldingRangeKind.Comment}
+    assert (where.line, where.line + 2) in comment_folds
+    fresh_uri, _ = await open_document(client, text)
+    fresh = await client.text_document_folding_range_async(
+        lsp.FoldingRangeParams(text_document=lsp.TextDocumentIdentifier(uri=fresh_uri))
+    )
+    assert sorted(found, key=repr) == sorted(fresh, key=repr)
+    # Take the comments out again: their fold goes.
+    end = lsp.Position(line=where.line + 3, character=0)
+    await change_document(
+        client, uri, 3, [lsp.TextDocumentContentChangePartial(range=lsp.Range(start=where, end=end), text="")]
+    )
+    found = await client.text_document_folding_range_async(lsp.FoldingRangeParams(text_document=ident))
+    assert (where.line, where.line + 2) not in {(f.start_line, f.end_line) for f in found}
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_selection_ranges_grow_to_the_document(client):
     uri, _ = await open_document(client, KERNELS)
     (selection,) = await client.text_document_selection_range_async(

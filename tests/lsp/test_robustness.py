@@ -3,15 +3,17 @@ sequences on real files never crash the server or publish a range outside the do
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 
 from tests.conformance.harness import shared_dir
 
-from .util import change_document, close_document, open_document
+from .util import change_document, close_document, open_document, position_of
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.tileir"))
@@ -96,13 +98,96 @@ async def test_bad_documents_get_answers(client, text):
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_fifty_thousand_lines(client):
+async def test_lone_surrogates_get_diagnostics_and_hovers(client):
+    """JSON lets a client send a lone UTF-16 surrogate ("\\ud800"); it counts as one UTF-16
+    unit and the document is analysed like any other (issue 18: every feature answered empty)."""
+    body = (ROOT / "examples" / "vector_add.tileir").read_text()
+    text = body.replace("entry @vector_add", "// \ud800 in a comment\n  entry @vector_add", 1) + "\ud800\udfff %x\n"
+    before = len(_failures(client))
+    uri, diagnostics = await open_document(client, text)
+    assert diagnostics and all(d.severity == lsp.DiagnosticSeverity.Error for d in diagnostics)
+    last = text.split("\n")[-2]
+    assert diagnostics[0].range.start == lsp.Position(line=text.count("\n") - 1, character=0), last
+    ident = lsp.TextDocumentIdentifier(uri=uri)
+    # A value after the surrogate's line: its hover is found at the right column.
+    position = position_of(text, "%a_len", occurrence=1)
+    hover = await client.text_document_hover_async(lsp.HoverParams(text_document=ident, position=position))
+    assert hover is not None and "a_len" in str(hover.contents)
+    tokens = await client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=ident))
+    assert tokens is not None and tokens.data
+    # A line break typed after "// \ud800 " (5 UTF-16 units): "in a comment" becomes code on
+    # a line of its own, with an error at its first column.
+    line = position_of(text, "\ud800 in a comment").line
+    at = lsp.Position(line=line, character=5)
+    after = await change_document(
+        client, uri, 2, [lsp.TextDocumentContentChangePartial(range=lsp.Range(start=at, end=at), text="\n")]
+    )
+    assert lsp.Position(line=line + 1, character=0) in [d.range.start for d in after]
+    await _ask_everything(client, uri, position)
+    assert _failures(client)[before:] == []
+    close_document(client, uri)
+
+
+def _big_text(lines: int) -> str:
+    """A module of copies of the vector_add kernel (renamed apart), of at least `lines` lines."""
     body = (ROOT / "examples" / "vector_add.tileir").read_text()
     entry = body[body.index("entry @") : body.rindex("}")].rstrip()
-    copies = 50_000 // entry.count("\n") + 1
+    copies = lines // entry.count("\n") + 1
     kernels = [entry.replace("entry @vector_add(", f"entry @k{i}(", 1) for i in range(copies)]
     text = "cuda_tile.module @big {\n" + "\n".join(kernels) + "\n}\n"
-    assert text.count("\n") >= 50_000
+    assert text.count("\n") >= lines
+    return text
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_long_requests_give_way_and_can_be_cancelled(client):
+    """Whole-document semantic tokens and formatting of a large document do not hold up the
+    requests after them (issue 18: 19 s and 16 s during which nothing else was answered):
+    tokens are found a part at a time, giving way between parts, and end on $/cancelRequest;
+    formatting prints on a worker thread. (12,000 lines: the mechanism, not the limit.)"""
+    text = _big_text(12_000)
+    uri, diagnostics = await open_document(client, text)
+    assert diagnostics == []
+    ident = lsp.TextDocumentIdentifier(uri=uri)
+    hover_at = position_of(text, "%a_len", occurrence=200)
+
+    def send(method: str, params: object, msg_id: str) -> asyncio.Future:
+        # pygls's plain send_request writes the message now (pytest-lsp's wrappers send it
+        # when their coroutine first runs).
+        return asyncio.wrap_future(client.protocol.send_request(method, params, msg_id=msg_id))
+
+    tokens_params = lsp.SemanticTokensParams(text_document=ident)
+    cancelled = send(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, tokens_params, f"tokens-cancelled-{uri}")
+    client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=f"tokens-cancelled-{uri}"))
+    with pytest.raises(JsonRpcException) as caught:
+        await cancelled
+    assert caught.value.code == lsp.LSPErrorCodes.RequestCancelled.value
+
+    for method, params in (
+        (lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, tokens_params),
+        (
+            lsp.TEXT_DOCUMENT_FORMATTING,
+            lsp.DocumentFormattingParams(
+                text_document=ident, options=lsp.FormattingOptions(tab_size=2, insert_spaces=True)
+            ),
+        ),
+    ):
+        long_request = send(method, params, f"{method}-{uri}")
+        hover = await client.text_document_hover_async(lsp.HoverParams(text_document=ident, position=hover_at))
+        assert hover is not None and "a_len" in str(hover.contents)
+        assert not long_request.done(), f"{method} was answered before the hover sent after it"
+        result = await long_request
+        if method == lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL:
+            data = result["data"] if isinstance(result, dict) else result.data
+            assert len(data) % 5 == 0 and len(data) // 5 > text.count("\n")
+        else:
+            assert result and result[0].new_text.startswith("  entry @k0(")  # the copies' indentation
+    close_document(client, uri)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_fifty_thousand_lines(client):
+    text = _big_text(50_000)
     uri, diagnostics = await open_document(client, text)
     assert diagnostics == []
     middle = text.count("\n") // 2

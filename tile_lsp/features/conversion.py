@@ -13,6 +13,11 @@
   the server keeps answering meanwhile; the lowering itself runs on the main loop, as it
   reads the document's module, which edits change in place.
 
+Files are read only when they are regular files of at most `server.max_file_bytes` (`python -m
+tile_lsp --max-file-bytes`): `/dev/zero` or a FIFO would otherwise grow the server without
+bound or block it for good. Reading and decoding run on a worker thread (bytecode and its text
+are the thread's alone), so the server keeps answering meanwhile.
+
 Failures are JSON-RPC errors (code RequestFailed) whose message says what went wrong, naming
 the file (and the byte offset, for bytecode that cannot be read). The conversions report
 `$/progress` when the client gave a `workDoneToken` or supports server-created progress.
@@ -25,6 +30,8 @@ import base64
 import concurrent.futures
 import contextlib
 import itertools
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -61,9 +68,10 @@ def register(server: TileLanguageServer) -> None:
         uri = _string(params, "uri")
         path = _path(uri)
         async with _progress(server, params, "Reading Tile IR bytecode") as step:
-            data = _read_file(path)
+            loop = asyncio.get_running_loop()
+            data = await loop.run_in_executor(_reader(), _read_file, path, server.max_file_bytes)
             step(f"decoding {len(data)} bytes")
-            return {"output": _disassemble(data, path)}
+            return {"output": await loop.run_in_executor(_reader(), _disassemble, data, path)}
 
     @feature(server, CONVERT_TO_BYTECODE)
     async def convert_to_bytecode(params: Any) -> dict[str, str]:
@@ -211,12 +219,62 @@ def _text(version) -> str:
 # ------------------------------------------------------------------------------ work
 
 
-def _read_file(path: str) -> bytes:
+_readers: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _reader() -> concurrent.futures.ThreadPoolExecutor:
+    """The worker that reads and converts files (two at once at most)."""
+    global _readers
+    if _readers is None:
+        _readers = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="tileir-read")
+    return _readers
+
+
+def _read_file(path: str, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, if it has at most `limit` of them."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        # Non-blocking: opening a FIFO for reading would wait for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as error:
         raise RequestFailed(f"cannot read '{path}': {error.strerror or error}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RequestFailed(f"cannot read '{path}': {_kind(info.st_mode)}, not a regular file")
+        if info.st_size > limit:
+            raise RequestFailed(
+                f"cannot read '{path}': {info.st_size} bytes, more than the limit of {limit} "
+                "(python -m tile_lsp --max-file-bytes)"
+            )
+        chunks = []
+        size = 0
+        while size <= limit:  # the file may grow while it is read
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise RequestFailed(f"cannot read '{path}': it grew past the limit of {limit} bytes while read")
+        return b"".join(chunks)
+    except OSError as error:
+        raise RequestFailed(f"cannot read '{path}': {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
 
 
 def _disassemble(data: bytes, path: str) -> str:
@@ -245,7 +303,7 @@ def _verified_module(server: TileLanguageServer, uri: str) -> tuple[Module, str]
 
         path = _path(uri)
         try:
-            text = _read_file(path).decode("utf-8")
+            text = _read_file(path, server.max_file_bytes).decode("utf-8")
         except UnicodeDecodeError as error:
             raise RequestFailed(f"cannot read '{path}': not UTF-8 text (byte {error.start})") from None
         result, diagnostics = check_text(text, path, server.settings.verify_options())

@@ -7,26 +7,36 @@ stay put). Range formatting keeps the edits that touch the requested lines or a 
 (entry, global) that overlaps them. A document with syntax errors is left alone: the printer
 would drop what the parser could not read.
 
-Unlike other features this one parses the current text itself, as `tileir fmt` does, rather
-than printing `analysis.module`: after an edit inside one kernel the analysis splices the
-re-parsed kernel into the old module, whose comments and other kernels keep the spans of the
-old text, and the printer places comments by those spans (it would move or drop them). It
-also needs the parser's errors apart from the verifier's. Formatting is asked for rarely, so
-one parse per request is cheap.
+The module printed is the analysis's, when the text parses without errors: kernels parsed
+again on their own after an edit were spliced into it, and the kernels after them moved; their
+spans (by which the printer places comments) are moved back into document coordinates first
+(`Analysis.align`, a unit at a time), and the comments are the units' (a re-parsed kernel's
+are not in the module's list). When the analysis does not know whether the whole text parses,
+the text is parsed afresh, as `tileir fmt` does.
+
+Printing (and parsing) a large document takes a while, so it runs on a worker thread: the
+server keeps answering meanwhile. A fresh parse is the thread's alone; the analysis's module
+may be changed by an edit while it is printed, so an answer is only given if the document did
+not change in the meantime (else the request fails with ContentModified, and the client asks
+again).
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import difflib
+import time
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 from compiler.ir.core import Module, Operation
+from compiler.ir.diagnostics import Diagnostic
 from compiler.ir.source import Span
 from compiler.text import PrintOptions, parse, print_module
 
-from ..server import feature
+from ..server import ContentModified, feature
 
 if TYPE_CHECKING:
     from ..documents import Analysis
@@ -35,49 +45,120 @@ if TYPE_CHECKING:
 
 def register(server: TileLanguageServer) -> None:
     @feature(server, lsp.TEXT_DOCUMENT_FORMATTING, empty=None)
-    def formatting(params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
-        analysis = server.analysis(params.text_document.uri)
-        parsed = _parsed(server, analysis) if analysis is not None else None
-        if analysis is None or parsed is None:
+    async def formatting(params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
+        uri = params.text_document.uri
+        analysis = server.analysis(uri)
+        if analysis is None:
             return None
-        return [_text_edit(analysis, hunk) for hunk in _hunks(analysis, parsed)]
+        done = await _formatted(server, uri, analysis)
+        if done is None:
+            return None
+        _, hunks = done
+        return [_text_edit(analysis, hunk) for hunk in hunks]
 
     @feature(server, lsp.TEXT_DOCUMENT_RANGE_FORMATTING, empty=None)
-    def range_formatting(params: lsp.DocumentRangeFormattingParams) -> list[lsp.TextEdit] | None:
-        analysis = server.analysis(params.text_document.uri)
-        parsed = _parsed(server, analysis) if analysis is not None else None
-        if analysis is None or parsed is None:
+    async def range_formatting(params: lsp.DocumentRangeFormattingParams) -> list[lsp.TextEdit] | None:
+        uri = params.text_document.uri
+        analysis = server.analysis(uri)
+        if analysis is None:
             return None
-        first, last = _selected_lines(analysis, parsed, analysis.positions.span(params.range))
-        hunks = _hunks(analysis, parsed)
+        done = await _formatted(server, uri, analysis)
+        if done is None:
+            return None
+        module, hunks = done
+        first, last = _selected_lines(analysis, module, analysis.positions.span(params.range))
         return [_text_edit(analysis, hunk) for hunk in hunks if _touches(hunk, first, last)]
 
 
-def _parsed(server: TileLanguageServer, analysis: Analysis) -> Module | None:
-    """The current text's module, or None (after telling the user why) if it has syntax errors."""
-    result = parse(analysis.text, analysis.source.name)
-    errors = [d for d in result.diagnostics if d.is_error]
-    if not errors:
-        return result.module
+async def _formatted(server: TileLanguageServer, uri: str, analysis: Analysis) -> tuple[Module, list[_Hunk]] | None:
+    """The module printed and the hunks that make the document `tileir fmt`'s output; None
+    (after telling the user why) if the document has syntax errors."""
+    module = None
+    if analysis.parse_errors:
+        _tell_errors(server, analysis, analysis.parse_errors)
+        return None
+    if analysis.parse_errors == []:
+        # The text parses without errors and the analysis's module holds all of it: put the
+        # kernels that moved since they were parsed back in place (a unit at a time, giving
+        # way between units), then print that module.
+        deadline = time.perf_counter() + _SLICE_SECONDS
+        for unit in analysis.units:
+            analysis.align(unit)
+            if time.perf_counter() > deadline:
+                await asyncio.sleep(0)
+                if not server.is_current(uri, analysis):
+                    raise ContentModified(f"{uri} changed while it was being formatted")
+                deadline = time.perf_counter() + _SLICE_SECONDS
+        module = module_of(analysis)
+    loop = asyncio.get_running_loop()
+    try:
+        module, hunks, errors = await loop.run_in_executor(
+            _worker(), format_text, analysis.text, analysis.source.name, module
+        )
+    except Exception:
+        if not server.is_current(uri, analysis):  # the module changed under the printer
+            raise ContentModified(f"{uri} changed while it was being formatted") from None
+        raise
+    if not server.is_current(uri, analysis):
+        raise ContentModified(f"{uri} changed while it was being formatted")
+    if errors:
+        _tell_errors(server, analysis, errors)
+        return None
+    return module, hunks
+
+
+def module_of(analysis: Analysis) -> Module:
+    """The analysis's module in document coordinates and with all its comments, as printing
+    wants it (the feature aligns the units a few at a time before; the rest are done here)."""
+    for unit in analysis.units:
+        analysis.align(unit)
+    module = analysis.module
+    module.source = analysis.source
+    module.comments = analysis.comments()  # a re-parsed kernel's are only in its unit
+    return module
+
+
+def format_text(text: str, name: str, module: Module | None = None) -> tuple[Module, list[_Hunk], list[Diagnostic]]:
+    """(module printed, hunks, []) for `text`, printing `module` (a parse of `text`) or
+    else a fresh parse; (module, [], syntax errors) when the fresh parse has errors."""
+    if module is None:
+        result = parse(text, name)
+        errors = [d for d in result.diagnostics if d.is_error]
+        if errors:
+            return result.module, [], errors
+        module = result.module
+    return module, _hunks(text, print_module(module, PrintOptions(keep_comments=True))), []
+
+
+_SLICE_SECONDS = 0.01
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _worker() -> concurrent.futures.ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tileir-format")
+    return _pool
+
+
+def _tell_errors(server: TileLanguageServer, analysis: Analysis, errors: list[Diagnostic]) -> None:
     first = errors[0]
     line = analysis.source.line_col(first.span.start)[0] + 1
-    count = f"{len(errors)} syntax error" + ("" if len(errors) == 1 else "s")
+    what = f"{len(errors)} syntax error" + ("" if len(errors) == 1 else "s")
     server.window_show_message(
         lsp.ShowMessageParams(
             type=lsp.MessageType.Warning,
-            message=f"Tile IR: not formatted: the document has {count} (line {line}: {first.message})",
+            message=f"Tile IR: not formatted: the document has {what} (line {line}: {first.message})",
         )
     )
-    return None
 
 
 # A run of lines to replace: old lines [old_start, old_end) by `new_text`.
 _Hunk = tuple[int, int, str]
 
 
-def _hunks(analysis: Analysis, module: Module) -> list[_Hunk]:
-    formatted = print_module(module, PrintOptions(keep_comments=True))
-    old = analysis.text.splitlines(keepends=True)
+def _hunks(text: str, formatted: str) -> list[_Hunk]:
+    old = text.splitlines(keepends=True)
     new = formatted.splitlines(keepends=True)
     # Diff only what lies between the common first and last lines; difflib is quadratic on
     # documents of many similar lines, so a large middle becomes one edit.
@@ -111,8 +192,8 @@ def _text_edit(analysis: Analysis, hunk: _Hunk) -> lsp.TextEdit:
 
 def _line_offset(analysis: Analysis, line: int) -> int:
     """Where line `line` starts; the end of the document for the line past the last."""
-    starts = analysis.source.line_starts
-    return starts[line] if line < len(starts) else len(analysis.text)
+    source = analysis.source
+    return source.line_start(line) if line < source.line_count else len(source.text)
 
 
 def _selected_lines(analysis: Analysis, module: Module, selection: Span) -> tuple[int, int]:

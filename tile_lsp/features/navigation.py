@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from compiler.ir.core import Block, BlockArgument, Operation, OpResult, Value
+from compiler.ir.core import Block, BlockArgument, Module, Operation, OpResult, Value
 from compiler.ir.source import Span
 from compiler.text.index import Kind, Occurrence
 from compiler.text.outline import OutlineItem, enclosing_spans, folds, matches_query, outline, walk_outline
@@ -490,7 +490,7 @@ def folding_range_list(analysis: Analysis, caps: lsp.FoldingRangeClientCapabilit
     limit = caps.range_limit if caps is not None and caps.range_limit else None
     collapsed = bool(caps is not None and caps.folding_range is not None and caps.folding_range.collapsed_text)
     found: list[lsp.FoldingRange] = []
-    for fold in folds(analysis.module, analysis.source, analysis.span):
+    for fold in _folds(analysis):
         start_character = end_character = None
         if not line_only:
             start_character = analysis.positions.position(fold.start).character
@@ -507,6 +507,20 @@ def folding_range_list(analysis: Analysis, caps: lsp.FoldingRangeClientCapabilit
             )
         )
     return found[:limit] if limit is not None else found
+
+
+def _folds(analysis: Analysis) -> list:
+    """The regions' folds, and the comments' from the units' comments (after a kernel was
+    parsed again, `analysis.module.comments` is the first parse's: the comments as they were
+    then, where they were then)."""
+    if analysis.pristine:
+        return folds(analysis.module, analysis.source, analysis.span)
+    regions = [f for f in folds(analysis.module, analysis.source, analysis.span) if f.kind != "comment"]
+    only_comments = Module(analysis.source)  # a module of nothing but the document's comments
+    only_comments.comments = analysis.comments()
+    found = regions + folds(only_comments, analysis.source)
+    found.sort(key=lambda f: (f.start_line, -f.end_line))
+    return found
 
 
 def selection_range(analysis: Analysis, position: lsp.Position) -> lsp.SelectionRange:

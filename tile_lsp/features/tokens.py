@@ -3,23 +3,26 @@ inlay hints (index-space shapes of views, result types the text leaves out)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 from compiler.ir.core import BlockArgument, Operation
 from compiler.ir.enums import ENUM_BY_MNEMONIC
-from compiler.ir.source import Span
 from compiler.layout import view_layout_of
 from compiler.text import lexer as L
 from compiler.text.asmformat import Custom, TypeOf, compile_format, flatten
 from compiler.text.index import Kind, Occurrence
 
-from ..server import feature
+from ..server import ContentModified, feature
+from ..store import units
 
 if TYPE_CHECKING:
-    from ..documents import Analysis
+    from ..documents import Analysis, Unit
     from ..server import TileLanguageServer
 
 TOKEN_TYPES = [
@@ -55,11 +58,17 @@ def register(server: TileLanguageServer) -> None:
         LEGEND,
         empty=lsp.SemanticTokens(data=[]),
     )
-    def semantic_tokens_full(params: lsp.SemanticTokensParams) -> lsp.SemanticTokens:
-        analysis = server.analysis(params.text_document.uri)
+    async def semantic_tokens_full(params: lsp.SemanticTokensParams) -> lsp.SemanticTokens:
+        uri = params.text_document.uri
+        analysis = server.analysis(uri)
         if analysis is None:
             return lsp.SemanticTokens(data=[])
-        return lsp.SemanticTokens(data=encode(analysis, semantic_tokens(analysis, 0, len(analysis.text))))
+
+        def check() -> None:
+            if not server.is_current(uri, analysis):
+                raise ContentModified(f"{uri} changed while its semantic tokens were being found")
+
+        return lsp.SemanticTokens(data=await full_data(analysis, check))
 
     @feature(server, lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND, empty=lsp.SemanticTokens(data=[]))
     def semantic_tokens_range(params: lsp.SemanticTokensRangeParams) -> lsp.SemanticTokens:
@@ -67,7 +76,7 @@ def register(server: TileLanguageServer) -> None:
         if analysis is None:
             return lsp.SemanticTokens(data=[])
         span = analysis.positions.span(params.range)
-        return lsp.SemanticTokens(data=encode(analysis, semantic_tokens(analysis, span.start, span.end)))
+        return lsp.SemanticTokens(data=range_data(analysis, span.start, span.end))
 
     @feature(server, lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False), empty=None)
     def inlay_hints(params: lsp.InlayHintParams) -> list[lsp.InlayHint] | None:
@@ -79,9 +88,152 @@ def register(server: TileLanguageServer) -> None:
 
 
 # ------------------------------------------------------------------ semantic tokens
+#
+# The document is tokenized in parts: each unit's text up to the next unit (see
+# tile_lsp.documents), cut at line starts into pieces of at most _PART_LINES lines. A part's
+# tokens are encoded as the protocol wants them (line delta, start delta, length, type,
+# modifiers), relative to the part's start, and kept on the unit: after an edit inside one
+# kernel only that kernel's part is tokenized again, and the whole document's answer is the
+# parts' lists joined, with each part's first token re-based on the previous part's last.
+# Between parts the request gives way to the server's other messages, so a hover or an edit
+# is answered meanwhile, and a `$/cancelRequest` or a change to the document ends it.
 
-# (start, end, type index, modifier bits), in document coordinates.
+# (start, end, type index, modifier bits), relative to the start of the text tokenized.
 Token = tuple[int, int, int, int]
+
+_PART_LINES = 2000
+# Give way to other messages after this much work. pygls reads each message in three turns
+# of the event loop (header, blank line, body, on its reader thread), so a hover waits a few
+# slices.
+_SLICE_SECONDS = 0.01
+
+
+class _Part:
+    """The encoded tokens of [start, end) of a unit's text (offsets relative to the unit's
+    start). `first`/`last`: the (line, column) of the first and last token, the line relative
+    to the part's first line, the column relative to the part's start on that line and
+    absolute on the others."""
+
+    __slots__ = ("start", "end", "data", "first", "last", "_json")
+
+    def __init__(self, start: int, end: int, data: list[int], first: tuple[int, int], last: tuple[int, int]) -> None:
+        self.start = start
+        self.end = end
+        self.data = data
+        self.first = first
+        self.last = last
+        self._json: str | None = None
+
+    @property
+    def json(self) -> str:
+        """`data` in JSON without its first two numbers (re-based each time), made once."""
+        if self._json is None:
+            self._json = ",".join(map(str, self.data[2:]))
+        return self._json
+
+
+class EncodedTokens(list):
+    """The whole document's encoded tokens, and the same as JSON text (`json`), joined from
+    the parts' (kept with them): a large document's answer is megabytes of numbers, which
+    pygls's json.dumps would write out again on every request, holding up the server."""
+
+    json: str = "[]"
+
+    def __repr__(self) -> str:  # asyncio may show the task's result: not megabytes of it
+        return f"<{len(self) // 5} semantic tokens>"
+
+
+async def full_data(analysis: Analysis, check: Callable[[], None] | None = None) -> list[int]:
+    """The whole document's tokens, encoded. Gives way to the event loop between parts and
+    then calls `check`, which raises to end the request (the document changed)."""
+    data = EncodedTokens()
+    pieces: list[str] = []
+    previous = (0, 0)
+    units = analysis.units
+    text_length = len(analysis.text)
+    encoding = analysis.positions.encoding
+    deadline = time.perf_counter() + _SLICE_SECONDS
+    for i, unit in enumerate(units):
+        start = unit.start + unit.shift
+        end = units[i + 1].start + units[i + 1].shift if i + 1 < len(units) else text_length
+        cached = unit.tokens
+        if isinstance(cached, tuple) and cached[0] == encoding:
+            parts = cached[1]
+        else:
+            parts = []
+            for a, b in _line_pieces(analysis, start, end):
+                part = _tokenize(analysis, unit, start + a, start + b)
+                part.start, part.end = a, b  # kept relative to the unit, which may move
+                parts.append(part)
+                if time.perf_counter() > deadline:
+                    await asyncio.sleep(0)
+                    if check is not None:
+                        check()
+                    deadline = time.perf_counter() + _SLICE_SECONDS
+            unit.tokens = (encoding, parts)
+        for part in parts:
+            begin = len(data)
+            previous = _append(analysis, data, part, start + part.start, previous)
+            if len(data) > begin:
+                pieces.append(f"{data[begin]},{data[begin + 1]},{part.json}")
+        if time.perf_counter() > deadline:
+            await asyncio.sleep(0)
+            if check is not None:
+                check()
+            deadline = time.perf_counter() + _SLICE_SECONDS
+    data.json = "[" + ",".join(pieces) + "]"
+    return data
+
+
+def range_data(analysis: Analysis, start: int, end: int) -> list[int]:
+    """The encoded tokens of the lines [start, end) touches (not kept)."""
+    text = analysis.text
+    start = max(0, min(start, len(text)))
+    end = max(start, min(end, len(text)))
+    begin = text.rfind("\n", 0, start) + 1  # the lexer starts at a line start, not inside a token
+    data: list[int] = []
+    previous = (0, 0)
+    units = analysis.units
+    for i, unit in enumerate(units):
+        unit_start = unit.start + unit.shift
+        unit_end = units[i + 1].start + units[i + 1].shift if i + 1 < len(units) else len(text)
+        a, b = max(begin, unit_start), min(end, unit_end)
+        if a >= b:
+            continue
+        part = _tokenize(analysis, unit, a, b, keep_after=start)
+        previous = _append(analysis, data, part, a, previous)
+    return data
+
+
+def _line_pieces(analysis: Analysis, start: int, end: int) -> list[tuple[int, int]]:
+    """[start, end) cut at line starts into pieces of at most _PART_LINES lines, as offsets
+    relative to `start`."""
+    source = analysis.source
+    first, last = source.line_col(start)[0], source.line_col(end)[0]
+    cuts = [start]
+    for line in range(first + _PART_LINES, last, _PART_LINES):
+        cuts.append(source.line_start(line))
+    cuts.append(end)
+    return [(a - start, b - start) for a, b in zip(cuts, cuts[1:])]
+
+
+def _append(analysis: Analysis, data: list[int], part: _Part, at: int, previous: tuple[int, int]) -> tuple[int, int]:
+    """Add `part` (which starts at document offset `at`) to `data`, re-basing its first
+    token on `previous` (the last token's line and column); the new last token's."""
+    if not part.data:
+        return previous
+    position = analysis.positions.position(at)
+    line0, column0 = position.line, position.character
+    first_line, first_column = part.first
+    line = line0 + first_line
+    column = first_column + (column0 if first_line == 0 else 0)
+    begin = len(data)
+    data.extend(part.data)
+    delta_line = line - previous[0]
+    data[begin] = delta_line
+    data[begin + 1] = column - previous[1] if delta_line == 0 else column
+    last_line, last_column = part.last
+    return line0 + last_line, last_column + (column0 if last_line == 0 else 0)
 
 
 def _occurrence_token(occ: Occurrence) -> tuple[int, int] | None:
@@ -112,11 +264,15 @@ def _occurrence_token(occ: Occurrence) -> tuple[int, int] | None:
 _TYPE_WORD = re.compile(r"(?P<num>\d+)|(?P<q>\?)|(?P<word>[A-Za-z_][\w.]*|![\w.$\-]+)|(?P<other>[^\s\w?!]+|\s+)")
 
 
-def _type_tokens(text: str, base: int) -> list[Token]:
-    """Words of a written type: type names and element types as `type`, extents as
-    `number`, parameter names (`strides=`, `tile=`) as `property`; a dimension list
-    `64x32xf16` splits at its `x`es."""
-    found: list[Token] = []
+def _type_words(text: str) -> tuple[tuple[int, int, int], ...]:
+    """Words of a written type, (start, end, type index) relative to its start: type names and
+    element types as `type`, extents as `number`, parameter names (`strides=`, `tile=`) as
+    `property`; a dimension list `64x32xf16` splits at its `x`es. The same types are written
+    over and over: each is worked out once."""
+    found = _TYPE_WORDS.get(text)
+    if found is not None:
+        return found
+    words: list[tuple[int, int, int]] = []
     pos = 0
     after_extent = False
     while pos < len(text):
@@ -129,7 +285,7 @@ def _type_tokens(text: str, base: int) -> list[Token]:
             break
         kind = m.lastgroup
         if kind == "num":
-            found.append((base + m.start(), base + m.end(), _TYPE["number"], 0))
+            words.append((m.start(), m.end(), _TYPE["number"]))
         elif kind == "word":
             word = m.group()
             # x-separated words after an extent: `x32xf16` is handled by the loop above, so a
@@ -141,63 +297,105 @@ def _type_tokens(text: str, base: int) -> list[Token]:
                 kind_index = _TYPE["enumMember"]
             else:
                 kind_index = _TYPE["type"]
-            found.append((base + m.start(), base + m.end(), kind_index, 0))
+            words.append((m.start(), m.end(), kind_index))
         after_extent = kind in ("num", "q")
         pos = m.end()
+    if len(_TYPE_WORDS) > 20_000:
+        _TYPE_WORDS.clear()
+    found = _TYPE_WORDS[text] = tuple(words)
     return found
 
 
-def semantic_tokens(analysis: Analysis, start: int, end: int) -> list[Token]:
-    """The tokens of [start, end): sorted, none overlapping, none spanning lines."""
-    text = analysis.text
-    start = max(0, min(start, len(text)))
-    end = max(start, min(end, len(text)))
-    # Start from the beginning of the line so that the lexer is not started inside a token.
-    begin = text.rfind("\n", 0, start) + 1
-    occurrences = analysis.occurrences(begin, end)
-    named: dict[int, Occurrence] = {}
-    type_spans: list[Span] = []
-    for occ in occurrences:
-        if occ.kind is Kind.TYPE:
-            if type_spans and occ.span.start < type_spans[-1].end:
-                continue  # a type nested in one already taken
-            type_spans.append(occ.span)
-        else:
-            named.setdefault(occ.span.start, occ)
+_TYPE_WORDS: dict[str, tuple[tuple[int, int, int], ...]] = {}
 
+
+def _tokenize(analysis: Analysis, unit: Unit, start: int, end: int, keep_after: int | None = None) -> _Part:
+    """The encoded tokens of the document's [start, end) (within `unit`'s text), relative
+    to `start`. `keep_after`: drop the tokens that end at or before this document offset."""
+    shift = unit.shift - start  # unit coordinates -> offsets relative to `start`
+    text = analysis.text[start:end]
+    occurrences = []
+    index = unit.get_index(analysis.module)
+    if index is not None:
+        occurrences = index.starting_in(start - unit.shift, end - unit.shift)
+    # The occurrences say what most words are (values, ops, symbols, labels, types): they
+    # are taken as they are, and only the text between them is lexed (numbers, keywords,
+    # strings, comments), unless it is all punctuation and spaces, as it mostly is.
+    # A type and a word starting at the same place: the type is taken.
+    type_starts = {occ.span.start for occ in occurrences if occ.kind is Kind.TYPE}
     found: list[Token] = []
-    lexer = L.Lexer(text[begin:end])
+    add = found.append
+    plain = _PLAIN.fullmatch
+    length = len(text)
     pos = 0
-    type_index = 0
-    local_end = end - begin
-    while pos < local_end:
-        tok = lexer.token_at(pos)
-        if tok.kind == L.EOF:
-            break
-        t_start, t_end = tok.start + begin, tok.end + begin
-        pos = tok.end
-        while type_index < len(type_spans) and type_spans[type_index].end <= t_start:
-            type_index += 1
-        if type_index < len(type_spans) and type_spans[type_index].start <= t_start:
-            type_span = type_spans[type_index]
-            stop = min(type_span.end, end)
-            found.extend(_type_tokens(text[t_start:stop], t_start))
-            pos = max(pos, stop - begin)
+    for occ in occurrences:
+        span = occ.span
+        occ_start = span.start + shift
+        if occ_start < pos:
+            continue  # inside a type or word already taken
+        kind = occ.kind
+        if kind is not Kind.TYPE and span.start in type_starts:
             continue
-        occ = named.get(t_start)
-        if occ is not None:
+        if occ_start > pos and plain(text, pos, occ_start) is None:
+            for t_start, t_end, t_kind, t_modifiers in _gap_tokens(text[pos : occ_start + 3], occ_start - pos):
+                add((pos + t_start, pos + t_end, t_kind, t_modifiers))
+        occ_end = min(span.end + shift, length)
+        if kind is Kind.TYPE:
+            for w_start, w_end, w_kind in _type_words(text[occ_start:occ_end]):
+                add((occ_start + w_start, occ_start + w_end, w_kind, 0))
+        else:
             classified = _occurrence_token(occ)
-            if classified is not None:
-                found.append((t_start, min(occ.span.end, t_end) if tok.kind != L.IDENT else t_end, *classified))
+            if classified is None or occ_end <= occ_start:
                 continue
-        classified = _lexical_token(tok, text, t_end)
-        if classified is not None:
-            found.append((t_start, t_end, *classified))
-    for comment in lexer.comments:
-        found.append((comment.span.start + begin, comment.span.end + begin, _TYPE["comment"], 0))
-    found = [t for t in found if t[1] > t[0] and t[1] > start and t[0] < end]
+            if kind is Kind.VALUE:
+                # `%r:2` and `%r#1` name a group's results: the word is `%r`, the rest is
+                # lexed (the count is a number).
+                cut = _VALUE_NAME.match(text, occ_start, occ_end)
+                if cut is not None:
+                    occ_end = cut.end()
+            add((occ_start, occ_end, *classified))
+        pos = occ_end
+    if pos < length and plain(text, pos, length) is None:
+        for t_start, t_end, t_kind, t_modifiers in _gap_tokens(text[pos:], length - pos):
+            add((pos + t_start, pos + t_end, t_kind, t_modifiers))
     found.sort()
-    return _without_overlaps(found)
+    if keep_after is not None:
+        found = [t for t in found if t[1] + start > keep_after]
+    return _encode_part(text, _without_overlaps(found), analysis.positions.encoding, start, end)
+
+
+_VALUE_NAME = re.compile(r"%[^:#]+")
+# Text with no token worth a colour: spaces and punctuation.
+_PLAIN = re.compile(r"[\s(){}\[\]<>,:=?*+|\-]*")
+
+
+def _gap_tokens(text: str, end: int) -> tuple[Token, ...]:
+    """The tokens (comments included) of text[:end], the text between two occurrences, with
+    what follows it up to len(text) (a word followed by `=` is an attribute name). The same
+    few texts (`, shape = [`, ` bounded<0, ?>, `) come back many times: each is lexed once."""
+    found = _GAP_TOKENS.get((text, end))
+    if found is not None:
+        return found
+    lexer = L.Lexer(text)
+    tokens: list[Token] = []
+    pos = 0
+    while pos < end:
+        tok = lexer.token_at(pos)
+        if tok.kind == L.EOF or tok.start >= end:
+            break
+        pos = tok.end
+        classified = _lexical_token(tok, text, pos)
+        if classified is not None:
+            tokens.append((tok.start, pos, *classified))
+    comment = _TYPE["comment"]
+    tokens.extend((c.span.start, c.span.end, comment, 0) for c in lexer.comments if c.span.start < end)
+    if len(_GAP_TOKENS) > 50_000:
+        _GAP_TOKENS.clear()
+    found = _GAP_TOKENS[(text, end)] = tuple(tokens)
+    return found
+
+
+_GAP_TOKENS: dict[tuple[str, int], tuple[Token, ...]] = {}
 
 
 def _lexical_token(tok: L.Token, text: str, end: int) -> tuple[int, int] | None:
@@ -235,29 +433,52 @@ def _without_overlaps(tokens: list[Token]) -> list[Token]:
     return out
 
 
-def encode(analysis: Analysis, tokens: list[Token]) -> list[int]:
-    """The protocol's relative encoding (line delta, start delta, length, type, modifiers),
-    lengths and columns in the negotiated position encoding. Tokens never span lines
-    here (comments, strings and words end at a newline), so clients without
+def _encode_part(text: str, tokens: list[Token], encoding: str, start: int, end: int) -> _Part:
+    """`tokens` of `text` in the protocol's relative encoding, lengths and columns in the
+    negotiated position encoding; the first token's line and column are relative to the
+    text's start (see `_Part`). Tokens never span lines (comments, strings and words end at a
+    newline; a longer one is cut at its line's end), so clients without
     multilineTokenSupport are served as they are."""
     data: list[int] = []
-    previous_line = 0
-    previous_start = 0
-    positions = analysis.positions
-    for start, end, kind, modifiers in tokens:
-        begin = positions.position(start)
-        finish = positions.position(end)
-        if finish.line != begin.line:  # defensive: cut at the end of the line
-            line_text = analysis.source.line_text(begin.line)
-            finish = positions.position(analysis.source.line_starts[begin.line] + len(line_text))
-        length = finish.character - begin.character
-        if length <= 0:
+    extend = data.extend
+    line = 0
+    line_start = 0
+    line_end = text.find("\n")
+    if line_end < 0:
+        line_end = len(text)
+    ascii_line = text[:line_end].isascii()
+    previous_line = previous_column = 0
+    first = last = (0, 0)
+    for t_start, t_end, kind, modifiers in tokens:
+        if t_start > line_end:  # on a later line
+            while t_start > line_end:
+                line += 1
+                line_start = line_end + 1
+                line_end = text.find("\n", line_start)
+                if line_end < 0:
+                    line_end = len(text)
+            ascii_line = text[line_start:line_end].isascii()
+        if t_end > line_end:
+            t_end = line_end
+        if ascii_line or encoding == "utf-32":
+            column = t_start - line_start
+            size = t_end - t_start
+        else:
+            column = units(text[line_start:t_start], encoding)
+            size = units(text[t_start:t_end], encoding)
+        if size <= 0:
             continue
-        delta_line = begin.line - previous_line
-        delta_start = begin.character - previous_start if delta_line == 0 else begin.character
-        data.extend((delta_line, delta_start, length, kind, modifiers))
-        previous_line, previous_start = begin.line, begin.character
-    return data
+        if not data:
+            first = (line, column)
+            extend((0, 0, size, kind, modifiers))
+        elif line == previous_line:
+            extend((0, column - previous_column, size, kind, modifiers))
+        else:
+            extend((line - previous_line, column, size, kind, modifiers))
+        previous_line, previous_column = line, column
+    if data:
+        last = (previous_line, previous_column)
+    return _Part(start, end, data, first, last)
 
 
 # ------------------------------------------------------------------ inlay hints
