@@ -105,68 +105,30 @@ def _decode(data: bytes, name: str) -> str:
     return text
 
 
-# The largest input tileir reads (256 MiB). A Tile IR file is a few megabytes at most; the cap
-# keeps `tileir check /dev/zero` (or a runaway pipe) from filling memory before it fails.
-MAX_INPUT_BYTES = 256 << 20
-
-
 def _read_bytes(path: str) -> tuple[str, bytes, str | None]:
-    """(name as diagnostics show it, contents, path or None for stdin) of a file or `-`."""
-    if path == "-":
+    """(name as diagnostics show it, contents, path or None for stdin) of a file or `-`, at
+    most compiler.ir.files.DEFAULT_LIMIT bytes (`tileir check /dev/zero` fails, not fills
+    memory)."""
+    from compiler.ir.files import DEFAULT_LIMIT, InputError, read_file, read_stream, too_large
+
+    hint = " (is it the right file?)"
+    try:
+        if path != "-":
+            return path, read_file(path, hint=hint), path
         stream = sys.stdin
         if stream is None or getattr(stream, "closed", False):
             raise CliError("cannot read '<stdin>': standard input is closed")
-        try:
-            buffer = getattr(stream, "buffer", None)
-            if buffer is not None:
-                data = _read_capped(buffer, "<stdin>")
-            else:
-                data = stream.read(MAX_INPUT_BYTES + 1).encode("utf-8")
-                _check_cap(len(data), "<stdin>")
-        except (OSError, ValueError) as exc:
-            raise CliError(f"cannot read '<stdin>': {exc}") from None
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            return "<stdin>", read_stream(buffer, "<stdin>", hint=hint), None
+        data = stream.read(DEFAULT_LIMIT + 1).encode("utf-8")  # a text-only stdin (tests, notebooks)
+        if len(data) > DEFAULT_LIMIT:
+            raise too_large("<stdin>", None, DEFAULT_LIMIT, hint)
         return "<stdin>", data, None
-    try:
-        with open(path, "rb") as f:
-            info = os.fstat(f.fileno())
-            if stat.S_ISREG(info.st_mode):
-                _check_cap(info.st_size, path)
-                data = f.read()  # one allocation of the known size
-            else:  # a device or a pipe has no size: read it in pieces, up to the cap
-                data = _read_capped(f, path)
-    except MemoryError:
-        raise CliError(f"cannot read '{path}': not enough memory to hold it") from None
-    except IsADirectoryError:
-        raise CliError(f"cannot read '{path}': is a directory") from None
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise CliError(f"cannot read '{path}': {reason}") from None
-    return path, data, path
-
-
-def _check_cap(size: int, name: str) -> None:
-    if size > MAX_INPUT_BYTES:
-        raise CliError(
-            f"cannot read '{name}': larger than the {MAX_INPUT_BYTES >> 20} MiB tileir reads (is it the right file?)"
-        )
-
-
-def _read_capped(stream, name: str) -> bytes:
-    """All of `stream`, read in pieces; a CliError past MAX_INPUT_BYTES or out of memory."""
-    chunks: list[bytes] = []
-    total = 0
-    try:
-        while True:
-            chunk = stream.read(min(1 << 24, MAX_INPUT_BYTES + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            _check_cap(total, name)
-        return b"".join(chunks)
-    except MemoryError:
-        chunks.clear()
-        raise CliError(f"cannot read '{name}': not enough memory to hold it ({total} bytes read)") from None
+    except InputError as exc:
+        raise CliError(str(exc)) from None
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot read '<stdin>': {exc}") from None
 
 
 def _read_input(path: str, allow_bytecode: bool = False) -> _Input:

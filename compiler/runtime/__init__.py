@@ -227,14 +227,13 @@ def load_module(source: Module | str | os.PathLike | bytes, name: str | None = N
             raise LaunchError("bytes given as a module do not start with the Tile IR bytecode magic", kind="module")
         return _load_bytecode(source, name or "<bytecode>")
     elif isinstance(source, os.PathLike) or _looks_like_path(source):
+        from ..ir.files import InputError, read_file
+
         path = os.fspath(source)
         try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except IsADirectoryError:
-            raise LaunchError(f"cannot read '{path}': is a directory", kind="module") from None
-        except OSError as e:
-            raise LaunchError(f"cannot read '{path}': {e.strerror or e}", kind="module") from None
+            data = read_file(path)
+        except InputError as e:
+            raise LaunchError(str(e), kind="module") from None
         if data.startswith(BYTECODE_MAGIC):
             return _load_bytecode(data, path)
         else:

@@ -258,7 +258,7 @@ def test_a_device_as_input_is_an_error_not_a_memory_error() -> None:
     assert status == 2
     assert (
         err.strip()
-        == "tileir: error: cannot read '/dev/zero': larger than the 256 MiB tileir reads (is it the right file?)"
+        == "tileir: error: cannot read '/dev/zero': more than the limit of 268435456 bytes (is it the right file?)"
     )
     # Under a memory limit too small for the cap: the same kind of error, not a MemoryError (exit 3).
     status, err = tileir("check", "/dev/zero", limits={resource.RLIMIT_AS: 600 << 20})

@@ -30,8 +30,6 @@ import base64
 import concurrent.futures
 import contextlib
 import itertools
-import os
-import stat
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -40,6 +38,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from compiler.ir.files import InputError, read_file
 from compiler.ir.symbols import symbol_name
 
 from ..convert import param
@@ -233,48 +232,9 @@ def _reader() -> concurrent.futures.ThreadPoolExecutor:
 def _read_file(path: str, limit: int) -> bytes:
     """The bytes of the regular file at `path`, if it has at most `limit` of them."""
     try:
-        # Non-blocking: opening a FIFO for reading would wait for a writer.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as error:
-        raise RequestFailed(f"cannot read '{path}': {error.strerror or error}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise RequestFailed(f"cannot read '{path}': {_kind(info.st_mode)}, not a regular file")
-        if info.st_size > limit:
-            raise RequestFailed(
-                f"cannot read '{path}': {info.st_size} bytes, more than the limit of {limit} "
-                "(python -m tile_lsp --max-file-bytes)"
-            )
-        chunks = []
-        size = 0
-        while size <= limit:  # the file may grow while it is read
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise RequestFailed(f"cannot read '{path}': it grew past the limit of {limit} bytes while read")
-        return b"".join(chunks)
-    except OSError as error:
-        raise RequestFailed(f"cannot read '{path}': {error.strerror or error}") from None
-    finally:
-        os.close(fd)
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a special file"
+        return read_file(path, limit, regular_only=True, hint=" (python -m tile_lsp --max-file-bytes)")
+    except InputError as error:
+        raise RequestFailed(str(error)) from None
 
 
 def _disassemble(data: bytes, path: str) -> str:
