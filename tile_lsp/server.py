@@ -36,6 +36,25 @@ from .store import Document, DocumentSource
 
 log = logging.getLogger("tile_lsp")
 
+
+class _DeliberateErrorsInOneLine(logging.Filter):
+    """pygls logs every error answer with `logger.exception`: a traceback in the editor's
+    output panel. A JsonRpcException a feature raises on purpose (a refused rename, a failed
+    conversion, ContentModified) is an answer, not a fault: it becomes one INFO line (shown
+    where INFO is); anything else keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if not isinstance(error, JsonRpcException):
+            return True
+        record.msg, record.args = f"answered with error {error.code}: {error.message}", ()
+        record.exc_info, record.exc_text = None, None
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        return logging.getLogger().isEnabledFor(logging.INFO)
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_DeliberateErrorsInOneLine())
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 # The largest file tileir/convertFromBytecode (and convertToBytecode of a closed file) reads.
