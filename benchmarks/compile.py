@@ -29,7 +29,7 @@ that one .tileirbc file is the input of both compilers.
 written by one import run first, always; a smoke test: the target is judged
 but a miss is not fatal without --strict). --strict: exit 2 when a target is missed. The exit
 status is 1 when a kernel does not compile (ours or tileiras), whatever the flags. The default
-run takes about a minute on a 2-core machine.
+run takes about 80 s on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from benchmarks._common import tool_version  # noqa: E402 - needs the repository on sys.path
 
 TARGET_WARM_COLD = 0.05  # in-process warm / cold compile time, at most
 TARGET_VS_TILEIRAS = 1.0  # ours (whole process, cold cache) / tileiras (whole process), at most
@@ -244,17 +246,6 @@ def print_table(title: str, head: list[str], rows: list[list[str]]) -> None:
 
 def geomean(xs: list[float]) -> float | None:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
-
-
-def tool_version(tool: str) -> str:
-    import re
-
-    try:
-        out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown version"
-    found = re.search(r"\bV(\d+(?:\.\d+)+)", out.stdout + out.stderr)
-    return found.group(1) if found else "unknown version"
 
 
 def main(argv: list[str] | None = None) -> int:
