@@ -510,6 +510,22 @@ def parse_float_literal(text: str, fmt_name: str) -> int | None:
 _INT_RE = re.compile(r"(-?)\s*(0x[0-9a-fA-F]+|[0-9]+)")
 
 
+# Decimal digits past which no type's value lies (i128's bounds have 39). Python refuses
+# int(str) past 4300 digits (its guard against quadratic conversion), so longer literals get
+# a stand-in value that is out of every range just the same.
+_LONGEST_DECIMAL = 400
+
+
+def decimal_value(digits: str) -> int:
+    """The value of a string of decimal digits (leading zeros allowed), or, for one too long
+    to be any type's value, 10^400: out of range wherever it is checked, like the literal."""
+    if len(digits) > _LONGEST_DECIMAL:
+        digits = digits.lstrip("0") or "0"
+        if len(digits) > _LONGEST_DECIMAL:
+            return 10**_LONGEST_DECIMAL
+    return int(digits, 10)
+
+
 def parse_integer_literal(text: str) -> int | None:
     """An MLIR integer literal: decimal or `0x` hex, an optional `-`; `true`/`false`
     read as 1/0 (as `parseInteger` does).  None if malformed."""
@@ -522,7 +538,7 @@ def parse_integer_literal(text: str) -> int | None:
     if not m:
         return None
     digits = m.group(2)
-    value = int(digits[2:], 16) if digits.startswith("0x") else int(digits, 10)
+    value = int(digits[2:], 16) if digits.startswith("0x") else decimal_value(digits)
     return -value if m.group(1) else value
 
 

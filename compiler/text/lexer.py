@@ -103,6 +103,10 @@ def int_literal(text: str) -> int:
     included (`007` is 7, as in MLIR; Python's int(text, 0) refuses it)."""
     if text[:2] in ("0x", "0X"):
         return int(text[2:], 16)
+    if len(text) > 400:  # longer than any type's value: floats.decimal_value's stand-in
+        from ..ir.floats import decimal_value
+
+        return decimal_value(text)
     return int(text, 10)
 
 

@@ -42,3 +42,26 @@ def test_a_wrong_result_count_with_leading_zeros_is_a_diagnostic() -> None:
 
 def test_command_line_scalars_with_leading_zeros() -> None:
     assert parse_spec("007").value == 7 and parse_spec("-010").value == -10 and parse_spec("0x10").value == 16
+
+
+HUGE = "9" * 5000  # past Python's int(str) limit of 4300 digits (it raised: an internal error)
+
+
+def test_decimal_literals_past_any_width_are_diagnostics_not_internal_errors(tmp_path, capsys) -> None:
+    from compiler.cli import main
+
+    head = "cuda_tile.module @m {\n  entry @k(%n: tile<i32>) {\n"
+    bodies = [
+        f"    %c = constant <i64: {HUGE}> : tile<i64>\n",
+        f"    %c = constant <i64: [{HUGE}]> : tile<1xi64>\n",
+        f"    %a = assume bounded<0, {HUGE}>, %n : tile<i32>\n",
+        f"    %r:{HUGE} = get_tile_block_id : tile<i32>\n",
+    ]
+    located = f'    %c = constant <i32: 1> : tile<i32> loc("f":{HUGE}:1)\n'  # a location: no range to break
+    assert int_literal(HUGE) > 2**128 and int_literal("0" * 5000 + "7") == 7
+    for i, body in enumerate([*bodies, located]):
+        path = tmp_path / f"k{i}.tileir"
+        path.write_text(head + body + "    return\n  }\n}\n")
+        assert main(["check", str(path)]) == (0 if body is located else 1), body[:60]
+        err = capsys.readouterr().err
+        assert "internal error" not in err and ("error:" in err or body is located), err[-300:]
