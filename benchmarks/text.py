@@ -1,32 +1,36 @@
-"""Text speed: parse and print a large module, and `tileir fmt` against NVIDIA's tileirdisasm.
+"""Text speed: parse, print and verify a large module, and whole `tileir` processes against
+NVIDIA's tileirdisasm.
 
-    python benchmarks/text.py [--min-lines 7000] [--repeat 5] [--keep DIR]
+    python benchmarks/text.py [--quick] [--repeat N] [--sizes 7000,30000] [--keep DIR]
 
-1. Builds one `cuda_tile.module` of at least --min-lines lines by replicating the sample
-   kernels (../shared/samples/*.tileir, or examples/*.tileir when shared/ is absent) with
-   renamed symbols (@vadd_0, @vadd_1, ...), then times parse and print in this process
-   (best of --repeat) and prints lines/s and MB/s for each step.
-   Verification of the same module is timed too, and its ratio to parsing printed (the goal
-   is at most 1: verifying costs no more than parsing).
-2. The ratio against the anchor: `python -m compiler fmt big.tileir` (whole process) versus
-   `tileirdisasm big.tileirbc` (whole process), both best of --repeat, in this run. The
-   anchor needs the same module as bytecode. Our bytecode writer does not exist yet (issue 5),
-   so the bytecode comes from cuTile Python (pip `cuda-tile`), which compiles the same three
-   kernels (its output disassembles to exactly the samples) into one bytecode module with one
-   function per renamed symbol; tileirdisasm comes from pip `nvidia-cuda-tileiras`
-   (`pip install -e '.[bench]'`). Where either is missing, the ratio is skipped with the reason.
+1. Builds one `cuda_tile.module` of at least 7,000 lines by replicating the sample kernels
+   (../shared/samples/*.tileir, or examples/*.tileir when shared/ is absent) with renamed
+   symbols (@vadd_0, @vadd_1, ...), then times parse, print and verify in this process (best
+   of --repeat) and prints lines/s and MB/s for each step, and verify / parse (the goal: at
+   most 1, verifying costs no more than parsing).
+2. The text path as a user meets it (`text_path_report`, which benchmarks/bytecode.py prints
+   too): for modules of at least 7,000 and 30,000 lines, whole processes `tileir fmt
+   big.tileir`, `tileir check big.tileir` and `tileir disasm big.tileirbc` against the anchor,
+   `tileirdisasm big.tileirbc` on the same module as bytecode (written by our writer), best of
+   --repeat after a warm-up run, in this run: wall-clock ratios with the targets of issue 17
+   (fmt and check at most 10x, disasm at most 5x), and the ratio of CPU times (user + system,
+   which a loaded machine disturbs less). Then the start-up: each command on a one-kernel file
+   (examples/vector_add.tileir and its bytecode), target at most 0.1 s, beside `python -c
+   pass`. Our processes keep their .pyc files in a temporary PYTHONPYCACHEPREFIX, as an
+   installed tool has them. tileirdisasm comes from pip `nvidia-cuda-tileiras` (`pip install
+   -e '.[bench]'`); without it the ratios are skipped with the reason (the times are printed).
 
-Runs in well under a minute on a 2-core machine.
+--quick builds small modules (700 and 3,000 lines) and runs everything once (a smoke test:
+the ratios are printed but not judged). --strict makes a missed target exit 1. The default
+run takes about three minutes on a 2-core machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import math
-import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +41,15 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_SAMPLES = REPO.parent / "shared" / "samples"
 EXAMPLES = REPO / "examples"
 sys.path.insert(0, str(REPO))
+
+from benchmarks.bytecode import python_env, run_process, tool_version  # noqa: E402 - needs the repository on sys.path
+
+# Issue 17: whole processes against tileirdisasm on the same module, and start-up.
+TARGETS = {"fmt": 10.0, "check": 10.0, "disasm": 5.0}
+STARTUP_TARGET = 0.1  # seconds, a command on a one-kernel file
+DEFAULT_SIZES = (7000, 30000)
+QUICK_SIZES = (700, 3000)
+ONE_KERNEL = EXAMPLES / "vector_add.tileir"
 
 _ENTRY = re.compile(r"^(\s*)entry\s+@([\w$.-]+)", re.M)
 
@@ -66,6 +79,13 @@ def _kernel_bodies(files: list[Path]) -> list[tuple[str, list[str]]]:
     return kernels
 
 
+def sample_files() -> tuple[list[Path], str]:
+    files = sorted(SHARED_SAMPLES.glob("*.tileir")) if SHARED_SAMPLES.is_dir() else []
+    if files:
+        return files, "../shared/samples"
+    return sorted(EXAMPLES.glob("*.tileir")), "examples/ (shared/ is absent)"
+
+
 def build_module(files: list[Path], min_lines: int) -> tuple[str, list[tuple[str, int]], int]:
     """The module text, the (kernel, copies) plan and its line count."""
     kernels = _kernel_bodies(files)
@@ -74,7 +94,7 @@ def build_module(files: list[Path], min_lines: int) -> tuple[str, list[tuple[str
     per_round = sum(len(body) for _, body in kernels)
     copies = max(1, math.ceil((min_lines - 2) / per_round))
     out = ["cuda_tile.module @bench {"]
-    # Grouped by kernel (all @vadd_i, then all @softmax_i, ...) like the bytecode below.
+    # Grouped by kernel (all @vadd_i, then all @softmax_i, ...), as a bytecode writer orders them.
     for name, body in kernels:
         for i in range(copies):
             first = body[0].replace(f"@{name}(", f"@{name}_{i}(", 1)
@@ -85,163 +105,152 @@ def build_module(files: list[Path], min_lines: int) -> tuple[str, list[tuple[str
     return text, [(name, copies) for name, _ in kernels], text.count("\n")
 
 
+def encode(text: str, name: str, version: tuple[int, int]) -> bytes:
+    """The module as bytecode, by our writer; any diagnostic is fatal (the input must be valid)."""
+    from compiler.bytecode import write_bytecode
+    from compiler.ir.diagnostics import has_errors
+    from compiler.verify import check_text
+
+    result, diagnostics = check_text(text, name)
+    if has_errors(diagnostics):
+        first = next(d for d in diagnostics if d.is_error)
+        raise SystemExit(f"benchmarks/text.py: {name} does not verify: {first.format()}")
+    return write_bytecode(result.module, version)
+
+
 # --------------------------------------------------------------------------------------------
 # Timing
 
 
 def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
+    """The best time of `repeat` calls and the last result (the previous result dropped and
+    the garbage collected first, so that each call starts from a fresh process's heap)."""
     times: list[float] = []
     result: object = None
     for _ in range(repeat):
+        result = None
+        gc.collect()
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
     return min(times), result
 
 
-def run_process(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
-    def once() -> None:
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, stdin=subprocess.DEVNULL)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-500:]!r}")
-
-    once()  # warm the file cache
-    return best_of(repeat, once)[0]
-
-
 def rate(lines: int, size: int, seconds: float) -> str:
     return f"{seconds * 1000:8.1f} ms  {lines / seconds:12,.0f} lines/s  {size / seconds / 1e6:7.2f} MB/s"
 
 
+def _verdict(value: float, goal: float, judged: bool) -> tuple[str, bool]:
+    """(the words, whether a judged goal was missed)."""
+    if not judged:
+        return "not judged", False
+    return ("ok", False) if value <= goal else ("MISS", True)
+
+
+def _items(printed: bytes) -> list[str]:
+    """The lines of a disassembly without indentation and without a `cuda_tile.module` wrapper
+    (tileirdisasm prints the module's items bare)."""
+    lines = [line.strip() for line in printed.decode("utf-8", "replace").splitlines()]
+    if lines and lines[0].startswith("cuda_tile.module") and lines[-1] == "}":
+        lines = lines[1:-1]
+    return lines
+
+
 # --------------------------------------------------------------------------------------------
-# The anchor: tileirdisasm on the same module as bytecode
+# The text path: whole processes against tileirdisasm, and start-up
 
 
-def find_tileirdisasm() -> str | None:
-    found = shutil.which("tileirdisasm")
-    if found:
-        return found
-    try:
-        import nvidia  # namespace package of NVIDIA's pip wheels
-    except ImportError:
-        nvidia = None
-    if nvidia is not None:
-        for base in getattr(nvidia, "__path__", []):
-            for candidate in sorted(Path(base).glob("*/bin/tileirdisasm")):
-                if os.access(candidate, os.X_OK):
-                    return str(candidate)
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        home = os.environ.get(var)
-        if home and os.access(Path(home) / "bin" / "tileirdisasm", os.X_OK):
-            return str(Path(home) / "bin" / "tileirdisasm")
-    return None
+def text_path_report(
+    sizes: tuple[int, ...] = DEFAULT_SIZES,
+    repeat: int = 3,
+    judged: bool = True,
+    version: tuple[int, int] = (13, 3),
+    keep: Path | None = None,
+) -> bool:
+    """Print the issue-17 table: `tileir fmt`, `check` (text) and `disasm` (bytecode) as whole
+    processes against `tileirdisasm` on the same module, for a module of at least each of
+    `sizes` lines, then the start-up of each command on a one-kernel file. Returns whether a
+    judged target was missed."""
+    import compiler.runtime  # looked up now, so that a test can take tileirdisasm away
 
-
-def tool_version(tool: str) -> str:
-    try:
-        out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown version"
-    text = out.stdout + out.stderr
-    m = re.search(r"\bV(\d+(?:\.\d+)+)", text) or re.search(r"(\d+\.\d+(?:\.\d+)*)", text)
-    return m.group(1) if m else "unknown version"
-
-
-def cutile_bytecode(plan: list[tuple[str, int]], version: str) -> bytes:
-    """One bytecode module holding copies of the sample kernels, compiled by cuTile Python.
-
-    Uses cuTile's internal compile pipeline to put several kernels in one module (its public
-    `export_kernel` takes one kernel); raises ImportError/AttributeError when that changes.
-    """
-    import cuda.tile as ct
-    from cuda.tile import _compile as C
-    from cuda.tile.compilation import ArrayConstraint, CallingConvention, KernelSignature
-
-    def vadd(a, b, c):
-        bid = ct.bid(0)
-        x = ct.load(a, index=(bid,), shape=(1024,))
-        y = ct.load(b, index=(bid,), shape=(1024,))
-        ct.store(c, index=(bid,), tile=x + y)
-
-    def softmax(x, y):
-        bid = ct.bid(0)
-        t = ct.load(x, index=(bid, 0), shape=(1, 1024), padding_mode=ct.PaddingMode.NEG_INF)
-        m = ct.max(t, axis=1, keepdims=True)
-        e = ct.exp(t - m)
-        s = ct.sum(e, axis=1, keepdims=True)
-        ct.store(y, index=(bid, 0), tile=e / s)
-
-    def matmul(a, b, c):
-        bx = ct.bid(0)
-        by = ct.bid(1)
-        num_k = ct.num_tiles(a, axis=1, shape=(128, 32))
-        acc = ct.full((128, 128), 0, dtype=ct.float32)
-        for k in range(num_k):
-            ta = ct.load(a, index=(bx, k), shape=(128, 32), padding_mode=ct.PaddingMode.ZERO)
-            tb = ct.load(b, index=(k, by), shape=(32, 128), padding_mode=ct.PaddingMode.ZERO)
-            acc = ct.mma(ta, tb, acc)
-        ct.store(c, index=(bx, by), tile=ct.astype(acc, ct.float16))
-
-    kernels = {
-        "vadd": (vadd, ct.float32, 1, 3),
-        "softmax": (softmax, ct.float32, 2, 2),
-        "matmul": (matmul, ct.float16, 2, 3),
-    }
-    cc = CallingConvention.cutile_python_v1()
-    bc_version = C.parse_bytecode_version(version)
-    keepers = []
-    for name, copies in plan:
-        if name not in kernels:
-            raise KeyError(f"no cuTile source for kernel @{name}")
-        fn, dtype, ndim, nargs = kernels[name]
-        fn.__name__ = fn.__qualname__ = name
-        kernel = ct.kernel(fn)
-        array = ArrayConstraint(
-            dtype,
-            ndim,
-            index_dtype=ct.int32,
-            stride_lower_bound_incl=0,
-            alias_groups=(),
-            may_alias_internally=False,
+    anchor = compiler.runtime.find_tileirdisasm()
+    files, source = sample_files()
+    python = sys.executable
+    missed = False
+    print(
+        f"text path, whole processes (best of {repeat} after a warm-up run; wall clock, and CPU = user + system; "
+        f"modules from {source}):"
+    )
+    if anchor is None:
+        print(
+            "  ratios skipped: tileirdisasm not found (pip install nvidia-cuda-tileiras, or pip install -e '.[bench]'; "
+            "or set TILEIRDISASM); times only"
         )
-        sigs = [KernelSignature([array] * nargs, cc, symbol=f"{name}_{i}") for i in range(copies)]
-        ann = kernel._annotated_function
-        hir = C.get_function_hir(ann.pyfunc, mode=C.HirMode.ENTRY_POINT)
-        keeper = C._IrKeeper(
-            ann_func=ann,
-            func_hir=hir,
-            signatures=sigs,
-            bytecode_version=bc_version,
-            sm_arch=None,
-            log_cutile_ir=False,
-            keep_all=False,
-        )
-        keepers.append((kernel, keeper))
-    buf = bytearray()
-    total = sum(k.num_signatures for _, k in keepers)
-    with C.bc.write_bytecode(num_functions=total, buf=buf, version=bc_version) as writer:
-        for kernel, keeper in keepers:
-            for i in range(keeper.num_signatures):
-                C.generate_bytecode_for_kernel(
-                    keeper.get_final_ir(i),
-                    keeper.get_dataflow_result(i),
-                    keeper.signatures[i].symbol,
-                    kernel._compiler_options,
-                    None,
-                    writer,
-                    anonymize_debug_attr=False,
+    else:
+        print(f"  anchor: NVIDIA tileirdisasm {tool_version(anchor)}, same bytecode file, same run")
+    head = f"  {'command':34s} {'lines':>7s} {'wall ms':>9s} {'cpu ms':>8s} {'x wall':>7s} {'x cpu':>6s}  target"
+    print(head)
+    print("  " + "-" * (len(head) - 2))
+    tmp = tempfile.TemporaryDirectory(prefix="tileir-text-bench-")
+    work = keep or Path(tmp.name)
+    work.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="tileir-text-bench-pyc-") as pycache:
+            env = python_env(Path(pycache))
+            for size in sizes:
+                text, _, lines = build_module(files, size)
+                tileir = work / f"big{size}.tileir"
+                bc = work / f"big{size}.tileirbc"
+                tileir.write_text(text, encoding="utf-8")
+                bc.write_bytes(encode(text, tileir.name, version))
+                theirs = run_process([anchor, str(bc)], repeat) if anchor is not None else None
+                if theirs is not None:
+                    print(
+                        f"  {'tileirdisasm ' + bc.name:34s} {lines:7,d} {theirs.seconds * 1000:9.1f} "
+                        f"{theirs.cpu_seconds * 1000:8.1f}"
+                    )
+                for command, path in (("fmt", tileir), ("check", tileir), ("disasm", bc)):
+                    ours = run_process([python, "-m", "compiler", command, str(path)], repeat, env)
+                    label = f"tileir {command} {path.name}"
+                    if theirs is None:
+                        print(f"  {label:34s} {lines:7,d} {ours.seconds * 1000:9.1f} {ours.cpu_seconds * 1000:8.1f}")
+                        continue
+                    ratio = ours.seconds / theirs.seconds
+                    cpu_ratio = ours.cpu_seconds / max(theirs.cpu_seconds, 1e-6)
+                    words, miss = _verdict(ratio, TARGETS[command], judged)
+                    missed |= miss
+                    print(
+                        f"  {label:34s} {lines:7,d} {ours.seconds * 1000:9.1f} {ours.cpu_seconds * 1000:8.1f} "
+                        f"{ratio:6.1f}x {cpu_ratio:5.1f}x  <= {TARGETS[command]:g}x: {words}"
+                    )
+                    if command == "fmt" and ours.stdout.decode("utf-8") != text:
+                        notes.append(f"tileir fmt {tileir.name} did not print the module as it was written")
+                    if command == "disasm" and _items(ours.stdout) != _items(theirs.stdout):
+                        notes.append(f"tileir disasm and tileirdisasm print {bc.name} differently")
+            # Start-up: a one-kernel file, each command.
+            small = work / ONE_KERNEL.name
+            small.write_text(ONE_KERNEL.read_text(encoding="utf-8"), encoding="utf-8")
+            small_bc = work / (ONE_KERNEL.stem + ".tileirbc")
+            small_bc.write_bytes(encode(small.read_text(encoding="utf-8"), small.name, version))
+            floor = run_process([python, "-c", "pass"], repeat, env)
+            print()
+            print(f"start-up: each command on a one-kernel file ({ONE_KERNEL.relative_to(REPO)}, and its bytecode)")
+            print(f"  {'python -c pass (floor)':42s} {floor.seconds * 1000:9.1f} {floor.cpu_seconds * 1000:8.1f}")
+            for command, path in (("fmt", small), ("check", small), ("disasm", small_bc)):
+                ours = run_process([python, "-m", "compiler", command, str(path)], repeat, env)
+                words, miss = _verdict(ours.seconds, STARTUP_TARGET, judged)
+                missed |= miss
+                print(
+                    f"  {'tileir ' + command + ' ' + path.name:34s} {'':7s} {ours.seconds * 1000:9.1f} "
+                    f"{ours.cpu_seconds * 1000:8.1f} {'':7s} {'':6s}  <= {STARTUP_TARGET * 1000:g} ms: {words}"
                 )
-    return bytes(buf)
-
-
-def our_bytecode(big_tileir: Path, out: Path) -> bool:
-    """Our own writer, once `tileir translate` exists (issue 5)."""
-    from compiler.cli import has_command, main
-
-    if not has_command("translate"):
-        return False
-
-    return main(["translate", "--mlir-to-tilebc", str(big_tileir), "-o", str(out)]) == 0
+    finally:
+        tmp.cleanup()
+    for note in notes:
+        print(f"note: {note}")
+    print()
+    return missed
 
 
 # --------------------------------------------------------------------------------------------
@@ -249,89 +258,51 @@ def our_bytecode(big_tileir: Path, out: Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--min-lines", type=int, default=7000)
-    ap.add_argument("--repeat", type=int, default=5, help="best of N (default 5)")
-    ap.add_argument("--bytecode-version", default="13.3")
-    ap.add_argument("--keep", type=Path, help="write big.tileir / big.tileirbc here")
+    ap.add_argument("--quick", action="store_true", help="small modules, run once (a smoke test; nothing judged)")
+    ap.add_argument("--repeat", type=int, help="best of N (default 3; 1 with --quick)")
+    ap.add_argument("--sizes", help="module sizes in lines, comma-separated (default 7000,30000)")
+    ap.add_argument("--bytecode-version", default="13.3", help="the version our writer writes (default 13.3)")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--keep", type=Path, help="write the modules here instead of a temporary directory")
     args = ap.parse_args(argv)
 
+    from compiler.bytecode import parse_version
     from compiler.text import parse, print_module
     from compiler.verify import verify
 
-    files = sorted(SHARED_SAMPLES.glob("*.tileir")) if SHARED_SAMPLES.is_dir() else []
-    source = "../shared/samples"
-    if not files:
-        files, source = sorted(EXAMPLES.glob("*.tileir")), "examples/ (shared/ is absent)"
-    text, plan, lines = build_module(files, args.min_lines)
+    version = parse_version(args.bytecode_version)
+    if version is None:
+        ap.error(f"--bytecode-version: cannot read {args.bytecode_version!r} (e.g. 13.3)")
+    repeat = max(1, args.repeat if args.repeat is not None else (1 if args.quick else 3))
+    sizes = QUICK_SIZES if args.quick else DEFAULT_SIZES
+    if args.sizes:
+        try:
+            sizes = tuple(int(s) for s in args.sizes.split(","))
+        except ValueError:
+            ap.error(f"--sizes: expected numbers of lines like 7000,30000, got {args.sizes!r}")
+
+    files, source = sample_files()
+    text, plan, lines = build_module(files, sizes[0])
     size = len(text.encode("utf-8"))
     kernels = ", ".join(f"{copies} x @{name}" for name, copies in plan)
     print(f"module: {lines:,} lines, {size / 1e6:.2f} MB; {kernels} (from {source})")
 
-    t_parse, result = best_of(args.repeat, lambda: parse(text, "big.tileir"))
+    t_parse, result = best_of(repeat, lambda: parse(text, "big.tileir"))
     errors = [d for d in result.diagnostics if d.is_error]  # type: ignore[attr-defined]
     if errors:
         print(f"warning: {len(errors)} parse errors; first: {errors[0].format()}")
     module = result.module  # type: ignore[attr-defined]
-    t_print, printed = best_of(args.repeat, lambda: print_module(module))
-    t_verify, found = best_of(args.repeat, lambda: verify(module))
-    print(f"parse  (best of {args.repeat}): {rate(lines, size, t_parse)}")
-    print(f"print  (best of {args.repeat}): {rate(lines, size, t_print)}")
-    print(f"verify (best of {args.repeat}): {rate(lines, size, t_verify)}")
+    t_print, _ = best_of(repeat, lambda: print_module(module))
+    t_verify, found = best_of(repeat, lambda: verify(module))
+    print(f"parse  (in this process, best of {repeat}): {rate(lines, size, t_parse)}")
+    print(f"print  (in this process, best of {repeat}): {rate(lines, size, t_print)}")
+    print(f"verify (in this process, best of {repeat}): {rate(lines, size, t_verify)}")
     if found:
         print(f"warning: the module has {len(found)} verifier diagnostics; first: {found[0].format()}")  # type: ignore[index]
     print(f"verify / parse = {t_verify / t_parse:.2f} (the goal: at most 1.00)")
-
-    # ---- the anchor --------------------------------------------------------------------------
-    tmp_ctx = tempfile.TemporaryDirectory(prefix="tileir-bench-")
-    work = args.keep or Path(tmp_ctx.name)
-    work.mkdir(parents=True, exist_ok=True)
-    big = work / "big.tileir"
-    big.write_text(text, encoding="utf-8")
-    bc_path = work / "big.tileirbc"
-    try:
-        disasm = find_tileirdisasm()
-        if disasm is None:
-            print(
-                "ratio skipped: tileirdisasm not found (pip install nvidia-cuda-tileiras, or pip install -e '.[bench]')"
-            )
-            return 0
-        how = "our bytecode writer"
-        if not our_bytecode(big, bc_path):
-            try:
-                t0 = time.perf_counter()
-                bc_path.write_bytes(cutile_bytecode(plan, args.bytecode_version))
-                how = f"cuTile Python ({time.perf_counter() - t0:.1f} s to compile)"
-            except Exception as exc:  # noqa: BLE001 - any failure just skips the ratio
-                print(
-                    "ratio skipped: needs bytecode writer (issue 5); cuTile Python could not "
-                    f"build the bytecode either ({type(exc).__name__}: {exc})"
-                )
-                return 0
-        dis = subprocess.run([disasm, str(bc_path)], capture_output=True, text=True)
-        entries = len(re.findall(r"^\s*entry @", dis.stdout, re.M))
-        want = sum(c for _, c in plan)
-        if dis.returncode != 0 or entries != want:
-            print(f"ratio skipped: tileirdisasm read {entries}/{want} kernels: {dis.stderr[-300:]}")
-            return 0
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-        t_fmt = run_process([sys.executable, "-m", "compiler", "fmt", str(big)], args.repeat, env)
-        t_dis = run_process([disasm, str(bc_path)], args.repeat)
-        version = tool_version(disasm)
-        inner = [line.removeprefix("  ") for line in text.splitlines()[1:-1]]
-        same = "identical to" if dis.stdout.splitlines() == inner else "NOT identical to"
-        print(
-            f"bytecode: {bc_path.stat().st_size:,} bytes from {how}; tileirdisasm prints "
-            f"{dis.stdout.count(chr(10)):,} lines, {same} the entries of big.tileir"
-        )
-        print(f"tileir fmt big.tileir     (process, best of {args.repeat}): {rate(lines, size, t_fmt)}")
-        print(f"tileirdisasm big.tileirbc (process, best of {args.repeat}): {rate(lines, size, t_dis)}")
-        print(
-            f"ratio: tileir fmt / tileirdisasm = {t_fmt / t_dis:.1f}x "
-            f"(anchor: NVIDIA tileirdisasm {version}; same module, same run)"
-        )
-    finally:
-        tmp_ctx.cleanup()
-    return 0
+    print()
+    missed = text_path_report(sizes, repeat, judged=not args.quick, version=version, keep=args.keep)
+    return 1 if args.strict and missed else 0
 
 
 if __name__ == "__main__":

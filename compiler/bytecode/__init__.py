@@ -10,6 +10,8 @@ per-op layout derived from the op table, `constants` the dense-constant payloads
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .format import (
     CURRENT,
     DEFAULT_WRITE,
@@ -22,8 +24,23 @@ from .format import (
     parse_version,
     version_text,
 )
-from .reader import read_bytecode
-from .writer import BytecodeWriteError, write_bytecode
+
+if TYPE_CHECKING:
+    from .reader import read_bytecode
+    from .writer import BytecodeWriteError, write_bytecode
+
+# The reader and the writer are imported on first use: telling bytecode from text
+# (`is_bytecode`) should not cost every text command their import.
+_LAZY = {"read_bytecode": "reader", "BytecodeWriteError": "writer", "write_bytecode": "writer"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is not None:
+        from importlib import import_module
+
+        return getattr(import_module(f"{__name__}.{module}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_bytecode(data: bytes) -> bool:

@@ -51,10 +51,16 @@ def version_text(version: Version) -> str:
     return f"{version[0]}.{version[1]}"
 
 
+_SINCE: dict[str, Version] = {}  # the few `since` strings of the op table, read once each
+
+
 def since(text: str) -> Version:
     """An op-table `since` string as a Version."""
-    major, _, minor = text.partition(".")
-    return int(major), int(minor or 0)
+    version = _SINCE.get(text)
+    if version is None:
+        major, _, minor = text.partition(".")
+        version = _SINCE[text] = (int(major), int(minor or 0))
+    return version
 
 
 def supported_range() -> str:

@@ -14,8 +14,8 @@ same shape, ...) are the op's `type_rules`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ..ir.frozen import Frozen, _set
 from ..ir.types import (
     FloatType,
     GatherScatterViewType,
@@ -30,8 +30,7 @@ from ..ir.types import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Constraint:
+class Constraint(Frozen):
     """A named set of types: a description for people and a membership test.
 
     `elements` lists the element types a tile constraint admits (`"ptr"` for any pointer),
@@ -39,13 +38,28 @@ class Constraint:
     `rank` is the only rank admitted (0 for scalar tiles), or None for any rank.
     """
 
+    __slots__ = ("description", "predicate", "elements", "rank", "ods")
     description: str
     predicate: Callable[[Type], bool]
-    elements: frozenset[str] | None = None
-    rank: int | None = None
+    elements: frozenset[str] | None
+    rank: int | None
     # The constraint's summary as MLIR's generated verifier words it ("tile of f16 or bf16
     # or f32 or f64 values"), used in diagnostics so that they read as NVIDIA's tools' do.
-    ods: str | None = None
+    ods: str | None
+
+    def __init__(
+        self,
+        description: str,
+        predicate: Callable[[Type], bool],
+        elements: frozenset[str] | None = None,
+        rank: int | None = None,
+        ods: str | None = None,
+    ) -> None:
+        _set(self, "description", description)
+        _set(self, "predicate", predicate)
+        _set(self, "elements", elements)
+        _set(self, "rank", rank)
+        _set(self, "ods", ods)
 
     def accepts(self, t: Type) -> bool:
         return self.predicate(t)

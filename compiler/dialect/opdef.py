@@ -9,23 +9,30 @@ hovers and completion all read this table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
+
+from ..ir.frozen import Frozen, _set
 
 Arity = Literal["single", "optional", "variadic"]
 
 
-@dataclass(frozen=True, slots=True)
-class OperandDef:
+class OperandDef(Frozen):
+    __slots__ = ("name", "constraint", "arity", "since", "doc")
     name: str
     constraint: str  # a key of `compiler.dialect.constraints.TYPE_CONSTRAINTS`
-    arity: Arity = "single"
-    since: str = "13.1"
-    doc: str = ""
+    arity: Arity
+    since: str
+    doc: str
+
+    def __init__(self, name: str, constraint: str, arity: Arity = "single", since: str = "13.1", doc: str = "") -> None:
+        _set(self, "name", name)
+        _set(self, "constraint", constraint)
+        _set(self, "arity", arity)
+        _set(self, "since", since)
+        _set(self, "doc", doc)
 
 
-@dataclass(frozen=True, slots=True)
-class AttrDef:
+class AttrDef(Frozen):
     """An inherent attribute.
 
     `kind` names how the value is spelled and stored:
@@ -39,27 +46,55 @@ class AttrDef:
     `default` is the value, as the assembly spells it, that is omitted when printing.
     """
 
+    __slots__ = ("name", "kind", "optional", "default", "since", "doc")
     name: str
     kind: str
-    optional: bool = False
-    default: str | None = None
-    since: str = "13.1"
-    doc: str = ""
+    optional: bool
+    default: str | None
+    since: str
+    doc: str
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        optional: bool = False,
+        default: str | None = None,
+        since: str = "13.1",
+        doc: str = "",
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "kind", kind)
+        _set(self, "optional", optional)
+        _set(self, "default", default)
+        _set(self, "since", since)
+        _set(self, "doc", doc)
 
 
-@dataclass(frozen=True, slots=True)
-class ResultDef:
+class ResultDef(Frozen):
+    __slots__ = ("name", "constraint", "arity", "since", "doc")
     name: str
     constraint: str
-    arity: Arity = "single"
-    since: str = "13.1"
-    doc: str = ""
+    arity: Arity
+    since: str
+    doc: str
+
+    def __init__(self, name: str, constraint: str, arity: Arity = "single", since: str = "13.1", doc: str = "") -> None:
+        _set(self, "name", name)
+        _set(self, "constraint", constraint)
+        _set(self, "arity", arity)
+        _set(self, "since", since)
+        _set(self, "doc", doc)
 
 
-@dataclass(frozen=True, slots=True)
-class RegionDef:
+class RegionDef(Frozen):
+    __slots__ = ("name", "doc")
     name: str
-    doc: str = ""
+    doc: str
+
+    def __init__(self, name: str, doc: str = "") -> None:
+        _set(self, "name", name)
+        _set(self, "doc", doc)
 
 
 # A type rule relates the types of named operands/results. Kinds:
@@ -76,47 +111,124 @@ class RegionDef:
 # An optional third element is ODS's wording of the rule (TypesMatchWith's description).
 TypeRule = tuple[str, tuple[str, ...]] | tuple[str, tuple[str, ...], str]
 
+_OPDEF_FIELDS = (
+    "mnemonic",
+    "opcode",
+    "since",
+    "summary",
+    "operands",
+    "attributes",
+    "results",
+    "regions",
+    "assembly",
+    "traits",
+    "type_rules",
+    "group",
+    "dialect",
+    "description",
+    "examples",
+)
 
-@dataclass(frozen=True, slots=True)
-class OpDef:
+
+class OpDef(Frozen):
+    """One op of the table. Each op has exactly one `OpDef`, so two are equal only when they
+    are the same object (which also makes them cheap dictionary keys). The lookups the
+    parser, printer, verifier and bytecode make for every op (`name`, `attribute`,
+    `operand_index`, `has_segments`, `result_range`) are answered from tables built once."""
+
+    __slots__ = (
+        *_OPDEF_FIELDS,
+        "name",  # derived: `dialect.mnemonic`
+        "has_segments",  # derived: operands are not all `single`, so group sizes must be recorded
+        "_attributes_by_name",
+        "_operand_indices",
+        "_fixed_results",
+        "_result_slots",
+        "_plans",
+    )
     mnemonic: str
     opcode: int | None
     since: str
     summary: str
-    operands: tuple[OperandDef, ...] = ()
-    attributes: tuple[AttrDef, ...] = ()
-    results: tuple[ResultDef, ...] = ()
-    regions: tuple[RegionDef, ...] = ()
+    operands: tuple[OperandDef, ...]
+    attributes: tuple[AttrDef, ...]
+    results: tuple[ResultDef, ...]
+    regions: tuple[RegionDef, ...]
     # The declarative assembly format (MLIR syntax), or None when the op's syntax is
     # written by hand in `compiler.text.custom_ops`.
-    assembly: str | None = None
-    traits: frozenset[str] = frozenset()
-    type_rules: tuple[TypeRule, ...] = ()
-    group: str = "core"
-    dialect: str = "cuda_tile"
-    description: str = ""
-    examples: tuple[str, ...] = field(default=())
+    assembly: str | None
+    traits: frozenset[str]
+    type_rules: tuple[TypeRule, ...]
+    group: str
+    dialect: str
+    description: str
+    examples: tuple[str, ...]
+    name: str
+    has_segments: bool
 
-    @property
-    def name(self) -> str:
-        return f"{self.dialect}.{self.mnemonic}"
+    def __init__(
+        self,
+        mnemonic: str,
+        opcode: int | None,
+        since: str,
+        summary: str,
+        operands: tuple[OperandDef, ...] = (),
+        attributes: tuple[AttrDef, ...] = (),
+        results: tuple[ResultDef, ...] = (),
+        regions: tuple[RegionDef, ...] = (),
+        assembly: str | None = None,
+        traits: frozenset[str] = frozenset(),
+        type_rules: tuple[TypeRule, ...] = (),
+        group: str = "core",
+        dialect: str = "cuda_tile",
+        description: str = "",
+        examples: tuple[str, ...] = (),
+    ) -> None:
+        _set(self, "mnemonic", mnemonic)
+        _set(self, "opcode", opcode)
+        _set(self, "since", since)
+        _set(self, "summary", summary)
+        _set(self, "operands", operands)
+        _set(self, "attributes", attributes)
+        _set(self, "results", results)
+        _set(self, "regions", regions)
+        _set(self, "assembly", assembly)
+        _set(self, "traits", traits)
+        _set(self, "type_rules", type_rules)
+        _set(self, "group", group)
+        _set(self, "dialect", dialect)
+        _set(self, "description", description)
+        _set(self, "examples", examples)
+        _set(self, "name", f"{dialect}.{mnemonic}")
+        _set(self, "has_segments", any(o.arity != "single" for o in operands))
+        by_name: dict[str, AttrDef] = {}
+        for a in attributes:
+            by_name.setdefault(a.name, a)
+        _set(self, "_attributes_by_name", by_name)
+        indices: dict[str, int] = {}
+        for i, o in enumerate(operands):
+            indices.setdefault(o.name, i)
+        _set(self, "_operand_indices", indices)
+        _set(self, "_fixed_results", sum(1 for r in results if r.arity == "single"))
+        _set(self, "_result_slots", tuple((r.name, r.arity == "single") for r in results))
+        # What `compiler.text.asmformat` compiles from `assembly`, built on first use.
+        _set(self, "_plans", {})
 
-    @property
-    def has_segments(self) -> bool:
-        """True when operands are not all `single`, so group sizes must be recorded."""
-        return any(o.arity != "single" for o in self.operands)
+    # Identity: every op has one OpDef (see the class docstring).
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name})"
 
     def attribute(self, name: str) -> AttrDef | None:
-        for a in self.attributes:
-            if a.name == name:
-                return a
-        return None
+        return self._attributes_by_name.get(name)
 
     def operand_index(self, name: str) -> int:
-        for i, o in enumerate(self.operands):
-            if o.name == name:
-                return i
-        raise KeyError(f"{self.name} has no operand {name!r}")
+        index = self._operand_indices.get(name)
+        if index is None:
+            raise KeyError(f"{self.name} has no operand {name!r}")
+        return index
 
     def operand_range(self, name: str, segments: tuple[int, ...] | None) -> tuple[int, int]:
         """(start, length) of the named operand group in the flat operand list."""
@@ -127,12 +239,14 @@ class OpDef:
 
     def result_range(self, name: str, num_results: int) -> tuple[int, int]:
         """(start, length) of the named result group; at most one result group is variadic."""
-        fixed = sum(1 for r in self.results if r.arity == "single")
-        variadic_len = max(num_results - fixed, 0)
+        variadic_len = max(num_results - self._fixed_results, 0)
         start = 0
-        for r in self.results:
-            length = 1 if r.arity == "single" else variadic_len
-            if r.name == name:
+        for result_name, single in self._result_slots:
+            length = 1 if single else variadic_len
+            if result_name == name:
                 return start, length
             start += length
         raise KeyError(f"{self.name} has no result {name!r}")
+
+
+OpDef._fields = _OPDEF_FIELDS  # the derived slots are not fields

@@ -9,36 +9,49 @@ Floats keep their exact bit pattern so nothing is lost between text and bytecode
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from . import floats
 from .enums import ENUM_BY_MNEMONIC, EnumDef
+from .frozen import Frozen, _set
 from .types import FloatType, IntegerType, Type
 
 
-class Attribute:
+class Attribute(Frozen):
     __slots__ = ()
 
 
-def quote(s: str) -> str:
-    """A string literal as MLIR prints it (escaping quotes, backslashes, non-printables)."""
-    out = []
-    for ch in s:
-        o = ord(ch)
+# What a string literal escapes: quotes, backslashes and all but printable ASCII.
+_UNPRINTABLE = re.compile(r'["\\]|[^\x20-\x7e]')
+
+
+_ESCAPES: dict[str, str] = {}  # character -> its escape, as met
+
+
+def _escape(m: re.Match[str]) -> str:
+    ch = m.group()
+    escaped = _ESCAPES.get(ch)
+    if escaped is None:
         if ch == '"' or ch == "\\":
-            out.append("\\" + ch)
-        elif 0x20 <= o < 0x7F:
-            out.append(ch)
+            escaped = "\\" + ch
         elif ch == "\n":
-            out.append("\\0A")
+            escaped = "\\0A"
         else:
-            for b in ch.encode("utf-8"):
-                out.append(f"\\{b:02X}")
-    return '"' + "".join(out) + '"'
+            escaped = "".join(f"\\{b:02X}" for b in ch.encode("utf-8"))
+        if len(_ESCAPES) < 4096:
+            _ESCAPES[ch] = escaped
+    return escaped
 
 
-@dataclass(frozen=True, slots=True)
+def quote(s: str) -> str:
+    """A string literal as MLIR prints it (escaping quotes, backslashes, non-printables).
+    Runs of printable text are copied whole (a megabyte-long string costs no Python step per
+    character)."""
+    return '"' + _UNPRINTABLE.sub(_escape, s) + '"'
+
+
 class UnitAttr(Attribute):
+    __slots__ = ()
+
     def __str__(self) -> str:
         return "unit"
 
@@ -46,18 +59,25 @@ class UnitAttr(Attribute):
 UNIT = UnitAttr()
 
 
-@dataclass(frozen=True, slots=True)
 class BoolAttr(Attribute):
+    __slots__ = ("value",)
     value: bool
+
+    def __init__(self, value: bool) -> None:
+        _set(self, "value", value)
 
     def __str__(self) -> str:
         return "true" if self.value else "false"
 
 
-@dataclass(frozen=True, slots=True)
 class IntegerAttr(Attribute):
+    __slots__ = ("value", "type")
     value: int
-    type: Type | None = None  # None means the builtin default, i64
+    type: Type | None  # None means the builtin default, i64
+
+    def __init__(self, value: int, type: Type | None = None) -> None:
+        _set(self, "value", value)
+        _set(self, "type", type)
 
     def __str__(self) -> str:
         if self.type is None or self.type == IntegerType(64):
@@ -67,10 +87,14 @@ class IntegerAttr(Attribute):
         return f"{self.value} : {self.type}"
 
 
-@dataclass(frozen=True, slots=True)
 class FloatAttr(Attribute):
+    __slots__ = ("bits", "type")
     bits: int  # exact bit pattern in `type`'s format
     type: FloatType
+
+    def __init__(self, bits: int, type: FloatType) -> None:
+        _set(self, "bits", bits)
+        _set(self, "type", type)
 
     @property
     def value(self) -> float:
@@ -83,26 +107,36 @@ class FloatAttr(Attribute):
         return f"{self.short()} : {self.type}"
 
 
-@dataclass(frozen=True, slots=True)
 class StringAttr(Attribute):
+    __slots__ = ("value",)
     value: str
+
+    def __init__(self, value: str) -> None:
+        _set(self, "value", value)
 
     def __str__(self) -> str:
         return quote(self.value)
 
 
-@dataclass(frozen=True, slots=True)
 class TypeAttr(Attribute):
+    __slots__ = ("value",)
     value: Type
+
+    def __init__(self, value: Type) -> None:
+        _set(self, "value", value)
 
     def __str__(self) -> str:
         return self.value.full()
 
 
-@dataclass(frozen=True, slots=True)
 class SymbolRefAttr(Attribute):
+    __slots__ = ("name", "nested")
     name: str
-    nested: tuple[str, ...] = ()
+    nested: tuple[str, ...]
+
+    def __init__(self, name: str, nested: tuple[str, ...] = ()) -> None:
+        _set(self, "name", name)
+        _set(self, "nested", nested)
 
     def __str__(self) -> str:
         text = "@" + _symbol(self.name)
@@ -118,20 +152,27 @@ def _symbol(name: str) -> str:
     return name if _BARE_ID.fullmatch(name) else quote(name)
 
 
-@dataclass(frozen=True, slots=True)
 class ArrayAttr(Attribute):
+    __slots__ = ("elements",)
     elements: tuple[Attribute, ...]
+
+    def __init__(self, elements: tuple[Attribute, ...]) -> None:
+        _set(self, "elements", elements)
 
     def __str__(self) -> str:
         return "[" + ", ".join(map(str, self.elements)) + "]"
 
 
-@dataclass(frozen=True, slots=True)
 class DenseArrayAttr(Attribute):
     """`array<i32: 1, 2>`: a flat array of integers (or floats) of one element type."""
 
+    __slots__ = ("element", "values")
     element: Type
     values: tuple[int, ...]
+
+    def __init__(self, element: Type, values: tuple[int, ...]) -> None:
+        _set(self, "element", element)
+        _set(self, "values", values)
 
     def __str__(self) -> str:
         if not self.values:
@@ -142,9 +183,12 @@ class DenseArrayAttr(Attribute):
         return "[" + ", ".join(map(str, self.values)) + "]"
 
 
-@dataclass(frozen=True, slots=True)
 class DictionaryAttr(Attribute):
+    __slots__ = ("entries",)
     entries: tuple[tuple[str, Attribute], ...]
+
+    def __init__(self, entries: tuple[tuple[str, Attribute], ...]) -> None:
+        _set(self, "entries", entries)
 
     def get(self, key: str) -> Attribute | None:
         for k, v in self.entries:
@@ -161,7 +205,6 @@ def _dict_entry(key: str, value: Attribute) -> str:
     return k if isinstance(value, UnitAttr) else f"{k} = {value}"
 
 
-@dataclass(frozen=True, slots=True)
 class DenseElementsAttr(Attribute):
     """Tile contents: one bit pattern per element (row-major), or a single splat value.
 
@@ -169,9 +212,15 @@ class DenseElementsAttr(Attribute):
     bits in their format; i1 as 0/1.
     """
 
+    __slots__ = ("type", "values", "splat")
     type: Type  # a TileType (or an opaque builtin tensor type)
     values: tuple[int, ...]
-    splat: bool = False
+    splat: bool
+
+    def __init__(self, type: Type, values: tuple[int, ...], splat: bool = False) -> None:
+        _set(self, "type", type)
+        _set(self, "values", values)
+        _set(self, "splat", splat)
 
     @property
     def element(self) -> Type:
@@ -183,10 +232,14 @@ class DenseElementsAttr(Attribute):
         return f"dense<{format_dense_body(self)}> : {self.type.full()}"
 
 
-@dataclass(frozen=True, slots=True)
 class EnumAttr(Attribute):
+    __slots__ = ("enum", "keyword")
     enum: EnumDef
     keyword: str
+
+    def __init__(self, enum: EnumDef, keyword: str) -> None:
+        _set(self, "enum", enum)
+        _set(self, "keyword", keyword)
 
     @property
     def value(self) -> int:
@@ -201,11 +254,14 @@ def enum_attr(mnemonic: str, keyword: str) -> EnumAttr:
     return EnumAttr(ENUM_BY_MNEMONIC[mnemonic], keyword)
 
 
-@dataclass(frozen=True, slots=True)
 class OptimizationHintsAttr(Attribute):
     """Per-architecture hint dictionaries: `sm_100 = {num_cta_in_cga = 2}`."""
 
+    __slots__ = ("entries",)
     entries: tuple[tuple[str, DictionaryAttr], ...]
+
+    def __init__(self, entries: tuple[tuple[str, DictionaryAttr], ...]) -> None:
+        _set(self, "entries", entries)
 
     def body(self) -> str:
         # Hint values print without their type (`latency = 3`, whether stored as i32 or i64),
@@ -241,11 +297,16 @@ def _without_type(value: Attribute) -> str:
 # ---- assume predicates ------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class DivByAttr(Attribute):
+    __slots__ = ("divisor", "every", "along")
     divisor: int
-    every: int | None = None
-    along: int | None = None
+    every: int | None
+    along: int | None
+
+    def __init__(self, divisor: int, every: int | None = None, along: int | None = None) -> None:
+        _set(self, "divisor", divisor)
+        _set(self, "every", every)
+        _set(self, "along", along)
 
     def body(self) -> str:
         if self.every is None:
@@ -256,9 +317,12 @@ class DivByAttr(Attribute):
         return "#cuda_tile." + self.body()
 
 
-@dataclass(frozen=True, slots=True)
 class SameElementsAttr(Attribute):
+    __slots__ = ("values",)
     values: tuple[int, ...]
+
+    def __init__(self, values: tuple[int, ...]) -> None:
+        _set(self, "values", values)
 
     def body(self) -> str:
         return f"same_elements<[{', '.join(map(str, self.values))}]>"
@@ -267,10 +331,14 @@ class SameElementsAttr(Attribute):
         return "#cuda_tile." + self.body()
 
 
-@dataclass(frozen=True, slots=True)
 class BoundedAttr(Attribute):
+    __slots__ = ("lb", "ub")
     lb: int | None
     ub: int | None
+
+    def __init__(self, lb: int | None, ub: int | None) -> None:
+        _set(self, "lb", lb)
+        _set(self, "ub", ub)
 
     def body(self) -> str:
         lb = "?" if self.lb is None else str(self.lb)
@@ -287,13 +355,17 @@ ASSUME_PREDICATES = (DivByAttr, SameElementsAttr, BoundedAttr)
 # ---- debug info -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class DIAttr(Attribute):
     """A cuda_tile debug-info attribute (`di_file`, `di_compile_unit`, `di_subprogram`,
     `di_lexical_block`). Parameters keep the order they were written in."""
 
+    __slots__ = ("kind", "params")
     kind: str
     params: tuple[tuple[str, Attribute], ...]
+
+    def __init__(self, kind: str, params: tuple[tuple[str, Attribute], ...]) -> None:
+        _set(self, "kind", kind)
+        _set(self, "params", params)
 
     def get(self, key: str) -> Attribute | None:
         for k, v in self.params:
@@ -320,19 +392,29 @@ class LocationAttr(Attribute):
         return f"loc({self.body()})"
 
 
-@dataclass(frozen=True, slots=True)
 class UnknownLoc(LocationAttr):
+    __slots__ = ()
+
     def body(self) -> str:
         return "unknown"
 
 
-@dataclass(frozen=True, slots=True)
 class FileLineColLoc(LocationAttr):
+    __slots__ = ("filename", "line", "column", "end_line", "end_column")
     filename: str
     line: int
     column: int
-    end_line: int | None = None
-    end_column: int | None = None
+    end_line: int | None
+    end_column: int | None
+
+    def __init__(
+        self, filename: str, line: int, column: int, end_line: int | None = None, end_column: int | None = None
+    ) -> None:
+        _set(self, "filename", filename)
+        _set(self, "line", line)
+        _set(self, "column", column)
+        _set(self, "end_line", end_line)
+        _set(self, "end_column", end_column)
 
     def body(self) -> str:
         text = f"{quote(self.filename)}:{self.line}:{self.column}"
@@ -341,10 +423,14 @@ class FileLineColLoc(LocationAttr):
         return text
 
 
-@dataclass(frozen=True, slots=True)
 class NameLoc(LocationAttr):
+    __slots__ = ("name", "child")
     name: str
-    child: LocationAttr | None = None
+    child: LocationAttr | None
+
+    def __init__(self, name: str, child: LocationAttr | None = None) -> None:
+        _set(self, "name", name)
+        _set(self, "child", child)
 
     def body(self) -> str:
         if self.child is None or isinstance(self.child, UnknownLoc):
@@ -352,41 +438,56 @@ class NameLoc(LocationAttr):
         return f"{quote(self.name)}({self.child.body()})"
 
 
-@dataclass(frozen=True, slots=True)
 class CallSiteLoc(LocationAttr):
+    __slots__ = ("callee", "caller")
     callee: LocationAttr
     caller: LocationAttr
+
+    def __init__(self, callee: LocationAttr, caller: LocationAttr) -> None:
+        _set(self, "callee", callee)
+        _set(self, "caller", caller)
 
     def body(self) -> str:
         return f"callsite({self.callee.body()} at {self.caller.body()})"
 
 
-@dataclass(frozen=True, slots=True)
 class FusedLoc(LocationAttr):
+    __slots__ = ("locations", "metadata")
     locations: tuple[LocationAttr, ...]
-    metadata: Attribute | None = None
+    metadata: Attribute | None
+
+    def __init__(self, locations: tuple[LocationAttr, ...], metadata: Attribute | None = None) -> None:
+        _set(self, "locations", locations)
+        _set(self, "metadata", metadata)
 
     def body(self) -> str:
         meta = f"<{self.metadata}>" if self.metadata is not None else ""
         return f"fused{meta}[{', '.join(loc.body() for loc in self.locations)}]"
 
 
-@dataclass(frozen=True, slots=True)
 class DILocAttr(LocationAttr):
     """`#cuda_tile.di_loc<loc("f.py":1:2) in #scope>`: a source location inside a debug scope."""
 
+    __slots__ = ("source", "scope")
     source: LocationAttr
     scope: Attribute
+
+    def __init__(self, source: LocationAttr, scope: Attribute) -> None:
+        _set(self, "source", source)
+        _set(self, "scope", scope)
 
     def body(self) -> str:
         return f"#cuda_tile.di_loc<{self.source} in {self.scope}>"
 
 
-@dataclass(frozen=True, slots=True)
 class OpaqueAttr(Attribute):
     """An attribute of a dialect we do not model, kept verbatim."""
 
+    __slots__ = ("text",)
     text: str
+
+    def __init__(self, text: str) -> None:
+        _set(self, "text", text)
 
     def __str__(self) -> str:
         return self.text

@@ -90,11 +90,23 @@ class Diagnostic:
         return text
 
 
+# A line longer than this is shown as the part around the column (a generated file may
+# hold a megabyte on one line).
+_SNIPPET_WIDTH = 200
+
+
 def _snippet(source: SourceFile, span: Span) -> str:
     line, col = source.line_col(span.start)
     text = source.line_text(line).expandtabs(1)
     end_line, end_col = source.line_col(span.end)
     width = (end_col - col) if end_line == line else len(text) - col
+    if len(text) > _SNIPPET_WIDTH:
+        first = max(0, col - _SNIPPET_WIDTH // 2)
+        last = min(len(text), first + _SNIPPET_WIDTH)
+        head = "..." if first else ""
+        text = head + text[first:last] + ("..." if last < len(text) else "")
+        col = col - first + len(head)
+        width = min(width, last - (col - len(head) + first))
     return f"  {text}\n  {' ' * col}^{'~' * max(width - 1, 0)}"
 
 

@@ -7,19 +7,25 @@ the version that introduced the case, and a one-line meaning in our words.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .frozen import Frozen, _set
 
 
-@dataclass(frozen=True, slots=True)
-class EnumCase:
+class EnumCase(Frozen):
+    __slots__ = ("keyword", "value", "since", "doc")
     keyword: str
     value: int
     since: str
     doc: str
 
+    def __init__(self, keyword: str, value: int, since: str, doc: str) -> None:
+        _set(self, "keyword", keyword)
+        _set(self, "value", value)
+        _set(self, "since", since)
+        _set(self, "doc", doc)
 
-@dataclass(frozen=True, slots=True)
-class EnumDef:
+
+class EnumDef(Frozen):
+    __slots__ = ("name", "mnemonic", "since", "cases", "doc", "angle", "int_storage")
     name: str  # Python-side name, e.g. "RoundingMode"
     mnemonic: str  # attribute mnemonic, e.g. "rounding"
     since: str
@@ -27,10 +33,28 @@ class EnumDef:
     doc: str
     # Inside an op's assembly the value is written `<keyword>` (enum attributes with
     # their own `<$value>` syntax) rather than as a bare keyword.
-    angle: bool = False
+    angle: bool
     # The generic form stores it as a plain `N : i32` (an I32EnumAttr with no
     # attribute of its own) rather than as `#cuda_tile.<mnemonic><keyword>`.
-    int_storage: bool = False
+    int_storage: bool
+
+    def __init__(
+        self,
+        name: str,
+        mnemonic: str,
+        since: str,
+        cases: tuple[EnumCase, ...],
+        doc: str,
+        angle: bool = False,
+        int_storage: bool = False,
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "mnemonic", mnemonic)
+        _set(self, "since", since)
+        _set(self, "cases", cases)
+        _set(self, "doc", doc)
+        _set(self, "angle", angle)
+        _set(self, "int_storage", int_storage)
 
     def by_keyword(self, keyword: str) -> EnumCase | None:
         for case in self.cases:

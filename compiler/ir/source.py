@@ -7,15 +7,20 @@ column are computed on demand, so the hot parsing path only stores two ints.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+
+from .frozen import Frozen, _set
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(Frozen):
     """Half-open range [start, end) of character offsets in one source file."""
 
+    __slots__ = ("start", "end")
     start: int
     end: int
+
+    def __init__(self, start: int, end: int) -> None:
+        _set(self, "start", start)
+        _set(self, "end", end)
 
     def cover(self, other: Span | None) -> Span:
         if other is None:

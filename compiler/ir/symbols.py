@@ -12,8 +12,6 @@ must do so that the debugger still finds the kernel.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from . import attributes as A
 from .core import Module, Operation
 from .diagnostics import Diagnostic, Related, Severity
@@ -66,25 +64,25 @@ def replace_in_attribute(attr: A.Attribute, old: A.Attribute, new: A.Attribute) 
         return new
     if isinstance(attr, A.DIAttr):
         params = tuple((k, replace_in_attribute(v, old, new)) for k, v in attr.params)
-        return attr if params == attr.params else replace(attr, params=params)
+        return attr if params == attr.params else attr.replace(params=params)
     if isinstance(attr, A.DILocAttr):
         scope = replace_in_attribute(attr.scope, old, new)
-        return attr if scope is attr.scope else replace(attr, scope=scope)
+        return attr if scope is attr.scope else attr.replace(scope=scope)
     if isinstance(attr, A.FusedLoc):
         locations = tuple(replace_in_attribute(loc, old, new) for loc in attr.locations)
-        return attr if locations == attr.locations else replace(attr, locations=locations)  # type: ignore[arg-type]
+        return attr if locations == attr.locations else attr.replace(locations=locations)  # type: ignore[arg-type]
     if isinstance(attr, A.CallSiteLoc):
-        return replace(
-            attr, callee=replace_in_attribute(attr.callee, old, new), caller=replace_in_attribute(attr.caller, old, new)
+        return attr.replace(
+            callee=replace_in_attribute(attr.callee, old, new), caller=replace_in_attribute(attr.caller, old, new)
         )  # type: ignore[arg-type]
     if isinstance(attr, A.NameLoc) and attr.child is not None:
-        return replace(attr, child=replace_in_attribute(attr.child, old, new))  # type: ignore[arg-type]
+        return attr.replace(child=replace_in_attribute(attr.child, old, new))  # type: ignore[arg-type]
     if isinstance(attr, A.ArrayAttr):
         elements = tuple(replace_in_attribute(e, old, new) for e in attr.elements)
-        return attr if elements == attr.elements else replace(attr, elements=elements)
+        return attr if elements == attr.elements else attr.replace(elements=elements)
     if isinstance(attr, A.DictionaryAttr):
         entries = tuple((k, replace_in_attribute(v, old, new)) for k, v in attr.entries)
-        return attr if entries == attr.entries else replace(attr, entries=entries)
+        return attr if entries == attr.entries else attr.replace(entries=entries)
     return attr
 
 
@@ -136,7 +134,5 @@ def rename_symbol(
         params = tuple((k, A.StringAttr(new_name) if k == "linkageName" else v) for k, v in subprogram.params)
         if all(k != "linkageName" for k, _ in params):
             params += (("linkageName", A.StringAttr(new_name)),)
-        _replace_everywhere(
-            [scope] if scope is not None else module.ops, subprogram, replace(subprogram, params=params)
-        )
+        _replace_everywhere([scope] if scope is not None else module.ops, subprogram, subprogram.replace(params=params))
     return None

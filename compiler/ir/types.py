@@ -7,12 +7,15 @@ dialect prefix (`!cuda_tile.tile<4xf32>`) used by the generic op syntax.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .frozen import Frozen, _set
 
 DYNAMIC = None  # a `?` extent or stride in a tensor_view
 
 
-class Type:
+class Type(Frozen):
+    """A type. Composite types remember their text (`str`) once made: printing a module
+    spells the same few types thousands of times."""
+
     __slots__ = ()
 
     def full(self) -> str:
@@ -39,11 +42,14 @@ class ElementType(Type):
         return False
 
 
-@dataclass(frozen=True, slots=True)
 class IntegerType(ElementType):
     """A signless integer; signedness comes from the op that uses it."""
 
+    __slots__ = ("width",)
     width: int
+
+    def __init__(self, width: int) -> None:
+        _set(self, "width", width)
 
     def __str__(self) -> str:
         return f"i{self.width}"
@@ -57,22 +63,57 @@ class IntegerType(ElementType):
         return True
 
 
-@dataclass(frozen=True, slots=True)
-class FloatFormat:
+class FloatFormat(Frozen):
     """Bit layout of a floating-point format (IEEE-like or one of the small formats)."""
 
+    __slots__ = (
+        "name",
+        "width",
+        "exponent_bits",
+        "mantissa_bits",
+        "bias",
+        "has_infinity",
+        "nan",
+        "has_sign",
+        "storage_width",
+        "since",
+    )
     name: str
     width: int
     exponent_bits: int
     mantissa_bits: int
     bias: int
-    has_infinity: bool = True
+    has_infinity: bool
     # How NaN is encoded: "ieee" (all-ones exponent, non-zero mantissa), "all_ones"
     # (only the all-ones pattern, as in f8E4M3FN and f8E8M0FNU) or "none" (f4E2M1FN).
-    nan: str = "ieee"
-    has_sign: bool = True
-    storage_width: int = 0  # bits a value occupies in memory (tf32 lives in 32 bits)
-    since: str = "13.1"
+    nan: str
+    has_sign: bool
+    storage_width: int  # bits a value occupies in memory (tf32 lives in 32 bits)
+    since: str
+
+    def __init__(
+        self,
+        name: str,
+        width: int,
+        exponent_bits: int,
+        mantissa_bits: int,
+        bias: int,
+        has_infinity: bool = True,
+        nan: str = "ieee",
+        has_sign: bool = True,
+        storage_width: int = 0,
+        since: str = "13.1",
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "width", width)
+        _set(self, "exponent_bits", exponent_bits)
+        _set(self, "mantissa_bits", mantissa_bits)
+        _set(self, "bias", bias)
+        _set(self, "has_infinity", has_infinity)
+        _set(self, "nan", nan)
+        _set(self, "has_sign", has_sign)
+        _set(self, "storage_width", storage_width)
+        _set(self, "since", since)
 
 
 FLOAT_FORMATS: dict[str, FloatFormat] = {
@@ -102,9 +143,12 @@ FLOAT_FORMATS: dict[str, FloatFormat] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
 class FloatType(ElementType):
+    __slots__ = ("name",)
     name: str
+
+    def __init__(self, name: str) -> None:
+        _set(self, "name", name)
 
     def __str__(self) -> str:
         return self.name
@@ -122,12 +166,20 @@ class FloatType(ElementType):
         return True
 
 
-@dataclass(frozen=True, slots=True)
 class PointerType(ElementType):
+    __slots__ = ("pointee", "_str")
     pointee: Type
 
+    def __init__(self, pointee: Type) -> None:
+        _set(self, "pointee", pointee)
+        _set(self, "_str", None)
+
     def __str__(self) -> str:
-        return f"ptr<{self.pointee}>"
+        text = self._str
+        if text is None:
+            text = f"ptr<{self.pointee}>"
+            _set(self, "_str", text)
+        return text
 
     def full(self) -> str:
         return f"!cuda_tile.{self}"
@@ -141,15 +193,25 @@ class PointerType(ElementType):
         yield from self.pointee.walk()
 
 
-@dataclass(frozen=True, slots=True)
 class TileType(Type):
+    __slots__ = ("shape", "element", "_str")
     shape: tuple[int, ...]
     element: Type
 
+    def __init__(self, shape: tuple[int, ...], element: Type) -> None:
+        _set(self, "shape", shape)
+        _set(self, "element", element)
+        _set(self, "_str", None)
+
     def __str__(self) -> str:
-        if not self.shape:
-            return f"tile<{self.element}>"
-        return f"tile<{'x'.join(map(str, self.shape))}x{self.element}>"
+        text = self._str
+        if text is None:
+            if not self.shape:
+                text = f"tile<{self.element}>"
+            else:
+                text = f"tile<{'x'.join(map(str, self.shape))}x{self.element}>"
+            _set(self, "_str", text)
+        return text
 
     def full(self) -> str:
         return f"!cuda_tile.{self}"
@@ -173,8 +235,9 @@ class TileType(Type):
         yield from self.element.walk()
 
 
-@dataclass(frozen=True, slots=True)
 class TokenType(Type):
+    __slots__ = ()
+
     def __str__(self) -> str:
         return "token"
 
@@ -186,19 +249,30 @@ def _dims(values: tuple[int | None, ...]) -> list[str]:
     return ["?" if v is None else str(v) for v in values]
 
 
-@dataclass(frozen=True, slots=True)
 class TensorViewType(Type):
     """A view of global memory: element type, shape and strides, `None` where dynamic."""
 
+    __slots__ = ("element", "shape", "strides", "_str")
     element: Type
     shape: tuple[int | None, ...]
     strides: tuple[int | None, ...]
 
+    def __init__(self, element: Type, shape: tuple[int | None, ...], strides: tuple[int | None, ...]) -> None:
+        _set(self, "element", element)
+        _set(self, "shape", shape)
+        _set(self, "strides", strides)
+        _set(self, "_str", None)
+
     def __str__(self) -> str:
-        if not self.shape:
-            return f"tensor_view<{self.element}>"
-        dims = "x".join(_dims(self.shape))
-        return f"tensor_view<{dims}x{self.element}, strides=[{','.join(_dims(self.strides))}]>"
+        text = self._str
+        if text is None:
+            if not self.shape:
+                text = f"tensor_view<{self.element}>"
+            else:
+                dims = "x".join(_dims(self.shape))
+                text = f"tensor_view<{dims}x{self.element}, strides=[{','.join(_dims(self.strides))}]>"
+            _set(self, "_str", text)
+        return text
 
     def full(self) -> str:
         return f"!cuda_tile.{self}"
@@ -222,20 +296,33 @@ def _padding_prefix(padding: str | None) -> str:
     return f"padding_value = {padding}, " if padding else ""
 
 
-@dataclass(frozen=True, slots=True)
 class PartitionViewType(Type):
     """Tiles of `tile_shape` laid edge to edge over a tensor_view."""
 
+    __slots__ = ("tile_shape", "tensor_view", "dim_map", "padding", "_str")
     tile_shape: tuple[int, ...]
     tensor_view: Type
     dim_map: tuple[int, ...]
-    padding: str | None = None  # a PADDING_VALUE keyword
+    padding: str | None  # a PADDING_VALUE keyword
+
+    def __init__(
+        self, tile_shape: tuple[int, ...], tensor_view: Type, dim_map: tuple[int, ...], padding: str | None = None
+    ) -> None:
+        _set(self, "tile_shape", tile_shape)
+        _set(self, "tensor_view", tensor_view)
+        _set(self, "dim_map", dim_map)
+        _set(self, "padding", padding)
+        _set(self, "_str", None)
 
     def __str__(self) -> str:
-        return (
-            f"partition_view<tile=({'x'.join(map(str, self.tile_shape))}), "
-            f"{_padding_prefix(self.padding)}{self.tensor_view}{_view_suffix(self.dim_map)}>"
-        )
+        text = self._str
+        if text is None:
+            text = (
+                f"partition_view<tile=({'x'.join(map(str, self.tile_shape))}), "
+                f"{_padding_prefix(self.padding)}{self.tensor_view}{_view_suffix(self.dim_map)}>"
+            )
+            _set(self, "_str", text)
+        return text
 
     def full(self) -> str:
         return f"!cuda_tile.{self}"
@@ -245,15 +332,29 @@ class PartitionViewType(Type):
         yield from self.tensor_view.walk()
 
 
-@dataclass(frozen=True, slots=True)
 class StridedViewType(Type):
     """Tiles of `tile_shape` placed every `traversal_strides` elements over a tensor_view."""
 
+    __slots__ = ("tile_shape", "traversal_strides", "tensor_view", "dim_map", "padding")
     tile_shape: tuple[int, ...]
     traversal_strides: tuple[int, ...]
     tensor_view: Type
     dim_map: tuple[int, ...]
-    padding: str | None = None
+    padding: str | None
+
+    def __init__(
+        self,
+        tile_shape: tuple[int, ...],
+        traversal_strides: tuple[int, ...],
+        tensor_view: Type,
+        dim_map: tuple[int, ...],
+        padding: str | None = None,
+    ) -> None:
+        _set(self, "tile_shape", tile_shape)
+        _set(self, "traversal_strides", traversal_strides)
+        _set(self, "tensor_view", tensor_view)
+        _set(self, "dim_map", dim_map)
+        _set(self, "padding", padding)
 
     def __str__(self) -> str:
         return (
@@ -270,14 +371,22 @@ class StridedViewType(Type):
         yield from self.tensor_view.walk()
 
 
-@dataclass(frozen=True, slots=True)
 class GatherScatterViewType(Type):
     """Rows (along `sparse_dim`) picked by an index tile, full tiles along the other dims."""
 
+    __slots__ = ("tile_shape", "tensor_view", "sparse_dim", "padding")
     tile_shape: tuple[int, ...]
     tensor_view: Type
     sparse_dim: int
-    padding: str | None = None
+    padding: str | None
+
+    def __init__(
+        self, tile_shape: tuple[int, ...], tensor_view: Type, sparse_dim: int, padding: str | None = None
+    ) -> None:
+        _set(self, "tile_shape", tile_shape)
+        _set(self, "tensor_view", tensor_view)
+        _set(self, "sparse_dim", sparse_dim)
+        _set(self, "padding", padding)
 
     def __str__(self) -> str:
         return (
@@ -296,10 +405,14 @@ class GatherScatterViewType(Type):
 VIEW_TYPES = (PartitionViewType, StridedViewType, GatherScatterViewType)
 
 
-@dataclass(frozen=True, slots=True)
 class FunctionType(Type):
+    __slots__ = ("inputs", "results")
     inputs: tuple[Type, ...]
     results: tuple[Type, ...]
+
+    def __init__(self, inputs: tuple[Type, ...], results: tuple[Type, ...]) -> None:
+        _set(self, "inputs", inputs)
+        _set(self, "results", results)
 
     def __str__(self) -> str:
         ins = ", ".join(t.full() for t in self.inputs)
@@ -313,11 +426,14 @@ class FunctionType(Type):
             yield from t.walk()
 
 
-@dataclass(frozen=True, slots=True)
 class OpaqueType(Type):
     """A type of another dialect or a builtin type we do not model (`index`, `!test.x`)."""
 
+    __slots__ = ("text",)
     text: str
+
+    def __init__(self, text: str) -> None:
+        _set(self, "text", text)
 
     def __str__(self) -> str:
         return self.text

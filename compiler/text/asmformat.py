@@ -11,7 +11,7 @@ op's `same_type` / `i1_same_shape` rules.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..dialect import enum_for_kind
@@ -28,50 +28,66 @@ if TYPE_CHECKING:
 
 
 # ------------------------------------------------------------------ format elements
+#
+# Plain slotted classes (no dataclass processing at import time): the tree of one format.
 
 
-@dataclass(slots=True)
 class Lit:
-    text: str
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
-@dataclass(slots=True)
 class Space:
-    text: str  # "" (no space) or " "
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text  # "" (no space) or " "
 
 
-@dataclass(slots=True)
 class Var:
-    name: str
-    anchor: bool = False
+    __slots__ = ("name", "anchor")
+
+    def __init__(self, name: str, anchor: bool = False) -> None:
+        self.name = name
+        self.anchor = anchor
 
 
-@dataclass(slots=True)
 class TypeOf:
-    name: str
-    anchor: bool = False
     # A bare `type($x)` directive prints the type as MLIR's generic printer does, with its
     # dialect prefix (`!cuda_tile.tile<2xf32>`); `custom<CudaTileType>(type($x))` prints it
     # short (`tile<2xf32>`). Both parse either spelling.
-    qualified: bool = False
+    __slots__ = ("name", "anchor", "qualified")
+
+    def __init__(self, name: str, anchor: bool = False, qualified: bool = False) -> None:
+        self.name = name
+        self.anchor = anchor
+        self.qualified = qualified
 
 
-@dataclass(slots=True)
 class Custom:
-    name: str
-    args: list[Var | TypeOf]
-    anchor: bool = False
+    __slots__ = ("name", "args", "anchor")
+
+    def __init__(self, name: str, args: list[Var | TypeOf], anchor: bool = False) -> None:
+        self.name = name
+        self.args = args
+        self.anchor = anchor
 
 
-@dataclass(slots=True)
 class AttrDict:
-    keyword: bool
+    __slots__ = ("keyword",)
+
+    def __init__(self, keyword: bool) -> None:
+        self.keyword = keyword
 
 
-@dataclass(slots=True)
 class Group:
-    elements: list
-    else_elements: list = field(default_factory=list)
+    __slots__ = ("elements", "else_elements")
+
+    def __init__(self, elements: list, else_elements: list | None = None) -> None:
+        self.elements = elements
+        self.else_elements = else_elements if else_elements is not None else []
 
     def anchor(self):
         for e in flatten(self.elements):
@@ -80,9 +96,11 @@ class Group:
         return None
 
 
-@dataclass(slots=True)
 class OIList:
-    clauses: list[list]
+    __slots__ = ("clauses",)
+
+    def __init__(self, clauses: list[list]) -> None:
+        self.clauses = clauses
 
 
 def flatten(elements):
@@ -181,92 +199,164 @@ class _FormatParser:
         return element
 
 
-_COMPILED: dict[str, list] = {}
-
-
 def compile_format(opdef: OpDef) -> list:
-    elements = _COMPILED.get(opdef.name)
+    """The element tree of the op's declarative format (parsed once per op)."""
+    plans = opdef._plans
+    elements = plans.get("elements")
     if elements is None:
         assert opdef.assembly is not None
-        elements = _FormatParser(opdef.assembly).parse_elements()
-        _COMPILED[opdef.name] = elements
+        elements = plans["elements"] = _FormatParser(opdef.assembly).parse_elements()
     return elements
 
 
 # ------------------------------------------------------------------ parsing
+#
+# A format is compiled once per op into a list of steps (closures that know which operand,
+# attribute or region each `$name` is), so parsing an op runs the steps in turn instead of
+# interpreting the element tree and searching the op definition for every element.
+
+ParseStep = Callable[["Parser", Operation, "_State"], None]
 
 
-@dataclass(slots=True)
 class _State:
-    opdef: OpDef
-    operands: dict[str, list[tuple[str, Span]]] = field(default_factory=dict)
-    types: dict[str, list[T.Type]] = field(default_factory=dict)
-    regions: dict[str, Region] = field(default_factory=dict)
+    """What the steps of one op read: operand names, types and regions by format name."""
+
+    __slots__ = ("opdef", "operands", "types", "regions")
+
+    def __init__(self, opdef: OpDef) -> None:
+        self.opdef = opdef
+        self.operands: dict[str, list[tuple[str, Span]]] = {}
+        self.types: dict[str, list[T.Type]] = {}
+        self.regions: dict[str, Region] = {}
 
 
 def parse_op(parser: Parser, op: Operation, opdef: OpDef, num_results: int) -> None:
+    plan = opdef._plans.get("parse")
+    if plan is None:
+        plan = opdef._plans["parse"] = (_parse_steps(opdef, compile_format(opdef)), _finisher(opdef))
+    steps, finish = plan
     state = _State(opdef)
-    _parse_elements(parser, op, state, compile_format(opdef))
-    finish_op(parser, op, state, num_results)
+    for step in steps:
+        step(parser, op, state)
+    finish(parser, op, state, num_results)
 
 
-def _parse_elements(parser: Parser, op: Operation, state: _State, elements: list) -> None:
+def _parse_steps(opdef: OpDef, elements: list) -> list[ParseStep]:
+    steps: list[ParseStep] = []
     for element in elements:
-        _parse_element(parser, op, state, element)
+        step = _parse_step(opdef, element)
+        if step is not None:
+            steps.append(step)
+    return steps
 
 
-def _parse_element(parser: Parser, op: Operation, state: _State, element) -> None:
+def _run(steps: list[ParseStep]) -> ParseStep:
+    def run(parser: Parser, op: Operation, state: _State) -> None:
+        for step in steps:
+            step(parser, op, state)
+
+    return run
+
+
+def _parse_step(opdef: OpDef, element) -> ParseStep | None:
     if isinstance(element, Lit):
-        parser.expect(element.text)
-    elif isinstance(element, Space):
-        return
-    elif isinstance(element, Var):
-        _parse_var(parser, op, state, element.name)
-    elif isinstance(element, TypeOf):
-        state.types[element.name] = _parse_type_list(parser, state, element.name)
-    elif isinstance(element, Custom):
+        text = element.text
+
+        def literal(parser: Parser, op: Operation, state: _State) -> None:
+            tok = parser.tok
+            if tok.text == text and (tok.kind == L.PUNCT or tok.kind == L.IDENT):
+                parser.advance()
+            else:
+                parser.expect(text)
+
+        return literal
+    if isinstance(element, Space):
+        return None
+    if isinstance(element, Var):
+        return _var_step(opdef, element.name)
+    if isinstance(element, TypeOf):
+        name = element.name
+        variadic = any(o.name == name and o.arity == "variadic" for o in opdef.operands) or any(
+            r.name == name and r.arity == "variadic" for r in opdef.results
+        )
+
+        def type_of(parser: Parser, op: Operation, state: _State) -> None:
+            state.types[name] = _parse_type_list(parser, opdef, variadic)
+
+        return type_of
+    if isinstance(element, Custom):
         from .custom_directives import DIRECTIVES
 
-        DIRECTIVES[element.name][0](parser, op, state, element.args)
-    elif isinstance(element, AttrDict):
-        parse_attr_dict(parser, op, element.keyword)
-    elif isinstance(element, Group):
-        if _group_present(parser, state, element):
-            _parse_elements(parser, op, state, element.elements)
-        else:
-            _parse_elements(parser, op, state, element.else_elements)
-    elif isinstance(element, OIList):
-        pending = list(element.clauses)
-        progress = True
-        while progress and pending:
-            progress = False
-            for clause in pending:
-                if isinstance(clause[0], Lit) and parser.at(clause[0].text):
-                    _parse_elements(parser, op, state, clause)
-                    pending.remove(clause)
-                    progress = True
-                    break
+        directive = DIRECTIVES[element.name][0]
+        args = element.args
+
+        def custom(parser: Parser, op: Operation, state: _State) -> None:
+            directive(parser, op, state, args)
+
+        return custom
+    if isinstance(element, AttrDict):
+        keyword = element.keyword
+
+        def attr_dict(parser: Parser, op: Operation, state: _State) -> None:
+            parse_attr_dict(parser, op, keyword)
+
+        return attr_dict
+    if isinstance(element, Group):
+        present = _group_test(opdef, element)
+        then_steps = _run(_parse_steps(opdef, element.elements))
+        else_steps = _run(_parse_steps(opdef, element.else_elements))
+
+        def group(parser: Parser, op: Operation, state: _State) -> None:
+            if present(parser):
+                then_steps(parser, op, state)
+            else:
+                else_steps(parser, op, state)
+
+        return group
+    if isinstance(element, OIList):
+        # A clause can be chosen only by its leading keyword.
+        clauses = [
+            (clause[0].text, _run(_parse_steps(opdef, clause)))
+            for clause in element.clauses
+            if clause and isinstance(clause[0], Lit)
+        ]
+
+        def oilist(parser: Parser, op: Operation, state: _State) -> None:
+            pending = list(clauses)
+            progress = True
+            while progress and pending:
+                progress = False
+                for clause in pending:
+                    if parser.at(clause[0]):
+                        clause[1](parser, op, state)
+                        pending.remove(clause)
+                        progress = True
+                        break
+
+        return oilist
+    raise ValueError(f"unsupported format element {element!r}")
 
 
-def _group_present(parser: Parser, state: _State, group: Group) -> bool:
+def _group_test(opdef: OpDef, group: Group) -> Callable[[Parser], bool]:
+    """Whether an optional group is present, judged by the token its first element starts."""
     first = next((e for e in group.elements if not isinstance(e, Space)), None)
-    tok = parser.tok
     if isinstance(first, Lit):
-        return parser.at(first.text)
+        text = first.text
+        return lambda parser: parser.at(text)
     if isinstance(first, Var):
-        opdef = state.opdef
         if any(o.name == first.name for o in opdef.operands):
-            return tok.kind == L.VALUE
+            return lambda parser: parser.tok.kind == L.VALUE
         adef = opdef.attribute(first.name)
         enum = enum_for_kind(adef.kind) if adef is not None else None
         if enum is not None:
             if enum.angle:
-                return parser.at("<")
-            return tok.kind == L.IDENT and enum.by_keyword(tok.text) is not None
-        return tok.kind not in (L.EOF,) and not parser.at(":") and not parser.at("}")
+                return lambda parser: parser.at("<")
+            by_keyword = enum.by_keyword
+            return lambda parser: parser.tok.kind == L.IDENT and by_keyword(parser.tok.text) is not None
+        return lambda parser: parser.tok.kind != L.EOF and not parser.at(":") and not parser.at("}")
     if isinstance(first, TypeOf):
-        return tok.kind in (L.IDENT, L.BANG) or parser.at("(")
-    return False
+        return lambda parser: parser.tok.kind in (L.IDENT, L.BANG) or parser.at("(")
+    return lambda parser: False
 
 
 def _operand_def(opdef: OpDef, name: str):
@@ -276,33 +366,52 @@ def _operand_def(opdef: OpDef, name: str):
     return None
 
 
-def _parse_var(parser: Parser, op: Operation, state: _State, name: str) -> None:
-    opdef = state.opdef
+def _var_step(opdef: OpDef, name: str) -> ParseStep:
     odef = _operand_def(opdef, name)
     if odef is not None:
         if odef.arity == "variadic":
-            refs = []
-            if parser.tok.kind == L.VALUE:
-                while True:
-                    refs.append(parser.parse_value_ref())
-                    if not parser.accept(","):
-                        break
-            state.operands[name] = refs
-        elif odef.arity == "optional":
-            state.operands[name] = [parser.parse_value_ref()] if parser.tok.kind == L.VALUE else []
-        else:
+
+            def variadic(parser: Parser, op: Operation, state: _State) -> None:
+                refs = []
+                if parser.tok.kind == L.VALUE:
+                    while True:
+                        refs.append(parser.parse_value_ref())
+                        if not parser.accept(","):
+                            break
+                state.operands[name] = refs
+
+            return variadic
+        if odef.arity == "optional":
+
+            def optional(parser: Parser, op: Operation, state: _State) -> None:
+                state.operands[name] = [parser.parse_value_ref()] if parser.tok.kind == L.VALUE else []
+
+            return optional
+
+        def single(parser: Parser, op: Operation, state: _State) -> None:
             state.operands[name] = [parser.parse_value_ref()]
-        return
+
+        return single
     adef = opdef.attribute(name)
     if adef is not None:
-        op.properties[name] = parse_attr_value(parser, adef.kind, name)
-        return
-    for rdef in opdef.regions:
-        if rdef.name == name:
-            isolated = "IsolatedFromAbove" in opdef.traits
+        kind = adef.kind
+
+        def attribute(parser: Parser, op: Operation, state: _State) -> None:
+            op.properties[name] = parse_attr_value(parser, kind, name)
+
+        return attribute
+    if any(rdef.name == name for rdef in opdef.regions):
+        isolated = "IsolatedFromAbove" in opdef.traits
+
+        def region(parser: Parser, op: Operation, state: _State) -> None:
             state.regions[name] = parser.parse_region(isolated=isolated)
-            return
-    parser.fail(f"internal: format of '{opdef.name}' names unknown ${name}")
+
+        return region
+
+    def unknown(parser: Parser, op: Operation, state: _State) -> None:
+        parser.fail(f"internal: format of '{opdef.name}' names unknown ${name}")
+
+    return unknown
 
 
 def parse_attr_value(parser: Parser, kind: str, name: str | None = None) -> A.Attribute:
@@ -383,15 +492,13 @@ def parse_attr_dict(parser: Parser, op: Operation, keyword: bool) -> None:
             op.attributes[key] = value
 
 
-def _parse_type_list(parser: Parser, state: _State, name: str) -> list[T.Type]:
+def _parse_type_list(parser: Parser, opdef: OpDef, variadic: bool) -> list[T.Type]:
     """`type($x)`: one type, or a comma-separated list for variadic operands/results."""
-    variadic = any(o.name == name and o.arity == "variadic" for o in state.opdef.operands) or any(
-        r.name == name and r.arity == "variadic" for r in state.opdef.results
-    )
-    if parser.tok.kind not in (L.IDENT, L.BANG) and not parser.at("("):
+    tok = parser.tok
+    if tok.kind != L.IDENT and tok.kind != L.BANG and not parser.at("("):
         # Nothing that starts a type: cuda_tile's type parser then reads the unprefixed
         # type's name as a keyword, and fails as the op's custom parser.
-        parser.fail(f"custom op '{state.opdef.name}' expected valid keyword", parser.tok.span)
+        parser.fail(f"custom op '{opdef.name}' expected valid keyword", tok.span)
     if not variadic:
         return [parser.parse_type()]
     types = [parser.parse_type()]
@@ -415,76 +522,108 @@ _BUILDABLE: dict[str, T.Type] = {
 
 def finish_op(parser: Parser, op: Operation, state: _State, num_results: int) -> None:
     """Infer missing types from the op's type rules, then build operands/results/regions."""
-    opdef = state.opdef
-    types = state.types
-    for kind, names, *_ in opdef.type_rules:
-        if kind == "same_type":
-            known = next((types[n][0] for n in names if types.get(n)), None)
-            if known is not None:
-                for n in names:
-                    if n not in types:
-                        types[n] = [known] * max(len(state.operands.get(n, ())), 1)
-        elif kind == "i1_same_shape":
-            src, dst = names
-            if src in types and dst not in types and isinstance(types[src][0], T.TileType):
-                types[dst] = [T.TileType(types[src][0].shape, T.I1)]
-    # Operands, in definition order.
-    flat = []
-    segments = []
-    for odef in opdef.operands:
-        refs = state.operands.get(odef.name, [])
-        declared = types.get(odef.name, [])
-        if not declared and odef.constraint in _BUILDABLE:
-            declared = [_BUILDABLE[odef.constraint]] * len(refs)
-        if declared and len(declared) == 1 and len(refs) > 1:
-            declared = declared * len(refs)
-        if declared and len(declared) != len(refs):
-            # MLIR's resolveOperands, inside the op's generated parser.
-            parser.fail(
-                f"custom op '{opdef.name}' number of operands and types do not match: "
-                f"got {len(refs)} operands and {len(declared)} types",
-                refs[0][1] if refs else (op.name_span or parser.here()),
-            )
-        for i, (name, span) in enumerate(refs):
-            flat.append(parser.resolve_operand(name, span, declared[i] if declared else None))
-        segments.append(len(refs))
-    op.set_operands(flat)
-    if opdef.has_segments:
-        op.operand_segments = tuple(segments)
-    # Results: fixed ones take one type each; a variadic group takes what is left.
-    result_types: list[T.Type] = []
-    for rdef in opdef.results:
-        rtypes = types.get(rdef.name)
-        if rtypes is None:
-            if rdef.arity == "variadic":
-                fixed = sum(1 for r in opdef.results if r.arity == "single")
-                if num_results - fixed > 0:
-                    parser.fail(f"cannot infer the types of the results of '{opdef.name}'", op.name_span)
-                continue
-            parser.fail(f"cannot infer the type of result '{rdef.name}' of '{opdef.name}'", op.name_span)
-        assert rtypes is not None
-        result_types.extend(rtypes)
-    op.results = [OpResult(op, i, t) for i, t in enumerate(result_types)]
-    for rdef in opdef.regions:
-        region = state.regions.get(rdef.name)
-        op.add_region(region if region is not None else Region())
+    finisher = state.opdef._plans.get("finish")
+    if finisher is None:
+        finisher = _finisher(state.opdef)
+    finisher(parser, op, state, num_results)
+
+
+def _finisher(opdef: OpDef):
+    """`finish_op` for one op, with what it needs from the op definition looked up once."""
+    rules = [(kind, names) for kind, names, *_ in opdef.type_rules if kind in ("same_type", "i1_same_shape")]
+    operand_plan = [(odef.name, _BUILDABLE.get(odef.constraint)) for odef in opdef.operands]
+    has_segments = opdef.has_segments
+    fixed = sum(1 for r in opdef.results if r.arity == "single")
+    result_plan = [(rdef.name, rdef.arity == "variadic") for rdef in opdef.results]
+    region_names = [rdef.name for rdef in opdef.regions]
+
+    def finish(parser: Parser, op: Operation, state: _State, num_results: int) -> None:
+        types = state.types
+        operands = state.operands
+        for kind, names in rules:
+            if kind == "same_type":
+                known = next((types[n][0] for n in names if types.get(n)), None)
+                if known is not None:
+                    for n in names:
+                        if n not in types:
+                            types[n] = [known] * max(len(operands.get(n, ())), 1)
+            else:  # i1_same_shape
+                src, dst = names
+                if src in types and dst not in types and isinstance(types[src][0], T.TileType):
+                    types[dst] = [T.TileType(types[src][0].shape, T.I1)]
+        # Operands, in definition order.
+        flat = []
+        segments = []
+        resolve = parser.resolve_operand
+        for name, buildable in operand_plan:
+            refs = operands.get(name, [])
+            declared = types.get(name, [])
+            if not declared and buildable is not None:
+                declared = [buildable] * len(refs)
+            if declared and len(declared) == 1 and len(refs) > 1:
+                declared = declared * len(refs)
+            if declared and len(declared) != len(refs):
+                # MLIR's resolveOperands, inside the op's generated parser.
+                parser.fail(
+                    f"custom op '{opdef.name}' number of operands and types do not match: "
+                    f"got {len(refs)} operands and {len(declared)} types",
+                    refs[0][1] if refs else (op.name_span or parser.here()),
+                )
+            for i, (ref_name, span) in enumerate(refs):
+                flat.append(resolve(ref_name, span, declared[i] if declared else None))
+            segments.append(len(refs))
+        op.set_operands(flat)
+        if has_segments:
+            op.operand_segments = tuple(segments)
+        # Results: fixed ones take one type each; a variadic group takes what is left.
+        result_types: list[T.Type] = []
+        for name, variadic in result_plan:
+            rtypes = types.get(name)
+            if rtypes is None:
+                if variadic:
+                    if num_results - fixed > 0:
+                        parser.fail(f"cannot infer the types of the results of '{opdef.name}'", op.name_span)
+                    continue
+                parser.fail(f"cannot infer the type of result '{name}' of '{opdef.name}'", op.name_span)
+            assert rtypes is not None
+            result_types.extend(rtypes)
+        op.results = [OpResult(op, i, t) for i, t in enumerate(result_types)]
+        regions = state.regions
+        for name in region_names:
+            region = regions.get(name)
+            op.add_region(region if region is not None else Region())
+
+    opdef._plans["finish"] = finish
+    return finish
 
 
 # ------------------------------------------------------------------ printing
+#
+# Printing is compiled the same way: one step per element, with MLIR's spacing rules
+# (whether a space goes before a literal) decided once per literal.
+
+PrintStep = Callable[["Printer", Operation, "_PrintState"], None]
 
 
-@dataclass(slots=True)
 class _PrintState:
-    emit_space: bool = True
-    last_punct: bool = False
+    __slots__ = ("emit_space", "last_punct")
+
+    def __init__(self) -> None:
+        self.emit_space = True
+        self.last_punct = False
 
 
 def print_op(printer: Printer, op: Operation) -> None:
     opdef = op.opdef
     assert opdef is not None
+    steps = opdef._plans.get("print")
+    if steps is None:
+        elements = compile_format(opdef)
+        used = frozenset(_used_attrs(opdef, elements) | {"operandSegmentSizes"})
+        steps = opdef._plans["print"] = _print_steps(opdef, elements, used)
     st = _PrintState()
-    elements = compile_format(opdef)
-    _print_elements(printer, op, elements, st, _used_attrs(opdef, elements))
+    for step in steps:
+        step(printer, op, st)
 
 
 def _used_attrs(opdef: OpDef, elements: list) -> set[str]:
@@ -513,126 +652,238 @@ _NO_SPACE_BEFORE = "<>(){}[],"
 _NO_SPACE_BEFORE_AFTER_PUNCT = ">)}],"
 
 
-def _print_literal(printer: Printer, text: str, st: _PrintState) -> None:
-    if st.emit_space:
-        if len(text) != 1 and text != "->":
-            printer.write(" ")
-        elif st.last_punct:
-            if text[0] not in _NO_SPACE_BEFORE_AFTER_PUNCT:
-                printer.write(" ")
-        elif text[0] not in _NO_SPACE_BEFORE:
-            printer.write(" ")
-    printer.write(text)
-    st.emit_space = len(text) != 1 or text[0] not in "<({["
-    st.last_punct = text[0] != "_" and not text[0].isalpha()
+def _print_steps(opdef: OpDef, elements: list, used: frozenset[str]) -> list[PrintStep]:
+    steps: list[PrintStep] = []
+    for element in elements:
+        step = _print_step(opdef, element, used)
+        if step is not None:
+            steps.append(step)
+    return steps
+
+
+def _print_all(steps: list[PrintStep]) -> PrintStep:
+    def run(printer: Printer, op: Operation, st: _PrintState) -> None:
+        for step in steps:
+            step(printer, op, st)
+
+    return run
+
+
+def _literal_step(text: str) -> PrintStep:
+    # The space before a literal: always for a keyword (`->` aside); after punctuation,
+    # unless the literal closes something; otherwise, unless it is punctuation itself.
+    long = len(text) != 1 and text != "->"
+    space_after_punct = text[0] not in _NO_SPACE_BEFORE_AFTER_PUNCT
+    space_otherwise = text[0] not in _NO_SPACE_BEFORE
+    emit_space_after = len(text) != 1 or text[0] not in "<({["
+    punct = text[0] != "_" and not text[0].isalpha()
+
+    def literal(printer: Printer, op: Operation, st: _PrintState) -> None:
+        out = printer.out
+        if st.emit_space:
+            if long or (space_after_punct if st.last_punct else space_otherwise):
+                out.append(" ")
+        out.append(text)
+        st.emit_space = emit_space_after
+        st.last_punct = punct
+
+    return literal
 
 
 def _space_before_element(printer: Printer, st: _PrintState) -> None:
     if st.emit_space or not st.last_punct:
-        printer.write(" ")
+        printer.out.append(" ")
     st.last_punct = False
     st.emit_space = True
 
 
-def _print_elements(printer: Printer, op: Operation, elements: list, st: _PrintState, used: set[str]) -> None:
-    for element in elements:
-        if isinstance(element, Lit):
-            _print_literal(printer, element.text, st)
-        elif isinstance(element, Space):
-            if element.text:
-                printer.write(" ")
+def _print_step(opdef: OpDef, element, used: frozenset[str]) -> PrintStep | None:
+    if isinstance(element, Lit):
+        return _literal_step(element.text)
+    if isinstance(element, Space):
+        if element.text:
+
+            def space(printer: Printer, op: Operation, st: _PrintState) -> None:
+                printer.out.append(" ")
                 st.last_punct = False
-            else:
-                st.last_punct = True
+                st.emit_space = False
+
+            return space
+
+        def no_space(printer: Printer, op: Operation, st: _PrintState) -> None:
+            st.last_punct = True
             st.emit_space = False
-        elif isinstance(element, Group):
-            if _group_present_in_op(op, element):
-                _print_elements(printer, op, element.elements, st, used)
+
+        return no_space
+    if isinstance(element, Group):
+        present = _presence(opdef, element.anchor())
+        then_steps = _print_all(_print_steps(opdef, element.elements, used))
+        else_steps = _print_all(_print_steps(opdef, element.else_elements, used))
+
+        def group(printer: Printer, op: Operation, st: _PrintState) -> None:
+            if present(op):
+                then_steps(printer, op, st)
             else:
-                _print_elements(printer, op, element.else_elements, st, used)
-        elif isinstance(element, OIList):
-            for clause in element.clauses:
-                anchor = next((e for e in clause if isinstance(e, Var)), None)
-                if anchor is not None and _var_present(op, anchor.name):
-                    _print_elements(printer, op, clause, st, used)
-        elif isinstance(element, AttrDict):
-            printer.write(printer.attr_dict(op, used | {"operandSegmentSizes"}, element.keyword))
+                else_steps(printer, op, st)
+
+        return group
+    if isinstance(element, OIList):
+        clauses = []
+        for clause in element.clauses:
+            anchor = next((e for e in clause if isinstance(e, Var)), None)
+            if anchor is not None:
+                clauses.append((_presence(opdef, anchor), _print_all(_print_steps(opdef, clause, used))))
+
+        def oilist(printer: Printer, op: Operation, st: _PrintState) -> None:
+            for present, steps in clauses:
+                if present(op):
+                    steps(printer, op, st)
+
+        return oilist
+    if isinstance(element, AttrDict):
+        keyword = element.keyword
+
+        def attr_dict(printer: Printer, op: Operation, st: _PrintState) -> None:
+            printer.out.append(printer.attr_dict(op, used, keyword))
             st.last_punct = False
-        elif isinstance(element, Var) and _is_unit_attr(op, element.name):
-            continue  # a unit attribute is shown by its group's keyword only
-        else:
-            _space_before_element(printer, st)
-            if isinstance(element, Var):
-                _print_var(printer, op, element.name)
-            elif isinstance(element, TypeOf):
-                spell = (lambda t: t.full()) if element.qualified else printer.type
-                printer.write(", ".join(spell(t) for t in _types_of(op, element.name)))
-            elif isinstance(element, Custom):
-                from .custom_directives import DIRECTIVES
 
-                DIRECTIVES[element.name][1](printer, op, element.args)
+        return attr_dict
+    if isinstance(element, Var):
+        adef = opdef.attribute(element.name)
+        if adef is not None and adef.kind == "unit":
+            return None  # a unit attribute is shown by its group's keyword only
+        write = _var_printer(opdef, element.name)
+    elif isinstance(element, TypeOf):
+        write = _type_printer(opdef, element)
+    elif isinstance(element, Custom):
+        from .custom_directives import DIRECTIVES
+
+        directive = DIRECTIVES[element.name][1]
+        args = element.args
+
+        def write(printer: Printer, op: Operation) -> None:
+            directive(printer, op, args)
+
+    else:
+        return None
+
+    def spaced(printer: Printer, op: Operation, st: _PrintState) -> None:
+        if st.emit_space or not st.last_punct:
+            printer.out.append(" ")
+        st.last_punct = False
+        st.emit_space = True
+        write(printer, op)
+
+    return spaced
 
 
-def _is_unit_attr(op: Operation, name: str) -> bool:
-    opdef = op.opdef
-    adef = opdef.attribute(name) if opdef else None
-    return adef is not None and adef.kind == "unit"
+def _operand_group(index: int):
+    """The operands of the op definition's operand `index` (`Operation.operand_group`)."""
+
+    def group(op: Operation) -> list:
+        segments = op.operand_segments
+        if segments is None:
+            return op.operands[index : index + 1]
+        start = sum(segments[:index])
+        return op.operands[start : start + segments[index]]
+
+    return group
 
 
-def _group_present_in_op(op: Operation, group: Group) -> bool:
-    anchor = group.anchor()
+def _presence(opdef: OpDef, anchor) -> Callable[[Operation], bool]:
+    """Whether the element an optional group is anchored on has something to print."""
     if anchor is None:
-        return False
+        return lambda op: False
     if isinstance(anchor, (Var, TypeOf)):
-        return _var_present(op, anchor.name)
+        return _var_present(opdef, anchor.name)
     if isinstance(anchor, Custom):
-        return any(_var_present(op, a.name) for a in anchor.args)
-    return False
+        tests = [_var_present(opdef, a.name) for a in anchor.args]
+        return lambda op: any(test(op) for test in tests)
+    return lambda op: False
 
 
-def _var_present(op: Operation, name: str) -> bool:
-    opdef = op.opdef
-    assert opdef is not None
-    if _operand_def(opdef, name) is not None:
-        return bool(op.operand_group(name))
+def _var_present(opdef: OpDef, name: str) -> Callable[[Operation], bool]:
+    odef = _operand_def(opdef, name)
+    if odef is not None:
+        group = _operand_group(opdef.operand_index(name))
+        return lambda op: bool(group(op))
     adef = opdef.attribute(name)
     if adef is not None:
-        value = op.properties.get(name)
-        if value is None:
-            return False
-        return not is_default(value, adef)
+
+        def attribute(op: Operation) -> bool:
+            value = op.properties.get(name)
+            if value is None:
+                return False
+            return not is_default(value, adef)
+
+        return attribute
     if any(r.name == name for r in opdef.results):
-        return bool(op.result_group(name))
+        return lambda op: bool(op.result_group(name))
     for i, rdef in enumerate(opdef.regions):
         if rdef.name == name:
-            return i < len(op.regions) and bool(op.regions[i].blocks)
-    return False
+            return lambda op, i=i: i < len(op.regions) and bool(op.regions[i].blocks)
+    return lambda op: False
 
 
-def _types_of(op: Operation, name: str) -> list[T.Type]:
-    opdef = op.opdef
-    assert opdef is not None
+def _type_printer(opdef: OpDef, element: TypeOf):
+    name = element.name
+    qualified = element.qualified
     if _operand_def(opdef, name) is not None:
-        return [v.type for v in op.operand_group(name)]
-    return [r.type for r in op.result_group(name)]
+        group = _operand_group(opdef.operand_index(name))
+
+        def types_of(op: Operation) -> list[T.Type]:
+            return [v.type for v in group(op)]
+
+    else:
+
+        def types_of(op: Operation) -> list[T.Type]:
+            return [r.type for r in op.result_group(name)]
+
+    if qualified:
+
+        def write(printer: Printer, op: Operation) -> None:
+            printer.out.append(", ".join(t.full() for t in types_of(op)))
+
+    else:
+
+        def write(printer: Printer, op: Operation) -> None:
+            spell = printer.type
+            printer.out.append(", ".join(spell(t) for t in types_of(op)))
+
+    return write
 
 
-def _print_var(printer: Printer, op: Operation, name: str) -> None:
-    opdef = op.opdef
-    assert opdef is not None
+def _var_printer(opdef: OpDef, name: str):
     if _operand_def(opdef, name) is not None:
-        printer.write(", ".join(printer.value(v) for v in op.operand_group(name)))
-        return
+        group = _operand_group(opdef.operand_index(name))
+
+        def operands(printer: Printer, op: Operation) -> None:
+            value = printer.value
+            printer.out.append(", ".join(value(v) for v in group(op)))
+
+        return operands
     adef = opdef.attribute(name)
     if adef is not None:
-        value = op.properties.get(name)
-        if value is not None:
-            printer.write(attr_text(value, adef.kind, printer))
-        return
+        kind = adef.kind
+
+        def attribute(printer: Printer, op: Operation) -> None:
+            value = op.properties.get(name)
+            if value is not None:
+                printer.out.append(attr_text(value, kind, printer))
+
+        return attribute
     for i, rdef in enumerate(opdef.regions):
-        if rdef.name == name and i < len(op.regions):
-            printer.print_region(op.regions[i])
-            return
+        if rdef.name == name:
+            return _region_printer(i)
+    return lambda printer, op: None
+
+
+def _region_printer(index: int):
+    def region(printer: Printer, op: Operation) -> None:
+        if index < len(op.regions):
+            printer.print_region(op.regions[index])
+
+    return region
 
 
 def is_default(value: A.Attribute, adef: AttrDef) -> bool:

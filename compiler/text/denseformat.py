@@ -33,10 +33,10 @@ string the printer writes for large constants.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..ir import floats
 from ..ir.attributes import DenseElementsAttr
+from ..ir.frozen import Frozen, _set
 from ..ir.types import FLOAT_FORMATS, FloatType, IntegerType, Type
 
 __all__ = [
@@ -186,8 +186,7 @@ def format_dense_body(attr: DenseElementsAttr, *, hex_limit: int | None = HEX_EL
 # ---- parsing ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class DenseLiteralResult:
+class DenseLiteralResult(Frozen):
     """The outcome of reading a dense literal.
 
     `values` is None on error.  `error` is cuda-tile-opt's message; `note` the note MLIR
@@ -196,11 +195,26 @@ class DenseLiteralResult:
     so a caller can point at its span.
     """
 
+    __slots__ = ("values", "splat", "error", "note", "path")
     values: tuple[int, ...] | None
-    splat: bool = False
-    error: str | None = None
-    note: str | None = None
-    path: tuple[int, ...] = ()
+    splat: bool
+    error: str | None
+    note: str | None
+    path: tuple[int, ...]
+
+    def __init__(
+        self,
+        values: tuple[int, ...] | None,
+        splat: bool = False,
+        error: str | None = None,
+        note: str | None = None,
+        path: tuple[int, ...] = (),
+    ) -> None:
+        _set(self, "values", values)
+        _set(self, "splat", splat)
+        _set(self, "error", error)
+        _set(self, "note", note)
+        _set(self, "path", path)
 
 
 class _LiteralError(Exception):

@@ -12,7 +12,6 @@ partial module. Ops with a declarative assembly format are parsed by
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ..dialect import enum_for_kind, lookup_op
 from ..dialect.opdef import OpDef
@@ -21,39 +20,59 @@ from ..ir import types as T
 from ..ir.core import Block, Module, Operation, Region, Value
 from ..ir.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
 from ..ir.enums import ENUM_BY_MNEMONIC
+from ..ir.frozen import Record
 from ..ir.source import SourceFile, Span
 from ..verify.types import TypeProblem, power_of_two_roundings, type_problem, view_tile_dim_problem
+from . import asmformat, custom_ops
 from . import lexer as L
-from .lexer import Lexer, Token, unescape_string
+from .lexer import Token, TokenStream, unescape_string
+
+# Token kinds are the lexer's string constants, compared by identity on the hot paths.
+_PUNCT = L.PUNCT
+_IDENT = L.IDENT
 
 
 class ParseError(Exception):
     """Internal control flow: abandons the current operation after a diagnostic."""
 
 
-@dataclass(slots=True)
-class ParseOptions:
-    allow_unregistered: bool = False
-    # Record where each type and symbol reference was written (`ParseResult.references`), for
-    # the language server; off by default since the CLI has no use for it.
-    record_references: bool = False
+class ParseOptions(Record):
+    __slots__ = ("allow_unregistered", "record_references")
+
+    def __init__(self, allow_unregistered: bool = False, record_references: bool = False) -> None:
+        self.allow_unregistered = allow_unregistered
+        # Record where each type and symbol reference was written (`ParseResult.references`),
+        # for the language server; off by default since the CLI has no use for it.
+        self.record_references = record_references
 
 
-@dataclass(slots=True)
-class References:
+class References(Record):
     """Where types and symbol references (`@name`) were written, in source order of their ends
     (a type nested in another comes before it)."""
 
-    types: list[tuple[Span, T.Type]] = field(default_factory=list)
-    symbols: list[tuple[Span, str]] = field(default_factory=list)
+    __slots__ = ("types", "symbols")
+
+    def __init__(
+        self, types: list[tuple[Span, T.Type]] | None = None, symbols: list[tuple[Span, str]] | None = None
+    ) -> None:
+        self.types: list[tuple[Span, T.Type]] = types if types is not None else []
+        self.symbols: list[tuple[Span, str]] = symbols if symbols is not None else []
 
 
-@dataclass(slots=True)
-class ParseResult:
-    module: Module
-    diagnostics: list[Diagnostic]
-    source: SourceFile
-    references: References | None = None
+class ParseResult(Record):
+    __slots__ = ("module", "diagnostics", "source", "references")
+
+    def __init__(
+        self,
+        module: Module,
+        diagnostics: list[Diagnostic],
+        source: SourceFile,
+        references: References | None = None,
+    ) -> None:
+        self.module = module
+        self.diagnostics = diagnostics
+        self.source = source
+        self.references = references
 
     @property
     def ok(self) -> bool:
@@ -67,21 +86,27 @@ def parse(text: str, filename: str = "<input>", options: ParseOptions | None = N
     try:
         module = parser.parse_module()
     except RecursionError:
+        # Where the parser had got to (deep inside the nesting), not the file's start.
+        at = parser.tok.span if parser.tok.kind != L.EOF else Span(0, 0)
         parser.diagnostics.append(
-            Diagnostic(Severity.ERROR, "syntax", "input is nested too deeply to parse", Span(0, 0), source)
+            Diagnostic(Severity.ERROR, "syntax", "input is nested too deeply to parse", at, source)
         )
         module = parser.module
     return ParseResult(module, parser.diagnostics, source, parser.references)
 
 
-@dataclass(slots=True)
-class ItemResult:
+class ItemResult(Record):
     """One top-level item parsed on its own (`parse_item`)."""
 
-    op: Operation | None  # None when no op could be parsed there
-    end: int  # where its text ends
-    diagnostics: list[Diagnostic]
-    references: References | None
+    __slots__ = ("op", "end", "diagnostics", "references")
+
+    def __init__(
+        self, op: Operation | None, end: int, diagnostics: list[Diagnostic], references: References | None
+    ) -> None:
+        self.op = op  # None when no op could be parsed there
+        self.end = end  # where its text ends
+        self.diagnostics = diagnostics
+        self.references = references
 
 
 def parse_item(source: SourceFile, start: int, context: Module, options: ParseOptions | None = None) -> ItemResult:
@@ -129,11 +154,13 @@ class ForwardRef(Value):
     __slots__ = ()
 
 
-_ANGLE_RE = re.compile(r"(?<!-)[<>]|[\n;{}]")
 _DIMS_RE = re.compile(r"(?:(?:\d+|\?)x)*")
 _INT_RE = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+)$")
 _RESULT_SUFFIX_RE = re.compile(r"#(\d+)")
-_CUDA_TILE_TYPE_NAMES = {"tile", "ptr", "token", "tensor_view", "partition_view", "strided_view", "gather_scatter_view"}
+_CUDA_TILE_TYPE_NAMES = L.PARAMETRIC_TYPE_NAMES
+# Types nested deeper than this are refused (a `tile<tile<...>>` 80,000 deep used to take
+# seconds to reach Python's recursion limit); real types nest a few levels.
+MAX_TYPE_NESTING = 100
 _BUILTIN_OPAQUE_TYPES = {"index", "none"}
 # The `struct(params)` debug-info attributes: (required, optional) parameter names.
 _DI_STRUCT_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -146,11 +173,13 @@ _ALIAS_DEFINITION = re.compile(r"^[ \t]*([#!][A-Za-z_][\w$.-]*)[ \t]*=", re.M)
 _BALANCED_OPEN = {"<": ">", "(": ")", "[": "]", "{": "}"}
 
 
-@dataclass(slots=True)
 class _Scope:
-    values: dict[str, Value] = field(default_factory=dict)
-    isolated: bool = False
-    forward: dict[str, ForwardRef] | None = None  # on isolated scopes only
+    __slots__ = ("values", "isolated", "forward")
+
+    def __init__(self, isolated: bool = False, forward: dict[str, ForwardRef] | None = None) -> None:
+        self.values: dict[str, Value] = {}
+        self.isolated = isolated
+        self.forward = forward  # on isolated scopes only
 
 
 class Parser:
@@ -158,13 +187,14 @@ class Parser:
         self.source = source
         self.text = source.text
         self.options = options
-        self.lexer = Lexer(source.text)
+        self.lexer = TokenStream(source.text)
         self.diagnostics: list[Diagnostic] = []
         self.module = Module(source)
         self.tok: Token = self.lexer.token_at(0)
         self.prev_end = 0
         self.scopes: list[_Scope] = [_Scope(isolated=True, forward={})]
         self._type_cache: dict[str, T.Type] = {}
+        self._type_depth = 0  # of the types being parsed
         self.references = References() if options.record_references else None
         self._nested_types: dict[str, list[tuple[int, int, T.Type]]] = {}  # for cached types
         # Spans of the operands resolved for each op being parsed (innermost last).
@@ -177,10 +207,14 @@ class Parser:
 
     # ---------------------------------------------------------------- token helpers
 
+    # The helpers below run for every token: they look the next token up in the lexer's
+    # window themselves (`TokenStream.token_at` only when it is not there).
+
     def advance(self) -> Token:
         tok = self.tok
-        self.prev_end = tok.end
-        self.tok = self.lexer.token_at(tok.end)
+        end = self.prev_end = tok.end
+        nxt = self.lexer.at.get(end)
+        self.tok = nxt if nxt is not None else self.lexer.token_at(end)
         return tok
 
     def reset_to(self, pos: int) -> None:
@@ -189,16 +223,24 @@ class Parser:
 
     def at(self, text: str) -> bool:
         tok = self.tok
-        return tok.text == text and tok.kind in (L.PUNCT, L.IDENT)
+        return tok.text == text and (tok.kind is _PUNCT or tok.kind is _IDENT)
 
     def accept(self, text: str) -> Token | None:
-        if self.at(text):
-            return self.advance()
+        tok = self.tok
+        if tok.text == text and (tok.kind is _PUNCT or tok.kind is _IDENT):
+            end = self.prev_end = tok.end
+            nxt = self.lexer.at.get(end)
+            self.tok = nxt if nxt is not None else self.lexer.token_at(end)
+            return tok
         return None
 
     def expect(self, text: str, what: str | None = None) -> Token:
-        if self.at(text):
-            return self.advance()
+        tok = self.tok
+        if tok.text == text and (tok.kind is _PUNCT or tok.kind is _IDENT):
+            end = self.prev_end = tok.end
+            nxt = self.lexer.at.get(end)
+            self.tok = nxt if nxt is not None else self.lexer.token_at(end)
+            return tok
         span = None
         if "\n" in self.text[self.prev_end : self.tok.start]:
             # Like MLIR: punctuation missing at the end of a line is reported where
@@ -277,7 +319,7 @@ class Parser:
                 self.error(f"unexpected '{self.tok.text[:40]}'", self.here())
                 self.advance()
         self._finish_isolated_scope(self.scopes[0])
-        self.module.comments = self.lexer.comments
+        self.module.comments = self.lexer.sorted_comments()
         return self.module
 
     def _is_alias_definition(self) -> bool:
@@ -300,10 +342,6 @@ class Parser:
             return None
         saved_tok, saved_end = self.tok, self.prev_end
         saved_diags = len(self.diagnostics)
-        # Lexing ahead must not record the comments on the way (they are recorded, in
-        # order, when the main loop gets there).
-        lexer = self.lexer
-        saved_comments, saved_seen = len(lexer.comments), lexer._seen_comment_end
         self._alias_busy.add(pos)
         try:
             self.reset_to(pos)
@@ -320,8 +358,6 @@ class Parser:
             return None
         finally:
             self._alias_busy.discard(pos)
-            del lexer.comments[saved_comments:]
-            lexer._seen_comment_end = saved_seen
             self.tok, self.prev_end = saved_tok, saved_end
         table = self.module.attribute_aliases if sigil == "#" else self.module.type_aliases
         return table.get(name)
@@ -465,7 +501,7 @@ class Parser:
         self.advance()
         name = tok.text[1:]
         end = tok.end
-        m = _RESULT_SUFFIX_RE.match(self.text, end)
+        m = _RESULT_SUFFIX_RE.match(self.text, end) if self.text[end : end + 1] == "#" else None
         if m:
             name += m.group()
             end = m.end()
@@ -494,7 +530,7 @@ class Parser:
                 if not self.accept(","):
                     break
             self.expect("=")
-        num_results = sum(c for _, c, _ in results)
+        num_results = sum([c for _, c, _ in results]) if results else 0
 
         spans: list[Span] = []
         self._operand_spans.append(spans)
@@ -508,12 +544,22 @@ class Parser:
                 return None
         finally:
             self._operand_spans.pop()
+        self.finish_operation(op, start, results, spans)
+        return op
+
+    def finish_operation(
+        self, op: Operation, start: int, results: list[tuple[str, int, Span]], spans: list[Span]
+    ) -> None:
+        """After an op's own syntax: its span, trailing location, and the names of its results."""
         if len(spans) == len(op.operands):
             op.operand_spans = spans
-        op.span = Span(start, self.prev_end)
-        self.parse_trailing_location(op)
+        tok = self.tok
+        if tok.text == "loc" and tok.kind is _IDENT:
+            op.span = Span(start, self.prev_end)
+            self.parse_trailing_location(op)
         op.span = Span(start, self.prev_end)
 
+        num_results = sum([c for _, c, _ in results]) if results else 0
         if num_results and not op.results:
             names = Span(start, op.name_span.start if op.name_span else start)
             self.diagnostics.append(
@@ -539,7 +585,6 @@ class Parser:
                     member = name if count == 1 else f"{name}#{k}"
                     self.define_value(member, op.results[i], span)
                     i += 1
-        return op
 
     def parse_trailing_location(self, op: Operation) -> None:
         if self.at("loc"):
@@ -572,8 +617,6 @@ class Parser:
             suffix = "" if "." in text else f" (tried 'cuda_tile.{text}' as well)"
             self.fail(f"custom op '{text}' is unknown{suffix}", name_tok.span)
         assert opdef is not None
-        from . import asmformat, custom_ops
-
         op = Operation(name, opdef)
         op.name_span = name_tok.span
         handler = custom_ops.PARSERS.get(opdef.mnemonic)
@@ -809,12 +852,19 @@ class Parser:
     # ---------------------------------------------------------------- types
 
     def parse_type(self) -> T.Type:
-        if self.references is None:
-            return self._parse_type()
-        start = self.tok.start
-        parsed = self._parse_type()
-        self.references.types.append((Span(start, self.prev_end), parsed))
-        return parsed
+        depth = self._type_depth
+        if depth >= MAX_TYPE_NESTING:
+            self.fail(f"type nested more than {MAX_TYPE_NESTING} levels deep", self.here())
+        self._type_depth = depth + 1
+        try:
+            if self.references is None:
+                return self._parse_type()
+            start = self.tok.start
+            parsed = self._parse_type()
+            self.references.types.append((Span(start, self.prev_end), parsed))
+            return parsed
+        finally:
+            self._type_depth = depth
 
     def _parse_type(self) -> T.Type:
         tok = self.tok
@@ -863,40 +913,39 @@ class Parser:
 
     def _parse_cached_type(self, name: str, tok: Token) -> T.Type:
         """Parse `name<...>`, reusing the result for identical text: kernels repeat
-        the same long view types many times, and this halves parsing time."""
+        the same long view types many times, and this halves parsing time. Only types not
+        nested in another are looked up (the outer one's entry covers the rest)."""
         text = self.text
         end = tok.end
-        if end < len(text) and text[end] == "<":
-            depth = 0
-            for m in _ANGLE_RE.finditer(text, end):
-                ch = m.group()
-                if ch not in "<>":
-                    break  # not a one-line type: parse it without the cache
-                depth += 1 if ch == "<" else -1
-                if depth == 0:
-                    key = text[tok.start : m.end()]
-                    cached = self._type_cache.get(key)
-                    references = self.references
-                    if cached is not None:
-                        self.reset_to(m.end())
-                        self.prev_end = m.end()
-                        if references is not None:  # the types nested in it, as if parsed here
-                            for start, stop, nested in self._nested_types[key]:
-                                references.types.append((Span(tok.start + start, tok.start + stop), nested))
-                        return cached
-                    self.advance()
-                    reported = len(self.diagnostics)
-                    recorded = len(references.types) if references is not None else 0
-                    ty = self.parse_cuda_type_body(name, tok)
-                    # Types that drew a warning are not cached: every use must get it.
-                    if self.prev_end == m.end() and len(self.diagnostics) == reported:
-                        self._type_cache[key] = ty
-                        if references is not None:
-                            self._nested_types[key] = [
-                                (span.start - tok.start, span.end - tok.start, nested)
-                                for span, nested in references.types[recorded:]
-                            ]
-                    return ty
+        if self._type_depth == 1 and end < len(text) and text[end] == "<":
+            lexer = self.lexer
+            stop = lexer.type_end(tok.start)
+            if stop is None:
+                stop = lexer.angle_close(end)
+            if stop is not None:  # a one-line type
+                key = text[tok.start : stop]
+                cached = self._type_cache.get(key)
+                references = self.references
+                if cached is not None:
+                    self.reset_to(stop)
+                    self.prev_end = stop
+                    if references is not None:  # the types nested in it, as if parsed here
+                        for start, nested_stop, nested in self._nested_types[key]:
+                            references.types.append((Span(tok.start + start, tok.start + nested_stop), nested))
+                    return cached
+                self.advance()
+                reported = len(self.diagnostics)
+                recorded = len(references.types) if references is not None else 0
+                ty = self.parse_cuda_type_body(name, tok)
+                # Types that drew a warning are not cached: every use must get it.
+                if self.prev_end == stop and len(self.diagnostics) == reported:
+                    self._type_cache[key] = ty
+                    if references is not None:
+                        self._nested_types[key] = [
+                            (span.start - tok.start, span.end - tok.start, nested)
+                            for span, nested in references.types[recorded:]
+                        ]
+                return ty
         self.advance()
         return self.parse_cuda_type_body(name, tok)
 

@@ -9,22 +9,27 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import Block, BlockArgument, Comment, Module, Operation, OpResult, Region, Value
+from ..ir.frozen import Record
 from . import asmformat
+from .custom_ops import PRINTERS
 
 
-@dataclass(slots=True)
-class PrintOptions:
-    generic: bool = False
-    debuginfo: bool = False
-    keep_comments: bool = True
-    # False: name every value as MLIR does (`cuda-tile-opt` never keeps the source's names),
-    # ignoring the names the source wrote.
-    source_names: bool = True
+class PrintOptions(Record):
+    __slots__ = ("generic", "debuginfo", "keep_comments", "source_names")
+
+    def __init__(
+        self, generic: bool = False, debuginfo: bool = False, keep_comments: bool = True, source_names: bool = True
+    ) -> None:
+        self.generic = generic
+        self.debuginfo = debuginfo
+        self.keep_comments = keep_comments
+        # False: name every value as MLIR does (`cuda-tile-opt` never keeps the source's
+        # names), ignoring the names the source wrote.
+        self.source_names = source_names
 
 
 def print_module(module: Module, options: PrintOptions | None = None) -> str:
@@ -276,10 +281,8 @@ class Printer:
         elif self.options.generic or opdef is None:
             self._print_generic(op)
         else:
-            from .custom_ops import PRINTERS
-
             name = op.name if top_level and op.name == "cuda_tile.module" else opdef.mnemonic
-            self.write(name)
+            self.out.append(name)
             custom = PRINTERS.get(opdef.mnemonic)
             if custom is not None:
                 custom(self, op)
@@ -393,13 +396,16 @@ class Printer:
             ops = block.ops
             if not print_terminators and ops and bi == 0:
                 ops = ops[:-1]
+            comments = self.comments
             for op in ops:
-                self.newline()
-                if op.span is not None and op.span.end > op.span.start:
+                self.out.append("\n" + "  " * self.indent)  # `newline`
+                # (Comments are put back only while some are left to put back.)
+                span = op.span if self.next_comment < len(comments) else None
+                if span is not None and span.end > span.start:
                     self._flush_comments(_header_end(op))
                 self.print_operation(op, top_level)
-                if op.span is not None and op.span.end > op.span.start:
-                    self._trailing_comment(op.span.end)
+                if span is not None and span.end > span.start:
+                    self._trailing_comment(span.end)
         self.indent -= 1
         if region.span is not None and self.next_comment < len(self.comments):
             if self.comments[self.next_comment].span.start < region.span.end:
@@ -758,14 +764,16 @@ _ELIDED_TERMINATORS = {"if": "yield", "for": "continue", "loop": "continue"}
 _DI_ALIASES = frozenset({"di_compile_unit", "di_file", "di_lexical_block", "di_subprogram"})
 
 
-@dataclass(slots=True)
 class _AliasEntry:
-    attr: A.Attribute
-    name: str
-    seen: int
-    depth: int = 1
-    deferred: bool = True
-    children: list[_AliasEntry] | None = None
+    __slots__ = ("attr", "name", "seen", "depth", "deferred", "children")
+
+    def __init__(self, attr: A.Attribute, name: str, seen: int, deferred: bool = True) -> None:
+        self.attr = attr
+        self.name = name
+        self.seen = seen
+        self.depth = 1
+        self.deferred = deferred
+        self.children: list[_AliasEntry] | None = None
 
 
 class _AliasCollector:

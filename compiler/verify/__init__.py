@@ -14,10 +14,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..ir.diagnostics import Diagnostic, Severity, has_errors
-from .engine import OpFailed, Verifier, VerifyOptions, verify
 
 if TYPE_CHECKING:
     from ..text.parser import ParseResult
+    from .engine import OpFailed, Verifier, VerifyOptions, verify
+
+# The engine (and the op rules it registers) is imported on first use: the parser needs
+# only `compiler.verify.types`, and `tileir fmt` never verifies.
+_ENGINE_NAMES = frozenset({"OpFailed", "Verifier", "VerifyOptions", "verify"})
+
+
+def __getattr__(name: str):
+    if name in _ENGINE_NAMES:
+        from . import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_text(
@@ -33,6 +45,7 @@ def check_text(
     language server wants but `cuda-tile-opt` parity does not.
     """
     from ..text import ParseOptions, parse
+    from .engine import VerifyOptions, verify
 
     options = options or VerifyOptions()
     result = parse(text, name, ParseOptions(allow_unregistered=allow_unregistered))

@@ -14,7 +14,6 @@ The language server's "add expected-* checks" action and any other face share th
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -58,7 +57,8 @@ def missing_checks(
     from ..text import split_input
     from . import check_text
 
-    options = dataclasses.replace(options or VerifyOptions(), keep_going=False)
+    base = options or VerifyOptions()
+    options = VerifyOptions(False, base.target_version, base.unsupported_hints)
     if split_input_file is None:
         split_input_file = _SPLIT_MARKER_RE.search(text) is not None
     chunks = split_input(text) if split_input_file else [(text, 0)]

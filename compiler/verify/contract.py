@@ -379,6 +379,9 @@ def _internal(name: str) -> str | None:
     return dialect if dialect in INTERNAL_DIALECTS else None
 
 
+_SCALARS = (T.IntegerType, T.FloatType)
+
+
 def _opaque_names(t: T.Type) -> Iterator[str]:
     if isinstance(t, T.OpaqueType):
         yield t.text
@@ -404,7 +407,10 @@ def _check_internal_dialects(v: Verifier, op: Operation) -> None:
         return
     block_args = [arg for region in op.regions for block in region.blocks for arg in block.arguments]
     for value in [*op.results, *block_args]:
-        for text in _opaque_names(value.type):
+        t = value.type
+        if t.__class__ is T.TileType and t.element.__class__ in _SCALARS:
+            continue  # no opaque type in it (the common case, decided without a walk)
+        for text in _opaque_names(t):
             dialect = _internal(text) if text.startswith("!") else None
             if dialect is not None:
                 v.emit(

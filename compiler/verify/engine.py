@@ -23,31 +23,38 @@ can be compared with NVIDIA's tools; each diagnostic also carries a stable `code
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ..dialect.constraints import TYPE_CONSTRAINTS
 from ..ir import types as T
 from ..ir.core import Block, BlockArgument, Module, Operation, OpResult, Value
 from ..ir.diagnostics import Diagnostic, Fix, Related, Severity
+from ..ir.frozen import Record
 from ..ir.source import SourceFile, Span
 from .common import tile_shape, type_text
 from .registry import MODULE_CHECKS, OP_VERIFIERS, REGION_VERIFIERS
+
+if TYPE_CHECKING:
+    from ..dialect.opdef import OpDef
 
 
 class OpFailed(Exception):
     """Raised by `Verifier.fail`: the op being verified is invalid."""
 
 
-@dataclass(slots=True)
-class VerifyOptions:
-    # Report every invalid op (True), or stop each kernel at its first error as MLIR does.
-    keep_going: bool = True
-    # Bytecode version the module must fit, e.g. "13.1"; None: the newest we know.
-    target_version: str | None = None
-    # Optimization hints that are unknown or unsupported: "silent" (as cuda-tile-opt by
-    # default), "warn" (-Wunsupported-hints) or "error" (-Werr-hints).
-    unsupported_hints: str = "silent"
+class VerifyOptions(Record):
+    __slots__ = ("keep_going", "target_version", "unsupported_hints")
+
+    def __init__(
+        self, keep_going: bool = True, target_version: str | None = None, unsupported_hints: str = "silent"
+    ) -> None:
+        # Report every invalid op (True), or stop each kernel at its first error as MLIR does.
+        self.keep_going = keep_going
+        # Bytecode version the module must fit, e.g. "13.1"; None: the newest we know.
+        self.target_version = target_version
+        # Optimization hints that are unknown or unsupported: "silent" (as cuda-tile-opt by
+        # default), "warn" (-Wunsupported-hints) or "error" (-Werr-hints).
+        self.unsupported_hints = unsupported_hints
 
 
 # Op class names used by `ParentOneOf` / `HasParent` traits, and the ops they stand for.
@@ -371,15 +378,71 @@ def _count_message(kind: str, fixed: int, variadic: bool, found: int) -> str | N
     return f"expected {fixed} {kind}s, but found {found}"
 
 
+class _Plan:
+    """What the table-driven checks need from one op definition, worked out once per op
+    (`OpDef._plans["verify"]`) instead of for every op verified."""
+
+    __slots__ = (
+        "fixed_results",
+        "variadic_results",
+        "fixed_operands",
+        "variadic_operands",
+        "required",
+        "operand_constraints",
+        "result_constraints",
+        "operand_names",
+        "result_names",
+        "terminator",
+        "parents",
+        "single_block",
+        "no_terminator",
+    )
+
+    def __init__(self, opdef: OpDef) -> None:
+        self.fixed_results = sum(1 for r in opdef.results if r.arity == "single")
+        self.variadic_results = any(r.arity != "single" for r in opdef.results)
+        self.fixed_operands = sum(1 for o in opdef.operands if o.arity == "single")
+        self.variadic_operands = any(o.arity != "single" for o in opdef.operands)
+        self.required = [a.name for a in opdef.attributes if not a.optional and a.default is None]
+        self.operand_constraints = [(TYPE_CONSTRAINTS[o.constraint], o.arity) for o in opdef.operands]
+        self.result_constraints = [(TYPE_CONSTRAINTS[r.constraint], r.arity) for r in opdef.results]
+        self.operand_names = frozenset(o.name for o in opdef.operands)
+        self.result_names = frozenset(r.name for r in opdef.results)
+        # The traits in the order `check_traits` has always met them (the frozenset's).
+        self.terminator = False
+        self.parents: list[tuple[str, list[str]]] = []  # ("Terminator" or the allowed parents, in order)
+        for trait in opdef.traits:
+            if trait == "Terminator":
+                self.parents.append((trait, []))
+            elif trait.startswith("ParentOneOf:") or trait.startswith("HasParent:"):
+                self.parents.append((trait, [op_class_name(c) for c in trait.split(":", 1)[1].split(",")]))
+        self.single_block = "SingleBlock" in opdef.traits or any(
+            t.startswith("SingleBlockImplicitTerminator:") for t in opdef.traits
+        )
+        self.no_terminator = "NoTerminator" in opdef.traits
+
+
+def _plan(opdef: OpDef) -> _Plan:
+    plan = opdef._plans.get("verify")
+    if plan is None:
+        plan = opdef._plans["verify"] = _Plan(opdef)
+    return plan
+
+
 def check_counts(v: Verifier, op: Operation) -> None:
     """The number of results and operands the op table allows (checked before the types, as
     MLIR's structural traits are)."""
     opdef = op.opdef
     assert opdef is not None
-    counts = (("result", opdef.results, len(op.results)), ("operand", opdef.operands, len(op.operands)))
-    for kind, defs, found in counts:
-        fixed = sum(1 for d in defs if d.arity == "single")
-        message = _count_message(kind, fixed, any(d.arity != "single" for d in defs), found)
+    plan = _plan(opdef)
+    counts = (
+        ("result", plan.fixed_results, plan.variadic_results, len(op.results)),
+        ("operand", plan.fixed_operands, plan.variadic_operands, len(op.operands)),
+    )
+    for kind, fixed, variadic, found in counts:
+        if found == fixed or (variadic and found > fixed):
+            continue
+        message = _count_message(kind, fixed, variadic, found)
         if message is not None:
             v.fail(op, message, code=f"{kind}-count")
 
@@ -405,39 +468,40 @@ def check_constraints(v: Verifier, op: Operation) -> None:
                 "specified in attribute 'operandSegmentSizes'",
                 code="operand-segments",
             )
-    for adef in opdef.attributes:
-        if not adef.optional and adef.default is None and op.attr(adef.name) is None:
-            v.fail(op, f"requires attribute '{adef.name}'", code="missing-attribute")
+    plan = _plan(opdef)
+    properties, attributes = op.properties, op.attributes
+    for name in plan.required:
+        if properties.get(name) is None and attributes.get(name) is None:  # `op.attr(name) is None`
+            v.fail(op, f"requires attribute '{name}'", code="missing-attribute")
+    operands = op.operands
     flat = 0
-    for i, odef in enumerate(opdef.operands):
+    for i, (constraint, arity) in enumerate(plan.operand_constraints):
         count = 1 if segments is None else (segments[i] if i < len(segments) else 0)
-        constraint = TYPE_CONSTRAINTS[odef.constraint]
         for k in range(count):
             index = flat + k
-            if index >= len(op.operands):
+            if index >= len(operands):
                 break
-            t = op.operands[index].type
-            if not constraint.accepts(t):
+            t = operands[index].type
+            if not constraint.predicate(t):
                 summary = constraint.summary
-                if odef.arity == "variadic":
+                if arity == "variadic":
                     summary = f"variadic of {summary}"
                 v.fail(
                     op, f"operand #{index} must be {summary}, but got '{type_text(t)}'", at=index, code="operand-type"
                 )
         flat += count
-    fixed = sum(1 for r in opdef.results if r.arity == "single")
-    variadic_len = max(len(op.results) - fixed, 0)
+    results = op.results
+    variadic_len = max(len(results) - plan.fixed_results, 0)
     index = 0
-    for rdef in opdef.results:
-        count = 1 if rdef.arity == "single" else variadic_len
-        constraint = TYPE_CONSTRAINTS[rdef.constraint]
+    for constraint, arity in plan.result_constraints:
+        count = 1 if arity == "single" else variadic_len
         for k in range(count):
-            if index + k >= len(op.results):
+            if index + k >= len(results):
                 break
-            t = op.results[index + k].type
-            if not constraint.accepts(t):
+            t = results[index + k].type
+            if not constraint.predicate(t):
                 summary = constraint.summary
-                if rdef.arity == "variadic":
+                if arity == "variadic":
                     summary = f"variadic of {summary}"
                 v.fail(op, f"result #{index + k} must be {summary}, but got '{type_text(t)}'", code="result-type")
         index += count
@@ -489,8 +553,9 @@ def _named_types(op: Operation, names: Sequence[str]) -> list[tuple[str, T.Type]
     opdef = op.opdef
     assert opdef is not None
     out: list[tuple[str, T.Type]] = []
-    operand_names = {o.name for o in opdef.operands}
-    result_names = {r.name for r in opdef.results}
+    plan = _plan(opdef)
+    operand_names = plan.operand_names
+    result_names = plan.result_names
     for name in names:
         if name in operand_names:
             out.extend((name, value.type) for value in op.operand_group(name))
@@ -589,23 +654,23 @@ def check_traits(v: Verifier, op: Operation) -> None:
     """The native traits of the op table that are about where an op may stand."""
     opdef = op.opdef
     assert opdef is not None
-    for trait in opdef.traits:
+    plan = _plan(opdef)
+    for trait, allowed in plan.parents:
         if trait == "Terminator":
             block = op.parent
             if block is not None and block.ops and block.ops[-1] is not op:
                 v.fail(op, "must be the last operation in the parent block", code="terminator")
-        elif trait.startswith("ParentOneOf:") or trait.startswith("HasParent:"):
-            allowed = [op_class_name(c) for c in trait.split(":", 1)[1].split(",")]
+        else:
             parent = op.parent_op
             if parent is None or parent.name not in allowed:
                 if len(allowed) == 1:
                     v.fail(op, f"expects parent op '{allowed[0]}'", code="parent")
                 v.fail(op, f"expects parent op to be one of '{', '.join(allowed)}'", code="parent")
-    if "SingleBlock" in opdef.traits or any(t.startswith("SingleBlockImplicitTerminator:") for t in opdef.traits):
+    if plan.single_block:
         for index, region in enumerate(op.regions):
             if len(region.blocks) > 1:
                 v.fail(op, f"expects region #{index} to have 0 or 1 blocks", code="region-blocks")
-            if region.blocks and not region.blocks[0].ops and "NoTerminator" not in opdef.traits:
+            if region.blocks and not region.blocks[0].ops and not plan.no_terminator:
                 v.fail(op, "expects a non-empty block", code="region-blocks")
 
 

@@ -14,9 +14,8 @@ each part was written can point at it and offer fixes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..ir import types as T
+from ..ir.frozen import Frozen, _set
 from .common import quoted
 
 # The largest number of elements a tile may hold (2**24).
@@ -34,8 +33,7 @@ TILE_ELEMENT_SUMMARY = NUMBER_SUMMARY + " or Pointer type or i4"
 _FLOAT_ONLY_PADDING = ("neg_zero", "nan", "pos_inf", "neg_inf")
 
 
-@dataclass(frozen=True, slots=True)
-class TypeProblem:
+class TypeProblem(Frozen):
     """A rule `t` breaks.
 
     `part` is what is at fault: "type" (the type as a whole), "shape", "element", "strides"
@@ -43,10 +41,17 @@ class TypeProblem:
     "padding" or "tensor_view" (a view's). `dims` are indices into that part.
     """
 
+    __slots__ = ("message", "code", "part", "dims")
     message: str
     code: str
-    part: str = "type"
-    dims: tuple[int, ...] = ()
+    part: str
+    dims: tuple[int, ...]
+
+    def __init__(self, message: str, code: str, part: str = "type", dims: tuple[int, ...] = ()) -> None:
+        _set(self, "message", message)
+        _set(self, "code", code)
+        _set(self, "part", part)
+        _set(self, "dims", dims)
 
 
 def is_number_type(t: T.Type) -> bool:
