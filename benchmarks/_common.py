@@ -18,3 +18,12 @@ def tool_version(tool: str) -> str:
     text = out.stdout + out.stderr
     found = re.search(r"\bV(\d+(?:\.\d+)+)", text) or re.search(r"(\d+\.\d+(?:\.\d+)*)", text)
     return found.group(1) if found else "unknown version"
+
+
+def disassembly_items(printed: bytes) -> list[str]:
+    """The lines of a disassembly without indentation and without a `cuda_tile.module` wrapper
+    (tileirdisasm prints the module's items bare): what two disassemblies compare by."""
+    lines = [line.strip() for line in printed.decode("utf-8", "replace").splitlines()]
+    if lines and lines[0].startswith("cuda_tile.module") and lines[-1] == "}":
+        lines = lines[1:-1]
+    return lines

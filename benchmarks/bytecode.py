@@ -60,6 +60,8 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 sys.path.insert(0, str(REPO))
 
+from benchmarks._common import disassembly_items, tool_version  # noqa: E402 - needs the repository on sys.path
+
 GOAL_RATIO = 10.0  # `tileir disasm` / `tileirdisasm`, whole processes, at most
 DEFAULT_SIZE_KB = 200
 QUICK_SIZE_KB = 8
@@ -236,32 +238,6 @@ def print_table(title: str, rows: list[Row]) -> None:
     print()
 
 
-def tool_version(tool: str) -> str:
-    try:
-        out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown version"
-    found = re.search(r"\bV(\d+(?:\.\d+)+)", out.stdout + out.stderr)
-    return found.group(1) if found else "unknown version"
-
-
-# Stand-ins for `tileir disasm` / `tileir asm` while those commands do not exist: the same calls.
-_DISASM_SCRIPT = (
-    "import sys\n"
-    "from compiler.bytecode import read_bytecode\n"
-    "from compiler.text import print_module\n"
-    "sys.stdout.write(print_module(read_bytecode(open(sys.argv[1], 'rb').read())))\n"
-)
-_ASM_SCRIPT = (
-    "import os, sys\n"
-    "from compiler.bytecode import parse_version, write_bytecode\n"
-    "from compiler.verify import check_text\n"
-    "result, diagnostics = check_text(open(sys.argv[1], encoding='utf-8').read(), sys.argv[1])\n"
-    "data = write_bytecode(result.module, parse_version(sys.argv[4]))\n"
-    "open(sys.argv[3] + '.tmp', 'wb').write(data)\n"
-    "os.replace(sys.argv[3] + '.tmp', sys.argv[3])\n"
-)
-
 # The phases of a `tileir disasm` process, timed inside a fresh interpreter (--profile): what
 # `python -m compiler` imports, then the bytecode and text packages, the decode, the print and
 # the write; the garbage collector's share through gc.callbacks.
@@ -346,15 +322,6 @@ def profile_phases(python: str, bc_path: Path, env: dict[str, str], repeat: int,
     print()
 
 
-def _items(printed: bytes) -> list[str]:
-    """The lines of a disassembly without indentation and without a `cuda_tile.module` wrapper
-    (tileirdisasm prints the module's items bare)."""
-    lines = [line.strip() for line in printed.decode("utf-8", "replace").splitlines()]
-    if lines and lines[0].startswith("cuda_tile.module") and lines[-1] == "}":
-        lines = lines[1:-1]
-    return lines
-
-
 def python_env(pycache: Path | None) -> dict[str, str]:
     """The environment of our processes: the repository importable, and .pyc files kept in
     `pycache` (outside the repository) as an installed tool has them, even where
@@ -392,7 +359,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from compiler.bytecode import parse_version, read_bytecode, write_bytecode
-    from compiler.cli import has_command
     from compiler.text import parse, print_module
     from compiler.verify import check_text
 
@@ -467,20 +433,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="tileir-bc-bench-pyc-") as pycache:
             env = python_env(Path(pycache))
-            if has_command("disasm"):
-                disasm_label, disasm_cmd = "tileir disasm", [python, "-m", "compiler", "disasm", str(bc_path)]
-            else:
-                disasm_label = "python -c read+print"
-                disasm_cmd = [python, "-c", _DISASM_SCRIPT, str(bc_path)]
-                notes.append("`tileir disasm` does not exist: a `python -c` script (read_bytecode + print) stands in")
-            if has_command("asm"):
-                asm_label = "tileir asm"
-                asm_cmd = [python, "-m", "compiler", "asm", str(tileir_path), "-o", str(asm_out)]
-                asm_cmd += ["--bytecode-version", args.bytecode_version]
-            else:
-                asm_label = "python -c parse+verify+encode"
-                asm_cmd = [python, "-c", _ASM_SCRIPT, str(tileir_path), "-o", str(asm_out), args.bytecode_version]
-                notes.append("`tileir asm` does not exist: a `python -c` script (check_text + write) stands in")
+            disasm_label, disasm_cmd = "tileir disasm", [python, "-m", "compiler", "disasm", str(bc_path)]
+            asm_label = "tileir asm"
+            asm_cmd = [python, "-m", "compiler", "asm", str(tileir_path), "-o", str(asm_out)]
+            asm_cmd += ["--bytecode-version", args.bytecode_version]
 
             floor = run_process([python, "-c", "pass"], repeat, env)
             ours = run_process(disasm_cmd, repeat, env)
@@ -520,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"CPU time ratio {ours.cpu_seconds / max(theirs.cpu_seconds, 1e-6):.1f}x; "
                     f"anchor: NVIDIA tileirdisasm {tool_version(anchor)}, same file, same run)"
                 )
-                ours_items, theirs_items = _items(ours.stdout), _items(theirs.stdout)
+                ours_items, theirs_items = disassembly_items(ours.stdout), disassembly_items(theirs.stdout)
                 if ours_items == theirs_items:
                     notes.append(f"the two disassemblies are identical ({len(ours_items):,} lines, indentation aside)")
                 else:

@@ -42,7 +42,8 @@ SHARED_SAMPLES = REPO.parent / "shared" / "samples"
 EXAMPLES = REPO / "examples"
 sys.path.insert(0, str(REPO))
 
-from benchmarks.bytecode import python_env, run_process, tool_version  # noqa: E402 - needs the repository on sys.path
+from benchmarks._common import disassembly_items, tool_version  # noqa: E402 - needs the repository on sys.path
+from benchmarks.bytecode import python_env, run_process  # noqa: E402
 
 # Issue 17: whole processes against tileirdisasm on the same module, and start-up.
 TARGETS = {"fmt": 10.0, "check": 10.0, "disasm": 5.0}
@@ -147,15 +148,6 @@ def _verdict(value: float, goal: float, judged: bool) -> tuple[str, bool]:
     return ("ok", False) if value <= goal else ("MISS", True)
 
 
-def _items(printed: bytes) -> list[str]:
-    """The lines of a disassembly without indentation and without a `cuda_tile.module` wrapper
-    (tileirdisasm prints the module's items bare)."""
-    lines = [line.strip() for line in printed.decode("utf-8", "replace").splitlines()]
-    if lines and lines[0].startswith("cuda_tile.module") and lines[-1] == "}":
-        lines = lines[1:-1]
-    return lines
-
-
 # --------------------------------------------------------------------------------------------
 # The text path: whole processes against tileirdisasm, and start-up
 
@@ -226,7 +218,7 @@ def text_path_report(
                     )
                     if command == "fmt" and ours.stdout.decode("utf-8") != text:
                         notes.append(f"tileir fmt {tileir.name} did not print the module as it was written")
-                    if command == "disasm" and _items(ours.stdout) != _items(theirs.stdout):
+                    if command == "disasm" and disassembly_items(ours.stdout) != disassembly_items(theirs.stdout):
                         notes.append(f"tileir disasm and tileirdisasm print {bc.name} differently")
             # Start-up: a one-kernel file, each command.
             small = work / ONE_KERNEL.name
