@@ -57,10 +57,19 @@ class Workbench:
         for _ in range(20 if repeat_while_tabs else 1):
             if repeat_while_tabs and self.page.locator(".tabs-container .tab").count() == 0:
                 return
-            self.page.keyboard.press("F1")
             box = self.page.locator(".quick-input-widget .quick-input-box input")
-            box.wait_for(state="visible")
-            box.fill(f">{title}")
+            for attempt in range(3):
+                # The palette can be re-rendered between showing and typing (seen once in CI, in a
+                # teardown after the bytecode editor): close it and open it again.
+                self.page.keyboard.press("F1")
+                try:
+                    box.wait_for(state="visible", timeout=10_000)
+                    box.fill(f">{title}", timeout=10_000)
+                    break
+                except Exception:
+                    if attempt == 2:
+                        raise
+                    self.page.keyboard.press("Escape")
             row = self.page.locator(".quick-input-widget .quick-input-list .monaco-list-row", has_text=title).first
             try:
                 row.wait_for(state="visible", timeout=3_000 if optional else 15_000)
