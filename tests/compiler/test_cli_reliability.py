@@ -20,11 +20,12 @@ import pytest
 
 from compiler import cli
 from compiler.runtime.argspec import SpecError, parse_spec
-from tests.corpus import REPO
+from tests.corpus import REPO, VADD_RUN_ARGS
+
+from .test_cli_run import run
 
 VADD = REPO / "examples" / "vector_add.tileir"
-VADD_ARGS = ["--grid", "4", "--cutile-args", "--arg", "rand:4000:f32", "--arg", "rand:4000:f32"]
-VADD_ARGS += ["--arg", "zeros:4000:f32"]
+VADD_ARGS = list(VADD_RUN_ARGS)
 BYTECODE_MAGIC = b"\x7fTileIR\x00"
 
 # Takes one f32 array and one i8 array, and does nothing with them.
@@ -34,13 +35,6 @@ KEEPS = """cuda_tile.module @m {
   }
 }
 """
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return status, out, err
 
 
 def tileir(*argv: str, limits: dict[int, int] | None = None, unbuffered: bool | None = None, **kwargs):
