@@ -18,6 +18,18 @@ VADD_RUN_ARGS = ("--grid", "4", "--cutile-args", "--arg", "rand:4000:f32", "--ar
                  "--arg", "zeros:4000:f32")  # fmt: skip
 
 
+def matmul_cluster_text() -> str:
+    """examples/matmul.tileir asking for clusters of 2 blocks on sm_90 (num_cta_in_cga = 2): what
+    the cluster-launch checks compile (.ci/gpu-prepare fills tileiras' cache with it)."""
+    text = (EXAMPLES_DIR / "matmul.tileir").read_text()
+    hint = "optimization_hints=<sm_90 = {num_cta_in_cga = 1}>"
+    assert hint in text, "examples/matmul.tileir no longer has the hint the cluster checks change"
+    return text.replace(hint, hint.replace("= 1", "= 2"))
+
+
+MATMUL_CLUSTER_NAME = "matmul_cga2.tileir"
+
+
 def example_files() -> list[Path]:
     return sorted(EXAMPLES_DIR.glob("*.tileir"))
 

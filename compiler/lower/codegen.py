@@ -24,6 +24,13 @@ the rest of the enclosing block runs under `if <no flag set>:` (see `ops_control
 Scalar parameters. Float parameters are passed as the integer bits of the same width and
 bitcast in the prologue; integer parameters are converted to their exact type (Triton's
 interpreter types a Python int by its magnitude).
+
+GPU-only fast paths. A few helpers have two bodies under `if INTERPRETED:` (a module-level
+constexpr, true when the module is imported under Triton's interpreter): the GPU compiles the
+native instruction (`max.f32`, `ex2.approx.ftz.f32`), whose results equal the CPU interpreter's
+(the per-op suite checks them on a GPU), and Triton's interpreter runs the same results spelled
+out with `tl.where` and bit operations (it runs `tl.maximum` as NumPy's NaN-propagating maximum
+and has no inline PTX). Lines only the GPU compiles end with `# GPU only`.
 """
 
 from __future__ import annotations
@@ -35,10 +42,13 @@ from typing import Any
 
 from ..ir.attributes import location_text
 from ..ir.core import Block, Module, Operation, Region, Value
-from ..ir.types import PointerType, TokenType, Type
+from ..ir.types import FloatType, IntegerType, PointerType, TileType, TokenType, Type
 from . import tltypes
 from .registry import EMITTERS, UNSUPPORTED
 from .tltypes import LoweringTypeError
+
+# The comment ending a helper line that only the GPU compiles (module doc: GPU-only fast paths).
+GPU_ONLY = "# GPU only"
 
 # Architectures the lowering targets (compute capability → name). Triton's NVIDIA backend
 # compiles for sm_80 and newer; sm_100 needs Triton's Blackwell ptxas (it ships one).
@@ -144,6 +154,8 @@ class KernelSource:
         found: list[str] = list(self.inline_asm)
         for n, line in enumerate(self.text.split("\n"), 1):
             code = line.split("#", 1)[0]
+            if line.endswith(GPU_ONLY):
+                continue
             if "libdevice." in code or "inline_asm_elementwise" in code:
                 op = self.line_ops.get(n)
                 name = op.mnemonic if op is not None else "a helper"
@@ -313,6 +325,10 @@ class Codegen:
             "from triton.language.extra import libdevice  # noqa: F401",
             "",
         ]
+        if any("INTERPRETED" in src for src in self.helpers.values()):
+            # Whether this module runs under Triton's interpreter (module doc: GPU-only fast paths).
+            header[2:2] = ["import os"]
+            header[-1:-1] = ["", "INTERPRETED = tl.constexpr(os.environ.get('TRITON_INTERPRET', '0') == '1')"]
         for src in self.helpers.values():
             header += ["", *src.rstrip().split("\n"), ""]
         header += [""]
@@ -607,6 +623,56 @@ def _hint_int(d: Any, key: str) -> int | None:
     return None
 
 
+_LOADS = {"cuda_tile.load_view_tko", "cuda_tile.load_ptr_tko"}
+# Shared memory the software pipeline may fill with the loads of a matmul loop (of an H100/H200
+# SM's 227 KiB usable, leaving room for the epilogue's staging and layout conversions).
+_STAGE_BUDGET = 160 * 1024
+
+
+def _tile_bytes(v: Value) -> int:
+    t = v.type
+    if not isinstance(t, TileType) or not isinstance(t.element, (FloatType, IntegerType)):
+        return 0
+    n = 1
+    for d in t.shape:
+        n *= d
+    return n * max(8, t.element.bitwidth) // 8
+
+
+def _mma_defaults(entry: Operation) -> dict[str, Any]:
+    """num_warps and num_stages for a kernel with a matrix multiply, from the shape of its
+    loops (measured on an H200 with Triton 3.6, benchmarks/gpu.py; README "Running on a GPU"):
+
+    - 8 warps (two warpgroups sharing each product): 4096^3 f16 matmul 0.21 ms vs 0.73 at 4;
+      but 4 where a loop's product feeds another product (flash attention: the softmax of
+      Q K^T between them needs the registers): attention 0.41 ms at 4 vs 0.46 at 8.
+    - stages: as many copies of one loop iteration's loads as fit _STAGE_BUDGET, 2 to 4:
+      64x8192x8192 (64x64x128 tiles, 32 KiB a stage) 0.049 ms at 4 vs 0.058 at 3 (the loads in
+      flight are what a one-wave, memory-bound grid needs); 128x256x64 (48 KiB) stays at 3
+      (0.206 ms vs 0.214 at 4).
+    """
+    if not any(op.name in _MMA for op in entry.walk()):
+        return {}
+    opts: dict[str, Any] = {"num_warps": 8}
+    stage_bytes = 0
+    for loop in entry.walk():
+        if loop.name not in ("cuda_tile.for", "cuda_tile.loop") or not loop.regions:
+            continue
+        body = list(loop.walk())[1:]
+        if not any(op.name in _MMA for op in body):
+            continue
+        stage_bytes = max(stage_bytes, sum(_tile_bytes(op.results[0]) for op in body if op.name in _LOADS))
+        derived: set[Value] = set()
+        for op in body:
+            if op.name in _MMA and any(v in derived for v in op.operands[:2]):
+                opts["num_warps"] = 4
+            if op.name in _MMA or any(v in derived for v in op.operands):
+                derived.update(op.results)
+    if stage_bytes:
+        opts["num_stages"] = max(2, min(4, _STAGE_BUDGET // stage_bytes))
+    return opts
+
+
 def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
     """Triton compile options from what the IR says, else a default heuristic.
 
@@ -615,13 +681,11 @@ def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
     cluster: sm_90 and newer only); `occupancy` (CTAs per SM) → maxnreg, the register cap
     that lets that many CTAs fit (65536 registers per SM), as `__launch_bounds__` does.
     Discardable attributes `tt.num_warps` / `tt.num_stages` on the entry (Triton's names)
-    are taken as they are. Otherwise: 8 warps for kernels with a matrix multiply (the
-    tensor-core kernels others measured did best with 8), 4 for the rest (memory-bound),
-    and Triton's default of 3 pipeline stages.
+    are taken as they are. Otherwise the heuristic of `_mma_defaults` for kernels with a
+    matrix multiply, and 4 warps with Triton's default of 3 pipeline stages for the rest
+    (memory-bound: 8 or 16 warps measured slower for softmax and layer norm on an H200).
     """
-    opts: dict[str, Any] = {}
-    if any(op.name in _MMA for op in entry.walk()):
-        opts["num_warps"] = 8
+    opts: dict[str, Any] = _mma_defaults(entry)
     if any(op.name == "cuda_tile.assert" for op in entry.walk()):
         opts["debug"] = True  # Triton compiles device_assert only in debug mode
     hints = entry.attr("optimization_hints")

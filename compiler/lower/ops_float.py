@@ -63,7 +63,7 @@ maxf minf   written with `tl.where` (PTX max.f32 and the 3.6 interpreter's np.ma
 
 from __future__ import annotations
 
-from .codegen import OpEmit
+from .codegen import GPU_ONLY, OpEmit
 from .ops_conversion import (
     BITS_OF,
     CANONICAL_NAN,
@@ -88,8 +88,13 @@ def {name}(x):
 """
 
 
+def flush_helper(e: OpEmit) -> str:
+    """The name of the f32 flush_to_zero helper (defined once per module)."""
+    return e.helper("_fa_flush_f32", _FLUSH_F32)
+
+
 def flush(e: OpEmit, x: str) -> str:
-    return f"{e.helper('_fa_flush_f32', _FLUSH_F32)}({x})"
+    return f"{flush_helper(e)}({x})"
 
 
 def up32(e: OpEmit, x: str, t: str) -> str:
@@ -369,10 +374,26 @@ def _minmax_source(t: str, is_max: bool, propagate: bool) -> str:
         "    r = tl.where(b != b, ab, r)  # a number beats NaN",
         f"    r = tl.where(a == b, ab {join} bb, r)  # equal values: {'+0 beats -0' if is_max else '-0 beats +0'}",
         f"    r = tl.where({nan}, tl.full((), {CANONICAL_NAN[t]}, {u}), r)",
-        f"    return r.to({_DTYPE[t]}, bitcast=True)",
+        f"    out = r.to({_DTYPE[t]}, bitcast=True)",
     ]
     what = ("max" if is_max else "min") + (" propagating NaN" if propagate else " (NaN loses)")
-    return "\n".join(["@triton.jit", "def {name}(x, y):", f"    # {what} of {t}", *head, *body]) + "\n"
+    if t != "f32":
+        lines = ["@triton.jit", "def {name}(x, y):", f"    # {what} of {t}", *head, *body, "    return out"]
+        return "\n".join(lines) + "\n"
+    # f32 on the GPU: PTX max/min.f32 (.NaN with propagate_nan) is this op exactly (a number
+    # beats NaN, -0 < +0, NaN results canonical), one FMNMX instead of a dozen instructions.
+    nan_mode = ", propagate_nan=tl.PropagateNan.ALL" if propagate else ""
+    native = f"tl.{'maximum' if is_max else 'minimum'}(x, y{nan_mode})"
+    return "\n".join([
+        "@triton.jit",
+        "def {name}(x, y):",
+        f"    # {what} of {t}",
+        "    if INTERPRETED:",
+        *("    " + line for line in head + body),
+        "    else:",
+        f"        out = {native}  {GPU_ONLY}",
+        "    return out",
+    ]) + "\n"  # fmt: skip
 
 
 @emitter("maxf", "minf")

@@ -50,9 +50,9 @@ accuracy; tanh.approx.f32 would cost ~2^-11 relative error).
 
 from __future__ import annotations
 
-from .codegen import OpEmit
+from .codegen import GPU_ONLY, OpEmit
 from .ops_conversion import float_name
-from .ops_float import down32, flush, flushes_subnormals, up32
+from .ops_float import down32, flush, flush_helper, flushes_subnormals, up32
 from .registry import emitter
 
 # Cody-Waite split of ln 2: LN2_HI has 15 significant bits, so n * LN2_HI is exact in f32 for
@@ -71,6 +71,21 @@ def {name}(x):
     s1 = ((k1 + 127) << 23).to(tl.float32, bitcast=True)
     s2 = ((k - k1 + 127) << 23).to(tl.float32, bitcast=True)
     return (y * s1) * s2
+"""
+
+
+# exp2 flush_to_zero (cuTile's softmax and attention use it): on the GPU one MUFU.EX2, the
+# instruction tl.exp2 compiles to, with the flushing it does anyway; under Triton's interpreter
+# (no inline PTX) the flushes around tl.exp2 spelled out.
+_EXP2_FTZ_F32 = f"""@triton.jit
+def {{name}}(x):
+    # 2^x in f32, subnormal inputs and results flushed to zeros of their sign
+    if INTERPRETED:
+        out = {{flush}}(tl.exp2({{flush}}(x)))
+    else:
+        out = tl.inline_asm_elementwise("ex2.approx.ftz.f32 $0, $1;", "=f,f", [x], dtype=tl.float32, \
+is_pure=True, pack=1)  {GPU_ONLY}
+    return out
 """
 
 
@@ -115,6 +130,10 @@ def _math(e: OpEmit) -> None:
         return
     ftz = flushes_subnormals(e, t)
     wide = [up32(e, a, t) for a in args]
+    if ftz and op == "exp2":
+        source = _EXP2_FTZ_F32.replace("{flush}", flush_helper(e))
+        e.assign(f"{e.helper('_fm_exp2_ftz_f32', source)}({wide[0]})")
+        return
     if ftz:
         wide = [flush(e, a) for a in wide]
     expr = _f32_expr(e, op, wide)

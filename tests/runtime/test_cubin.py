@@ -19,6 +19,7 @@ from compiler.lower.build import tool_path
 from compiler.runtime import load_module
 from compiler.runtime.cubin import CubinError, KernelParam, read_cubin
 from tests.conformance.harness import REPO
+from tests.corpus import MATMUL_CLUSTER_NAME, matmul_cluster_text
 from tests.runtime.test_tileiras import (  # noqa: F401 - tileiras_builds is a fixture used here
     ARCHS,
     CASES,
@@ -162,10 +163,7 @@ def tileiras_cluster(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     require_tileiras()
     from compiler.runtime.tileiras import compile_tileiras
 
-    text = (REPO / "examples" / "matmul.tileir").read_text()
-    hint = "optimization_hints=<sm_90 = {num_cta_in_cga = 1}>"
-    assert hint in text, "examples/matmul.tileir no longer has the hint this test changes"
-    module = load_module(text.replace(hint, hint.replace("= 1", "= 2")), "matmul_cga2.tileir")
+    module = load_module(matmul_cluster_text(), MATMUL_CLUSTER_NAME)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TILEIR_CACHE_DIR", os.fspath(build_cache(tmp_path_factory)))
         return compile_tileiras(module, "sm_90").cubin

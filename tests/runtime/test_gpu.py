@@ -17,13 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from compiler.ir.core import Module
 from compiler.runtime import (
     LaunchError,
     benchmark,
     launch,
     launch_cutile,
+    load_module,
 )
-from tests.corpus import SAMPLES_DIR, example_files
+from tests.corpus import MATMUL_CLUSTER_NAME, SAMPLES_DIR, example_files, matmul_cluster_text
 from tests.runtime.test_samples_run import EXAMPLE_RECIPES, SAMPLE_RECIPES, Recipe
 
 pytestmark = pytest.mark.gpu
@@ -42,8 +44,8 @@ def _cases() -> list:
     return cases
 
 
-def _same_as_cpu(path: Path, recipe: Recipe, backend: str, seed: int = 0) -> None:
-    if not path.exists():
+def _same_as_cpu(path: Path | Module, recipe: Recipe, backend: str, seed: int = 0) -> None:
+    if isinstance(path, Path) and not path.exists():
         pytest.skip(f"{path} is absent (../shared not beside the checkout)")
     rng = np.random.default_rng(seed)
     cpu_args = recipe.make(rng)
@@ -191,3 +193,31 @@ def test_cli_auto_runs_on_the_gpu_and_says_so(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "backend triton" in done.stdout and "auto: a GPU is present" in done.stdout
     assert "check arg2 = arg0 + arg1: ok" in done.stdout
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cluster_launches_equal_the_cpu_interpreter(backend: str) -> None:
+    # num_cta_in_cga = 2: tileiras' cubin declares clusters of 2 (the driver applies them); the
+    # Triton lowering compiles num_ctas = 2 and launches clusters of 2 itself.
+    from compiler.lower.codegen import Target, launch_options
+
+    module = load_module(matmul_cluster_text(), MATMUL_CLUSTER_NAME)
+    (entry,) = module.entries()
+    assert launch_options(entry, Target.parse("sm_90")).get("num_ctas") == 2
+    for _label, recipe in EXAMPLE_RECIPES["matmul"]:
+        _same_as_cpu(module, recipe, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jax_arrays_are_used_in_place(backend: str) -> None:
+    # Last in the file: JAX takes 75 % of the GPU's memory at its first use unless told not to.
+    import os
+
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    jax = pytest.importorskip("jax")
+    devices = [d for d in jax.devices() if d.platform == "gpu"] if jax.default_backend() == "gpu" else []
+    if not devices:
+        pytest.skip("JAX has no GPU here")
+    a, b, args = _vadd_args(lambda x: jax.device_put(x, devices[0]))
+    launch_cutile(VADD, grid=(5,), args=args, backend=backend)
+    np.testing.assert_array_equal(np.asarray(args[2]), a + b)

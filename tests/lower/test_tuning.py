@@ -1,0 +1,77 @@
+"""What the lowering chooses for speed without changing a result: the compile options of its
+default heuristic (compiler.lower.codegen._mma_defaults) and the GPU-only fast paths of a few
+helpers (native max.f32 / ex2.approx.ftz.f32 on the GPU, spelled out under Triton's
+interpreter). The results themselves are the per-op suite's business (test_float, test_math,
+test_reduce: under Triton's interpreter here, on both branches on a GPU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler.lower.codegen import Target, launch_options, lower_entry
+from compiler.runtime import load_module
+
+from .harness import compile_for, kernel_text
+
+KERNELS = Path(__file__).resolve().parents[2] / "benchmarks" / "kernels"
+
+
+def _options(name: str) -> dict:
+    (entry,) = load_module(KERNELS / f"gpu_{name}.tileir").entries()
+    return launch_options(entry, Target.parse("sm_90"))
+
+
+@pytest.mark.parametrize(
+    ("name", "warps", "stages"),
+    [
+        ("matmul_f16", 8, 3),  # 128x256x64 f16 tiles: 48 KiB of loads per iteration
+        ("matmul_f16_t128", 8, 4),  # 128x128x64: 32 KiB
+        ("matmul_skinny_bf16", 8, 4),  # 64x64x128: 32 KiB
+        ("attention", 4, 4),  # Q K^T feeds P V in the same loop; K and V tiles: 16 KiB
+    ],
+)
+def test_matmul_loops_choose_warps_and_stages(name: str, warps: int, stages: int) -> None:
+    assert _options(name) == {"num_warps": warps, "num_stages": stages}
+
+
+def test_kernels_without_a_product_keep_triton_defaults() -> None:
+    for name in ("softmax", "layer_norm", "vector_add"):
+        assert _options(name) == {}, name
+
+
+def test_hints_override_the_heuristic() -> None:
+    text = (KERNELS / "gpu_attention.tileir").read_text()
+    hint = "optimization_hints=<default = {}>"
+    assert hint in text
+    text = text.replace(hint, "optimization_hints=<sm_90 = {num_worker_warps_per_cta = 8}>")
+    (entry,) = load_module(text).entries()
+    assert launch_options(entry, Target.parse("sm_90")) == {"num_warps": 8, "num_stages": 4}
+
+
+FAST = kernel_text(
+    [("a", "f32"), ("b", "f32")],
+    [("m", "f32"), ("n", "f32"), ("e", "f32")],
+    [
+        "%m_r = maxf %a, %b : tile<128xf32>",
+        "%n_r = minf %a, %b propagate_nan : tile<128xf32>",
+        "%e_r = exp2 %a flush_to_zero : tile<128xf32>",
+    ],
+    (128,),
+)
+
+
+def test_gpu_only_fast_paths_compile_to_the_native_instructions() -> None:
+    module = load_module(FAST)
+    (entry,) = module.entries()
+    src = lower_entry(module, entry, "sm_90")
+    assert "INTERPRETED = tl.constexpr(" in src.text
+    # Triton's interpreter runs the spelled-out branch: the kernel is not refused there.
+    assert src.not_interpretable() == []
+    (k,) = compile_for(FAST, arches=("sm_90",))
+    ptx = k.asm["ptx"]
+    assert "max.f32" in ptx and "min.NaN.f32" in ptx and "ex2.approx.ftz.f32" in ptx
+    # The spelled-out branch is not compiled: it is comparisons and selects (setp/selp), of
+    # which this kernel (unmasked loads and stores) has no other use.
+    assert "setp" not in ptx and "selp" not in ptx
