@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import ON_GPU, compile_for, run_both, source_of
+from .harness import ON_GPU, TRITON_INTERPRETED, assert_same, compile_for, run_both, source_of
 from .test_float import NP, kernel_text, run_ops
 
 TYPES = ("f16", "bf16", "f32", "f64")
@@ -47,7 +47,9 @@ def test_interpretable_math_within_bounds(t: str) -> None:
     ops = {op: (f"{op} %a : tile<512x{t}>", t) for op in INTERPRETABLE}
     if t == "f32":
         ops["exp_approx"] = ("exp %a rounding<approx> : tile<512xf32>", t)
-    if ON_GPU:  # ops_math's GPU bounds: the largest of these ops' (exp approx: 3 + |x| on its own)
+    # ops_math's GPU bounds: the largest of these ops' (exp approx: 3 + |x| on its own); the
+    # kernels a prepare run compiles for tileiras are the GPU run's.
+    if not TRITON_INTERPRETED:
         if t == "f32":
             approx = {"exp_approx": ops.pop("exp_approx")}
             run_ops(approx, {"a": (t, x)}, (512,), 4, ulp=3 + np.ceil(np.abs(x.astype(np.float64))))
@@ -58,9 +60,28 @@ def test_interpretable_math_within_bounds(t: str) -> None:
 
 def test_rsqrt_f64_is_bitwise_and_f32_two_correct_roundings() -> None:
     """f64 rsqrt is the interpreter's own 1.0 / sqrt (bitwise); f32 is div_rn(1, sqrt_rn(x)):
-    both steps correctly rounded, so bitwise equal between the GPU and Triton's interpreter."""
+    both steps correctly rounded, so bitwise equal between the GPU and Triton's interpreter.
+    On tileiras, f64 within 2 ulp (below)."""
     x = np.abs(math_inputs("f64", 1024, seed=2))
-    run_ops({"r": ("rsqrt %a : tile<1024xf64>", "f64")}, {"a": ("f64", x)}, (1024,))
+
+    # The rsqrt op reference promises no accuracy (cuda-tile Ops.td, RsqrtOp: 1/sqrt(x), no
+    # ulp bound), so only our lowering is held to the interpreter's two roundings. tileiras 13.5
+    # computes CUDA's f64 rsqrt (MUFU.RSQ64H and a Newton step, the drsqrt slow path: its
+    # SASS), 1 ulp off the interpreter in 273 of these 1024 on an H200; the interpreter's
+    # 1/sqrt is within about 1 ulp of the exact value and so is CUDA's rsqrt (its documented
+    # bound), so 2 ulp between them.
+    def within_2_ulp(cpu: dict, got: dict) -> None:
+        assert_same(cpu["r"], got["r"], ulp=2, what="rsqrt f64", name="tileiras")
+
+    out = run_ops({"r": ("rsqrt %a : tile<1024xf64>", "f64")}, {"a": ("f64", x)}, (1024,), on_tileiras=within_2_ulp)
+    if not ON_GPU:  # sound: 2 ulp off passes, 3 ulp off fails
+        finite = np.flatnonzero(np.isfinite(out["r"]) & (out["r"] > 0))[:8]
+        two, three = out["r"].copy(), out["r"].copy()
+        two[finite] = np.nextafter(np.nextafter(two[finite], np.inf), np.inf)
+        three[finite] = np.nextafter(two[finite], np.inf)
+        within_2_ulp(out, {"r": two})
+        with pytest.raises(AssertionError):
+            within_2_ulp(out, {"r": three})
     text = kernel_text([("a", "f32")], [("r", "f32")], ["%r_r = rsqrt %a : tile<128xf32>"], (128,))
     assert "tl.div_rn(tl.full((), 1.0, tl.float32), tl.sqrt_rn(a))" in source_of(text)
 

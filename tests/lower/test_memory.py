@@ -11,6 +11,7 @@ their PTX is checked instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import ml_dtypes
 import numpy as np
@@ -19,7 +20,7 @@ import pytest
 from compiler.lower import LowerError
 from compiler.runtime import LaunchError
 
-from .harness import GPU_BACKENDS, compile_for, run_both, source_of
+from .harness import TRITON_INTERPRETED, compile_for, run_both, source_of
 
 DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f64": np.float64, "i1": np.bool_,
           "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "f8E4M3FN": ml_dtypes.float8_e4m3fn,
@@ -54,6 +55,35 @@ def _values(elem: str, n: int, seed: int = 0) -> np.ndarray:
 
 # -- load_ptr_tko / store_ptr_tko with masks -----------------------------------------------------------
 
+TF32_VALUE_BITS = 0xFFFFE000  # sign, exponent and 10 mantissa bits of an f32 word
+
+
+def tf32_values_agree(*tf32_args: int) -> Callable[[list, list], None]:
+    """run_both's `on_tileiras` where the arguments `tf32_args` hold tf32 elements: those
+    compare by their value bits (sign, exponent, the top 10 mantissa bits; a NaN as a NaN),
+    every other argument bitwise. A tf32 element has "8 bits for exponent and 10 bits for
+    mantissa. Storage size is 4 bytes" (spec 000, 5.1.2), and nothing says what the other 13
+    bits of the word hold after a load and a store; NVIDIA's CUDA Tile C++ type for it
+    (CUDA Math API, __nv_tf32) has "10 or more bits for the mantissa" and leaves "the
+    arrangement of the value bits within the 32 bits of storage" unspecified. Our interpreter
+    clears them on a load (interp/dtypes.py, from_memory); tileiras copies the whole word
+    (on an H200: 0x3F801FFF stored back as 0x3F801FFF, not 0x3F800000)."""
+
+    def check(cpu: list, gpu: list) -> None:
+        for i, (want, got) in enumerate(zip(cpu, gpu, strict=True)):
+            if not isinstance(want, np.ndarray):
+                continue
+            if i not in tf32_args:
+                assert np.array_equal(want.view(np.uint8), got.view(np.uint8)), f"argument {i}"
+                continue
+            w, g = want.view(np.uint32), got.view(np.uint32)
+            same = (w & TF32_VALUE_BITS) == (g & TF32_VALUE_BITS)
+            ok = np.where(np.isnan(want), np.isnan(got), same & ~np.isnan(got))
+            bad = np.flatnonzero(~ok)
+            assert bad.size == 0, f"tf32 argument {i}: {bad.size} differ, first {w[bad[0]]:#x} vs {g[bad[0]]:#x}"
+
+    return check
+
 
 def masked_copy(elem: str, n: int, padding: bool, load_ordering: str = "weak", store_ordering: str = "weak") -> str:
     t, p, m = f"tile<{n}x{elem}>", f"tile<{n}xptr<{elem}>>", f"tile<{n}xi1>"
@@ -87,7 +117,17 @@ def test_masked_load_and_store(elem: str, padding: bool) -> None:
     mk = np.random.default_rng(4).integers(0, 2, n).astype(np.bool_)
     wm = np.random.default_rng(5).integers(0, 2, n).astype(np.bool_)
     wm[:8] = True
-    run_both(masked_copy(elem, n, padding), "k", 1, [a, b, pad, mk, wm], nan_payload=elem != "tf32")
+    text = masked_copy(elem, n, padding)
+    tf32 = tf32_values_agree(1) if elem == "tf32" else None
+    cpu, _ = run_both(text, "k", 1, [a, b, pad, mk, wm], nan_payload=elem != "tf32", on_tileiras=tf32)
+    if tf32 is not None and TRITON_INTERPRETED:  # the check is sound, and not vacuous
+        tf32(cpu, cpu)
+        kept = [x.copy() for x in cpu]
+        kept[1][:4] = np.where(mk[:4], a[:4], pad[:4] if padding else 0)  # what tileiras stores
+        tf32(cpu, kept)
+        kept[1].view(np.uint32)[np.flatnonzero(wm & ~np.isnan(cpu[1]))[0]] ^= 1 << 13  # tf32's last bit
+        with pytest.raises(AssertionError, match="tf32 argument 1"):
+            tf32(cpu, kept)
 
 
 def test_i1_loads_any_nonzero_byte_as_true() -> None:
@@ -148,6 +188,32 @@ GLOBALS = """
 """
 
 
+def global_persists() -> Callable[[list, list], None]:
+    """run_both's `on_tileiras` for the launches of test_globals_are_hidden_buffers_fresh_per_launch
+    (the kernel adds iota to @counter, then copies @counter, @table and @flags out), in order.
+    NVIDIA's op docs (cuda-tile Ops.td, GlobalOp): "The initialization of the allocation is
+    performed at CUDA module load time. The lifetime of the allocation is the same as the
+    lifetime of the module"; spec 003 (6.2.1): a global "will be initialized exactly once".
+    tileiras makes @counter a __device__ variable (a writable symbol in .nv.global.init of its
+    cubin), and our GPU runtime loads a cubin once per process (gpu.Gpu.kernel), so each launch
+    adds iota to what the one before left: the k-th launch since the cubin was loaded copies
+    out initial + k * iota. (The CPU and Triton backends give every launch fresh copies
+    instead: compiler/lower/ops_memory.py.) The first launch checked need not be the module's
+    first: the cubin stays loaded across tests (or reruns) in one process; each one checked
+    after it must be the next."""
+    seen: list[int] = []
+
+    def check(cpu: list, gpu: list) -> None:
+        added = gpu[0].astype(np.int64) - np.array([10, 20, 30, 40])
+        k = int(added[1])
+        assert k >= 1 and added.tolist() == [0, k, 2 * k, 3 * k], f"@counter {gpu[0].tolist()} after {seen}"
+        assert not seen or k == seen[-1] + 1, f"launch {k} after launch {seen[-1]}: @counter was not kept"
+        seen.append(k)
+        assert np.array_equal(cpu[1], gpu[1]) and np.array_equal(cpu[2], gpu[2]), "the constant and i1 globals"
+
+    return check
+
+
 def test_globals_are_hidden_buffers_fresh_per_launch() -> None:
     body = f"""
     %g = get_global @counter : tile<ptr<i32>>
@@ -174,9 +240,23 @@ def test_globals_are_hidden_buffers_fresh_per_launch() -> None:
     src = source_of(text)
     assert src.count("def k(o, h, bo, global_counter, global_table, global_flags)") == 1
     o, h, bo = np.zeros(4, np.int32), np.zeros(4, np.float16), np.zeros(4, np.bool_)
-    for _ in range(2):  # a second launch starts from the initial values again
-        cpu, _ = run_both(text, "k", 1, [o, h, bo])
+    persists = global_persists()
+    for _ in range(2):  # on our backends a second launch starts from the initial values again
+        cpu, _ = run_both(text, "k", 1, [o, h, bo], on_tileiras=persists)
         assert cpu[0].tolist() == [10, 21, 32, 43]
+    if TRITON_INTERPRETED:  # the check is sound, and not vacuous
+        check = global_persists()
+        second = [cpu[0] + np.arange(4, dtype=np.int32), cpu[1], cpu[2]]
+        check(cpu, cpu)
+        check(cpu, second)  # the module's storage kept from one launch to the next
+        with pytest.raises(AssertionError, match="launch 2 after launch 2"):
+            check(cpu, second)  # initialized again
+        with pytest.raises(AssertionError, match="@counter"):
+            global_persists()(cpu, [cpu[0] + np.array([0, 1, 1, 1], np.int32), cpu[1], cpu[2]])
+        with pytest.raises(AssertionError, match="@counter"):
+            global_persists()(cpu, [np.array([10, 20, 30, 40], np.int32), cpu[1], cpu[2]])  # nothing added
+        with pytest.raises(AssertionError, match="constant"):
+            global_persists()(cpu, [cpu[0], -cpu[1], cpu[2]])
     assert cpu[1].tolist() == [1.5, -2.0, 0.25, 65504.0] and cpu[2].tolist() == [True, False, True, True]
     from compiler.lower import lower
     from compiler.runtime import load_module
@@ -323,11 +403,11 @@ def test_acquire_loads_and_narrow_ordered_stores_are_inline_ptx(elem: str, bits:
     # Triton's interpreter cannot run inline PTX: the backend refuses the kernel by name.
     n = 256
     args = [_values(elem, n, 1), _values(elem, n, 3), _values(elem, n, 2), np.ones(n, np.bool_), np.ones(n, np.bool_)]
-    if GPU_BACKENDS:
-        run_both(text, "k", 1, args)  # on a GPU the inline PTX runs: compared with the interpreter
-    else:
+    if TRITON_INTERPRETED:
         with pytest.raises((LowerError, LaunchError), match=r"inline PTX.* for load_ptr_tko"):
             run_both(text, "k", 1, args)
+    else:
+        run_both(text, "k", 1, args)  # on a GPU the inline PTX runs: compared with the interpreter
     unmasked = module(
         f"""
         %iota = iota : tile<8xi32>

@@ -17,8 +17,8 @@ import re
 import numpy as np
 import pytest
 
-from .harness import compile_for, run_both, source_of
-from .test_shape import NP, io_kernel, run_io, run_io_pair, tile
+from .harness import ON_GPU, compile_for, run_both, source_of
+from .test_shape import NP, _io_args, io_kernel, run_io, run_io_pair, tile
 
 RNG = np.random.default_rng(9)
 MATMUL = "examples/matmul.tileir"
@@ -152,13 +152,41 @@ def test_mmai_signedness_and_wrap(sl, sr, mkn, lead):
     b = RNG.integers(-128, 128, size=sb, dtype=np.int8)
     a.reshape(-1)[0], b.reshape(-1)[0] = -128, -128
     c = RNG.integers(-(2**31), 2**31, size=sc, dtype=np.int64).astype(np.int32)
-    c.reshape(-1)[0] = 2**31 - 1  # overflows: wraps (the hardware's integer mma would saturate)
+    c.reshape(-1)[0] = 2**31 - 1  # overflows: wraps in the interpreter and our lowering
     text = mma_text("i8", "i32", sa, sb, sc, op="mmai", attrs=f" {sl} {sr}")
-    (r,) = run_io([("a", sa, "i8"), ("b", sb, "i8"), ("c", sc, "i32")], [("r", sc, "i32")], text, [a, b, c])
     ra = a.view(np.uint8).astype(np.int64) if sl == "unsigned" else a.astype(np.int64)
     rb = b.view(np.uint8).astype(np.int64) if sr == "unsigned" else b.astype(np.int64)
     expect = ((np.matmul(ra, rb) + c) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-    assert np.array_equal(r, expect)
+    # Overflow is open: mmai's reference (cuda-tile Ops.td, MmaIOp) is sum_k A_ik B_kj + C_ij
+    # with no word on overflow, and it lacks the element-wise integer ops' "wrap-around
+    # semantics on overflow"; NVIDIA's cuTile C++ reference (Matrix Multiplication) says an
+    # integral mma that overflows has an unspecified result. tileiras 13.5 uses
+    # IMMA.16832.*.SAT (its sm_90 SASS), which saturates after each 32-deep step of K: on an
+    # H200 the overflowing element came out 0x7fffffff, or 2^31 - 1 - 80395 where a later
+    # step brought it back. So on tileiras: bitwise where no partial sum, in any order, can
+    # leave i32 (|c| + sum_k |a b| < 2^31); the rest open.
+    no_overflow = np.abs(c.astype(np.int64)) + np.matmul(np.abs(ra), np.abs(rb)) < 2**31
+
+    def bitwise_where_no_overflow(cpu: list, gpu: list) -> None:
+        for x, y in zip(cpu[:3], gpu[:3], strict=True):
+            assert np.array_equal(x, y), "an input changed"
+        assert np.array_equal(gpu[3].reshape(sc)[no_overflow], expect[no_overflow])
+
+    inputs = [("a", sa, "i8"), ("b", sb, "i8"), ("c", sc, "i32")]
+    ins, outs = _io_args(inputs, [("r", sc, "i32")], [a, b, c])
+    cpu, _ = run_both(io_kernel(inputs, [("r", sc, "i32")], text), "k", 1, [*ins, *outs],
+                      on_tileiras=bitwise_where_no_overflow)  # fmt: skip
+    assert np.array_equal(cpu[3].reshape(sc), expect)  # our backends equal it bitwise (run_both)
+    if not ON_GPU:  # sound: a saturated overflow passes, a wrong in-range element does not
+        assert not no_overflow.reshape(-1)[0]
+        wide = np.matmul(ra, rb) + c
+        saturated = np.where(no_overflow, expect, np.clip(wide, -(2**31), 2**31 - 1)).astype(np.int32)
+        bitwise_where_no_overflow(cpu, [*cpu[:3], saturated.reshape(cpu[3].shape)])
+        if no_overflow.any():  # (the 1x1x1 product has the overflowing element only)
+            wrong = saturated.copy()
+            wrong[no_overflow] ^= 1
+            with pytest.raises(AssertionError):
+                bitwise_where_no_overflow(cpu, [*cpu[:3], wrong.reshape(cpu[3].shape)])
 
 
 # -- mmaf_scaled ----------------------------------------------------------------------------------------
@@ -202,11 +230,15 @@ def test_mmaf_scaled_nan_scale_overflow_and_tiny_scales():
     xa = np.array([[1.0], [2.0**127], [2.0**-127], [2.0**-60]]).astype(NP["f8E8M0FNU"])
     xb = np.array([[1.0, np.nan, 2.0**-60, 1.0]]).astype(NP["f8E8M0FNU"])
     assert xb.view(np.uint8)[0, 1] == 0xFF and xa.view(np.uint8)[2, 0] == 0
-    (r,) = run_io(
-        [("a", sa, "f8E4M3FN"), ("b", sb, "f8E4M3FN"), ("c", sc, "f32"), ("sa", (m, 1), "f8E8M0FNU"),
-         ("sb", (1, n), "f8E8M0FNU")],
-        [("r", sc, "f32")], scaled_text("f8E4M3FN", sa, sb, sc, (m, 1), (1, n)), [a, b, c, xa, xb],
-    )  # fmt: skip
+    inputs = [("a", sa, "f8E4M3FN"), ("b", sb, "f8E4M3FN"), ("c", sc, "f32"), ("sa", (m, 1), "f8E8M0FNU"),
+              ("sb", (1, n), "f8E8M0FNU")]  # fmt: skip
+    text = io_kernel(inputs, [("r", sc, "f32")], scaled_text("f8E4M3FN", sa, sb, sc, (m, 1), (1, n)))
+    # Block scales are f8E8M0FNU, which tileiras 13.5 refuses for sm_90 ("Incompatibility with
+    # architecture 'sm_90': unsupported type 'f8E8M0FNU'"): scaled mmaf is for sm_100 on.
+    _, tri = run_both(
+        text, "k", 1, [a, b, c, xa, xb, np.zeros(sc, np.float32)], tileiras_refuses=r"unsupported type 'f8E8M0FNU'"
+    )
+    r = tri[5]
     assert r[0, 0] == 32 * 448.0 and np.isnan(r[:, 1]).all()
     assert r[1, 0] == np.inf  # 448 * 2**127 is beyond f32 (in both backends)
     assert r[2, 0] == np.float32(32 * 448.0 * 2.0**-127)  # a subnormal scale, exact

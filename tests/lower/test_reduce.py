@@ -7,17 +7,99 @@ identity step (signed zeros), sequential float scans under Triton's interpreter.
 affine maps also pin the argument order of scans, reverse ones included. Single-op float
 sums and products (tl.reduce): within the reassociation bound of compiler/lower/
 ops_reduce.py, |triton - cpu| <= 2 (n - 1) u sum|x|. Triton's interpreter runs a custom
-combiner once per element in Python, so tiles stay at a few thousand elements."""
+combiner once per element in Python, so tiles stay at a few thousand elements.
+
+On tileiras (NVIDIA's compiler, on a GPU) `on_tileiras` checks replace the bitwise comparison
+where the op docs leave the result open (cuda-tile Ops.td, `reduce`): "There are no guarantees
+on the order of element reduction", so a body that is not commutative (argmax's ties, the
+affine maps) or not associative in floats may give another of its orders' results; and the
+identity "might be" the accumulator ("The correct identity value is a property of the
+reduction function"), so one that is not neutral for the body (5 or 7 for addi, 0 for
+`e + a + 3`, +0.0 for addf over -0.0, +inf for minf over NaNs) may be folded in any number
+of times, none included. The interpreter and the triton backend fold it in once; tileiras
+13.5 left it out where that showed (r3, the sums with 5 and with `e + a + 3`, zp, minf over
+NaNs; not maxf over NaNs). What stays defined is asserted exactly; without a GPU
+each check is shown to accept the oracle's result and the other allowed ones, and to reject a
+changed one (run_checked)."""
 
 from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
 
-from .harness import ON_GPU, compile_for, run_both, source_of
-from .test_shape import io_kernel, run_io, run_io_pair, tile
+from .harness import ON_GPU, assert_same, compile_for, run_both, source_of
+from .test_shape import _io_args, io_kernel, run_io, run_io_pair, tile
 
 RNG = np.random.default_rng(7)
+
+Outputs = list[np.ndarray]
+Check = Callable[[Outputs, Outputs], None]
+Change = Callable[[Outputs], None]
+
+
+def run_checked(
+    inputs,
+    outputs,
+    body: str,
+    values: list[np.ndarray],
+    on_tileiras: Check,
+    *,
+    on_gpu: Check | None = None,
+    passes: Sequence[Change] = (),
+    fails: Sequence[Change] = (),
+) -> tuple[Outputs, Outputs]:
+    """run_io with an `on_tileiras` check (and `on_gpu`), both taking (CPU outputs, GPU outputs)
+    shaped as declared; the inputs must come back unchanged. Returns (the CPU interpreter's
+    outputs, the last backend's). Without a GPU the check is tried on the oracle's outputs:
+    it must accept them as they are and after each change in `passes` (results the spec also
+    allows), and reject them after each change in `fails` (each change edits the outputs in
+    place)."""
+    ins, outs = _io_args(inputs, outputs, values)
+    n = len(ins)
+
+    def shaped(args: list) -> Outputs:
+        return [np.asarray(a).reshape(shape) for a, (_, shape, _) in zip(args[n:], outputs, strict=True)]
+
+    def on_outputs(check: Check | None) -> Callable[[list, list], None] | None:
+        if check is None:
+            return None
+
+        def flat(cpu: list, gpu: list) -> None:
+            for i in range(n):
+                assert_same(cpu[i], gpu[i], what=f"input {i}", name="gpu")
+            check(shaped(cpu), shaped(gpu))
+
+        return flat
+
+    text = io_kernel(inputs, outputs, body)
+    cpu, tri = run_both(text, "k", 1, [*ins, *outs], on_gpu=on_outputs(on_gpu), on_tileiras=on_outputs(on_tileiras))
+    if not ON_GPU:
+        on_tileiras(shaped(cpu), shaped(cpu))
+        for change, allowed in [(c, True) for c in passes] + [(c, False) for c in fails]:
+            got = [a.copy() for a in shaped(cpu)]
+            change(got)
+            if allowed:
+                on_tileiras(shaped(cpu), got)
+            else:
+                with pytest.raises(AssertionError):
+                    on_tileiras(shaped(cpu), got)
+    return shaped(cpu), shaped(tri)
+
+
+def same(cpu: np.ndarray, gpu: np.ndarray, what: str) -> None:
+    """Bitwise (NaN matches any NaN), as run_both compares."""
+    assert_same(cpu, gpu, what=what, name="tileiras")
+
+
+def identity_folds(base: np.ndarray, got: np.ndarray, step: int, at_least: int = 0) -> None:
+    """`got` is `base` plus `step` a whole number of times, at least `at_least` (elementwise):
+    an i32 body adding `step` per application (or per fold of a non-neutral identity), applied
+    an open number of times."""
+    diff = got.astype(np.int64) - base.astype(np.int64)
+    assert np.all(diff % step == 0) and np.all(diff >= at_least * step), (base, got)
 
 
 def reduce_op(x: str, shape, el: str, dim: int, body: str, identity: str, *, result: str = "r", op: str = "reduce",
@@ -90,16 +172,29 @@ def test_reduce_sizes_one_and_zero_d_and_large():
         reduce_op("b", (8, 4), "i1", 1, binary_body("xori", "i1"), "false", result="rb"),
         reduce_op("x1", (1, 16), "i32", 0, binary_body("addi", "i32"), "3 : i32", result="s1", op="scan"),
     ])  # fmt: skip
-    r1, r2, r3, rb, s1 = run_io(
+
+    def tileiras(c: Outputs, g: Outputs) -> None:
+        for k in (0, 1, 3):  # neutral identities (0 for addi, false for xori): defined
+            same(c[k], g[k], f"output {k}")
+        identity_folds(np.int32(5), g[2], 7)  # 7 is not neutral for addi: folded in j >= 0 times
+        identity_folds(x1, g[4], 3)  # likewise 3, per element of the size-1 scan
+
+    def add(k: int, v: int) -> Change:
+        return lambda o: o[k].__iadd__(v)
+
+    (r1, r2, r3, rb, s1), _ = run_checked(
         [("x1", (1, 16), "i32"), ("x2", (4096,), "i32"), ("x3", (1,), "i32"), ("b", (8, 4), "i1")],
         [("r1", (16,), "i32"), ("r2", (), "i32"), ("r3", (), "i32"), ("rb", (8,), "i1"), ("s1", (1, 16), "i32")],
         body,
         [x1, x2, np.array([5], np.int32), b],
+        tileiras,
+        passes=[add(2, -7), add(4, -3), add(2, 14)],  # the identity not folded in (tileiras'), or twice
+        fails=[add(2, 1), add(2, -14), add(4, 1), add(0, 1), add(1, 1), lambda o: o[3].__ixor__(True)],
     )
     assert np.array_equal(s1, x1 + 3)  # a scan along a dimension of 1: f(x, identity)
     assert np.array_equal(r1, x1[0])
     assert int(r2) == np.add.reduce(x2, dtype=np.int32)
-    assert int(r3) == 12  # the identity (not a neutral one here) is folded in once
+    assert int(r3) == 12  # the interpreter folds the identity (not a neutral one here) in once
     assert np.array_equal(rb, np.bitwise_xor.reduce(b, axis=1))
 
 
@@ -107,8 +202,13 @@ def test_identity_folded_in_once_with_a_general_body():
     # 5 is not neutral for addi: it shows the identity step; the body is not a single op.
     x = np.arange(16, dtype=np.int32).reshape(2, 8)
     body = "%s = addi %e, %a : tile<i32>\n%u = negi %e : tile<i32>\nyield %s : tile<i32>"
-    (r,) = run_io([("x", (2, 8), "i32")], [("r", (2,), "i32")], reduce_op("x", (2, 8), "i32", 1, body, "5 : i32"), [x])
-    assert np.array_equal(r, x.sum(axis=1) + 5)
+    sums = x.sum(axis=1, dtype=np.int32)
+    (r,), _ = run_checked(
+        [("x", (2, 8), "i32")], [("r", (2,), "i32")], reduce_op("x", (2, 8), "i32", 1, body, "5 : i32"), [x],
+        lambda c, g: identity_folds(sums, g[0], 5),  # tileiras: the sums alone (folded in 0 times)
+        passes=[lambda o: o[0].__isub__(5)], fails=[lambda o: o[0].__iadd__(1), lambda o: o[0].__isub__(10)],
+    )  # fmt: skip
+    assert np.array_equal(r, sums + 5)  # the interpreter: folded in once
 
 
 # -- order: a non-commutative body --------------------------------------------------------------------------
@@ -141,6 +241,18 @@ def compose(ms, cs):
     return m, c
 
 
+def compositions(ms: np.ndarray, cs: np.ndarray) -> set[int]:
+    """The c of compose(ms[p], cs[p]) for every permutation p: the results a reduce in any
+    order of its elements can give (the identity (1, 0) is neutral for composition)."""
+    perms = np.array(list(itertools.permutations(range(len(ms)))))
+    mu, cu = ms.astype(np.int64).astype(np.uint64), cs.astype(np.int64).astype(np.uint64)
+    m, c = np.ones(len(perms), np.uint64), np.zeros(len(perms), np.uint64)
+    for j in range(len(ms)):  # uint64 wraps modulo 2**64, which keeps the value modulo 2**32
+        mj, cj = mu[perms[:, j]], cu[perms[:, j]]
+        m, c = (mj * m) & np.uint64(0xFFFFFFFF), (mj * c + cj) & np.uint64(0xFFFFFFFF)
+    return set(c.tolist())
+
+
 def test_non_commutative_body_reduce_and_scans():
     shape = (4, 8)
     m = RNG.integers(-5, 6, size=shape, dtype=np.int32)
@@ -151,7 +263,26 @@ def test_non_commutative_body_reduce_and_scans():
     ])  # fmt: skip
     outs = [("mr", (4,), "i32"), ("cr", (4,), "i32"), ("mq", (8,), "i32"), ("cq", (8,), "i32"),
             ("ms", shape, "i32"), ("cs", shape, "i32"), ("mv", shape, "i32"), ("cv", shape, "i32")]  # fmt: skip
-    mr, cr, mq, cq, ms, cs, mv, cv = run_io([("m", shape, "i32"), ("c", shape, "i32")], outs, body, [m, c])
+    rows = [compositions(m[i], c[i]) for i in range(4)]
+    cols = [compositions(m[:, j], c[:, j]) for j in range(8)]
+
+    def tileiras(cpu: Outputs, g: Outputs) -> None:
+        # A reduce's order is open: its c is the composition in some order of the elements (the
+        # m, a commutative product, is not). A scan folds each prefix in index order (Ops.td,
+        # `scan`: result[j] = f(result[j-1], X[j]), regrouped only): all of it bitwise.
+        for k in (0, 2, 4, 5, 6, 7):
+            same(cpu[k], g[k], outs[k][0])
+        assert all(int(v) & 0xFFFFFFFF in rows[i] for i, v in enumerate(g[1])), g[1]
+        assert all(int(v) & 0xFFFFFFFF in cols[j] for j, v in enumerate(g[3])), g[3]
+
+    def backwards(o: Outputs) -> None:  # the elements in the opposite order: allowed
+        o[1][:] = [np.uint32(compose(m[i, ::-1].tolist(), c[i, ::-1].tolist())[1]).view(np.int32) for i in range(4)]
+
+    (mr, cr, mq, cq, ms, cs, mv, cv), _ = run_checked(
+        [("m", shape, "i32"), ("c", shape, "i32")], outs, body, [m, c], tileiras, passes=[backwards],
+        fails=[lambda o: o[1].__iadd__(1), lambda o: o[3].__iadd__(1), lambda o: o[0].__iadd__(1),
+               lambda o: o[5].__iadd__(1), lambda o: o[7].__iadd__(1)],
+    )  # fmt: skip
     u = np.uint32
     for i in range(4):
         assert (u(mr[i]), u(cr[i])) == compose(m[i].tolist(), c[i].tolist())
@@ -174,8 +305,24 @@ def test_argmax_two_operands_keeps_the_first_index():
       %i2 = select %c, %ie, %ia : tile<i1>, tile<i32>
       yield %v2, %i2 : tile<i32>, tile<i32>
     }"""
-    rv, ri = run_io([("x", shape, "i32"), ("i", shape, "i32")], [("rv", (8,), "i32"), ("ri", (8,), "i32")], body,
-                    [x, idx])  # fmt: skip
+
+    def tileiras(c: Outputs, g: Outputs) -> None:
+        # The maxima are defined; which of the tied indices comes out depends on the open order.
+        same(c[0], g[0], "rv")
+        assert np.all((0 <= g[1]) & (g[1] < 16)), g[1]
+        assert np.array_equal(x[np.arange(8), np.clip(g[1], 0, 15)], c[0]), g[1]
+
+    last = 15 - x[:, ::-1].argmax(axis=1)  # the last of the tied indices: allowed
+    not_max = x.argmin(axis=1)
+    assert np.all(x[np.arange(8), not_max] < x.max(axis=1))  # the rejected change does change a maximum
+
+    def set_ri(v: np.ndarray) -> Change:
+        return lambda o: o[1].__setitem__(slice(None), v)
+
+    (rv, ri), _ = run_checked(
+        [("x", shape, "i32"), ("i", shape, "i32")], [("rv", (8,), "i32"), ("ri", (8,), "i32")], body, [x, idx],
+        tileiras, passes=[set_ri(last)], fails=[set_ri(not_max), lambda o: o[0].__iadd__(1)],
+    )  # fmt: skip
     assert np.array_equal(rv, x.max(axis=1))
     assert np.array_equal(ri, x.argmax(axis=1))
 
@@ -195,11 +342,21 @@ def test_body_using_values_from_outside():
       %w2 = maxi %w, %bias signed : tile<i32>
       yield %u, %w2 : tile<i32>, tile<i32>
     }"""
-    r, s = np.zeros(4, np.int32), np.zeros(4, np.int32)
-    text = io_kernel([("x", (4, 8), "i32")], [("r", (4,), "i32"), ("s", (4,), "i32")], body)
-    _, (_, r, s) = run_both(text, "k", 1, [x, r, s])
-    # f(e, a) = e + a + 3 (associative) runs 8 times per row: 7 combines and the identity step.
-    assert np.array_equal(r, x.sum(axis=1) + 8 * 3)
+    sums = x.sum(axis=1, dtype=np.int32)
+
+    def tileiras(c: Outputs, g: Outputs) -> None:
+        # f(e, a) = e + a + 3 runs at least the 7 times that merge 8 elements, once more per
+        # fold of the identity 0 (not neutral for f): open. max(e, a, 6) is the same either way.
+        identity_folds(sums, g[0], 3, at_least=7)
+        same(c[1], g[1], "s")
+
+    (r, s), _ = run_checked(
+        [("x", (4, 8), "i32")], [("r", (4,), "i32"), ("s", (4,), "i32")], body, [x], tileiras,
+        passes=[lambda o: o[0].__isub__(3)],  # the identity not folded in (tileiras')
+        fails=[lambda o: o[0].__iadd__(1), lambda o: o[0].__isub__(6), lambda o: o[1].__iadd__(1)],
+    )  # fmt: skip
+    # The interpreter: f runs 8 times per row, 7 combines and the identity step.
+    assert np.array_equal(r, sums + 8 * 3)
     assert np.array_equal(s, np.maximum(x.max(axis=1), 6))
 
 
@@ -215,8 +372,25 @@ def test_general_float_body_follows_the_interpreters_tree():
       %p2 = mulf %ye, %ya : tile<f32>
       yield %s2, %p2 : tile<f32>, tile<f32>
     }"""
-    s_, p_ = run_io([("x", (4, 256), "f32"), ("y", (4, 256), "f32")], [("s", (4,), "f32"), ("p", (4,), "f32")], body,
-                    [x, y])  # fmt: skip
+    n, u = 256, 2.0**-24
+    mag = np.abs(x.astype(np.float64)).sum(axis=1)
+
+    def tileiras(c: Outputs, g: Outputs) -> None:
+        # Another order of the sum and the product: within the reassociation bounds of
+        # test_float_sums_within_reassociation_bound (the identities 0.0 and 1.0 change no sum
+        # or product of these nonzero values, folded in or not).
+        assert np.all(np.abs(c[0].astype(np.float64) - g[0]) <= 2 * (n - 1) * u * mag), (c[0], g[0])
+        assert np.all(np.abs(c[1].astype(np.float64) - g[1]) <= 2 * n * u * np.abs(c[1].astype(np.float64)))
+
+    def numpy_order(o: Outputs) -> None:  # NumPy's own (pairwise) order: allowed
+        o[0][:], o[1][:] = x.sum(axis=1), y.prod(axis=1)
+
+    (s_, p_), _ = run_checked(
+        [("x", (4, 256), "f32"), ("y", (4, 256), "f32")], [("s", (4,), "f32"), ("p", (4,), "f32")], body, [x, y],
+        tileiras, passes=[numpy_order],
+        fails=[lambda o: o[0].__iadd__(np.float32(4 * n * u) * mag.astype(np.float32)),
+               lambda o: o[1].__imul__(np.float32(1 + 4 * n * u))],
+    )  # fmt: skip
     assert np.allclose(s_, x.sum(axis=1, dtype=np.float64), rtol=1e-4, atol=1e-2)
     assert np.allclose(p_, y.prod(axis=1, dtype=np.float64), rtol=1e-4)
 
@@ -268,9 +442,28 @@ def test_float_max_min_nan_and_signed_zeros():
         reduce_op("x", (8, 16), "f32", 1, binary_body("maxf", "f32", " propagate_nan"), "0xFF800000 : f32",
                   result="mp"),
     ])  # fmt: skip
-    mx, mn, mp = run_io([("x", (8, 16), "f32")], [("mx", (8,), "f32"), ("mn", (8,), "f32"), ("mp", (8,), "f32")],
-                        body, [x])  # fmt: skip
-    # The identity -inf takes part (as a number, it wins against NaN without propagate_nan).
+    all_nan = np.isnan(x).all(axis=1)  # row 3
+    assert all_nan.sum() == 1
+
+    def tileiras(c: Outputs, g: Outputs) -> None:
+        # Over a row of NaNs maxf/minf give NaN, unless the identity (-inf, +inf) takes part:
+        # then the identity, as a number, wins. Whether it is folded in is open: tileiras 13.5
+        # gave -inf for maxf (as the interpreter) but NaN for minf. Every other element is defined.
+        for k, ident in ((0, -np.inf), (1, np.inf)):
+            same(c[k][~all_nan], g[k][~all_nan], ("mx", "mn")[k])
+            v = g[k][all_nan]
+            assert np.all(np.isnan(v) | (v.view(np.uint32) == np.float32(ident).view(np.uint32))), v
+        same(c[2], g[2], "mp")
+
+    def put(k: int, row: int, v: float) -> Change:
+        return lambda o: o[k].__setitem__(row, v)
+
+    (mx, mn, mp), _ = run_checked(
+        [("x", (8, 16), "f32")], [("mx", (8,), "f32"), ("mn", (8,), "f32"), ("mp", (8,), "f32")], body, [x], tileiras,
+        passes=[put(0, 3, np.nan), put(1, 3, np.nan)],
+        fails=[put(1, 3, 0.0), put(0, 3, np.inf), put(0, 0, 0.0), put(1, 1, 0.0), put(2, 2, 1.0), put(2, 5, 0.0)],
+    )  # fmt: skip
+    # The interpreter folds the identity -inf in (as a number, it wins against NaN without propagate_nan).
     assert np.array_equal(mx, np.fmax(np.fmax.reduce(x, axis=1), -np.inf))
     assert np.signbit(mx[0]) and not np.signbit(mx[1])  # max(-0, -0) = -0; max(+0, -0) = +0
     assert mx[3] == -np.inf and not np.isnan(mx[2])
@@ -299,17 +492,28 @@ def test_float_sums_within_reassociation_bound():
     assert np.all(np.abs(cpu[2].astype(np.float64) - tri[2].astype(np.float64)) <= 2 * 63 * 2.0**-11 * mag_h)
 
 
-def _scan_bound(cpu: list, gpu: list) -> None:
-    """The GPU side of test_float_sum_identity_signs_and_sequential_scans: the inputs and
-    sums of signed zeros bitwise, the scans of x within the reassociation bound per prefix."""
-    for i in range(4):  # z, x, zp, zm
-        assert np.array_equal(cpu[i].view(np.uint32), gpu[i].view(np.uint32)), i
-    x = cpu[1].reshape(4, 256).astype(np.float64)
+def _scan_bound(x: np.ndarray, zero_sign_open: bool) -> Check:
+    """The GPU side of test_float_sum_identity_signs_and_sequential_scans, on the outputs
+    (zp, zm, cs, rs): the sums of signed zeros bitwise, the scans of x within the
+    reassociation bound per prefix. With `zero_sign_open` (tileiras) zp, a sum of -0.0s with
+    the identity +0.0, is a zero of either sign: +0.0 is not neutral for addf (-0 + +0 = +0)
+    and Ops.td's `reduce` does not say whether the identity is folded in ("might be"); the
+    neutral -0.0 of zm leaves no choice."""
+    x64 = x.astype(np.float64)
     u = np.finfo(np.float32).eps / 2
-    for k, prefix in ((4, np.cumsum(np.abs(x), 1)), (5, np.flip(np.cumsum(np.flip(np.abs(x), 1), 1), 1))):
-        n = np.arange(1, 257) if k == 4 else np.arange(256, 0, -1)
-        err = np.abs(cpu[k].reshape(4, 256).astype(np.float64) - gpu[k].reshape(4, 256).astype(np.float64))
-        assert np.all(err <= 2 * (n - 1) * u * prefix), k
+
+    def check(cpu: Outputs, gpu: Outputs) -> None:
+        if zero_sign_open:
+            assert np.all(gpu[0] == 0), gpu[0]
+        else:
+            assert np.array_equal(cpu[0].view(np.uint32), gpu[0].view(np.uint32)), "zp"
+        assert np.array_equal(cpu[1].view(np.uint32), gpu[1].view(np.uint32)), "zm"
+        for k, prefix in ((2, np.cumsum(np.abs(x64), 1)), (3, np.flip(np.cumsum(np.flip(np.abs(x64), 1), 1), 1))):
+            n = np.arange(1, 257) if k == 2 else np.arange(256, 0, -1)
+            err = np.abs(cpu[k].astype(np.float64) - gpu[k].astype(np.float64))
+            assert np.all(err <= 2 * (n - 1) * u * prefix), k
+
+    return check
 
 
 def test_float_sum_identity_signs_and_sequential_scans():
@@ -325,8 +529,13 @@ def test_float_sum_identity_signs_and_sequential_scans():
     # Triton's interpreter scans sequentially, as the CPU interpreter's addf scan does: bitwise.
     # A GPU scans in a parallel order: within the reassociation bound 2 (n - 1) u sum|x| there.
     outs = [("zp", (2,), "f32"), ("zm", (2,), "f32"), ("cs", (4, 256), "f32"), ("rs", (4, 256), "f32")]
-    zp, zm, cs, rs = run_io([("z", (2, 8), "f32"), ("x", (4, 256), "f32")], outs, body, [z, x], on_gpu=_scan_bound)
-    assert not np.signbit(zp).any() and np.signbit(zm).all()
+    (zp, zm, _, _), (_, _, cs, rs) = run_checked(
+        [("z", (2, 8), "f32"), ("x", (4, 256), "f32")], outs, body, [z, x], _scan_bound(x, True),
+        on_gpu=_scan_bound(x, False), passes=[lambda o: o[0].__imul__(-1)],  # -0.0: the identity left out
+        fails=[lambda o: o[0].__setitem__(0, 1e-45), lambda o: o[1].__imul__(-1),
+               lambda o: o[2].__setitem__((1, 200), o[2][1, 200] + 1)],
+    )  # fmt: skip
+    assert not np.signbit(zp).any() and np.signbit(zm).all()  # the interpreter folds the identity in once
     if not ON_GPU:  # the sequential order, as the interpreter's
         assert np.array_equal(cs, np.add.accumulate(x, axis=1, dtype=np.float32))
         assert np.array_equal(rs, np.flip(np.add.accumulate(np.flip(x, 1), axis=1, dtype=np.float32), 1))
