@@ -645,15 +645,17 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
 
     - 8 warps (two warpgroups sharing each product): 4096^3 f16 matmul 0.21 ms vs 0.73 at 4;
       but 4 where a loop's product feeds another product (flash attention: the softmax of
-      Q K^T between them needs the registers): attention 0.41 ms at 4 vs 0.46 at 8.
-    - stages: as many copies of one loop iteration's loads as fit _STAGE_BUDGET, 2 to 4:
-      64x8192x8192 (64x64x128 tiles, 32 KiB a stage) 0.049 ms at 4 vs 0.058 at 3 (the loads in
-      flight are what a one-wave, memory-bound grid needs); 128x256x64 (48 KiB) stays at 3
-      (0.206 ms vs 0.214 at 4).
+      Q K^T between them needs the registers), with Triton's 3 stages: attention 0.415 ms
+      (8 warps: 0.46; 4 warps and 4 stages: 0.50; 2 stages: 0.45).
+    - otherwise stages: as many copies of one loop iteration's loads as fit _STAGE_BUDGET, 2
+      to 4: 64x8192x8192 (64x64x128 tiles, 32 KiB a stage) 0.049 ms at 4 vs 0.058 at 3 (the
+      loads in flight are what a one-wave, memory-bound grid needs); 128x256x64 (48 KiB) stays
+      at 3 (0.206 ms vs 0.214 at 4).
     """
     if not any(op.name in _MMA for op in entry.walk()):
         return {}
     opts: dict[str, Any] = {"num_warps": 8}
+    chained = False
     stage_bytes = 0
     for loop in entry.walk():
         if loop.name not in ("cuda_tile.for", "cuda_tile.loop") or not loop.regions:
@@ -665,10 +667,12 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
         derived: set[Value] = set()
         for op in body:
             if op.name in _MMA and any(v in derived for v in op.operands[:2]):
-                opts["num_warps"] = 4
+                chained = True
             if op.name in _MMA or any(v in derived for v in op.operands):
                 derived.update(op.results)
-    if stage_bytes:
+    if chained:
+        opts["num_warps"] = 4
+    elif stage_bytes:
         opts["num_stages"] = max(2, min(4, _STAGE_BUDGET // stage_bytes))
     return opts
 
