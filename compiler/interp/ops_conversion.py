@@ -2,9 +2,10 @@
 
 * `ftof`: exact rounding into the result format (`rounding.to_float_type`), with the
   spec's conversion table (5.1.3): overflow to +-inf for f16/bf16/f32/tf32/f64, saturation
-  to +-MAX_NORM for the f8 and f4 formats (infinities included), NaN to +MAX_NORM for
-  f8E4M3FN and f4E2M1FN; f8E8M0FNU takes the magnitude rounded toward zero or +inf to a
-  power of two in [2^-127, 2^127].
+  to +-MAX_NORM for the f8 and f4 formats (infinities included); NaN to NaN (f8E4M3FN:
+  0x7F, as tileiras and the hardware give, where the table says +MAX_NORM; see
+  `rounding`), and to +MAX_NORM for f4E2M1FN, which has no NaN; f8E8M0FNU takes the
+  magnitude rounded toward zero or +inf to a power of two in [2^-127, 2^127].
 * `ftoi` (`nearest_int_to_zero`): truncation toward zero. A NaN, an infinity or a value
   out of the integer type's range gives a result the spec leaves undefined to use; we
   return what NVIDIA's conversion instruction does (it saturates): the nearest end of the

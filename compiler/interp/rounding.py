@@ -50,11 +50,16 @@ same sign. Inputs are flushed by the caller with `flush_subnormals`.
 
 Conversions follow the spec's table (5.1.3): f16, bf16, f32, tf32, f64 overflow to
 +-inf as the rounding mode says; f8E4M3FN and f8E5M2 saturate to +-MAX_NORM (inf
-too); NaN stays NaN except in f8E4M3FN, where it becomes +MAX_NORM. For the formats
-the table does not list we follow NVIDIA's conversion instructions: f4E2M1FN
-saturates and turns NaN into +MAX_NORM (6.0); f8E8M0FNU (unsigned powers of two,
-2^-127 .. 2^127, no zero) takes the magnitude, clamps to [2^-127, 2^127] (zero gives
-2^-127, the encoding 0x00) and keeps NaN.
+too); NaN stays NaN, as the format's canonical positive NaN (f8E4M3FN: 0x7F, whatever
+the source NaN's sign). The table says NaN -> +MAX_NORM for f8E4M3FN, but NVIDIA's tools
+give NaN and they win: tileiras 13.5 compiles ftof of every NaN to NaN on an H200, as
+PTX's `cvt.rn.satfinite.e4m3x2` does ("if the input value is NaN, then the result is NaN
+in the specified destination format"); CUDA's cuda_fp8.hpp emulates that instruction by
+making the NaN positive first, so a negative NaN gives 0x7F too. For the formats the
+table does not list we follow NVIDIA's conversion instructions: f4E2M1FN, which has no
+NaN encoding, saturates and turns NaN into +MAX_NORM (6.0); f8E8M0FNU (unsigned powers
+of two, 2^-127 .. 2^127, no zero) takes the magnitude, clamps to [2^-127, 2^127] (zero
+gives 2^-127, the encoding 0x00) and keeps NaN.
 """
 
 from __future__ import annotations
@@ -90,7 +95,7 @@ class Format:
     signed: bool = True
     has_zero: bool = True
     saturates: bool = False  # conversions clamp to +-max_finite (and inf too)
-    nan_to_max: bool = False  # NaN converts to +max_finite
+    nan_to_max: bool = False  # NaN converts to +max_finite (a format without NaN: f4E2M1FN)
 
     @property
     def min_normal(self) -> float:
@@ -111,9 +116,7 @@ FORMATS: dict[str, Format] = {
         Format("bf16", np.dtype(ml_dtypes.bfloat16), 8, -126, _max(8, 127), True, True),
         Format("f16", np.dtype(np.float16), 11, -14, 65504.0, True, True),
         Format("f8E5M2", np.dtype(ml_dtypes.float8_e5m2), 3, -14, 57344.0, True, True, saturates=True),
-        Format(
-            "f8E4M3FN", np.dtype(ml_dtypes.float8_e4m3fn), 4, -6, 448.0, False, True, saturates=True, nan_to_max=True
-        ),
+        Format("f8E4M3FN", np.dtype(ml_dtypes.float8_e4m3fn), 4, -6, 448.0, False, True, saturates=True),
         Format("f4E2M1FN", np.dtype(ml_dtypes.float4_e2m1fn), 2, 0, 6.0, False, False, saturates=True, nan_to_max=True),
         Format(
             "f8E8M0FNU",

@@ -34,7 +34,8 @@ has no fp8e4nv; Triton has no e8m0. So:
                     code (a format's codes are monotone in its values). Overflow, infinities
                     and NaN follow the spec's table as interp/rounding.py does: f16, bf16, f32,
                     tf32 overflow to inf or max by direction; f8E4M3FN and f8E5M2 saturate to
-                    +-max (infinities too), NaN -> +max for f8E4M3FN; f8E8M0FNU rounds the
+                    +-max (infinities too), NaN -> 0x7F for f8E4M3FN (as tileiras and the
+                    hardware give, not the table's +max); f8E8M0FNU rounds the
                     magnitude into [2^-127, 2^127] (zero -> 2^-127), NaN -> 0xFF. `ftz`
                     flushes results below the smallest normal after rounding (as the
                     interpreter does).
@@ -96,7 +97,8 @@ FORMATS = {
     "bf16": Fmt("bf16", 16, 7, -126, 0x7F7F, 0x7F80, False, 0x7FC0),
     "f16": Fmt("f16", 16, 10, -14, 0x7BFF, 0x7C00, False, 0x7E00),
     "f8E5M2": Fmt("f8E5M2", 8, 2, -14, 0x7B, 0x7C, True, 0x7E),
-    "f8E4M3FN": Fmt("f8E4M3FN", 8, 3, -6, 0x7E, None, True, 0x7E),
+    # NaN -> 0x7F (NaN, whatever its sign), as tileiras and cvt.rn.satfinite.e4m3x2 give.
+    "f8E4M3FN": Fmt("f8E4M3FN", 8, 3, -6, 0x7E, None, True, 0x7F),
     # Virtual layout with a zero code below 2^-127: code = exponent + 128, stored code - 1.
     "f8E8M0FNU": Fmt("f8E8M0FNU", 8, 0, -127, 255, None, True, 0xFF, signed=False, no_zero=True),
 }

@@ -92,6 +92,48 @@ def test_ftof_every_pair(src: str) -> None:
     assert len(out) == len(ops)
     if src in ("f32", "f64"):  # the spec's saturation: +inf -> +448 in f8E4M3FN
         assert np.all(bits_of(out["f8E4M3FN_nearest_even"][np.isposinf(x)]) == 0x7E)
+    if src != "f8E4M3FN":  # NaN -> NaN 0x7F (test_nan_to_f8e4m3fn)
+        nan = np.isnan(x.astype(np.float64))
+        assert nan.any() and np.all(bits_of(out["f8E4M3FN_nearest_even"][nan]) == 0x7F)
+
+
+# Sources with a NaN, and their NaN bit patterns (both signs, quiet and signalling, payloads).
+NAN_BITS = {
+    "f16": (0x7C01, 0x7E00, 0x7FFF, 0xFC01, 0xFE00, 0xFFFF, 0x7D55, 0xFEAA),
+    "bf16": (0x7F81, 0x7FC0, 0x7FFF, 0xFF81, 0xFFC0, 0xFFFF, 0x7FAA, 0xFFD5),
+    "f32": (0x7F800001, 0x7FC00000, 0x7FFFFFFF, 0xFF800001, 0xFFC00000, 0xFFFFFFFF, 0x7FA5A5A5, 0xFFD00001),
+    "tf32": (0x7F802000, 0x7FC00000, 0x7FFFE000, 0xFF802000, 0xFFC00000, 0xFFFFE000, 0x7FA5A000, 0xFFD02000),
+    "f64": (
+        0x7FF0000000000001,
+        0x7FF8000000000000,
+        0x7FFFFFFFFFFFFFFF,
+        0xFFF0000000000001,
+        0xFFF8000000000000,
+        0xFFFFFFFFFFFFFFFF,
+        0x7FF5A5A5A5A5A5A5,
+        0xFFFC000000000001,
+    ),
+    "f8E5M2": (0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF, 0x7D, 0xFF),  # all six, two twice
+    "f8E8M0FNU": (0xFF,) * 8,
+}
+
+
+@pytest.mark.parametrize("src", list(NAN_BITS))
+def test_nan_to_f8e4m3fn(src: str) -> None:
+    """Every NaN, of either sign, converts to f8E4M3FN as the canonical NaN 0x7F, bitwise on
+    every backend. Spec 000's table (5.1.3) says +MAX_NORM (0x7E), but NVIDIA's tools give NaN
+    and the tools win: tileiras 13.5 on an H200 gives NaN for every NaN of f16, bf16, f32, tf32,
+    f64 and f8E5M2 (0x7F for f32's +NaN), as PTX's cvt.rn.satfinite.e4m3x2 says ("if the input
+    value is NaN, then the result is NaN"); CUDA's cuda_fp8.hpp emulates that instruction by
+    making the NaN positive first, so -NaN gives 0x7F too."""
+    width = NP[src].itemsize * 8
+    x = np.tile(np.array(NAN_BITS[src], dtype=f"u{width // 8}"), 4).view(NP[src])
+    with np.errstate(invalid="ignore"):  # signalling NaNs, quietly
+        assert np.isnan(x.astype(np.float64)).all()
+    ops = {"e4m3": (f"ftof %a : tile<{len(x)}x{src}> -> tile<{len(x)}xf8E4M3FN>", "f8E4M3FN")}
+    refuses = E8M0_REFUSED if src == "f8E8M0FNU" else None
+    out = run_ops(ops, {"a": (src, x)}, (len(x),), nan_payload=True, tileiras_refuses=refuses)
+    assert np.all(bits_of(out["e4m3"]) == 0x7F)
 
 
 def _ftoi_inputs(t: str, rng: np.random.Generator) -> np.ndarray:
