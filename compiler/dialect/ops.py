@@ -497,7 +497,7 @@ _CORE: tuple[OpDef, ...] = (
         regions=(
             RegionDef(
                 "body",
-                doc="combiner: (element, accumulator) pairs in, new accumulators out",
+                doc="combiner: (accumulator, element) pairs in, new accumulators out",
             ),
         ),
         assembly=(

@@ -1,14 +1,24 @@
 """Semantics of `reduce` and `scan`: combiner regions applied along one tile dimension.
 
-Argument order. The body takes `2N` arguments for N operands, in pairs
-`(element_i, accumulator_i)`: the first of a pair is the newer value along the
-dimension, the second the value accumulated from the older ones (in a reverse scan,
-"older" means higher indices). Every evaluation below keeps that order: a combiner
-step only ever joins two *adjacent* runs of elements, the newer run first, so any
-associative body, commutative or not, gives the fold the op reference defines:
+Argument order. The body takes `2N` arguments for N operands, in pairs; one of a pair is
+the newer value along the dimension (the element), the other the value accumulated from
+the older ones (in a reverse scan, "older" means higher indices).
+
+* `reduce`: `(element_i, accumulator_i)`, as cuda-tile's Ops.td says for `reduce` ("The
+  first argument of each pair is an element of the input tile; the second is the
+  accumulator").
+* `scan`: `(accumulator_i, element_i)`. Ops.td's `scan` contradicts itself: its formula
+  `result[j] = f(result[j-1], X[j])` and its example `(%acc, %elem)` put the accumulator
+  first, its prose (`[op_0_current_iter, op_0_prev_iter, ...]`) the element. NVIDIA's
+  tileiras 13.5 follows the formula (its sm_90 code for a scan of affine maps combines
+  the lane below, the older run, as the body's first argument), and NVIDIA's tools win.
+
+Every evaluation below keeps the order: a combiner step only ever joins two *adjacent*
+runs of elements, in the argument slots above, so any associative body, commutative or
+not, gives the fold the op reference defines:
 
     reduce: f(x[n-1], f(x[n-2], ... f(x[0], identity)))
-    scan:   result[j] = f(x[j], result[j-1]),  result[-1] = identity
+    scan:   result[j] = f(result[j-1], x[j]),  result[-1] = identity
 
 Evaluation order (the reference leaves it to the implementation; floating-point
 results depend on it):
@@ -17,13 +27,14 @@ results depend on it):
   times, not n times. `reduce` is a pairwise tree: level by level, elements
   (2k, 2k+1) are combined as f(x[2k+1], x[2k]); an odd element at the end is carried
   to the next level unchanged. `scan` is Hillis–Steele: at step s = 1, 2, 4, ...,
-  y[i] = f(y[i], y[i-s]) for i >= s. The identity enters once, at the end:
-  f(result, identity), which by associativity equals the fold that starts from it.
+  y[i] = f(y[i-s], y[i]) for i >= s. The identity enters once, at the end:
+  f(result, identity) (scan: f(identity, result)), which by associativity equals the
+  fold that starts from it.
 * Fast paths, when the body is one recognised op with default attributes applied to
   its two arguments and yielded: `addf`/`mulf` reduce with the same pairwise tree as
   above (so results are bit-identical to running the body; every step rounds to the
   element type, f16/bf16 included, never accumulating in a wider type); `addf`/`mulf`
-  scan accumulate sequentially, exactly result[j] = f(x[j], result[j-1]) (one rounding
+  scan accumulate sequentially, exactly result[j] = f(result[j-1], x[j]) (one rounding
   per step, again in the element type). Integer `addi`/`muli` (wrap-around, any order
   gives the same bits), `andi`/`ori`/`xori`, `maxi`/`mini` (signed or unsigned) and
   `maxf`/`minf` use NumPy's `ufunc.reduce`/`accumulate`, whose order does not matter
@@ -81,14 +92,15 @@ def _identities(ctx: Ctx, operands: list[np.ndarray]) -> list[np.ndarray]:
     return out
 
 
-def _body_combine(ctx: Ctx, region: Region) -> Combine:
-    """Run the region on arrays: newer and older values of each operand, interleaved."""
+def _body_combine(ctx: Ctx, region: Region, accumulator_first: bool = False) -> Combine:
+    """Run the region on arrays: newer and older values of each operand, interleaved as
+    (newer, older) pairs, or (older, newer) with `accumulator_first` (scan; module doc)."""
     machine = ctx.machine
 
     def combine(newer: list[np.ndarray], older: list[np.ndarray]) -> list[np.ndarray]:
         args: list[np.ndarray] = []
         for n, o in zip(newer, older, strict=True):
-            args += [n, o]
+            args += [o, n] if accumulator_first else [n, o]
         with np.errstate(all="ignore"):
             return machine.run_combiner(region, args, ctx.frame)
 
@@ -236,10 +248,11 @@ def _fast_reduce(fast: _Fast, x: np.ndarray, identity: np.ndarray, axis: int) ->
 def _fast_scan(fast: _Fast, x: np.ndarray, identity: np.ndarray, axis: int) -> np.ndarray:
     with np.errstate(all="ignore"):
         if fast.kind == "float_tree":
-            # The literal fold: result[0] = f(x[0], identity), result[j] = f(x[j], result[j-1]).
+            # The literal fold: result[0] = f(identity, x[0]), result[j] = f(result[j-1], x[j])
+            # (`accumulate` applies the ufunc as (accumulated, next)).
             y = np.array(x, copy=True)
             first = _along(axis, slice(0, 1))
-            y[first] = fast.ufunc(x[first], identity)
+            y[first] = fast.ufunc(identity, x[first])
             return fast.ufunc.accumulate(y, axis=axis, dtype=y.dtype)
         if fast.kind == "exact":
             if fast.unsigned:
@@ -285,7 +298,7 @@ def _scan(ctx: Ctx):
     if fast is not None:
         results = [_fast_scan(fast, operands[0], identities[0], axis)]
     else:
-        combine = _body_combine(ctx, region)
+        combine = _body_combine(ctx, region, accumulator_first=True)
         results = hillis_steele_scan(combine, operands, axis)
         results = combine(results, identities)
         results = [np.asarray(r, dtype=x.dtype) for r, x in zip(results, operands, strict=True)]

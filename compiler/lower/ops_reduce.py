@@ -2,13 +2,17 @@
 
     @triton.jit
     def combine(acc0, acc1, x0, x1):       # acc: the older run, x: the newer one
-        <the region's ops>                 # block args (e0, a0, e1, a1) = (x0, acc0, x1, acc1)
+        <the region's ops>                 # reduce: block args (e0, a0, e1, a1) = (x0, acc0, x1, acc1)
         return r0, r1                      # the region's `yield`
 
-Argument order. Tile IR's body takes (element, accumulator) pairs, the element being the
-newer value along the dimension (a higher index; in a reverse scan, a lower one) and the
-accumulator the fold of the older ones. Triton's combine functions take all lhs values,
-then all rhs values, so lhs is always the accumulator and rhs the element.
+Argument order. Tile IR's body takes one pair per operand: the element (the newer value
+along the dimension: a higher index; in a reverse scan, a lower one) and the accumulator
+(the fold of the older ones). `reduce` pairs them (element, accumulator), `scan`
+(accumulator, element): Ops.td's `scan` formula result[j] = f(result[j-1], X[j]) and
+example `(%acc, %elem)`, which NVIDIA's tileiras follows (its prose says the other order;
+compiler/interp/ops_reduce.py has the evidence). Triton's combine functions take all lhs
+values, then all rhs values, so lhs is always the accumulator and rhs the element; only
+the binding of the block arguments to them differs.
 
 reduce, two strategies:
   * The body is one commutative op on its two arguments (addi, muli, andi, ori, xori,
@@ -25,13 +29,13 @@ scan: `tl.associative_scan(x, dim, combine, reverse=...)`, which combines prefix
 axis order (lhs the earlier run; for reverse=True the later one), as the body expects.
 
 Identity. The CPU interpreter (the oracle) folds the identity in once, at the end, as
-f(element = result, accumulator = identity). That is a no-op for a true identity except in
-corner cases of floats (a sum of -0.0 values with identity +0.0 is +0.0; max/min give the
-canonical NaN), so it is applied the same way: a second, two-element reduction of
-join(identity, result) along a new minor axis (held in one thread: the order is kept),
-which runs the combiner once per result element, in registers. It is left out for integer
-bodies that are a single `addi`/`muli`/`andi`/`ori`/`xori`/`maxi`/`mini` with that op's
-own identity (where it changes nothing).
+f(element = result, accumulator = identity) (in each op's argument order). That is a
+no-op for a true identity except in corner cases of floats (a sum of -0.0 values with
+identity +0.0 is +0.0; max/min give the canonical NaN), so it is applied the same way: a
+second, two-element reduction of join(identity, result) along a new minor axis (held in
+one thread: the order is kept), which runs the combiner once per result element, in
+registers. It is left out for integer bodies that are a single `addi`/`muli`/`andi`/`ori`/
+`xori`/`maxi`/`mini` with that op's own identity (where it changes nothing).
 
 Values from outside. A Triton combine function sees only its arguments. A 0-d `constant`
 the body uses from outside is emitted again inside the function; any other (0-d) value is
@@ -121,7 +125,7 @@ class Combiner:
     passed through unchanged: the function returns its lhs copy), named inside the function
     as outside."""
 
-    def __init__(self, e: OpEmit, n: int) -> None:
+    def __init__(self, e: OpEmit, n: int, accumulator_first: bool = False) -> None:
         region = e.op.regions[0]
         block = region.blocks[0]
         if len(block.arguments) != 2 * n:
@@ -134,12 +138,14 @@ class Combiner:
                 raise e.error(f"the combiner uses %{v.name or '?'}, a tile of rank > 0 defined outside it")
         self.carried = [e.cg.expr(v) for v in carried]
         self.name = e.tmp("combine_" + e.op.mnemonic)
-        acc = [e.tmp(block.arguments[2 * i + 1].name or f"acc{i}") for i in range(n)]
-        new = [e.tmp(block.arguments[2 * i].name or f"x{i}") for i in range(n)]
+        # The block's pairs: (element, accumulator), or (accumulator, element) for a scan.
+        a, x = (0, 1) if accumulator_first else (1, 0)
+        acc = [e.tmp(block.arguments[2 * i + a].name or f"acc{i}") for i in range(n)]
+        new = [e.tmp(block.arguments[2 * i + x].name or f"x{i}") for i in range(n)]
         unused = [e.tmp(f"{c}_rhs") for c in self.carried]
         args = []
         for i in range(n):
-            args += [new[i], acc[i]]
+            args += [acc[i], new[i]] if accumulator_first else [new[i], acc[i]]
 
         def on_yield(y: OpEmit) -> None:
             values = y.operands
@@ -239,12 +245,12 @@ def _apply_identities(e: OpEmit, c: Combiner, results: list[str]) -> None:
     e.line(f"{', '.join(outs)} = tl.reduce({_pack(joined)}, {len(shape)}, {c.name})")
 
 
-def _setup(e: OpEmit) -> tuple[list[str], int, Combiner, list[str]]:
+def _setup(e: OpEmit, accumulator_first: bool = False) -> tuple[list[str], int, Combiner, list[str]]:
     xs = e.operands
     if any(x is None or x == "None" for x in xs):
         raise e.error("reduce/scan operands must be tiles")
     dim = int(e.int_attr("dim", 0) or 0)
-    c = Combiner(e, len(xs))
+    c = Combiner(e, len(xs), accumulator_first)
     shape = tltypes.shape_of(e.operand_types[0])
     operands = xs + [f"tl.broadcast_to({v}, {list(shape)})" for v in c.carried]
     outs = [e.result_name(i) for i in range(len(xs))] + [e.tmp("unused") for _ in c.carried]
@@ -319,7 +325,7 @@ def _tree_reduce(e: OpEmit, c: Combiner, xs: list[str], dim: int, outs: list[str
 
 @emitter("scan")
 def _scan(e: OpEmit) -> None:
-    xs, dim, c, outs = _setup(e)
+    xs, dim, c, outs = _setup(e, accumulator_first=True)
     reverse = e.flag("reverse")
     e.line(f"{', '.join(outs)} = tl.associative_scan({_pack(xs)}, {dim}, {c.name}, reverse={reverse})")
     _apply_identities(e, c, outs[: len(e.op.results)])

@@ -1,7 +1,8 @@
 """Rules of `reduce` and `scan`: the aggregate ops with a combiner region.
 
 Both take N tiles of one shape, a dimension, one identity per operand and a single-block
-body whose arguments are N (element, accumulator) pairs of rank-0 tiles and whose `yield`
+body whose arguments are N pairs of rank-0 tiles (`reduce`: element, accumulator; `scan`:
+accumulator, element, as tileiras binds them) and whose `yield`
 returns N rank-0 tiles. `reduce` drops the dimension from each result; `scan` keeps the
 operand types.
 

@@ -31,7 +31,15 @@ def const(name: str, values: np.ndarray, element: str) -> str:
 
 
 def reduce_text(
-    x: np.ndarray, element: str, dim: int, body: str, identity: str, *, op: str = "reduce", reverse: bool = False
+    x: np.ndarray,
+    element: str,
+    dim: int,
+    body: str,
+    identity: str,
+    *,
+    op: str = "reduce",
+    reverse: bool = False,
+    names: tuple[str, str] = ("e", "a"),
 ) -> str:
     shape = x.shape
     out = shape if op == "scan" else tuple(s for d, s in enumerate(shape) if d != dim)
@@ -39,7 +47,7 @@ def reduce_text(
     scalar = tile((), element)
     return kernel(f"""{const("x", x, element)}
     %r = {op} %x dim={dim}{rev} identities=[{identity}] : {tile(shape, element)} -> {tile(out, element)}
-    (%e: {scalar}, %a: {scalar}) {{
+    (%{names[0]}: {scalar}, %{names[1]}: {scalar}) {{
     {body}
     }}""")
 
@@ -366,17 +374,52 @@ def test_scan_general_body(reverse):
 
 
 def test_scan_non_commutative_order():
-    # f(e, a) = a * 2 + e, wrap-around in i32: associative only as a fold, not commutative;
-    # it is used here just to show which argument is the older prefix on a 2-element scan.
+    # A scan's body takes (accumulator, element), unlike reduce's (element, accumulator):
+    # Ops.td's `scan` formula result[j] = f(result[j-1], X[j]) and example `(%acc, %elem)`,
+    # as NVIDIA's tileiras 13.5 binds them (compiler/interp/ops_reduce.py). f(acc, x) =
+    # acc * 2 + x (i32) is not commutative (nor associative beyond two terms: a 2-element
+    # scan); it shows which argument gets the older prefix. The element first would give 6
+    # for result[0] = f(0, 3).
     x = np.array([[3, 5]], dtype=np.int32)
     body = """%c2 = constant <i32: 2> : tile<i32>
-    %d = muli %a, %c2 : tile<i32>
-    %s = addi %d, %e : tile<i32>
+    %d = muli %acc, %c2 : tile<i32>
+    %s = addi %d, %el : tile<i32>
     yield %s : tile<i32>"""
-    r = run(x, "i32", 1, body, "0 : i32", op="scan")
-    np.testing.assert_array_equal(r, [[3, 11]])  # result[1] = f(x[1], result[0]) = 3*2 + 5
-    r = run(x, "i32", 1, body, "0 : i32", op="scan", reverse=True)
-    np.testing.assert_array_equal(r, [[13, 5]])  # reverse: result[0] = f(x[0], result[1]) = 5*2 + 3
+    r = run(x, "i32", 1, body, "0 : i32", op="scan", names=("acc", "el"))
+    np.testing.assert_array_equal(r, [[3, 11]])  # result[0] = f(0, 3); result[1] = f(3, 5) = 3*2 + 5
+    r = run(x, "i32", 1, body, "0 : i32", op="scan", reverse=True, names=("acc", "el"))
+    np.testing.assert_array_equal(r, [[13, 5]])  # reverse: result[0] = f(result[1], x[0]) = 5*2 + 3
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("n", [1, 2, 8, 32])
+def test_scan_of_affine_maps_applies_them_in_scan_order(n, reverse):
+    # Composition of x -> m x + c (associative, not commutative), through the general path
+    # (two operands): body(older, newer) = newer o older = (m_n m_o, m_n c_o + c_n) with the
+    # accumulator first, so result[j] applies the maps in scan order (reverse: from the end).
+    m = RNG.integers(-5, 6, size=(4, n), dtype=np.int32)
+    c = RNG.integers(-50, 51, size=(4, n), dtype=np.int32)
+    rev = "true" if reverse else "false"
+    t = tile((4, n), "i32")
+    text = kernel(f"""{const("m", m, "i32")}
+    {const("c", c, "i32")}
+    %rm, %rc = scan %m, %c dim=1 reverse={rev} identities=[1 : i32, 0 : i32] : {t}, {t} -> {t}, {t}
+    (%ma: tile<i32>, %me: tile<i32>, %ca: tile<i32>, %ce: tile<i32>) {{
+      %mm = muli %me, %ma : tile<i32>
+      %p = muli %me, %ca : tile<i32>
+      %cc = addi %p, %ce : tile<i32>
+      yield %mm, %cc : tile<i32>, tile<i32>
+    }}""")
+    out = eval_kernel(text)
+    for i in range(4):
+        order = range(n - 1, -1, -1) if reverse else range(n)
+        fm, fc, expect = 1, 0, {}
+        for j in order:  # apply map j after the ones before it in scan order
+            fm, fc = int(m[i, j]) * fm, int(m[i, j]) * fc + int(c[i, j])
+            expect[j] = (fm, fc)
+        got = [(int(a), int(b)) for a, b in zip(out["rm"][0][i], out["rc"][0][i], strict=True)]
+        wrap = [tuple(((v + 2**31) % 2**32) - 2**31 for v in expect[j]) for j in range(n)]
+        assert got == wrap, (i, got, wrap)
 
 
 @pytest.mark.parametrize(

@@ -215,8 +215,11 @@ def test_identity_folded_in_once_with_a_general_body():
 
 # Composition of affine maps x -> m*x + c (i32, wrapping): associative, not commutative.
 # f(newer, older) = newer o older: (m_n m_o, m_n c_o + c_n). The fold applies the maps in
-# index order (reverse scans: from the highest index down).
-AFFINE = """(%me{s}: tile<i32>, %ma{s}: tile<i32>, %ce{s}: tile<i32>, %ca{s}: tile<i32>) {{
+# index order (reverse scans: from the highest index down). The block arguments come in
+# each op's order: reduce (element, accumulator) pairs, scan (accumulator, element) ones
+# (cuda-tile Ops.td `scan`: result[j] = f(result[j-1], X[j]), example `(%acc, %elem)`; the
+# order tileiras 13.5 binds, which its prose `[op_0_current_iter, op_0_prev_iter]` reverses).
+AFFINE = """({args}) {{
       %mm{s} = muli %me{s}, %ma{s} : tile<i32>
       %t{s} = muli %me{s}, %ca{s} : tile<i32>
       %cc{s} = addi %t{s}, %ce{s} : tile<i32>
@@ -228,9 +231,11 @@ def affine_op(op: str, shape, dim: int, suffix: str, reverse: bool = False, m: s
     out = shape if op == "scan" else reduced(shape, dim)
     rev = f" reverse={'true' if reverse else 'false'}" if op == "scan" else ""
     t_in, t_out = tile(shape, "i32"), tile(out, "i32")
+    pairs = [("me", "ma"), ("ce", "ca")] if op == "reduce" else [("ma", "me"), ("ca", "ce")]
+    args = ", ".join(f"%{a}{suffix}: tile<i32>" for pair in pairs for a in pair)
     return (
         f"%m{suffix}, %c{suffix} = {op} %{m}, %{c} dim={dim}{rev} identities=[1 : i32, 0 : i32] : {t_in}, {t_in} -> "
-        f"{t_out}, {t_out}\n{AFFINE.format(s=suffix)}"
+        f"{t_out}, {t_out}\n{AFFINE.format(s=suffix, args=args)}"
     )
 
 
@@ -269,7 +274,8 @@ def test_non_commutative_body_reduce_and_scans():
     def tileiras(cpu: Outputs, g: Outputs) -> None:
         # A reduce's order is open: its c is the composition in some order of the elements (the
         # m, a commutative product, is not). A scan folds each prefix in index order (Ops.td,
-        # `scan`: result[j] = f(result[j-1], X[j]), regrouped only): all of it bitwise.
+        # `scan`: result[j] = f(result[j-1], X[j]), regrouped only; the accumulator the body's
+        # first argument, as tileiras binds it): all of it bitwise.
         for k in (0, 2, 4, 5, 6, 7):
             same(cpu[k], g[k], outs[k][0])
         assert all(int(v) & 0xFFFFFFFF in rows[i] for i, v in enumerate(g[1])), g[1]
