@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -325,9 +326,30 @@ class AssertFailure:
 _Step = tuple[Operation, str | None, Callable[..., Any] | None, tuple[Value, ...]]
 
 
+# What each backend keeps for a loaded module, per Module object: spec 003 (6.2.1) says a
+# global "will be initialized exactly once", and NVIDIA's op docs (cuda-tile Ops.td,
+# GlobalOp) that its allocation is initialized "at CUDA module load time" and lives as long
+# as the module. Our runtime's loaded module is the `Module` object, so a global's storage
+# lives in this cache, dropped with the Module; each backend (cpu, triton-interpret,
+# triton, tileiras) keeps its own, as two devices would each load their own copy.
+_LOADED: weakref.WeakKeyDictionary[Module, dict[str, dict[Any, Any]]] = weakref.WeakKeyDictionary()
+
+
+def loaded_state(module: Module, backend: str) -> dict[Any, Any]:
+    """The state `backend` keeps for `module` while the Module object lives (empty at first):
+    the storage of its globals, for instance. Its values must not refer to the Module, or
+    it would never be dropped."""
+    per_backend = _LOADED.get(module)
+    if per_backend is None:
+        per_backend = _LOADED[module] = {}
+    return per_backend.setdefault(backend, {})
+
+
 class Machine:
-    """Runs kernels of one module against one simulated global memory. Globals are
-    placed once, when the machine is made; memory persists across `run`s."""
+    """Runs kernels of one module against one simulated global memory; memory persists
+    across `run`s. A global's storage belongs to the Module object (`loaded_state`), not
+    to the machine: every Machine of one Module places the same arrays, so each launch
+    sees what the launches of that Module before it left in its globals."""
 
     def __init__(self, module: Module, memory: Memory | None = None, options: RunOptions | None = None) -> None:
         self.module = module
@@ -424,14 +446,20 @@ class Machine:
     # -- module setup ----------------------------------------------------------------------
 
     def _load_globals(self) -> None:
+        # The module's storage, initialized at its first launch on this backend and placed
+        # without a copy, so that what a kernel writes stays there for the next launch.
+        storage = loaded_state(self.module, "cpu")
         for op in self.module.walk():
             if op.name == "cuda_tile.global":
                 value = op.properties.get("value")
                 sym = op.properties["sym_name"].value  # type: ignore[attr-defined]
                 itemsize = dtypes.storage_dtype(value.element).itemsize  # type: ignore[union-attr]
                 alignment = self._int(op.properties.get("alignment"), itemsize)
+                data = storage.get(sym)
+                if data is None:
+                    data = storage[sym] = memory_image(value).copy()
                 self.globals[sym] = self.memory.place(
-                    memory_image(value),
+                    data,
                     alignment=alignment,
                     name=f"global @{sym}",
                     read_only=op.properties.get("constant") is not None,

@@ -281,7 +281,9 @@ class Module:
     `module attributes {...}` wrappers, other ops) plus what the text carried besides
     operations: attribute and type alias definitions and comments."""
 
-    __slots__ = ("body", "source", "attribute_aliases", "type_aliases", "comments")
+    # __weakref__: backends keep what a loaded module owns (its globals' storage, loaded
+    # cubins) in caches keyed weakly by the Module (compiler.interp.machine.loaded_state).
+    __slots__ = ("body", "source", "attribute_aliases", "type_aliases", "comments", "__weakref__")
 
     def __init__(self, source: SourceFile | None = None) -> None:
         self.body = Block()

@@ -7,7 +7,10 @@ on the CPU: a third-party executor of our translation, for machines without a GP
 Arguments are checked and converted exactly as the CPU backend does (`compiler.runtime`):
 NumPy arrays for pointers (updated in place; Triton's interpreter works on CPU torch
 tensors, which share the arrays' memory), scalars typed by the kernel's parameters (floats
-passed as their bits, see `codegen`). A `global`'s storage is a fresh array per launch.
+passed as their bits, see `codegen`). A `global`'s storage is an array kept per Module
+object (`compiler.interp.machine.loaded_state`): initialized at the Module's first launch on
+this backend, it keeps what each launch wrote for the next (spec 003, 6.2.1: initialized
+exactly once). Constant tables and `alloca` slabs are fresh per launch.
 
 What Triton's interpreter cannot run: inline PTX (`tl.inline_asm_elementwise`) — kernels
 whose exact path needs it are refused with the op's name (`KernelSource.inline_asm`).
@@ -90,6 +93,35 @@ def _scalar_bits(value: np.ndarray, element: Any) -> int:
     return int(v.view(np.dtype(f"i{width}"))[0])
 
 
+def global_symbols(module: Module, src: KernelSource) -> list[str]:
+    """The symbols of the hidden buffer parameters of `src` that are `module`'s globals (the
+    others are constant tables, `alloca` slabs and scratch, whose symbols no global has)."""
+    names = set()
+    for op in module.walk():
+        if op.name == "cuda_tile.global":
+            names.add(getattr(op.properties.get("sym_name"), "value", None))
+    return [p.symbol for p in src.params if p.kind == "buffer" and not p.per_block and p.symbol in names]
+
+
+def global_storage(module: Module, src: KernelSource, backend: str) -> dict[str, np.ndarray]:
+    """The storage (contiguous bytes) of the globals `src` uses, kept per Module object for
+    `backend` and shared by all its kernels: each is made from the global's initial bytes
+    the first time a kernel of the Module uses it, then kept."""
+    from ..interp.machine import loaded_state
+
+    state = loaded_state(module, backend)
+    initial = {p.symbol: p.data for p in src.params if p.kind == "buffer"}
+    out = {}
+    for symbol in global_symbols(module, src):
+        data = state.get(symbol)
+        if data is None:
+            # At least 8 bytes, as for every hidden buffer here (a view needs an element).
+            raw = initial[symbol]
+            data = state[symbol] = np.frombuffer(raw, dtype=np.uint8).copy() if raw else np.zeros(8, np.uint8)
+        out[symbol] = data
+    return out
+
+
 def run(
     module: Module,
     entry: Operation,
@@ -120,6 +152,7 @@ def run(
     patch_interpreter()
     fn = import_kernel(src, interpret=True)
     params = entry.regions[0].blocks[0].arguments
+    storage = global_storage(module, src, "triton-interpret")
     binder = ArgumentChecks()
     call: list[Any] = []
     write_back: list[tuple[np.ndarray, np.ndarray]] = []
@@ -127,6 +160,9 @@ def run(
         if p.kind == "scratch":
             continue
         if p.kind == "buffer":
+            if p.symbol in storage:
+                call.append(_torch_view(storage[p.symbol], p.signature))
+                continue
             data = np.frombuffer(p.data or b"", dtype=np.uint8)
             if p.per_block:
                 data = np.tile(data, grid[0] * grid[1] * grid[2])

@@ -49,7 +49,8 @@ indexed by the linear block id): the launcher allocates `len(data) * number of b
 it.
 
 `get_global` makes the global's storage a hidden buffer parameter holding its initial
-bytes (read-only for `constant` globals); the launcher passes a fresh copy per launch.
+bytes (read-only for `constant` globals); the launcher passes the same storage to every
+launch of one `Module` object (initialized once, spec 003 6.2.1), a fresh one to another Module.
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@
 The module is a `Module`, a path to a `.tileir` text file or to a `.tileirbc` bytecode file,
 or IR text (a string holding a newline or a `{`). Bytecode is read by `compiler.bytecode`.
 
+The `Module` object is the loaded module: its globals are initialized once (spec 003, 6.2.1)
+and keep what each launch of that object writes for its next launches, on each backend
+separately; a path, text or bytes is loaded afresh at every call, so its globals start from
+their initial values each time.
+
 Arguments follow the kernel's parameters, one each:
 
 - a `tile<ptr<T>>` parameter takes a NumPy array whose dtype holds T (`float32` for f32,
@@ -641,6 +646,10 @@ def launch(
     `backend`: one of BACKENDS; `auto` (the default) picks one (see `resolve_backend`), and
     the result's `backend` and `note` say which and why.
 
+    Globals live as long as the loaded module: launches of one `Module` object on one backend
+    see what the launches before them wrote to its globals; a path, text or bytes is loaded
+    afresh at each call, so its globals start from their initial values.
+
     Raises `LaunchError` when the launch cannot start and `InterpError` for what goes wrong
     while the kernel runs.
 
@@ -741,7 +750,8 @@ def benchmark(
 ) -> BenchResult:
     """`warmup` untimed then `repeat` timed launches of `kernel` with the same arguments (on
     a GPU bound once: NumPy arrays are copied in before the first launch and back after the
-    last). Arguments as `launch` (`cutile=True`: cuTile's convention)."""
+    last). Arguments as `launch` (`cutile=True`: cuTile's convention). Every launch is of
+    one loaded module, so what a launch writes to a global, the next one sees."""
     if repeat < 1 or warmup < 0:
         raise LaunchError("repeat must be at least 1 and warmup at least 0", kind="argument")
     backend, note = resolve_backend(backend)
@@ -885,7 +895,9 @@ def launch_cutile(
 
     `module_or_path` may also be a cuTile Python `@ct.kernel` function: it is exported by
     cuTile for these arguments (no GPU needed; see `compiler.runtime.cutile.export_cutile`)
-    and the bytecode is run on `backend`, so a cuTile kernel can run on the CPU interpreter."""
+    and the bytecode is run on `backend`, so a cuTile kernel can run on the CPU interpreter.
+    Globals as `launch`: kept per `Module` object; a path, text or cuTile kernel is loaded
+    (exported) afresh at each call, its globals from their initial values."""
     from .cutile import export_cutile, is_cutile_kernel
 
     if is_cutile_kernel(module_or_path):

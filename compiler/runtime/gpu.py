@@ -24,6 +24,10 @@ CPU; scalars are converted by the kernel's parameter types exactly as on the CPU
 `DevicePointer(address)` passes a raw device address. Parameter sizes are checked against
 what the cubin declares before every first launch of a kernel.
 
+Globals (spec 003, 6.2.1: initialized exactly once) live as long as the `Module` object
+launched: on `triton` a device buffer per global, kept per Module and shared by its kernels;
+on `tileiras` the cubin's own globals, the cubin being loaded once per Module object.
+
 Failures are `LaunchError`s of one line (kind "device"): no driver, no GPU, a cubin the
 driver cannot load, out of device memory, a kernel fault. Out of memory and load failures
 leave the GPU usable; after a fault (a sticky CUDA error, from which CUDA allows no recovery
@@ -141,8 +145,7 @@ class Gpu:
                 self.timing = core.EventOptions(enable_timing=True)
         except Exception as exc:  # noqa: BLE001 - every way of having no GPU becomes one line
             raise _launch_error(_no_gpu_message(exc)) from None
-        self.kernels: dict[tuple[str, str], Any] = {}
-        self.modules: list[Any] = []  # keep loaded code alive
+        self.loaded = Loaded()  # cubins loaded once per process (Triton's: they hold no globals)
         self.grid_in_clusters = _cluster_grid_in_clusters(core)
 
     @property
@@ -155,22 +158,40 @@ class Gpu:
 
     # -- code ------------------------------------------------------------------------------
 
-    def kernel(self, cubin: bytes, name: str, compiler: str, slots: list[abi.Slot], shared: int = 0) -> Any:
+    def kernel(
+        self,
+        cubin: bytes,
+        name: str,
+        compiler: str,
+        slots: list[abi.Slot],
+        shared: int = 0,
+        owner: Module | None = None,
+    ) -> Any:
         """Kernel `name` of `cubin`, loaded once: on first use its parameters are checked
         against what the cubin declares (`slots` being what the launcher packs) and its
-        dynamic shared-memory limit is raised to `shared` where that is past 48 KB."""
-        key = (hashlib.sha256(cubin).hexdigest(), name)
-        k = self.kernels.get(key)
+        dynamic shared-memory limit is raised to `shared` where that is past 48 KB.
+
+        The cubin is loaded (a CUDA module) once per process, or with `owner` once per that
+        Module object, kept while it lives: a tileiras cubin holds the module's globals, which
+        the driver initializes when it loads the cubin and which live as long as the loaded
+        CUDA module, so each Module object needs a load of its own. All kernels of one cubin
+        come from one load, sharing its globals."""
+        digest = hashlib.sha256(cubin).hexdigest()
+        loaded = self.loaded if owner is None else loaded_on_gpu(owner, compiler.lower())
+        key = (digest, name)
+        k = loaded.kernels.get(key)
         if k is None:
             _check_abi(cubin, name, slots, compiler)
             try:
-                code = self.core.ObjectCode.from_cubin(cubin)
-                k = code.get_kernel(name)
+                code = loaded.codes.get(digest)
+                if code is None:
+                    code = self.core.ObjectCode.from_cubin(cubin)
+                k = code.get_kernel(name)  # loads the cubin on its first kernel
             except Exception as exc:  # noqa: BLE001
                 raise self.error(exc, f"loading the {compiler} cubin of kernel {name}", compiler=compiler) from None
             self.allow_shared(k, shared)
-            self.modules.append(code)
-            self.kernels[key] = k
+            loaded.codes[digest] = code
+            loaded.kernels[key] = k
         return k
 
     def allow_shared(self, kernel: Any, nbytes: int) -> None:
@@ -337,6 +358,49 @@ def keep_forever(obj: Any) -> None:
     import ctypes
 
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+
+
+class Loaded:
+    """What the GPU holds for one loaded module: its cubins as loaded by the driver
+    (cuda.core ObjectCode, by the cubin's sha256), their kernels (by hash and name), and
+    on the triton backend the device storage of the module's globals (by symbol), shared
+    by all its kernels. Freed when dropped with its Module, except after a fault (see
+    `keep_forever`)."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, Any] = {}
+        self.kernels: dict[tuple[str, str], Any] = {}
+        self.globals: dict[str, Any] = {}  # cuda.core Buffers
+
+    def global_address(self, g: Gpu, symbol: str, initial: bytes | None) -> int:
+        """The device address of global `symbol`'s storage, allocated and given its initial
+        bytes on first use (at least 8 bytes, like every hidden buffer)."""
+        buf = self.globals.get(symbol)
+        if buf is None:
+            data = np.frombuffer(initial, dtype=np.uint8) if initial else np.zeros(8, np.uint8)
+            buf = g.alloc(data.nbytes, f"global @{symbol}")
+            g.upload(int(buf.handle), data)  # on failure the buffer is dropped, so freed
+            self.globals[symbol] = buf
+        return int(buf.handle)
+
+    def __del__(self) -> None:
+        try:
+            if _POISONED is not None:
+                keep_forever((self.codes, self.kernels, self.globals))
+        except Exception:  # noqa: BLE001, S110 - at interpreter exit the module's names may be gone
+            pass
+
+
+def loaded_on_gpu(module: Module, backend: str) -> Loaded:
+    """What the GPU holds for `module` on `backend` ("triton" or "tileiras"), kept while
+    the Module object lives (`compiler.interp.machine.loaded_state`)."""
+    from ..interp.machine import loaded_state
+
+    state = loaded_state(module, backend)
+    found = state.get("gpu")
+    if found is None:
+        found = state["gpu"] = Loaded()
+    return found
 
 
 # --------------------------------------------------------------------------------------------
@@ -561,6 +625,7 @@ def prepare_triton(
     from ..lower import LowerError
     from ..lower.build import compile_source
     from ..lower.codegen import lower_entry
+    from ..lower.interpret import global_symbols
     from . import LaunchError
 
     ones, divisible_entry = specialise(entry, binding.values)
@@ -574,15 +639,21 @@ def prepare_triton(
     slots = abi.slots_triton(compiled.params)
     blocks = dims[0] * dims[1] * dims[2]
     values: list[int] = []
+    # The module's globals live on the device as long as the Module object (spec 003, 6.2.1:
+    # initialized exactly once), one buffer each, shared by all its kernels and variants.
+    module_globals = set(global_symbols(module, src))
+    loaded = loaded_on_gpu(module, "triton") if module_globals else None
     for p in compiled.params:
         if p.kind in ("pointer", "scalar"):
             values.append(binding.values[p.index].bits)
+        elif p.kind == "buffer" and loaded is not None and p.symbol in module_globals:
+            values.append(loaded.global_address(g, p.symbol, p.data))
         elif p.kind == "buffer":
             data = np.frombuffer(p.data or b"", dtype=np.uint8)
             if p.per_block:
                 data = np.tile(data, blocks)
-            # A global's storage and constant tables start from their initial bytes at every
-            # launch, as on the CPU backends; nothing is read back.
+            # Constant tables (read-only) and alloca slabs (scoped to a tile block) start
+            # from their initial bytes at every launch; nothing is read back.
             values.append(binding.place(np.ascontiguousarray(data), f"buffer {p.symbol or p.name}", read_only=True))
         elif p.name == "global_scratch":
             values.append(_scratch(binding, compiled.metadata, "global", blocks * compiled.num_ctas))
@@ -632,7 +703,8 @@ def prepare_tileiras(
         found = ", ".join(sorted(built.info.kernels)) or "none"
         raise _launch_error(f"the tileiras cubin has no kernel {name} (it has: {found})")
     slots = abi.slots_tileiras(entry)
-    kernel = g.kernel(built.cubin, name, "tileiras", slots)
+    # Loaded once per Module object: the cubin holds the module's globals (see Gpu.kernel).
+    kernel = g.kernel(built.cubin, name, "tileiras", slots, owner=module)
     # As cuTile launches them: the driver takes a tile kernel's thread count from its launch
     # metadata. Measured on an H200 (driver 580): block (1, 1, 1) and block = REQNTID give the
     # same results and times; TILEIR_TILEIRAS_BLOCK=reqntid selects the latter.

@@ -485,6 +485,45 @@ def test_store_to_constant_global_is_an_error():
     )
 
 
+def test_globals_belong_to_the_module_not_the_machine():
+    """Spec 003 (6.2.1): a global "will be initialized exactly once". Its storage is the
+    Module object's: a second Machine of one Module sees what the first one's run wrote,
+    a Machine of another load of the same text starts from the initial values, and a
+    constant global stays as it was."""
+    text = module(
+        """
+        %g = get_global @counter : tile<ptr<i32>>
+        %t = get_global @table : tile<ptr<i32>>
+        %i = iota : tile<4xi32>
+        """
+        + pointers("pg", "g", "i32", 4, "i")
+        + pointers("pt", "t", "i32", 4, "i")
+        + """
+        %a, %ta = load_ptr_tko weak %pg : tile<4xptr<i32>> -> tile<4xi32>, token
+        %b, %tb = load_ptr_tko weak %pt : tile<4xptr<i32>> -> tile<4xi32>, token
+        %s = addi %a, %b : tile<4xi32>
+        %done = store_ptr_tko weak %pg, %s : tile<4xptr<i32>>, tile<4xi32> -> token
+        """,
+        globals_=GLOBALS,
+    )
+
+    def counter_and_table(machine: Machine) -> tuple[list[int], list[int]]:
+        g, t = machine.globals["counter"], machine.globals["table"]
+        offsets = 4 * np.arange(4)
+        return machine.memory.read(g + offsets, np.int32).tolist(), machine.memory.read(t + offsets, np.int32).tolist()
+
+    mod = load_module(text)
+    entry = find_kernel(mod, None)
+    for launches in (1, 2, 3):
+        machine = Machine(mod)
+        machine.run(entry, (1,), [])
+        assert counter_and_table(machine) == ([10 + launches, 20 + 2 * launches, 30 + 3 * launches, 40 + 4 * launches],
+                                              [1, 2, 3, 4])  # fmt: skip
+    other = load_module(text)
+    assert counter_and_table(Machine(other)) == ([10, 20, 30, 40], [1, 2, 3, 4])
+    assert counter_and_table(Machine(mod))[0] == [13, 26, 39, 52]  # unchanged by the other Module
+
+
 def test_alloca_is_per_block():
     # every block writes 100*bx + i into its own alloca, reads it back, copies it out
     text = module(

@@ -1,7 +1,7 @@
 """Pointer memory ops lowered to Triton (compiler/lower/ops_memory.py) against the CPU
 interpreter: offset (signed offsets of every width, i1 as -1), load_ptr_tko with masks and
 padding tiles (or zero without), store_ptr_tko with masks, i1 / f8 / tf32 / bf16 / i64
-elements, 0-d pointers, globals (a fresh copy per launch, constant ones read-only),
+elements, 0-d pointers, globals (kept per Module object across launches, constant ones read-only),
 alloca, and the memory orderings: relaxed loads (ld.volatile) and 32/64-bit relaxed or
 release stores (atom.exch) run under Triton's interpreter; acquire loads and 8/16-bit
 ordered stores are inline PTX (ld.acquire / st.release), which the interpreter cannot run:
@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from compiler.lower import LowerError
-from compiler.runtime import LaunchError
+from compiler.runtime import LaunchError, launch, load_module
 
-from .harness import TRITON_INTERPRETED, compile_for, run_both, source_of
+from .harness import GPU_BACKENDS, GPU_PREPARE, TRITON_INTERPRETED, compile_for, run_both, source_of
 
 DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f64": np.float64, "i1": np.bool_,
           "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "f8E4M3FN": ml_dtypes.float8_e4m3fn,
@@ -188,33 +188,20 @@ GLOBALS = """
 """
 
 
-def global_persists() -> Callable[[list, list], None]:
-    """run_both's `on_tileiras` for the launches of test_globals_are_hidden_buffers_fresh_per_launch
-    (the kernel adds iota to @counter, then copies @counter, @table and @flags out), in order.
-    NVIDIA's op docs (cuda-tile Ops.td, GlobalOp): "The initialization of the allocation is
-    performed at CUDA module load time. The lifetime of the allocation is the same as the
-    lifetime of the module"; spec 003 (6.2.1): a global "will be initialized exactly once".
-    tileiras makes @counter a __device__ variable (a writable symbol in .nv.global.init of its
-    cubin), and our GPU runtime loads a cubin once per process (gpu.Gpu.kernel), so each launch
-    adds iota to what the one before left: the k-th launch since the cubin was loaded copies
-    out initial + k * iota. (The CPU and Triton backends give every launch fresh copies
-    instead: compiler/lower/ops_memory.py.) The first launch checked need not be the module's
-    first: the cubin stays loaded across tests (or reruns) in one process; each one checked
-    after it must be the next."""
-    seen: list[int] = []
-
-    def check(cpu: list, gpu: list) -> None:
-        added = gpu[0].astype(np.int64) - np.array([10, 20, 30, 40])
-        k = int(added[1])
-        assert k >= 1 and added.tolist() == [0, k, 2 * k, 3 * k], f"@counter {gpu[0].tolist()} after {seen}"
-        assert not seen or k == seen[-1] + 1, f"launch {k} after launch {seen[-1]}: @counter was not kept"
-        seen.append(k)
-        assert np.array_equal(cpu[1], gpu[1]) and np.array_equal(cpu[2], gpu[2]), "the constant and i1 globals"
-
-    return check
+def _counter_after(launches: int) -> list[int]:
+    """@counter after `launches` launches of the kernel below (each adds iota to it)."""
+    return [10 * (i + 1) + launches * i for i in range(4)]
 
 
-def test_globals_are_hidden_buffers_fresh_per_launch() -> None:
+def test_globals_live_as_long_as_the_module_object() -> None:
+    """Spec 003 (6.2.1): a global "will be initialized exactly once"; NVIDIA's op docs
+    (cuda-tile Ops.td, GlobalOp): its initialization "is performed at CUDA module load time.
+    The lifetime of the allocation is the same as the lifetime of the module". Our loaded
+    module is the `Module` object given to `launch`: on every backend, each launch of one
+    Module sees what the launches before it wrote (@k adds iota to @counter, then copies
+    @counter, @table and @flags out), every kernel of it the same storage (@peek copies
+    @counter out), while a fresh load, or IR text given to `launch`, starts from the initial
+    values. Each backend keeps its own storage, as two devices loading the module would."""
     body = f"""
     %g = get_global @counter : tile<ptr<i32>>
     %t = get_global @table : tile<ptr<f16>>
@@ -236,30 +223,53 @@ def test_globals_are_hidden_buffers_fresh_per_launch() -> None:
     %s2 = store_ptr_tko weak %ph, %w : tile<4xptr<f16>>, tile<4xf16> -> token
     %s3 = store_ptr_tko weak %pb, %fl : tile<4xptr<i1>>, tile<4xi1> -> token
     """
-    text = module(body, "%o: tile<ptr<i32>>, %h: tile<ptr<f16>>, %bo: tile<ptr<i1>>", GLOBALS)
-    src = source_of(text)
+    peek = f"""
+  entry @peek(%o: tile<ptr<i32>>) {{
+    %g = get_global @counter : tile<ptr<i32>>
+    %iota = iota : tile<4xi32>
+    {ptrs("pg", "g", "i32", 4)}
+    {ptrs("po", "o", "i32", 4)}
+    %v, %t0 = load_ptr_tko weak %pg : tile<4xptr<i32>> -> tile<4xi32>, token
+    %s0 = store_ptr_tko weak %po, %v : tile<4xptr<i32>>, tile<4xi32> -> token
+    return
+  }}
+}}
+"""
+    one = module(body, "%o: tile<ptr<i32>>, %h: tile<ptr<f16>>, %bo: tile<ptr<i1>>", GLOBALS)
+    text = one[: one.rstrip().rindex("}")] + peek  # @peek next to @k in the module
+    src = source_of(text, "k")
     assert src.count("def k(o, h, bo, global_counter, global_table, global_flags)") == 1
-    o, h, bo = np.zeros(4, np.int32), np.zeros(4, np.float16), np.zeros(4, np.bool_)
-    persists = global_persists()
-    for _ in range(2):  # on our backends a second launch starts from the initial values again
-        cpu, _ = run_both(text, "k", 1, [o, h, bo], on_tileiras=persists)
-        assert cpu[0].tolist() == [10, 21, 32, 43]
-    if TRITON_INTERPRETED:  # the check is sound, and not vacuous
-        check = global_persists()
-        second = [cpu[0] + np.arange(4, dtype=np.int32), cpu[1], cpu[2]]
-        check(cpu, cpu)
-        check(cpu, second)  # the module's storage kept from one launch to the next
-        with pytest.raises(AssertionError, match="launch 2 after launch 2"):
-            check(cpu, second)  # initialized again
-        with pytest.raises(AssertionError, match="@counter"):
-            global_persists()(cpu, [cpu[0] + np.array([0, 1, 1, 1], np.int32), cpu[1], cpu[2]])
-        with pytest.raises(AssertionError, match="@counter"):
-            global_persists()(cpu, [np.array([10, 20, 30, 40], np.int32), cpu[1], cpu[2]])  # nothing added
-        with pytest.raises(AssertionError, match="constant"):
-            global_persists()(cpu, [cpu[0], -cpu[1], cpu[2]])
+
+    def outs() -> list[np.ndarray]:
+        return [np.zeros(4, np.int32), np.zeros(4, np.float16), np.zeros(4, np.bool_)]
+
+    # A fresh module's first launch: the same on every backend (and fills the tileiras cache).
+    cpu, _ = run_both(text, "k", 1, outs())
+    assert cpu[0].tolist() == _counter_after(1)
     assert cpu[1].tolist() == [1.5, -2.0, 0.25, 65504.0] and cpu[2].tolist() == [True, False, True, True]
+    backends = ["cpu"]
+    if TRITON_INTERPRETED:
+        backends.append("triton-interpret")
+    elif not GPU_PREPARE:
+        backends += GPU_BACKENDS
+    loaded = load_module(text)
+    for backend in backends:  # one Module object for all: each backend starts from its initial values
+        for k in (1, 2, 3):
+            got = outs()
+            launch(loaded, "k", 1, got, backend=backend)
+            assert got[0].tolist() == _counter_after(k), f"launch {k} of one Module on {backend}"
+            assert got[1].tolist() == cpu[1].tolist() and got[2].tolist() == cpu[2].tolist(), backend
+        seen = np.zeros(4, np.int32)
+        launch(loaded, "peek", 1, [seen], backend=backend)
+        assert seen.tolist() == _counter_after(3), f"@peek after three launches of @k on {backend}"
+        fresh = outs()
+        launch(load_module(text), "k", 1, fresh, backend=backend)
+        assert fresh[0].tolist() == _counter_after(1), f"a new Module on {backend}"
+        for _ in range(2):  # IR text is loaded afresh at every call
+            again = outs()
+            launch(text, "k", 1, again, backend=backend)
+            assert again[0].tolist() == _counter_after(1), f"IR text on {backend}"
     from compiler.lower import lower
-    from compiler.runtime import load_module
 
     params = {p.symbol: p for p in lower(load_module(text), "k").params if p.kind == "buffer"}
     assert params["table"].read_only and not params["counter"].read_only

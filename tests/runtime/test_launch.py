@@ -17,6 +17,7 @@ from compiler.runtime import (
     LaunchError,
     LaunchResult,
     StridedArray,
+    benchmark,
     find_kernel,
     launch,
     load_module,
@@ -294,6 +295,51 @@ def test_launch_result() -> None:
     assert isinstance(result, LaunchResult)
     assert (result.kernel, result.grid, result.backend, result.num_blocks) == ("second", (2, 3, 1), "cpu", 6)
     assert result.time >= 0
+
+
+# @tick adds 1 to @count and copies it out (how many ticks of its loaded module have run),
+# @peek copies it out.
+COUNT = """cuda_tile.module @m {
+  global @count <i32: [0]> : tile<1xi32>
+  entry @tick(%out: tile<ptr<i32>>) {
+    %g = get_global @count : tile<ptr<i32>>
+    %one = constant <i32: 1> : tile<i32>
+    %v, %t0 = load_ptr_tko weak %g : tile<ptr<i32>> -> tile<i32>, token
+    %v1 = addi %v, %one : tile<i32>
+    %t1 = store_ptr_tko weak %g, %v1 token = %t0 : tile<ptr<i32>>, tile<i32> -> token
+    %t2 = store_ptr_tko weak %out, %v1 : tile<ptr<i32>>, tile<i32> -> token
+    return
+  }
+  entry @peek(%out: tile<ptr<i32>>) {
+    %g = get_global @count : tile<ptr<i32>>
+    %v, %t0 = load_ptr_tko weak %g : tile<ptr<i32>> -> tile<i32>, token
+    %t1 = store_ptr_tko weak %out, %v : tile<ptr<i32>>, tile<i32> -> token
+    return
+  }
+}
+"""
+
+
+def _tick(source, kernel: str = "tick") -> int:
+    out = np.zeros(1, np.int32)
+    launch(source, kernel, 1, [out], backend="cpu")
+    return int(out[0])
+
+
+def test_globals_live_as_long_as_the_module_object(tmp_path: Path) -> None:
+    """Spec 003 (6.2.1): a global "will be initialized exactly once"; our loaded module is
+    the Module object: its launches count on, while a path or IR text is loaded afresh at
+    each call, and `benchmark`'s launches are all of one loaded module. Its kernels share
+    its globals."""
+    m = load_module(COUNT)
+    assert [_tick(m) for _ in range(3)] == [1, 2, 3] and _tick(m, "peek") == 3
+    assert _tick(load_module(COUNT)) == 1 and _tick(m) == 4
+    f = tmp_path / "count.tileir"
+    f.write_text(COUNT)
+    assert [_tick(f), _tick(str(f)), _tick(COUNT), _tick(COUNT)] == [1, 1, 1, 1]
+    fresh = load_module(COUNT)
+    benchmark(fresh, "tick", 1, [np.zeros(1, np.int32)], "cpu", warmup=1, repeat=2)
+    assert _tick(fresh) == 4
 
 
 def test_errors_while_running_are_interp_errors() -> None:
