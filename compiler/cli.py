@@ -32,10 +32,8 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, NoReturn, TextIO
 
 if TYPE_CHECKING:  # the core is imported lazily so that `tileir --help` stays fast
@@ -87,12 +85,18 @@ class _ArgumentParser(argparse.ArgumentParser):
 # Input and output
 
 
-@dataclass(slots=True)
+# Plain classes, not dataclasses: importing `dataclasses` costs every command's start-up as
+# much as the rest of the command line module (compiler/ir/frozen.py says more).
+
+
 class _Input:
-    name: str  # as shown in diagnostics
-    text: str  # empty for bytecode
-    path: str | None  # None for stdin
-    bytecode: bytes | None = None  # the file's bytes when it is Tile IR bytecode
+    __slots__ = ("name", "text", "path", "bytecode")
+
+    def __init__(self, name: str, text: str, path: str | None, bytecode: bytes | None = None) -> None:
+        self.name = name  # as shown in diagnostics
+        self.text = text  # empty for bytecode
+        self.path = path  # None for stdin
+        self.bytecode = bytecode  # the file's bytes when it is Tile IR bytecode
 
 
 def _decode(data: bytes, name: str) -> str:
@@ -264,6 +268,8 @@ def write_atomic(path: str, text: str | bytes | Callable[[BinaryIO], object]) ->
         mode = 0o666 & ~umask
     else:
         mode = info.st_mode & 0o7777
+    import tempfile  # only when writing a file: its import (random, shutil) costs every start-up
+
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.tileir{os.getpid()}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -386,11 +392,13 @@ def _fsync_directory(directory: str) -> None:
 # Diagnostics
 
 
-@dataclass(slots=True)
 class _Tally:
-    errors: int = 0
-    warnings: int = 0
-    status: int = EXIT_OK  # the worst exit status so far
+    __slots__ = ("errors", "warnings", "status")
+
+    def __init__(self) -> None:
+        self.errors = 0
+        self.warnings = 0
+        self.status = EXIT_OK  # the worst exit status so far
 
     def worsen(self, status: int) -> None:
         self.status = max(self.status, status)
@@ -447,11 +455,13 @@ def _parse_and_verify(text: str, name: str, args: argparse.Namespace, keep_going
     return check_text(text, name, _verify_options(args, keep_going), args.allow_unregistered_dialect)
 
 
-@dataclass(slots=True)
 class _Decoded:
     """A module read from bytecode, standing in for a ParseResult."""
 
-    module: object
+    __slots__ = ("module",)
+
+    def __init__(self, module: object) -> None:
+        self.module = module
 
 
 def _parsed_files(args: argparse.Namespace, tally: _Tally, verify: bool = True):
@@ -662,8 +672,6 @@ def _chunks(text: str, whole, split: bool):
 def _moved(diagnostics: Sequence[Diagnostic], whole, offset: int) -> list[Diagnostic]:
     """`diagnostics` about a chunk that starts `offset` characters into the SourceFile `whole`,
     as diagnostics about `whole` (so their lines, columns and snippets are the file's)."""
-    import dataclasses
-
     from compiler.ir.diagnostics import Fix, TextEdit
     from compiler.ir.source import Span
 
@@ -674,14 +682,14 @@ def _moved(diagnostics: Sequence[Diagnostic], whole, offset: int) -> list[Diagno
     for d in diagnostics:
         related = [
             r if (r.source or d.source) is None
-            else dataclasses.replace(r, span=shift(r.span), source=whole if r.source is not None else None)
+            else r.replace(span=shift(r.span), source=whole if r.source is not None else None)
             for r in d.related
         ]  # fmt: skip
         if d.source is None:
-            out.append(dataclasses.replace(d, related=related))
+            out.append(d.replace(related=related))
             continue
         fixes = [Fix(f.title, tuple(TextEdit(shift(e.span), e.new_text) for e in f.edits)) for f in d.fixes]
-        out.append(dataclasses.replace(d, span=shift(d.span), source=whole, related=related, fixes=fixes))
+        out.append(d.replace(span=shift(d.span), source=whole, related=related, fixes=fixes))
     return out
 
 
@@ -1016,15 +1024,15 @@ def _require_backend(backend: str) -> tuple[str, str]:
     return backend, note
 
 
-@dataclass
 class _Launchable:
     """What `tileir run` and `tileir bench` parse from the command line: the kernel, its grid and
     the SPECs of its arguments."""
 
-    module: object
-    entry: object
-    grid: tuple
-    specs: list
+    def __init__(self, module: object, entry: object, grid: tuple, specs: list) -> None:
+        self.module = module
+        self.entry = entry
+        self.grid = grid
+        self.specs = specs
 
     def values(self, seed: int) -> list:
         """The arguments made from the SPECs (rand: from `seed`)."""
@@ -1701,7 +1709,31 @@ def _limit(kind: type):
     return parse
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """Stands for the parser of a command that is not being run: takes its arguments and
+    drops them (building every command's arguments was a fifth of a one-file `check`)."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unbuilt]:
+        return lambda *args, **kwargs: self
+
+
+class _Commands:
+    """`add_subparsers()` for build_parser: every command is listed (for `--help` and the
+    choice check), only the `wanted` one (all, when None) gets its arguments."""
+
+    def __init__(self, sub: argparse._SubParsersAction, wanted: str | None) -> None:
+        self.sub, self.wanted = sub, wanted
+
+    def add_parser(self, name: str, **kwargs: object) -> argparse.ArgumentParser | _Unbuilt:
+        if self.wanted is None or name == self.wanted:
+            return self.sub.add_parser(name, **kwargs)
+        self.sub.add_parser(name, help=kwargs.get("help"), add_help=False)
+        return _Unbuilt()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with `command`, only that command's arguments are built
+    (the others are listed, and rejected if given)."""
     from compiler import __version__
 
     parser = _ArgumentParser(
@@ -1710,7 +1742,7 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
+    sub = _Commands(parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser), command)
 
     check = sub.add_parser(
         "check",
@@ -2020,14 +2052,20 @@ def has_command(name: str) -> bool:
 
 
 _ACYCLIC_COMMANDS = frozenset({"asm", "disasm", "check", "fmt", "translate", "opt"})
+# Every command build_parser adds (a test keeps the two equal).
+_COMMAND_NAMES = frozenset({"check", "fmt", "opt", "run", "bench", "compile", "layout", "asm", "disasm", "translate"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `tileir` command line; return the exit status."""
     try:
-        parser = build_parser()
+        argv = list(argv) if argv is not None else sys.argv[1:]
+        # The command is the first word that is not an option (the top level has no option
+        # with a value); only its arguments are built.
+        command = next((a for a in argv if not a.startswith("-")), None)
+        parser = build_parser(command if command in _COMMAND_NAMES else None)
         try:
-            args = parser.parse_args(list(argv) if argv is not None else None)
+            args = parser.parse_args(argv)
         except _ArgparseExit as exc:
             return exc.status
         if getattr(args, "func", None) is None:

@@ -331,9 +331,9 @@ def _shifted(d: Diagnostic, shift: int) -> Diagnostic:
         d.message,
         moved(d.span),
         d.source,
-        [dataclasses.replace(r, span=moved(r.span)) for r in d.related],
+        [r.replace(span=moved(r.span)) for r in d.related],
         [
-            dataclasses.replace(f, edits=tuple(dataclasses.replace(e, span=moved(e.span)) for e in f.edits))
+            f.replace(edits=tuple(e.replace(span=moved(e.span)) for e in f.edits))
             for f in d.fixes
         ],
     )

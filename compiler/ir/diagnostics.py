@@ -8,8 +8,8 @@ render in their own way.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 
+from .frozen import Frozen, _set
 from .source import SourceFile, Span
 
 
@@ -24,18 +24,30 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True, slots=True)
-class TextEdit:
+# Plain classes rather than dataclasses: `dataclasses` (with `inspect`) costs every command's
+# start-up more than the rest of the parser's imports (compiler/ir/frozen.py).
+
+
+class TextEdit(Frozen):
+    __slots__ = ("span", "new_text")
     span: Span
     new_text: str
 
+    def __init__(self, span: Span, new_text: str) -> None:
+        _set(self, "span", span)
+        _set(self, "new_text", new_text)
 
-@dataclass(frozen=True, slots=True)
-class Fix:
+
+class Fix(Frozen):
     """A quick fix: a title and the edits that apply it."""
 
+    __slots__ = ("title", "edits")
     title: str
     edits: tuple[TextEdit, ...]
+
+    def __init__(self, title: str, edits: tuple[TextEdit, ...]) -> None:
+        _set(self, "title", title)
+        _set(self, "edits", edits)
 
     def apply(self, text: str) -> str:
         """`text` with the fix's edits made (they must not overlap), last one first so that
@@ -45,22 +57,57 @@ class Fix:
         return text
 
 
-@dataclass(frozen=True, slots=True)
-class Related:
+class Related(Frozen):
+    __slots__ = ("message", "span", "source")
     message: str
     span: Span
-    source: SourceFile | None = None
+    source: SourceFile | None
+
+    def __init__(self, message: str, span: Span, source: SourceFile | None = None) -> None:
+        _set(self, "message", message)
+        _set(self, "span", span)
+        _set(self, "source", source)
 
 
-@dataclass(slots=True)
 class Diagnostic:
-    severity: Severity
-    code: str
-    message: str
-    span: Span
-    source: SourceFile | None = None
-    related: list[Related] = field(default_factory=list)
-    fixes: list[Fix] = field(default_factory=list)
+    """One message of the core (mutable: passes may add related notes and fixes)."""
+
+    __slots__ = ("severity", "code", "message", "span", "source", "related", "fixes")
+    _FIELDS = __slots__
+
+    def __init__(
+        self,
+        severity: Severity,
+        code: str,
+        message: str,
+        span: Span,
+        source: SourceFile | None = None,
+        related: list[Related] | None = None,
+        fixes: list[Fix] | None = None,
+    ) -> None:
+        self.severity = severity
+        self.code = code
+        self.message = message
+        self.span = span
+        self.source = source
+        self.related = [] if related is None else related
+        self.fixes = [] if fixes is None else fixes
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return f"Diagnostic({', '.join(f'{f}={getattr(self, f)!r}' for f in self._FIELDS)})"
+
+    def replace(self, **changes: object) -> Diagnostic:
+        """A copy with some fields changed (what `dataclasses.replace` gave)."""
+        values = {f: getattr(self, f) for f in self._FIELDS}
+        values.update(changes)
+        return Diagnostic(**values)  # type: ignore[arg-type]
 
     @property
     def is_error(self) -> bool:

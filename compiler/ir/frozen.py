@@ -20,11 +20,15 @@ names start with `_` are not fields (a class may keep a cache there).
 
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError
 from operator import attrgetter
 from typing import Any, ClassVar
 
 _set = object.__setattr__
+
+
+class FrozenInstanceError(AttributeError):
+    """Assigning to a field of a frozen value (as `dataclasses.FrozenInstanceError`, whose module
+    this one does not import: see the module doc)."""
 
 
 class Frozen:

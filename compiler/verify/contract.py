@@ -28,7 +28,6 @@ Checked here, each at the attribute's own range:
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator
 
@@ -355,6 +354,8 @@ def _check_unread_key(v: Verifier, op: Operation, name: str) -> None:
     if key in known:
         return
     span = _key_span(v, op, name)
+    import difflib  # only for a misspelled key: its import costs every `check` ~5 ms
+
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
     fixes = []
     hint = ""

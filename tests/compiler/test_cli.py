@@ -55,6 +55,20 @@ def test_help_exits_zero(capsys) -> None:
     assert status == 0 and "check" in out and "fmt" in out and "opt" in out
 
 
+def test_only_the_command_run_gets_its_arguments_built(capsys) -> None:
+    # main() builds one command's arguments (start-up time); the list main() knows must be the
+    # parser's, or a command would be run with none of its options.
+    full = cli.build_parser()
+    (sub,) = [a for a in full._actions if isinstance(a.choices, dict)]  # noqa: SLF001
+    assert cli._COMMAND_NAMES == set(sub.choices)  # noqa: SLF001
+    for name in sub.choices:
+        status, out, _ = run(capsys, name, "--help")
+        assert status == 0 and f"usage: tileir {name}" in out, name
+        assert out.count("\n") > 4, name  # its arguments are listed
+    status, _, err = run(capsys, "check", "--no-such-flag", str(VADD))
+    assert status == 2 and "unrecognized arguments: --no-such-flag" in err
+
+
 def test_unknown_option_is_one_line(capsys) -> None:
     status, _, err = run(capsys, "opt", "--no-such-pass", "x.mlir")
     assert status == 2
