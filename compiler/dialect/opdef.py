@@ -9,11 +9,13 @@ hovers and completion all read this table.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from ..ir.frozen import Frozen, _set
 
-Arity = Literal["single", "optional", "variadic"]
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Arity = Literal["single", "optional", "variadic"]
 
 
 class OperandDef(Frozen):

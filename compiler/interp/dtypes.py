@@ -115,8 +115,12 @@ def ir_name_of_dtype(dtype: np.dtype) -> str | None:
     for name, d in DTYPE_BY_NAME.items():
         if d == dtype:
             return name
-    return {np.dtype(np.uint8): "i8", np.dtype(np.uint16): "i16", np.dtype(np.uint32): "i32",
-            np.dtype(np.uint64): "i64"}.get(dtype)
+    return {
+        np.dtype(np.uint8): "i8",
+        np.dtype(np.uint16): "i16",
+        np.dtype(np.uint32): "i32",
+        np.dtype(np.uint64): "i64",
+    }.get(dtype)
 
 
 def array_from_bits(bits: Sequence[int], t: Type, shape: tuple[int, ...] = ()) -> np.ndarray:

@@ -195,8 +195,6 @@ def _load_ptr(ctx: Ctx):
     return out, TOKEN
 
 
-
-
 @semantics("store_ptr_tko")
 def _store_ptr(ctx: Ctx):
     dest = ctx.arg("destination")

@@ -9,12 +9,12 @@ location and the source span it was parsed from. Every value keeps its use list.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from .attributes import Attribute, LocationAttr
 from .source import SourceFile, Span
 from .types import Type
 
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
     from ..dialect.opdef import OpDef
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 # The largest input the tools read by default. A Tile IR module is a few megabytes at most.
 DEFAULT_LIMIT = 256 << 20

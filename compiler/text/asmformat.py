@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from ..dialect import enum_for_kind
 from ..dialect.opdef import AttrDef, OpDef
@@ -22,6 +21,7 @@ from ..ir.core import Operation, OpResult, Region
 from ..ir.source import Span
 from . import lexer as L
 
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
     from .parser import Parser
     from .printer import Printer

@@ -8,7 +8,6 @@ functions write text through the printer.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from ..dialect import lookup_op
 from ..ir import attributes as A
@@ -18,6 +17,7 @@ from ..ir.enums import COMPARISON_ORDERING, COMPARISON_PREDICATE, ROUNDING_MODE,
 from ..ir.source import Span
 from . import lexer as L
 
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
     from .asmformat import TypeOf, Var, _State
     from .parser import Parser

@@ -23,7 +23,6 @@ can be compared with NVIDIA's tools; each diagnostic also carries a stable `code
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, NoReturn
 
 from ..dialect.constraints import TYPE_CONSTRAINTS
 from ..ir import types as T
@@ -34,7 +33,10 @@ from ..ir.source import SourceFile, Span
 from .common import tile_shape, type_text
 from .registry import MODULE_CHECKS, OP_VERIFIERS, REGION_VERIFIERS
 
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
+    from typing import NoReturn
+
     from ..dialect.opdef import OpDef
 
 

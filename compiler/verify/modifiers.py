@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..ir import attributes as A
 from ..ir import types as T
@@ -29,6 +28,7 @@ from ..ir.diagnostics import Fix
 from ..ir.source import Span
 from .common import deletion_fix, enum_keyword, type_text
 
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
     from ..ir.core import Operation
     from .engine import Verifier

@@ -17,8 +17,8 @@ The modules that hold verifiers (`ops_*.py`, `hints.py`, ...) are imported by
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
     from ..ir.core import Operation
     from .engine import Verifier
