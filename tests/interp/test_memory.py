@@ -444,23 +444,28 @@ GLOBALS = """
 """
 
 
-def test_global_read_modify_write_through_get_global():
-    text = module(
+def _counter_plus_table() -> str:
+    """A kernel adding @table to @counter in place, element by element."""
+    return module(
         """
-        %g = get_global @counter : tile<ptr<i32>>
-        %t = get_global @table : tile<ptr<i32>>
-        %i = iota : tile<4xi32>
-        """
+    %g = get_global @counter : tile<ptr<i32>>
+    %t = get_global @table : tile<ptr<i32>>
+    %i = iota : tile<4xi32>
+    """
         + pointers("pg", "g", "i32", 4, "i")
         + pointers("pt", "t", "i32", 4, "i")
         + """
-        %a, %ta = load_ptr_tko weak %pg : tile<4xptr<i32>> -> tile<4xi32>, token
-        %b, %tb = load_ptr_tko weak %pt : tile<4xptr<i32>> -> tile<4xi32>, token
-        %s = addi %a, %b : tile<4xi32>
-        %done = store_ptr_tko weak %pg, %s : tile<4xptr<i32>>, tile<4xi32> -> token
-        """,
+    %a, %ta = load_ptr_tko weak %pg : tile<4xptr<i32>> -> tile<4xi32>, token
+    %b, %tb = load_ptr_tko weak %pt : tile<4xptr<i32>> -> tile<4xi32>, token
+    %s = addi %a, %b : tile<4xi32>
+    %done = store_ptr_tko weak %pg, %s : tile<4xptr<i32>>, tile<4xi32> -> token
+    """,
         globals_=GLOBALS,
     )
+
+
+def test_global_read_modify_write_through_get_global():
+    text = _counter_plus_table()
     r = run(text, [])
     g = r.machine.globals["counter"]
     assert r.machine.memory.read(g + 4 * np.arange(4), np.int32).tolist() == [11, 22, 33, 44]
@@ -490,22 +495,7 @@ def test_globals_belong_to_the_module_not_the_machine():
     Module object's: a second Machine of one Module sees what the first one's run wrote,
     a Machine of another load of the same text starts from the initial values, and a
     constant global stays as it was."""
-    text = module(
-        """
-        %g = get_global @counter : tile<ptr<i32>>
-        %t = get_global @table : tile<ptr<i32>>
-        %i = iota : tile<4xi32>
-        """
-        + pointers("pg", "g", "i32", 4, "i")
-        + pointers("pt", "t", "i32", 4, "i")
-        + """
-        %a, %ta = load_ptr_tko weak %pg : tile<4xptr<i32>> -> tile<4xi32>, token
-        %b, %tb = load_ptr_tko weak %pt : tile<4xptr<i32>> -> tile<4xi32>, token
-        %s = addi %a, %b : tile<4xi32>
-        %done = store_ptr_tko weak %pg, %s : tile<4xptr<i32>>, tile<4xi32> -> token
-        """,
-        globals_=GLOBALS,
-    )
+    text = _counter_plus_table()
 
     def counter_and_table(machine: Machine) -> tuple[list[int], list[int]]:
         g, t = machine.globals["counter"], machine.globals["table"]
