@@ -7,7 +7,8 @@ Arithmetic (`addf`, `subf`, `mulf`, `divf`, `fma`, `sqrt`) is correctly rounded 
 rounding mode and type: see `rounding` (nearest-even goes through NumPy where that is
 already exact, directed modes through error-free transformations). `divf` and `sqrt`
 with `approx` / `full`, which ask for a faster implementation with up to 2 ulp of error
-on the GPU, give the correctly rounded result. `flush_to_zero` flushes subnormal inputs
+on the GPU, give the correctly rounded result, except where the op reference fixes another:
+f32 `divf` `approx` with 2^126 < |rhs| gives 0 (NaN for an infinite lhs). `flush_to_zero` flushes subnormal inputs
 and (after rounding, spec 5.1.3) subnormal results to zeros of the same sign; the op
 verifier admits it on f32 only.
 
@@ -81,7 +82,31 @@ def _mulf(ctx: Ctx) -> np.ndarray:
 
 @semantics("divf")
 def _divf(ctx: Ctx) -> np.ndarray:
-    return rounding.div(ctx.args[0], ctx.args[1], _name(ctx), _mode(ctx), ctx.flag("flush_to_zero"))
+    lhs, rhs = ctx.args
+    name, mode = _name(ctx), _mode(ctx)
+    out = rounding.div(lhs, rhs, name, mode, ctx.flag("flush_to_zero"))
+    if mode == "approx" and name == "f32":
+        out = approx_beyond_2_126(lhs, rhs, out)
+    return out
+
+
+# 2^126 < |rhs| <= FLT_MAX: where `approx` (a multiplication by the reciprocal) is documented
+# to give 0 (NaN for an infinite lhs), not a quotient: cuda-tile Ops.td, DivFOp ("For
+# 2^(126) < |rhs| < 2^(128), if lhs is infinity the operation returns NaN, otherwise 0"), and
+# tileiras' code does so (the reciprocal is subnormal and flushed).
+_TWO_126 = np.float32(2.0**126)
+
+
+def approx_beyond_2_126(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """`out` with the documented result of f32 `divf rounding<approx>` where |rhs| > 2^126:
+    lhs times a zero of rhs's sign (0 with the product's sign; NaN for an infinite or NaN
+    lhs)."""
+    beyond = (np.abs(rhs) > _TWO_126) & np.isfinite(rhs)
+    if not beyond.any():
+        return out
+    with np.errstate(invalid="ignore"):
+        zeroed = lhs * np.copysign(np.float32(0), rhs)
+    return np.where(beyond, zeroed, out).astype(out.dtype, copy=False)
 
 
 @semantics("sqrt")

@@ -10,7 +10,7 @@ x*y+z with two roundings), f64 in a directed rounding mode (inline PTX), and `re
 maxf/minf give the canonical NaN as the interpreter does.
 
 Round to nearest even (the default, and `approx`/`full`, which the interpreter computes
-exactly too):
+exactly too, but for f32 `divf` `approx` with 2^126 < |rhs|: 0, as the op reference says):
 
     f32, f64    `+ - *` (add.rn / sub.rn / mul.rn; the build disables FMA contraction),
                 `tl.div_rn` / `tl.sqrt_rn` for f32 (Triton's `/` and `tl.sqrt` on f32 are
@@ -158,6 +158,17 @@ def _arith(e: OpEmit) -> None:
         args = [flush(e, a) for a in args]
     if mode == "rn" and not (op == "fma" and t == "bf16"):
         expr = _nearest(e, op, args, t)
+        if op == "divf" and t == "f32" and e.keyword("rounding_mode") == "approx":
+            # The documented result for 2^126 < |rhs| (compiler/interp/ops_float.py,
+            # approx_beyond_2_126): lhs times a zero of rhs's sign.
+            lhs, rhs = args
+            beyond = f"(tl.abs({rhs}) > 8.507059173023462e+37) & (tl.abs({rhs}) <= 3.4028234663852886e+38)"
+            # (The zero's sign is set on the bits: Triton folds a literal -0.0 to +0.0.)
+            zero = (
+                f"(({lhs} * 0.0).to(tl.uint32, bitcast=True) ^ ({rhs}.to(tl.uint32, bitcast=True) & 0x80000000))"
+                ".to(tl.float32, bitcast=True)"
+            )
+            expr = f"tl.where({beyond}, {zero}, {expr})"
         e.assign(flush(e, expr) if ftz else expr)
         return
     fn = _directed_helper(e, op, t, mode, ftz)
