@@ -33,7 +33,8 @@ async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest):
     """A client with one real editor's capabilities, initialised against a fresh server.
     Diagnostics are published without the debounce delay so tests need not sleep."""
     lsp_client.set_configuration({"tileir": {"diagnostics": {"debounceMs": 0}}})
-    await lsp_client.initialize_session(
+    # What the server answered (its capabilities), for the tests that check them.
+    lsp_client.initialize_result = await lsp_client.initialize_session(
         lsp.InitializeParams(
             capabilities=client_capabilities(request.param),
             root_uri=ROOT.as_uri(),

@@ -99,6 +99,65 @@ async def test_semantic_tokens_range_and_after_edit(client):
     assert ranged == [t for t in full if t[0] == line]
 
 
+def _apply(data: list[int], edits: list[lsp.SemanticTokensEdit]) -> list[int]:
+    """A client's application of a delta: each edit on the previous array (in order, as the
+    protocol says, the later ones not before the earlier)."""
+    out = list(data)
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        out[edit.start : edit.start + edit.delete_count] = list(edit.data or [])
+    return out
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_semantic_tokens_delta_after_edits(client):
+    caps = client.initialize_result.capabilities.semantic_tokens_provider
+    assert caps.full == lsp.SemanticTokensFullDelta(delta=True)
+    text = DOC + "\n".join(DOC.split("\n")[1:]).replace("@k", "@k2").replace("@m", "@m2")  # two kernels
+    uri, _ = await open_document(client, text)
+    ident = lsp.TextDocumentIdentifier(uri=uri)
+    first = await client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=ident))
+    assert first.result_id
+    data, result_id, version = list(first.data), first.result_id, 1
+    edits_seen = []
+    for needle, new_text in (("%cmp = cmpi", "%c2 = addi %y, %y : tile<i32>\n    "), ("    return", "// note\n")):
+        at = position_of(text, needle, occurrence=1)
+        version += 1
+        await change_document(client, uri, version, [lsp.TextDocumentContentChangePartial(
+            range=lsp.Range(start=at, end=at), text=new_text)])  # fmt: skip
+        offset = len("\n".join(text.split("\n")[: at.line])) + (1 if at.line else 0) + at.character
+        text = text[:offset] + new_text + text[offset:]
+        delta = await client.text_document_semantic_tokens_full_delta_async(
+            lsp.SemanticTokensDeltaParams(text_document=ident, previous_result_id=result_id)
+        )
+        assert isinstance(delta, lsp.SemanticTokensDelta) and delta.result_id != result_id
+        data, result_id = _apply(data, delta.edits), delta.result_id
+        edits_seen.append(delta.edits)
+        _decode(text, data)
+        # The delta gives what a whole request gives (which then is the one the next delta
+        # names: the server keeps its last answer per document).
+        fresh = await client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=ident))
+        assert data == list(fresh.data)
+        result_id = fresh.result_id
+    # Each edit touched one kernel of two: the delta is a small part of the whole.
+    assert all(len(e) == 1 and len(e[0].data) < len(data) // 2 for e in edits_seen)
+    # An id the server no longer knows (or never gave): the whole document again.
+    again = await client.text_document_semantic_tokens_full_delta_async(
+        lsp.SemanticTokensDeltaParams(text_document=ident, previous_result_id="no-such-id")
+    )
+    assert isinstance(again, lsp.SemanticTokens) and list(again.data) == data
+
+
+def test_delta_edits_is_the_difference() -> None:
+    from tile_lsp.features.tokens import delta_edits
+
+    old = list(range(10_000))
+    for new in (old[:5000] + [7, 7] + old[5003:], old + [1], [1] + old, old[:10], [], old[::-1]):
+        assert _apply(old, delta_edits(old, new)) == new
+    assert delta_edits(old, list(old)) == []
+    (edit,) = delta_edits(old, old[:5000] + [7, 7] + old[5003:])
+    assert (edit.start, edit.delete_count, edit.data) == (5000, 3, [7, 7])
+
+
 @pytest.mark.asyncio(loop_scope="module")
 async def test_semantic_tokens_on_garbage(client):
     for text in ("", '\x00\x01 }}} %% @@ <<< "open', "cuda_tile.module @m {\n  entry @k( {\n    %x = \n"):

@@ -4,11 +4,13 @@ inlay hints (index-space shapes of views, result types the text leaves out)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 
@@ -53,6 +55,28 @@ VIEW_MAKERS = ("make_partition_view", "make_strided_view", "make_gather_scatter_
 
 
 def register(server: TileLanguageServer) -> None:
+    # The last whole-document answer per document (its resultId and data): a delta request
+    # names it, and gets only what changed since (an edit inside one kernel of 50,000 lines
+    # is a few hundred numbers instead of megabytes).
+    sent: dict[str, tuple[str, list[int]]] = {}
+    ids = itertools.count(1)
+
+    async def whole(uri: str) -> tuple[str, list[int]] | None:
+        analysis = server.analysis(uri)
+        if analysis is None:
+            return None
+
+        def check() -> None:
+            if not server.is_current(uri, analysis):
+                raise ContentModified(f"{uri} changed while its semantic tokens were being found")
+
+        data = await full_data(analysis, check)
+        result = (str(next(ids)), data)
+        for closed in [k for k in sent if k not in server.documents]:
+            del sent[closed]
+        sent[unquote(uri)] = result
+        return result
+
     @feature(
         server,
         lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
@@ -60,16 +84,23 @@ def register(server: TileLanguageServer) -> None:
         empty=lsp.SemanticTokens(data=[]),
     )
     async def semantic_tokens_full(params: lsp.SemanticTokensParams) -> lsp.SemanticTokens:
-        uri = params.text_document.uri
-        analysis = server.analysis(uri)
-        if analysis is None:
+        result = await whole(params.text_document.uri)
+        if result is None:
             return lsp.SemanticTokens(data=[])
+        return lsp.SemanticTokens(result_id=result[0], data=result[1])
 
-        def check() -> None:
-            if not server.is_current(uri, analysis):
-                raise ContentModified(f"{uri} changed while its semantic tokens were being found")
-
-        return lsp.SemanticTokens(data=await full_data(analysis, check))
+    @feature(server, lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND, empty=lsp.SemanticTokens(data=[]))
+    async def semantic_tokens_delta(
+        params: lsp.SemanticTokensDeltaParams,
+    ) -> lsp.SemanticTokens | lsp.SemanticTokensDelta:
+        uri = params.text_document.uri
+        previous = sent.get(unquote(uri))
+        result = await whole(uri)
+        if result is None:
+            return lsp.SemanticTokens(data=[])
+        if previous is None or previous[0] != params.previous_result_id:
+            return lsp.SemanticTokens(result_id=result[0], data=result[1])  # unknown: all of it
+        return lsp.SemanticTokensDelta(result_id=result[0], edits=delta_edits(previous[1], result[1]))
 
     @feature(server, lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND, empty=lsp.SemanticTokens(data=[]))
     def semantic_tokens_range(params: lsp.SemanticTokensRangeParams) -> lsp.SemanticTokens:
@@ -188,6 +219,41 @@ async def full_data(analysis: Analysis, check: Callable[[], None] | None = None)
             deadline = time.perf_counter() + _SLICE_SECONDS
     data.json = "[" + ",".join(pieces) + "]"
     return data
+
+
+def delta_edits(old: list[int], new: list[int]) -> list[lsp.SemanticTokensEdit]:
+    """The one edit of `old` that gives `new` (the protocol's arrays of numbers): what lies
+    between their common prefix and common suffix. Compared a block at a time, so that the
+    equal stretches (almost all of a large document) go at C speed."""
+    if old == new:
+        return []
+    limit = min(len(old), len(new))
+    prefix = _common_run(old, new, limit, forward=True)
+    suffix = _common_run(old, new, limit - prefix, forward=False)
+    return [lsp.SemanticTokensEdit(start=prefix, delete_count=len(old) - prefix - suffix,
+                                   data=new[prefix : len(new) - suffix])]  # fmt: skip
+
+
+_BLOCK = 4096
+
+
+def _common_run(old: list[int], new: list[int], limit: int, forward: bool) -> int:
+    """How many numbers `old` and `new` share at their start (or, `forward` False, at their
+    ends), at most `limit`."""
+    n = 0
+    while n < limit:
+        step = min(_BLOCK, limit - n)
+        if forward:
+            a, b = old[n : n + step], new[n : n + step]
+        else:
+            a = old[len(old) - n - step : len(old) - n]
+            b = new[len(new) - n - step : len(new) - n]
+        if a == b:
+            n += step
+            continue
+        pairs = zip(a, b) if forward else zip(reversed(a), reversed(b))
+        return n + next(i for i, (x, y) in enumerate(pairs) if x != y)
+    return limit
 
 
 def range_data(analysis: Analysis, start: int, end: int) -> list[int]:
