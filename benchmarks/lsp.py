@@ -16,7 +16,8 @@ under new names) it measures, in the same run:
   grows with the kernel, not the file).
 - hover and completion latency (median of --queries requests at positions inside kernels).
 - whole-document requests: `textDocument/semanticTokens/full` the first time (every kernel
-  tokenized) and again after an edit (only the edited kernel tokenized again), and
+  tokenized) and again after an edit (only the edited kernel tokenized again), then
+  `semanticTokens/full/delta` after another edit (what an editor asks: only the change is sent), and
   `textDocument/formatting` (target: each <= 1 s at 50,000 lines).
 
 The last lines compare the edit -> diagnostics time of the largest document with the
@@ -205,14 +206,28 @@ async def _whole_document(client: Client, ident: lsp.TextDocumentIdentifier, lin
     start = time.perf_counter()
     again = await client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=ident))
     tokens_again = time.perf_counter() - start
-    options = lsp.FormattingOptions(tab_size=2, insert_spaces=True)
-    # Formatting of the text as opened (the edit above is taken out again first).
+    # What an editor asks after an edit: the delta since the last answer.
     client.text_document_did_change(
         lsp.DidChangeTextDocumentParams(
             text_document=lsp.VersionedTextDocumentIdentifier(uri=ident.uri, version=version + 2),
+            content_changes=[lsp.TextDocumentContentChangePartial(range=lsp.Range(start=at, end=at), text=" ")],
+        )
+    )
+    start = time.perf_counter()
+    delta = await client.text_document_semantic_tokens_full_delta_async(
+        lsp.SemanticTokensDeltaParams(text_document=ident, previous_result_id=again.result_id or "")
+    )
+    tokens_delta = time.perf_counter() - start
+    if not isinstance(delta, lsp.SemanticTokensDelta):
+        raise SystemExit("benchmarks/lsp.py: the server answered a delta request with all the tokens")
+    options = lsp.FormattingOptions(tab_size=2, insert_spaces=True)
+    # Formatting of the text as opened (the edits above are taken out again first).
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=ident.uri, version=version + 3),
             content_changes=[
                 lsp.TextDocumentContentChangePartial(
-                    range=lsp.Range(start=at, end=lsp.Position(line=line, character=1)), text=""
+                    range=lsp.Range(start=at, end=lsp.Position(line=line, character=2)), text=""
                 )
             ],
         )
@@ -222,7 +237,7 @@ async def _whole_document(client: Client, ident: lsp.TextDocumentIdentifier, lin
     formatting = time.perf_counter() - start
     if not first.data or len(again.data) != len(first.data):
         raise SystemExit("benchmarks/lsp.py: semantic tokens changed across an edit of one space")
-    return {"tokens": tokens, "tokens_again": tokens_again, "format": formatting}
+    return {"tokens": tokens, "tokens_again": tokens_again, "tokens_delta": tokens_delta, "format": formatting}
 
 
 def _best(fn, repeat: int) -> float:
@@ -302,7 +317,8 @@ async def _main(sizes: list[int], edits: int, queries: int) -> int:
     print(f"server: {sys.executable} -m tile_lsp (stdio); anchor `core` = check_text (parse+verify) in this process")
     header = (
         f"{'lines':>7} {'core ms':>9} {'open ms':>9} {'open/core':>9} {'change ms':>10} "
-        f"{'change/core':>11} {'hover ms':>9} {'compl ms':>9} {'tokens ms':>10} {'tokens2 ms':>10} {'format ms':>10}"
+        f"{'change/core':>11} {'hover ms':>9} {'compl ms':>9} {'tokens ms':>10} {'tokens2 ms':>10} {'delta ms':>9} "
+        f"{'format ms':>10}"
     )
     print(header)
     results = []
@@ -313,6 +329,7 @@ async def _main(sizes: list[int], edits: int, queries: int) -> int:
             f"{r['lines']:>7,} {r['core'] * 1e3:9.1f} {r['open'] * 1e3:9.1f} {r['open'] / r['core']:9.2f} "
             f"{r['change'] * 1e3:10.1f} {r['change'] / r['core']:11.3f} {r['hover'] * 1e3:9.1f} "
             f"{r['completion'] * 1e3:9.1f} {r['tokens'] * 1e3:10.1f} {r['tokens_again'] * 1e3:10.1f} "
+            f"{r['tokens_delta'] * 1e3:9.1f} "
             f"{r['format'] * 1e3:10.1f}",
             flush=True,
         )
@@ -329,7 +346,8 @@ async def _main(sizes: list[int], edits: int, queries: int) -> int:
     big = results[-1]
     print(
         f"whole document at {big['lines']:,} lines: semantic tokens {big['tokens']:.2f} s "
-        f"(after an edit {big['tokens_again']:.2f} s), formatting {big['format']:.2f} s (target <= 1 s each)"
+        f"(after an edit {big['tokens_again']:.2f} s; "
+        f"as a delta {big['tokens_delta']:.3f} s), formatting {big['format']:.2f} s (target <= 1 s each)"
     )
     worst = max(r["change"] / r["core"] for r in results)
     print(f"server overhead (change -> diagnostics / core parse+verify), worst: {worst:.3f} (target <= 1.5)")
