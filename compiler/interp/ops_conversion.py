@@ -8,8 +8,10 @@
   magnitude rounded toward zero or +inf to a power of two in [2^-127, 2^127].
 * `ftoi` (`nearest_int_to_zero`): truncation toward zero. A NaN, an infinity or a value
   out of the integer type's range gives a result the spec leaves undefined to use; we
-  return what NVIDIA's conversion instruction does (it saturates): the nearest end of the
-  range, and 0 for NaN. `signed` / `unsigned` pick the range (i1: [-1, 0] or [0, 1]).
+  return what PTX's `cvt.rzi` to a 32- or 64-bit integer does (it saturates): the nearest end
+  of the range, and 0 for NaN. (tileiras 13.5 converts to i8 through 16 bits and keeps the
+  low byte, and to i1 as `x != 0`: on an H200, tests/lower checks those as it finds them.)
+  `signed` / `unsigned` pick the range (i1: [-1, 0] or [0, 1]).
 * `itof`: the integer read as signed or unsigned (i1 signed: true is -1), rounded exactly
   (64-bit integers too) in the op's rounding mode; out of range as for `ftof` (the op's
   own description says NaN for types without infinity; the spec's table, which we
