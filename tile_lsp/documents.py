@@ -325,17 +325,10 @@ def _shifted(d: Diagnostic, shift: int) -> Diagnostic:
     def moved(span: Span) -> Span:
         return Span(span.start + shift, span.end + shift)
 
-    return Diagnostic(
-        d.severity,
-        d.code,
-        d.message,
-        moved(d.span),
-        d.source,
-        [r.replace(span=moved(r.span)) for r in d.related],
-        [
-            f.replace(edits=tuple(e.replace(span=moved(e.span)) for e in f.edits))
-            for f in d.fixes
-        ],
+    return d.replace(
+        span=moved(d.span),
+        related=[r.replace(span=moved(r.span)) for r in d.related],
+        fixes=[f.replace(edits=tuple(e.replace(span=moved(e.span)) for e in f.edits)) for f in d.fixes],
     )
 
 

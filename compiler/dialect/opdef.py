@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     Arity = Literal["single", "optional", "variadic"]
 
 
-class OperandDef(Frozen):
+class _ValueDef(Frozen):
+    """What an operand and a result definition both are."""
+
     __slots__ = ("name", "constraint", "arity", "since", "doc")
     name: str
     constraint: str  # a key of `compiler.dialect.constraints.TYPE_CONSTRAINTS`
@@ -73,20 +75,12 @@ class AttrDef(Frozen):
         _set(self, "doc", doc)
 
 
-class ResultDef(Frozen):
-    __slots__ = ("name", "constraint", "arity", "since", "doc")
-    name: str
-    constraint: str
-    arity: Arity
-    since: str
-    doc: str
+class OperandDef(_ValueDef):
+    __slots__ = ()
 
-    def __init__(self, name: str, constraint: str, arity: Arity = "single", since: str = "13.1", doc: str = "") -> None:
-        _set(self, "name", name)
-        _set(self, "constraint", constraint)
-        _set(self, "arity", arity)
-        _set(self, "since", since)
-        _set(self, "doc", doc)
+
+class ResultDef(_ValueDef):
+    __slots__ = ()
 
 
 class RegionDef(Frozen):

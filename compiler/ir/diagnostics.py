@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-from .frozen import Frozen, _set
+from .frozen import Frozen, Record, _set
 from .source import SourceFile, Span
 
 
@@ -24,8 +24,8 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
 
-# Plain classes rather than dataclasses: `dataclasses` (with `inspect`) costs every command's
-# start-up more than the rest of the parser's imports (compiler/ir/frozen.py).
+# Frozen/Record classes rather than dataclasses: `dataclasses` (with `inspect`) costs every
+# command's start-up more than the rest of the parser's imports (compiler/ir/frozen.py).
 
 
 class TextEdit(Frozen):
@@ -69,11 +69,10 @@ class Related(Frozen):
         _set(self, "source", source)
 
 
-class Diagnostic:
+class Diagnostic(Record):
     """One message of the core (mutable: passes may add related notes and fixes)."""
 
     __slots__ = ("severity", "code", "message", "span", "source", "related", "fixes")
-    _FIELDS = __slots__
 
     def __init__(
         self,
@@ -92,22 +91,6 @@ class Diagnostic:
         self.source = source
         self.related = [] if related is None else related
         self.fixes = [] if fixes is None else fixes
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
-
-    def __repr__(self) -> str:
-        return f"Diagnostic({', '.join(f'{f}={getattr(self, f)!r}' for f in self._FIELDS)})"
-
-    def replace(self, **changes: object) -> Diagnostic:
-        """A copy with some fields changed (what `dataclasses.replace` gave)."""
-        values = {f: getattr(self, f) for f in self._FIELDS}
-        values.update(changes)
-        return Diagnostic(**values)  # type: ignore[arg-type]
 
     @property
     def is_error(self) -> bool:

@@ -34,7 +34,10 @@ class FrozenInstanceError(AttributeError):
     this one does not import: see the module doc)."""
 
 
-class Frozen:
+class _Fields:
+    """What `Frozen` and `Record` share: the fields are the `__slots__` (all the classes'
+    down the hierarchy) not starting with `_`; a `Name(field=value, ...)` repr; `replace`."""
+
     __slots__ = ()
     _fields: ClassVar[tuple[str, ...]] = ()
 
@@ -43,10 +46,26 @@ class Frozen:
         own = cls.__dict__.get("__slots__", ())
         if isinstance(own, str):
             own = (own,)
-        fields = cls._fields + tuple(name for name in own if not name.startswith("_"))
-        cls._fields = fields
+        cls._fields = cls._fields + tuple(name for name in own if not name.startswith("_"))
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({parts})"
+
+    def replace(self, **changes: object) -> Any:
+        """A copy with some fields changed (`dataclasses.replace`)."""
+        values = {name: getattr(self, name) for name in self._fields}
+        values.update(changes)
+        return type(self)(**values)
+
+
+class Frozen(_Fields):
+    __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
         if "__eq__" not in cls.__dict__:
-            cls.__eq__, cls.__hash__ = _eq_hash(fields)  # type: ignore[method-assign]
+            cls.__eq__, cls.__hash__ = _eq_hash(cls._fields)  # type: ignore[method-assign]
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -54,19 +73,9 @@ class Frozen:
     def __delattr__(self, name: str) -> None:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
-    def __repr__(self) -> str:
-        parts = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
-        return f"{type(self).__qualname__}({parts})"
-
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # copy, deepcopy and pickle rebuild through `__init__` (they cannot assign fields).
         return type(self), tuple(getattr(self, name) for name in self._fields)
-
-    def replace(self, **changes: object) -> Any:
-        """A copy with some fields changed (`dataclasses.replace`)."""
-        values = {name: getattr(self, name) for name in self._fields}
-        values.update(changes)
-        return type(self)(**values)
 
 
 def _eq_hash(fields: tuple[str, ...]):
@@ -105,19 +114,12 @@ def _eq_hash(fields: tuple[str, ...]):
     return __eq__, __hash__
 
 
-class Record:
+class Record(_Fields):
     """A mutable counterpart of `Frozen` (`@dataclass(slots=True)`): equality by fields,
-    unhashable, a `Name(field=value, ...)` repr. Fields are the `__slots__`, as for `Frozen`."""
+    unhashable, a `Name(field=value, ...)` repr, `replace`. Fields are the `__slots__`, as
+    for `Frozen`."""
 
     __slots__ = ()
-    _fields: ClassVar[tuple[str, ...]] = ()
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        own = cls.__dict__.get("__slots__", ())
-        if isinstance(own, str):
-            own = (own,)
-        cls._fields = cls._fields + tuple(name for name in own if not name.startswith("_"))
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -125,7 +127,3 @@ class Record:
         return all(getattr(self, name) == getattr(other, name) for name in self._fields)
 
     __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        parts = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
-        return f"{type(self).__qualname__}({parts})"

@@ -123,6 +123,8 @@ class Param:
     # A buffer of `data` per tile block (alloca), laid out by linear block id (x fastest):
     # the launcher allocates len(data) * number of blocks bytes.
     per_block: bool = False
+    # A module `global`'s storage: kept per loaded module by the launchers, not per launch.
+    module_global: bool = False
 
 
 @dataclass(slots=True)
@@ -147,6 +149,10 @@ class KernelSource:
 
     def op_at(self, line: int) -> Operation | None:
         return self.line_ops.get(line)
+
+    def global_symbols(self) -> list[str]:
+        """The symbols of the module globals the kernel uses (hidden buffer parameters)."""
+        return [p.symbol for p in self.params if p.module_global and p.symbol is not None]
 
     def not_interpretable(self) -> list[str]:
         """Ops (mnemonics, in order) whose code Triton's interpreter cannot run: inline PTX
@@ -375,13 +381,22 @@ class Codegen:
             self.emit(line, op or self.entry)
 
     def buffer(
-        self, symbol: str, signature: str, data: bytes, read_only: bool, hint: str = "buf", per_block: bool = False
+        self,
+        symbol: str,
+        signature: str,
+        data: bytes,
+        read_only: bool,
+        hint: str = "buf",
+        per_block: bool = False,
+        module_global: bool = False,
     ) -> str:
         """A hidden device buffer parameter (a `global`, a table of constants, an alloca's
         per-block slabs): its name."""
         p = self.buffers.get(symbol)
         if p is None:
-            p = Param(self.fresh(hint), "buffer", signature, None, None, symbol, data, read_only, per_block)
+            p = Param(
+                self.fresh(hint), "buffer", signature, None, None, symbol, data, read_only, per_block, module_global
+            )
             self.buffers[symbol] = p
             self.params.append(p)
         return p.name
@@ -568,9 +583,16 @@ class OpEmit:
         return self.cg.helper(name, source)
 
     def buffer(
-        self, symbol: str, signature: str, data: bytes, read_only: bool, hint: str = "buf", per_block: bool = False
+        self,
+        symbol: str,
+        signature: str,
+        data: bytes,
+        read_only: bool,
+        hint: str = "buf",
+        per_block: bool = False,
+        module_global: bool = False,
     ) -> str:
-        return self.cg.buffer(symbol, signature, data, read_only, hint, per_block)
+        return self.cg.buffer(symbol, signature, data, read_only, hint, per_block, module_global)
 
     # -- views -------------------------------------------------------------------------
 

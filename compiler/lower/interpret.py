@@ -93,16 +93,6 @@ def _scalar_bits(value: np.ndarray, element: Any) -> int:
     return int(v.view(np.dtype(f"i{width}"))[0])
 
 
-def global_symbols(module: Module, src: KernelSource) -> list[str]:
-    """The symbols of the hidden buffer parameters of `src` that are `module`'s globals (the
-    others are constant tables, `alloca` slabs and scratch, whose symbols no global has)."""
-    names = set()
-    for op in module.walk():
-        if op.name == "cuda_tile.global":
-            names.add(getattr(op.properties.get("sym_name"), "value", None))
-    return [p.symbol for p in src.params if p.kind == "buffer" and not p.per_block and p.symbol in names]
-
-
 def global_storage(module: Module, src: KernelSource, backend: str) -> dict[str, np.ndarray]:
     """The storage (contiguous bytes) of the globals `src` uses, kept per Module object for
     `backend` and shared by all its kernels: each is made from the global's initial bytes
@@ -112,7 +102,7 @@ def global_storage(module: Module, src: KernelSource, backend: str) -> dict[str,
     state = loaded_state(module, backend)
     initial = {p.symbol: p.data for p in src.params if p.kind == "buffer"}
     out = {}
-    for symbol in global_symbols(module, src):
+    for symbol in src.global_symbols():
         data = state.get(symbol)
         if data is None:
             # At least 8 bytes, as for every hidden buffer here (a view needs an element).

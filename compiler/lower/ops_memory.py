@@ -426,4 +426,4 @@ def _get_global(e: OpEmit) -> None:
     rt = e.result_types[0]
     if tltypes.memory_signature(pointee(rt)) != sig:
         raise e.error(f"@{name} holds {element}, the result points to {pointee(rt)}")
-    e.alias(e.buffer(name, sig, raw, read_only, hint=f"global_{name}"))
+    e.alias(e.buffer(name, sig, raw, read_only, hint=f"global_{name}", module_global=True))

@@ -625,7 +625,6 @@ def prepare_triton(
     from ..lower import LowerError
     from ..lower.build import compile_source
     from ..lower.codegen import lower_entry
-    from ..lower.interpret import global_symbols
     from . import LaunchError
 
     ones, divisible_entry = specialise(entry, binding.values)
@@ -641,7 +640,7 @@ def prepare_triton(
     values: list[int] = []
     # The module's globals live on the device as long as the Module object (spec 003, 6.2.1:
     # initialized exactly once), one buffer each, shared by all its kernels and variants.
-    module_globals = set(global_symbols(module, src))
+    module_globals = set(src.global_symbols())
     loaded = loaded_on_gpu(module, "triton") if module_globals else None
     for p in compiled.params:
         if p.kind in ("pointer", "scalar"):

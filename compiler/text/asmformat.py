@@ -250,10 +250,13 @@ def _parse_steps(opdef: OpDef, elements: list) -> list[ParseStep]:
     return steps
 
 
-def _run(steps: list[ParseStep]) -> ParseStep:
-    def run(parser: Parser, op: Operation, state: _State) -> None:
+def _in_order(steps: list) -> Callable:
+    """One step running `steps` in order (a parse or a print plan's: both take three
+    arguments)."""
+
+    def run(a, b, c) -> None:  # (parser, op, state) or (printer, op, state)
         for step in steps:
-            step(parser, op, state)
+            step(a, b, c)
 
     return run
 
@@ -303,8 +306,8 @@ def _parse_step(opdef: OpDef, element) -> ParseStep | None:
         return attr_dict
     if isinstance(element, Group):
         present = _group_test(opdef, element)
-        then_steps = _run(_parse_steps(opdef, element.elements))
-        else_steps = _run(_parse_steps(opdef, element.else_elements))
+        then_steps = _in_order(_parse_steps(opdef, element.elements))
+        else_steps = _in_order(_parse_steps(opdef, element.else_elements))
 
         def group(parser: Parser, op: Operation, state: _State) -> None:
             if present(parser):
@@ -316,7 +319,7 @@ def _parse_step(opdef: OpDef, element) -> ParseStep | None:
     if isinstance(element, OIList):
         # A clause can be chosen only by its leading keyword.
         clauses = [
-            (clause[0].text, _run(_parse_steps(opdef, clause)))
+            (clause[0].text, _in_order(_parse_steps(opdef, clause)))
             for clause in element.clauses
             if clause and isinstance(clause[0], Lit)
         ]
@@ -661,14 +664,6 @@ def _print_steps(opdef: OpDef, elements: list, used: frozenset[str]) -> list[Pri
     return steps
 
 
-def _print_all(steps: list[PrintStep]) -> PrintStep:
-    def run(printer: Printer, op: Operation, st: _PrintState) -> None:
-        for step in steps:
-            step(printer, op, st)
-
-    return run
-
-
 def _literal_step(text: str) -> PrintStep:
     # The space before a literal: always for a keyword (`->` aside); after punctuation,
     # unless the literal closes something; otherwise, unless it is punctuation itself.
@@ -717,8 +712,8 @@ def _print_step(opdef: OpDef, element, used: frozenset[str]) -> PrintStep | None
         return no_space
     if isinstance(element, Group):
         present = _presence(opdef, element.anchor())
-        then_steps = _print_all(_print_steps(opdef, element.elements, used))
-        else_steps = _print_all(_print_steps(opdef, element.else_elements, used))
+        then_steps = _in_order(_print_steps(opdef, element.elements, used))
+        else_steps = _in_order(_print_steps(opdef, element.else_elements, used))
 
         def group(printer: Printer, op: Operation, st: _PrintState) -> None:
             if present(op):
@@ -732,7 +727,7 @@ def _print_step(opdef: OpDef, element, used: frozenset[str]) -> PrintStep | None
         for clause in element.clauses:
             anchor = next((e for e in clause if isinstance(e, Var)), None)
             if anchor is not None:
-                clauses.append((_presence(opdef, anchor), _print_all(_print_steps(opdef, clause, used))))
+                clauses.append((_presence(opdef, anchor), _in_order(_print_steps(opdef, clause, used))))
 
         def oilist(printer: Printer, op: Operation, st: _PrintState) -> None:
             for present, steps in clauses:

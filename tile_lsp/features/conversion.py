@@ -29,6 +29,7 @@ import asyncio
 import base64
 import concurrent.futures
 import contextlib
+import functools
 import itertools
 import sys
 from collections.abc import Iterator
@@ -129,16 +130,12 @@ def register(server: TileLanguageServer) -> None:
 
 # ------------------------------------------------------------------------------ PTX
 
-_compiler: concurrent.futures.ThreadPoolExecutor | None = None
 
-
+@functools.cache  # made on first use: the server starts no thread it does not need
 def _compile_thread() -> concurrent.futures.ThreadPoolExecutor:
     """The one worker that runs Triton: compiles are serialised (Triton's cache setting and
     the redirected stdout are process-wide) and the main loop stays free."""
-    global _compiler
-    if _compiler is None:
-        _compiler = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tileir-ptx")
-    return _compiler
+    return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tileir-ptx")
 
 
 def _target(arch: str):
@@ -218,15 +215,10 @@ def _text(version) -> str:
 # ------------------------------------------------------------------------------ work
 
 
-_readers: concurrent.futures.ThreadPoolExecutor | None = None
-
-
+@functools.cache
 def _reader() -> concurrent.futures.ThreadPoolExecutor:
     """The worker that reads and converts files (two at once at most)."""
-    global _readers
-    if _readers is None:
-        _readers = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="tileir-read")
-    return _readers
+    return concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="tileir-read")
 
 
 def _read_file(path: str, limit: int) -> bytes:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import difflib
+import functools
 import time
 from typing import TYPE_CHECKING
 
@@ -46,33 +47,29 @@ if TYPE_CHECKING:
 def register(server: TileLanguageServer) -> None:
     @feature(server, lsp.TEXT_DOCUMENT_FORMATTING, empty=None)
     async def formatting(params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
-        uri = params.text_document.uri
-        analysis = server.analysis(uri)
-        if analysis is None:
-            return None
-        done = await _formatted(server, uri, analysis)
+        done = await _formatted(server, params.text_document.uri)
         if done is None:
             return None
-        _, hunks = done
+        analysis, _, hunks = done
         return [_text_edit(analysis, hunk) for hunk in hunks]
 
     @feature(server, lsp.TEXT_DOCUMENT_RANGE_FORMATTING, empty=None)
     async def range_formatting(params: lsp.DocumentRangeFormattingParams) -> list[lsp.TextEdit] | None:
-        uri = params.text_document.uri
-        analysis = server.analysis(uri)
-        if analysis is None:
-            return None
-        done = await _formatted(server, uri, analysis)
+        done = await _formatted(server, params.text_document.uri)
         if done is None:
             return None
-        module, hunks = done
+        analysis, module, hunks = done
         first, last = _selected_lines(analysis, module, analysis.positions.span(params.range))
         return [_text_edit(analysis, hunk) for hunk in hunks if _touches(hunk, first, last)]
 
 
-async def _formatted(server: TileLanguageServer, uri: str, analysis: Analysis) -> tuple[Module, list[_Hunk]] | None:
-    """The module printed and the hunks that make the document `tileir fmt`'s output; None
-    (after telling the user why) if the document has syntax errors."""
+async def _formatted(server: TileLanguageServer, uri: str) -> tuple[Analysis, Module, list[_Hunk]] | None:
+    """The document's analysis, the module printed and the hunks that make the document
+    `tileir fmt`'s output; None if the document is not open, or (after telling the user why)
+    has syntax errors."""
+    analysis = server.analysis(uri)
+    if analysis is None:
+        return None
     module = None
     if analysis.parse_errors:
         _tell_errors(server, analysis, analysis.parse_errors)
@@ -104,7 +101,7 @@ async def _formatted(server: TileLanguageServer, uri: str, analysis: Analysis) -
     if errors:
         _tell_errors(server, analysis, errors)
         return None
-    return module, hunks
+    return analysis, module, hunks
 
 
 def module_of(analysis: Analysis) -> Module:
@@ -131,14 +128,11 @@ def format_text(text: str, name: str, module: Module | None = None) -> tuple[Mod
 
 
 _SLICE_SECONDS = 0.01
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
 
 
+@functools.cache  # made on first use: the server starts no thread it does not need
 def _worker() -> concurrent.futures.ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        _pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tileir-format")
-    return _pool
+    return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tileir-format")
 
 
 def _tell_errors(server: TileLanguageServer, analysis: Analysis, errors: list[Diagnostic]) -> None:
