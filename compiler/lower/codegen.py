@@ -661,9 +661,33 @@ def _tile_bytes(v: Value) -> int:
     return n * max(8, t.element.bitwidth) // 8
 
 
+# A product tile of at most this many rows is one warpgroup's wgmma (m64): the loop streams
+# its operands with little reuse (see _mma_defaults and ops_view's TMA decision).
+SMALL_PRODUCT_ROWS = 64
+# Ops a loaded tile may pass through on its way to a product operand (no arithmetic).
+_OPERAND_PATH = {"cuda_tile.reshape", "cuda_tile.permute", "cuda_tile.broadcast", "cuda_tile.ftof", "cuda_tile.bitcast"}
+
+
+def _small_product(op: Operation) -> bool:
+    """Whether `op` (a product) computes a tile of at most SMALL_PRODUCT_ROWS rows."""
+    shape = getattr(op.results[0].type, "shape", ())
+    return len(shape) >= 2 and shape[-2] <= SMALL_PRODUCT_ROWS
+
+
+def feeds_small_product(v: Value, depth: int = 4) -> bool:
+    """Whether the tile `v` becomes an operand (A or B) of a small product (`_small_product`),
+    directly or through a few data-movement ops."""
+    for user, i in v.uses:
+        if user.name in _MMA and i < 2 and _small_product(user):
+            return True
+        if depth and user.name in _OPERAND_PATH and any(feeds_small_product(r, depth - 1) for r in user.results):
+            return True
+    return False
+
+
 def _mma_defaults(entry: Operation) -> dict[str, Any]:
     """num_warps and num_stages for a kernel with a matrix multiply, from the shape of its
-    loops (measured on an H200 with Triton 3.6, benchmarks/gpu.py; README "Running on a GPU"):
+    loops (measured on H200s with Triton 3.6, benchmarks/gpu.py; README "Running on a GPU"):
 
     - 8 warps (two warpgroups sharing each product): 4096^3 f16 matmul 0.21 ms vs 0.73 at 4;
       but 4 where a loop's product feeds another product (flash attention: the softmax of
@@ -673,18 +697,26 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
       to 4: 64x8192x8192 (64x64x128 tiles, 32 KiB a stage) 0.049 ms at 4 vs 0.058 at 3 (the
       loads in flight are what a one-wave, memory-bound grid needs); 128x256x64 (48 KiB) stays
       at 3 (0.206 ms vs 0.214 at 4).
+    - a small product (at most SMALL_PRODUCT_ROWS rows: one warpgroup's m64 wgmma) gets 4
+      warps and up to 6 stages, and its operands are loaded through pointers, not tensor
+      descriptors (ops_view): the 64x8192x8192 matmul, two interleaved rounds on an H200,
+      f16 / bf16 in ms: 8 warps, 4 stages, TMA 0.0582 0.0601 / 0.0576 0.0560; the same
+      without TMA 0.0545 0.0572 / 0.0501 0.0544; 4 warps, 5 stages, no TMA 0.0556 0.0567 /
+      0.0473 0.0539 (tileiras 0.054-0.055 / 0.046-0.051 in the same rounds).
     """
     if not any(op.name in _MMA for op in entry.walk()):
         return {}
     opts: dict[str, Any] = {"num_warps": 8}
-    chained = False
+    chained = small = False
     stage_bytes = 0
     for loop in entry.walk():
         if loop.name not in ("cuda_tile.for", "cuda_tile.loop") or not loop.regions:
             continue
         body = list(loop.walk())[1:]
-        if not any(op.name in _MMA for op in body):
+        products = [op for op in body if op.name in _MMA]
+        if not products:
             continue
+        small = small or all(_small_product(op) for op in products)
         stage_bytes = max(stage_bytes, sum(_tile_bytes(op.results[0]) for op in body if op.name in _LOADS))
         derived: set[Value] = set()
         for op in body:
@@ -695,7 +727,10 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
     if chained:
         opts["num_warps"] = 4
     elif stage_bytes:
-        opts["num_stages"] = max(2, min(4, _STAGE_BUDGET // stage_bytes))
+        most = 6 if small else 4
+        opts["num_stages"] = max(2, min(most, _STAGE_BUDGET // stage_bytes))
+        if small:
+            opts["num_warps"] = 4
     return opts
 
 

@@ -28,13 +28,26 @@ def _options(name: str) -> dict:
     [
         ("matmul_f16", 8, 3),  # 128x256x64 f16 tiles: 48 KiB of loads per iteration
         ("matmul_f16_t128", 8, 4),  # 128x128x64: 32 KiB
-        ("matmul_skinny_bf16", 8, 4),  # 64x64x128: 32 KiB
+        ("matmul_skinny_bf16", 4, 5),  # 64x64x128: 32 KiB, a product of 64 rows (one warpgroup)
         ("attention", 4, None),  # Q K^T feeds P V in the same loop: Triton's 3 stages
     ],
 )
 def test_matmul_loops_choose_warps_and_stages(name: str, warps: int, stages: int | None) -> None:
     want = {"num_warps": warps} if stages is None else {"num_warps": warps, "num_stages": stages}
     assert _options(name) == want
+
+
+def test_operands_of_a_small_product_load_through_pointers() -> None:
+    """A 64-row product streams its operands (TMA measured slower there); the output store
+    and the operands of a 128-row product keep their tensor descriptors."""
+    for name, descriptors in (("matmul_skinny_f16", 1), ("matmul_f16_t128", 3)):
+        module = load_module(KERNELS / f"gpu_{name}.tileir")
+        (entry,) = module.entries()
+        text = lower_entry(module, entry, "sm_90").text
+        assert text.count("tl.make_tensor_descriptor(") == descriptors, name
+        if descriptors == 1:
+            (line,) = [ln for ln in text.splitlines() if "tl.make_tensor_descriptor(" in ln]
+            assert "block_shape=[64, 64]" in line  # the 64x64 result tile's store
 
 
 def test_kernels_without_a_product_keep_triton_defaults() -> None:
