@@ -969,7 +969,7 @@ def _load_kernel(args: argparse.Namespace, command: str, not_done: str):
     """(module, entry) of `args.file` (text or bytecode, or `-`) and `args.kernel` (None: the
     only one), or None after printing the module's diagnostics and `tileir COMMAND: 'FILE' has
     errors; NOT_DONE`. An unreadable file or an unknown kernel is a usage error."""
-    from compiler.runtime import LaunchError, find_kernel, load_module
+    from compiler.modules import LaunchError, find_kernel, load_module
 
     # Read here, not by load_module, so that a device or a pipe gets the same size cap as
     # every other command's input (`tileir run /dev/zero` is an error, not a MemoryError).

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import ml_dtypes
 import numpy as np
 
-from ..ir.types import FloatType, IntegerType, PointerType, TileType, Type
+from ..ir.types import FloatType, IntegerType, PointerType, TileType, Type, memory_bits  # noqa: F401 - re-exported
 
 _FLOAT_DTYPES: dict[str, np.dtype] = {
     "f16": np.dtype(np.float16),
@@ -76,16 +76,6 @@ def memory_dtype(t: Type) -> np.dtype:
     if isinstance(e, IntegerType) and e.width == 1:
         return np.dtype(np.uint8)
     return storage_dtype(e)
-
-
-def memory_bits(t: Type) -> int:
-    """Bits an element of `t` occupies in memory: i1 takes a byte, i4 and f4E2M1FN half of one."""
-    e = element_of(t)
-    if isinstance(e, IntegerType):
-        return 8 if e.width == 1 else e.width
-    if isinstance(e, FloatType):
-        return e.format.storage_width
-    return 64
 
 
 _TF32_MASK = np.uint32(0xFFFFE000)  # sign, exponent and the 10 mantissa bits tf32 keeps

@@ -46,6 +46,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..ir.floats import padding_bits
 from ..ir.types import FloatType, IntegerType, Type
 from ..layout.index_space import ceildiv, full_tiles
 from . import dtypes
@@ -79,28 +80,14 @@ def is_packed(element: Type) -> bool:
     return isinstance(element, FloatType) and element.name == "f4E2M1FN"
 
 
-# Bit patterns of the padding values for the formats that cannot encode all of them.
-_SPECIAL_PADDING: dict[str, dict[str, int]] = {
-    "f8E4M3FN": {"zero": 0x00, "neg_zero": 0x80, "nan": 0x7F, "pos_inf": 0x7E, "neg_inf": 0xFE},
-    "f8E8M0FNU": {"zero": 0x00, "neg_zero": 0x00, "nan": 0xFF, "pos_inf": 0xFE, "neg_inf": 0x00},
-    "f4E2M1FN": {"zero": 0x0, "neg_zero": 0x8, "nan": 0x7, "pos_inf": 0x7, "neg_inf": 0xF},
-}
-_PADDING_FLOATS = {"zero": 0.0, "neg_zero": -0.0, "nan": np.nan, "pos_inf": np.inf, "neg_inf": -np.inf}
-
-
 def padding_scalar(keyword: str | None, element: Type) -> np.ndarray:
     """The value (0-d array of the element's storage dtype) a load yields outside the
-    tensor: the padding keyword's value, or zero when the view has none."""
+    tensor: the padding keyword's value, or zero when the view has none (the bits of
+    `ir.floats.padding_bits`, which the Triton lowering uses too)."""
     dtype = dtypes.storage_dtype(element)
-    if keyword is None or keyword == "zero" and not isinstance(element, FloatType):
-        return np.zeros((), dtype=dtype)
-    if isinstance(element, FloatType):
-        special = _SPECIAL_PADDING.get(element.name)
-        if special is not None:
-            return np.array(special[keyword], dtype=np.uint8).view(dtype).reshape(())
-        return np.array(_PADDING_FLOATS[keyword], dtype=np.float64).astype(dtype).reshape(())
-    # Only `zero` is valid for integers (the verifier rejects the others).
-    return np.zeros((), dtype=dtype)
+    fmt = element.name if isinstance(element, FloatType) else None
+    bits = padding_bits(keyword, fmt)
+    return np.array(bits, dtype=np.dtype(f"u{dtype.itemsize}")).view(dtype).reshape(())
 
 
 def strided(a: np.ndarray, shape, strides) -> np.ndarray:

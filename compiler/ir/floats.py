@@ -267,6 +267,35 @@ def canonical_nan(fmt_name: str) -> int:
     return _spec(fmt_name).nan_bits
 
 
+# The padding values of a view (spec 003) as bits, for the formats that cannot encode all
+# of them: those without an infinity saturate to their largest finite value; f8E8M0FNU has
+# neither a sign nor a zero (0x00 is its smallest value, 2^-127).
+_SPECIAL_PADDING: dict[str, dict[str, int]] = {
+    "f8E4M3FN": {"zero": 0x00, "neg_zero": 0x80, "nan": 0x7F, "pos_inf": 0x7E, "neg_inf": 0xFE},
+    "f8E8M0FNU": {"zero": 0x00, "neg_zero": 0x00, "nan": 0xFF, "pos_inf": 0xFE, "neg_inf": 0x00},
+    "f4E2M1FN": {"zero": 0x0, "neg_zero": 0x8, "nan": 0x7, "pos_inf": 0x7, "neg_inf": 0xF},
+}
+
+
+def padding_bits(keyword: str | None, fmt_name: str | None) -> int:
+    """The bits, as the element lies in memory, of what a load yields outside the tensor:
+    the padding keyword's value (`zero`, `neg_zero`, `nan`, `pos_inf`, `neg_inf`) in float
+    format `fmt_name`, or 0 with no padding or for an integer element (`fmt_name` None).
+    NaN is the format's canonical quiet NaN; tf32 lies in memory as an f32."""
+    if keyword is None or keyword == "zero" or fmt_name is None:
+        return 0
+    special = _SPECIAL_PADDING.get(fmt_name)
+    if special is not None:
+        return special[keyword]
+    s = _spec("f32" if fmt_name == "tf32" else fmt_name)
+    if keyword == "nan":
+        return s.nan_bits
+    if keyword == "neg_zero":
+        return s.sign_bit
+    inf = s.inf_bits if s.inf_bits is not None else s.max_bits
+    return inf | (s.sign_bit if keyword == "neg_inf" else 0)
+
+
 # ---- decoding ---------------------------------------------------------------------
 
 # Kinds returned by _decompose.

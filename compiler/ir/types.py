@@ -457,3 +457,14 @@ def element_type(t: Type) -> Type:
 
 def is_pointer_like(t: Type) -> bool:
     return isinstance(element_type(t), PointerType)
+
+
+def memory_bits(t: Type) -> int:
+    """Bits an element of `t` (a tile type or an element type) occupies in memory: i1 takes a
+    byte, i4 and f4E2M1FN half of one, a pointer 64 bits."""
+    e = element_type(t)
+    if isinstance(e, IntegerType):
+        return 8 if e.width == 1 else e.width
+    if isinstance(e, FloatType):
+        return e.format.storage_width
+    return 64

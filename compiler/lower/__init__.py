@@ -22,7 +22,7 @@ from .codegen import DEFAULT_ARCH, KernelSource, LowerError, Param, Target, lowe
 def _entry(module: Module, kernel: str | Operation | None) -> Operation:
     if isinstance(kernel, Operation):
         return kernel
-    from ..runtime import LaunchError, find_kernel
+    from ..modules import LaunchError, find_kernel
 
     try:
         return find_kernel(module, kernel)

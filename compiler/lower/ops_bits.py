@@ -47,11 +47,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import struct
 from collections import Counter
 
-import numpy as np
-
-from ..interp import dtypes as idtypes
 from ..ir.types import FloatType, IntegerType, PointerType, Type
 from . import tltypes
 from .codegen import OpEmit
@@ -59,7 +57,6 @@ from .registry import emitter
 
 _SIGNED_OF_WIDTH = {8: "tl.int8", 16: "tl.int16", 32: "tl.int32", 64: "tl.int64"}
 _UNSIGNED_OF_WIDTH = {8: "tl.uint8", 16: "tl.uint16", 32: "tl.uint32", 64: "tl.uint64"}
-_NP_FLOAT = {"f16": np.float16, "f32": np.float32, "tf32": np.float32, "f64": np.float64}
 # Up to this many elements, a non-splat constant is a chain of selects instead of a buffer.
 _SELECT_CHAIN_MAX = 16
 
@@ -94,30 +91,54 @@ def _bit_width(t: Type) -> int:
 
 
 def _float_literal(name: str, bits: int) -> str | None:
-    """A decimal that Triton turns into exactly `bits` in format `name`, or None."""
-    np_type = _NP_FLOAT.get(name)
-    if np_type is None:
+    """A decimal that Triton turns into exactly `bits` in format `name`, or None: the
+    shortest that does, else the exact double. (With `struct`, not NumPy: a compile that
+    needs nothing else of NumPy does not import it.)"""
+    code = _STRUCT_CODE.get(name)
+    if code is None:
         return None
-    width = {"f16": 16, "f32": 32, "tf32": 32, "f64": 64}[name]
+    width = 16 if code == "e" else 32 if code == "f" else 64
     if name == "tf32":
         bits = bits << 13
-    raw = np.array([bits], dtype=np.dtype(f"u{width // 8}"))
-    value = raw.view(np_type)[0]
-    if not np.isfinite(value) or (value == 0 and np.signbit(value)):
+    value = struct.unpack("<" + code, bits.to_bytes(width // 8, "little"))[0]
+    if not math.isfinite(value) or (value == 0 and math.copysign(1.0, value) < 0):
         return None
 
     def exact(text: str) -> bool:
         # Triton's interpreter rounds the Python float (a double) to the format directly; its
         # compiler passes f16 through a C++ float first. Both roundings must land on our bits.
-        d = np.array([float(text)], dtype=np.float64)
-        direct = d.astype(np_type).view(raw.dtype)[0]
-        via_f32 = d.astype(np.float32).astype(np_type).view(raw.dtype)[0] if width < 64 else direct
-        return direct == raw[0] and via_f32 == raw[0]
+        d = float(text)
+        return _rounded_bits(d, code) == bits and (width == 64 or _rounded_bits(_to_f32(d), code) == bits)
 
-    for text in (str(value), repr(float(value))):  # the shortest decimal, else the exact double
-        if exact(text):
-            return text
+    for digits in range(1, 18):
+        text = f"{value:.{digits}g}"
+        if _rounded_bits(float(text), code) == bits:
+            break
+    if not any(c in text for c in ".en"):
+        text += ".0"  # a float literal, not an int
+    for candidate in (text, repr(value)):
+        if exact(candidate):
+            return candidate
     return None
+
+
+_STRUCT_CODE = {"f16": "e", "f32": "f", "tf32": "f", "f64": "d"}
+
+
+def _rounded_bits(d: float, code: str) -> int | None:
+    """The bits of the double `d` rounded to nearest even in the format of struct `code` (None:
+    it overflows)."""
+    try:
+        return int.from_bytes(struct.pack("<" + code, d), "little")
+    except OverflowError:
+        return None
+
+
+def _to_f32(d: float) -> float:
+    try:
+        return struct.unpack("<f", struct.pack("<f", d))[0]
+    except OverflowError:
+        return math.copysign(math.inf, d)
 
 
 def _scalar_splat(t: Type, value: int, shape: tuple[int, ...]) -> str:
@@ -211,6 +232,10 @@ def _constant(e: OpEmit) -> None:
         e.alias(acc)
         return
     # A read-only table of the exact bytes.
+    import numpy as np
+
+    from ..interp import dtypes as idtypes
+
     arr = idtypes.array_from_bits(values, el, shape)
     if isinstance(el, IntegerType) and el.width == 1:
         data = arr.astype(np.uint8).tobytes()

@@ -55,10 +55,8 @@ launch of one `Module` object (initialized once, spec 003 6.2.1), a fresh one to
 
 from __future__ import annotations
 
-from ..interp.dtypes import memory_bits
-from ..interp.memory import memory_image
 from ..ir.attributes import SymbolRefAttr
-from ..ir.types import FloatType, IntegerType, PointerType, Type
+from ..ir.types import FloatType, IntegerType, PointerType, Type, memory_bits
 from . import tltypes
 from .codegen import OpEmit
 from .registry import emitter
@@ -80,6 +78,8 @@ def pointee(t: Type) -> Type:
 
 def initial_bytes(value) -> bytes:
     """The bytes of a `global`'s initial value as they lie in memory (the interpreter's layout)."""
+    from ..interp.memory import memory_image  # NumPy: only for a kernel with globals
+
     return memory_image(value).tobytes()
 
 

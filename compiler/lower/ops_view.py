@@ -18,7 +18,7 @@ Pointers (every target, every view). The tile's origin is a scalar pointer
 int32 when the strides are static and the tile's span fits, else int64. Elements outside
 the tensor are masked (`t_i < min(S - origin_i, T_i)`), only along dimensions where a
 tile can be partial (dynamic extents, or static ones the steps do not divide); a load
-gives them the view's padding value — the exact bit pattern of `views.padding_scalar`
+gives them the view's padding value — the exact bit pattern of `ir.floats.padding_bits`
 (f8 formats: their special patterns as uint8 bits) — or zero without one, a store drops
 them. Vector accesses (up to 128 bits) need a tile dimension of static unit stride, a
 base and row strides the IR proves aligned (`assume div_by`), and a mask that changes no
@@ -70,11 +70,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..interp.views import padding_scalar
 from ..ir.attributes import BoundedAttr, DenseElementsAttr, DictionaryAttr, DivByAttr, OptimizationHintsAttr
 from ..ir.core import Value
+from ..ir.floats import padding_bits
 from ..ir.types import (
     FloatType,
     GatherScatterViewType,
@@ -598,12 +596,6 @@ def _addresses(e: OpEmit, v: ViewInfo, version: bool = True) -> Tile:
     raise e.error(f"a {v.kind} view has no tiles to access")
 
 
-def padding_bits(keyword: str | None, element) -> int:
-    """The bits a load yields outside the tensor: the interpreter's `views.padding_scalar`."""
-    value = np.asarray(padding_scalar(keyword, element)).reshape(1)
-    return int(value.view(np.dtype(f"u{value.dtype.itemsize}"))[0])
-
-
 def padding_expr(v: ViewInfo) -> str:
     """The value (memory dtype) a load yields outside the tensor: the padding keyword's
     bits in the element type, or zero."""
@@ -611,7 +603,7 @@ def padding_expr(v: ViewInfo) -> str:
     mem = tltypes.memory_dtype(element)
     if v.padding is None or not isinstance(element, FloatType):
         return "0"
-    bits = padding_bits(v.padding, element)
+    bits = padding_bits(v.padding, element.name)
     if bits == 0:
         return "0"
     if tltypes.is_bits_float(element):

@@ -187,8 +187,8 @@ def resources(cubin: bytes) -> list[Resources]:
 
 
 def find_tileiras() -> str | None:
-    """NVIDIA's `tileiras` (to compare cubins with), as `compiler.runtime` finds it."""
-    from ..runtime import find_tileiras as find
+    """NVIDIA's `tileiras` (to compare cubins with), as `compiler.modules` finds it."""
+    from ..modules import find_tileiras as find
 
     return find()
 

@@ -276,20 +276,39 @@ def test_padding_values(elem: str, padding: str | None, tma: str) -> None:
     run_both(text, "k", 1, [a, b], on_tileiras=unpadded, tileiras_refuses=tileiras_refusal(elem, padding))
 
 
-def test_padding_bits_are_the_interpreters() -> None:
-    """The padding bits the lowering writes against the oracle's padding values."""
-    from compiler.interp.views import padding_scalar
-    from compiler.ir.types import FLOAT_FORMATS, FloatType, IntegerType
-    from compiler.lower.ops_view import padding_bits
+def test_padding_bits_are_the_values_of_the_format() -> None:
+    """`ir.floats.padding_bits` (what the lowering writes and the interpreter loads) read back
+    through NumPy/ml_dtypes: the keyword's value where the format has it; where it has no
+    infinity, its largest (smallest) finite value; where it has no NaN (f4E2M1FN), its
+    largest; f8E8M0FNU (no sign, no zero) its smallest value for zero and -inf."""
+    import ml_dtypes
 
-    elements = [FloatType(name) for name in FLOAT_FORMATS if name != "f4E2M1FN"] + [IntegerType(32), IntegerType(1)]
-    for element in elements:
-        for keyword in (None, "zero", "neg_zero", "nan", "pos_inf", "neg_inf"):
-            if isinstance(element, IntegerType) and keyword not in (None, "zero"):
-                continue
-            want = np.asarray(padding_scalar(keyword, element)).reshape(1)
-            want_bits = int(want.view(np.dtype(f"u{want.dtype.itemsize}"))[0])
-            assert padding_bits(keyword, element) == want_bits, (element, keyword)
+    from compiler.interp.dtypes import storage_dtype
+    from compiler.ir.floats import padding_bits
+    from compiler.ir.types import FLOAT_FORMATS, FloatType
+
+    # No padding, and integers (`fmt_name` None: only zero is valid for them), read 0.
+    assert padding_bits(None, "f32") == padding_bits("zero", "f32") == padding_bits("zero", None) == 0
+    for name in FLOAT_FORMATS:
+        dtype = storage_dtype(FloatType(name))
+        info = ml_dtypes.finfo(dtype)
+
+        def value(keyword: str, name: str = name, dtype: np.dtype = dtype) -> float:
+            bits = padding_bits(keyword, name)
+            return np.array(bits, dtype=np.dtype(f"u{dtype.itemsize}")).view(dtype).astype(np.float64)[()]
+
+        unsigned = name == "f8E8M0FNU"
+        has_inf = bool(np.isinf(np.array(np.inf).astype(dtype)))
+        top, bottom = (np.inf, -np.inf) if has_inf else (float(info.max), float(info.min))
+        if unsigned:
+            bottom = float(info.tiny)  # 2^-127, also what zero reads as
+        assert value("pos_inf") == top, name
+        assert value("neg_inf") == bottom, name
+        assert value("zero") == (bottom if unsigned else 0.0) and not np.signbit(value("zero")), name
+        if not unsigned:
+            assert value("neg_zero") == 0.0 and np.signbit(value("neg_zero")), name
+        has_nan = bool(np.isnan(np.array(np.nan).astype(dtype)))
+        assert np.isnan(value("nan")) if has_nan else value("nan") == float(info.max), name
 
 
 # -- 2-D partitions: dim_map, partial tiles on both axes -------------------------------------------------
