@@ -636,10 +636,10 @@ def _cmd_opt(args: argparse.Namespace) -> int:
         if args.verify_diagnostics:
             # The diagnostics are the expected output: only mismatches are reported.
             report = check_expected(diagnostics, SourceFile(chunk, src.name))
-            if _report(_moved(report.complaints, whole, offset), tally):
+            if _report([d.moved(offset, whole) for d in report.complaints], tally):
                 status = EXIT_ERRORS
             continue
-        if _report(_moved(diagnostics, whole, offset), tally):
+        if _report([d.moved(offset, whole) for d in diagnostics], tally):
             status = EXIT_ERRORS
         if has_errors(diagnostics):
             continue
@@ -669,30 +669,6 @@ def _chunks(text: str, whole, split: bool):
     if not split:
         return [(text, 0)]
     return [(chunk, whole.offset(line, 0)) for chunk, line in split_input(text)]
-
-
-def _moved(diagnostics: Sequence[Diagnostic], whole, offset: int) -> list[Diagnostic]:
-    """`diagnostics` about a chunk that starts `offset` characters into the SourceFile `whole`,
-    as diagnostics about `whole` (so their lines, columns and snippets are the file's)."""
-    from compiler.ir.diagnostics import Fix, TextEdit
-    from compiler.ir.source import Span
-
-    def shift(span: Span) -> Span:
-        return Span(span.start + offset, span.end + offset)
-
-    out = []
-    for d in diagnostics:
-        related = [
-            r if (r.source or d.source) is None
-            else r.replace(span=shift(r.span), source=whole if r.source is not None else None)
-            for r in d.related
-        ]  # fmt: skip
-        if d.source is None:
-            out.append(d.replace(related=related))
-            continue
-        fixes = [Fix(f.title, tuple(TextEdit(shift(e.span), e.new_text) for e in f.edits)) for f in d.fixes]
-        out.append(d.replace(span=shift(d.span), source=whole, related=related, fixes=fixes))
-    return out
 
 
 def _opt_passes(result, diagnostics: list[Diagnostic], args: argparse.Namespace):
@@ -949,9 +925,9 @@ def _translate_text(args: argparse.Namespace, version) -> int:
         if args.verify_diagnostics:
             # The diagnostics are the expected output: only mismatches are reported.
             report = check_expected(diagnostics, SourceFile(chunk, src.name))
-            if _report(_moved(report.complaints, whole, offset), tally, name=src.name):
+            if _report([d.moved(offset, whole) for d in report.complaints], tally, name=src.name):
                 status = EXIT_ERRORS
-        elif _report(_moved(diagnostics, whole, offset), tally, name=src.name):
+        elif _report([d.moved(offset, whole) for d in diagnostics], tally, name=src.name):
             status = EXIT_ERRORS
     if texts:
         _write_output(args.output or "-", "// -----\n".join(_ensure_newline(t) for t in texts))

@@ -161,7 +161,7 @@ class Analysis:
         if index is not None:
             moved = [_shift_occurrence(occ, shift) for occ in index.occurrences]
             unit.index = SourceIndex(index.module, moved, index.ops)
-        unit.diagnostics = [_shifted(d, shift) for d in unit.diagnostics]
+        unit.diagnostics = [d.moved(shift) for d in unit.diagnostics]
         unit.comments = [Comment(c.text, Span(c.span.start + shift, c.span.end + shift)) for c in unit.comments]
         unit.start += shift
         if unit.end is not None:
@@ -202,7 +202,7 @@ class Analysis:
         if self._diagnostics is None:
             found: list[Diagnostic] = []
             for unit in self.units:
-                found.extend(_shifted(d, unit.shift) for d in unit.diagnostics)
+                found.extend(d.moved(unit.shift) for d in unit.diagnostics)
             found.sort(key=lambda d: (d.span.start, d.severity))
             self._diagnostics = found
         return self._diagnostics
@@ -316,20 +316,6 @@ def _top_op(anchor: object) -> Operation | None:
 def _block_op(block: object) -> Operation | None:
     region = getattr(block, "parent", None)
     return region.parent if region is not None else None
-
-
-def _shifted(d: Diagnostic, shift: int) -> Diagnostic:
-    if not shift:
-        return d
-
-    def moved(span: Span) -> Span:
-        return Span(span.start + shift, span.end + shift)
-
-    return d.replace(
-        span=moved(d.span),
-        related=[r.replace(span=moved(r.span)) for r in d.related],
-        fixes=[f.replace(edits=tuple(e.replace(span=moved(e.span)) for e in f.edits)) for f in d.fixes],
-    )
 
 
 def _move_ir(root: Operation, shift: int) -> None:

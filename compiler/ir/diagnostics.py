@@ -96,6 +96,27 @@ class Diagnostic(Record):
     def is_error(self) -> bool:
         return self.severity == Severity.ERROR
 
+    def moved(self, shift: int, source: SourceFile | None = None) -> Diagnostic:
+        """This diagnostic about a chunk of text that starts `shift` characters into a larger
+        one, as a diagnostic about the larger text: its span, its notes' and its fixes' edits
+        moved by `shift`; with `source`, what had a source file now has `source` (what had
+        none keeps none: it is printed without a place either way)."""
+        if not shift and source is None:
+            return self
+
+        def move(span: Span) -> Span:
+            return Span(span.start + shift, span.end + shift)
+
+        def file(old: SourceFile | None) -> SourceFile | None:
+            return source if source is not None and old is not None else old
+
+        return self.replace(
+            span=move(self.span),
+            source=file(self.source),
+            related=[r.replace(span=move(r.span), source=file(r.source)) for r in self.related],
+            fixes=[f.replace(edits=tuple(e.replace(span=move(e.span)) for e in f.edits)) for f in self.fixes],
+        )
+
     def location(self) -> tuple[str, int, int]:
         """(file name, 1-based line, 1-based column) of the start of the range."""
         if self.source is None:
