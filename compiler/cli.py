@@ -1233,6 +1233,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             raise CliError(f"--backend: unknown backend {name!r}; available: {', '.join(BACKENDS)}")
     if args.repeat < 1 or args.warmup < 0:
         raise CliError("--repeat must be at least 1 and --warmup at least 0")
+    if args.rounds < 1:
+        raise CliError("--rounds must be at least 1")
     if args.flops is not None and not args.flops >= 0:
         raise CliError("--flops must be a number of operations, 0 or more")
     resolved = [(name, *_require_backend(name)) for name in names]
@@ -1244,31 +1246,44 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         per_block = mma_flops(target.entry)
         flops = per_block * math.prod(target.grid)
     options = RunOptions(check_races=False, max_steps=args.max_steps, timeout=args.timeout)
-    rows = []
-    for name, backend, note in resolved:
-        values = target.values(args.seed)
-        moved = sum(v.nbytes for v in values if isinstance(v, np.ndarray))
-        # On a GPU the arguments are bound once and the kernel timed with CUDA events.
-        result = target.launch(args, "bench", values, backend, options, timed=(args.warmup, args.repeat))
-        if result is None:
-            return EXIT_ERRORS
-        rows.append((name, backend, note, statistics.median(result.times), min(result.times), moved))
+    # Round r times every backend once, in the given order on even rounds and reversed on odd
+    # ones, so that two backends compared share the machine's state (clocks, temperature,
+    # other load) round by round; the ratio is the median of the rounds' ratios.
+    times: list[list[float]] = [[] for _ in resolved]  # per backend, in the order given
+    medians: list[list[float]] = [[] for _ in resolved]  # per backend, one per round
+    moved = [0] * len(resolved)
+    order = list(range(len(resolved)))
+    for r in range(args.rounds):
+        for i in order if r % 2 == 0 else order[::-1]:
+            values = target.values(args.seed)
+            moved[i] = sum(v.nbytes for v in values if isinstance(v, np.ndarray))
+            # On a GPU the arguments are bound once and the kernel timed with CUDA events.
+            result = target.launch(args, "bench", values, resolved[i][1], options, timed=(args.warmup, args.repeat))
+            if result is None:
+                return EXIT_ERRORS
+            times[i].extend(result.times)
+            medians[i].append(statistics.median(result.times))
     grid_text = "x".join(str(d) for d in (*target.grid, 1, 1)[:3])
+    rounds = f", {args.rounds} rounds (ratio: median of the rounds', and their range)" if args.rounds > 1 else ""
     _out(
         f"kernel {signature_name(target.entry)}  grid {grid_text}  warm-up {args.warmup}, timed {args.repeat} "
-        "per backend\n"
+        f"per backend{rounds}\n"
     )
     header = f"{'backend':<18} {'median':>12} {'min':>12} {'GB/s':>10}"
     if flops:
         header += f" {'TFLOP/s':>10}"
     _out(header + f" {'ratio':>8}\n")
-    first = rows[0][3]
-    for name, backend, note, median, least, moved in rows:
+    for i, (name, backend, note) in enumerate(resolved):
+        median = statistics.median(times[i])
         label = backend if backend == name else f"{backend} ({name})"
-        line = f"{label:<18} {_seconds(median):>12} {_seconds(least):>12} {_rate(moved / 1e9, median):>10}"
+        least = min(times[i])
+        line = f"{label:<18} {_seconds(median):>12} {_seconds(least):>12} {_rate(moved[i] / 1e9, median):>10}"
         if flops:
             line += f" {_rate(flops / 1e12, median):>10}"
-        ratio = f"{median / first:.2f}x" if first > 0 else "-"
+        ratios = [m / f for m, f in zip(medians[i], medians[0]) if f > 0]
+        ratio = f"{statistics.median(ratios):.2f}x" if ratios else "-"
+        if len(ratios) > 1 and i > 0:
+            ratio += f" ({min(ratios):.2f}-{max(ratios):.2f})"
         _out(line + f" {ratio:>8}" + (f"  {note}" if note else "") + "\n")
     return EXIT_OK
 
@@ -1854,7 +1869,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             "run only: placing arguments excluded; the CPU interpreter runs without its race check). "
             "Prints one row per backend: median and minimum time, GB/s (the bytes of the array arguments, "
             "each counted once, over the median time), TFLOP/s for kernels with mmaf/mmai ops, and the "
-            "median time relative to the first backend."
+            "median time relative to the first backend (with --rounds N, the backends are timed N times over, "
+            "interleaved, and the ratio is the median of the rounds' ratios, with their range)."
         ),
         epilog=(
             "FLOPs: 2*M*N*K per mmaf/mmai op (x the batch, for 3-d operands) per tile block, each op "
@@ -1873,6 +1889,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     bench.add_argument("--repeat", type=int, default=5, metavar="N", help="timed launches per backend (default 5)")
     bench.add_argument("--warmup", type=int, default=1, metavar="N", help="untimed launches first (default 1)")
+    bench.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        metavar="N",
+        help="time the backends N times over, interleaved (order alternating); ratios are the median of "
+        "the rounds' (default 1)",
+    )
     bench.add_argument("--flops", type=float, metavar="N", help="floating-point operations of one launch")
     bench.set_defaults(func=_cmd_bench)
 

@@ -4,6 +4,7 @@ and `tileir run --backend auto|triton|tileiras` without a GPU."""
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import pytest
 
@@ -53,6 +54,36 @@ def test_bench_two_backends_with_ratios(capsys) -> None:
     assert table[1][-1].endswith("x")
 
 
+def test_bench_rounds_give_the_median_ratio_and_its_range(capsys) -> None:
+    status, out, _ = run(
+        capsys, "bench", VADD, *VADD_ARGS, "--backend", "cpu,auto", "--repeat", "2", "--warmup", "0", "--rounds", "3"
+    )
+    assert status == 0
+    assert out.splitlines()[0].endswith("timed 2 per backend, 3 rounds (ratio: median of the rounds', and their range)")
+    first, second = rows(out)
+    assert first[0] == "cpu" and first[-1] == "1.00x"  # the anchor: no range
+    found = re.search(r" (\d+\.\d\d)x \((\d+\.\d\d)-(\d+\.\d\d)\)", " ".join(second))  # 1.03x (0.97-1.10)
+    assert found is not None, second
+    ratio, low, high = (float(x) for x in found.groups())
+    assert low <= ratio <= high
+
+
+@pytest.mark.skipif(not HAS_TRITON_INTERPRETER, reason="Triton's interpreter needs triton and torch")
+def test_bench_rounds_alternate_the_order_of_the_backends(capsys, monkeypatch) -> None:
+    order: list[str] = []
+    real = cli._Launchable.launch
+
+    def spy(self, args, command, values, backend, options, timed=None):
+        order.append(backend)
+        return real(self, args, command, values, backend, options, timed=timed)
+
+    monkeypatch.setattr(cli._Launchable, "launch", spy)
+    argv = ("--backend", "cpu,triton-interpret", "--repeat", "1", "--warmup", "0", "--rounds", "3")
+    status, out, _ = run(capsys, "bench", VADD, *VADD_ARGS, *argv)
+    assert status == 0 and len(rows(out)) == 2
+    assert order == ["cpu", "triton-interpret", "triton-interpret", "cpu", "cpu", "triton-interpret"]
+
+
 def test_bench_auto_says_it_ran_on_the_cpu(capsys) -> None:
     status, out, _ = run(capsys, "bench", VADD, *VADD_ARGS, "--repeat", "1", "--warmup", "0")
     assert status == 0
@@ -78,6 +109,7 @@ def test_bench_reports_tflops_for_mma_kernels(capsys) -> None:
         (("--backend", "gpu"), "tileir: error: --backend: unknown backend 'gpu'"),
         (("--backend", "cpu,triton"), "tileir: error: --backend triton: the triton backend runs on an NVIDIA GPU"),
         (("--backend", "cpu", "--repeat", "0"), "tileir: error: --repeat must be at least 1"),
+        (("--backend", "cpu", "--rounds", "0"), "tileir: error: --rounds must be at least 1"),
         (("--backend", ","), "tileir: error: --backend: name at least one backend"),
     ],
 )
