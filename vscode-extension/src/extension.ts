@@ -31,10 +31,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.workspace.registerTextDocumentContentProvider(BYTECODE_TEXT_SCHEME, new BytecodeTextProvider(tileServer)),
     vscode.workspace.onDidChangeConfiguration((event) => {
-      // The other settings reach the running server through didChangeConfiguration; the command
-      // line only takes effect in a new process.
+      // The interpreter and the command line only take effect in a new process; the other
+      // settings reach the running server through didChangeConfiguration.
       if (event.affectsConfiguration(`${CONFIGURATION_SECTION}.server`)) {
         void restart(tileServer);
+      } else if (event.affectsConfiguration(CONFIGURATION_SECTION)) {
+        tileServer.settingsChanged();
       }
     }),
     { dispose: () => LayoutPanel.disposeCurrent() },

@@ -2,6 +2,7 @@
 import { randomUUID } from 'crypto';
 import * as vscode from 'vscode';
 import {
+  DidChangeConfigurationNotification,
   LanguageClient,
   LanguageClientOptions,
   RequestType,
@@ -29,6 +30,9 @@ export class TileServer implements vscode.Disposable {
   private starting: Promise<LanguageClient> | undefined;
   /** Why the last start failed; no new start is tried (and no new error shown) until restart(). */
   private startFailure: Error | undefined;
+  /** The restart waiting for its turn, if any, and the last one asked for (see restart()). */
+  private queuedRestart: Promise<void> | undefined;
+  private lastRestart: Promise<void> = Promise.resolve();
   private readonly outputChannel = vscode.window.createOutputChannel('Tile IR Language Server');
   private readonly traceChannel = vscode.window.createOutputChannel('Tile IR Language Server Trace');
 
@@ -76,9 +80,8 @@ export class TileServer implements vscode.Disposable {
         // write it back as bytecode (Save as Bytecode), which it does from the open document.
         { scheme: BYTECODE_TEXT_SCHEME, language: LANGUAGE_ID },
       ],
-      // Sends workspace/didChangeConfiguration when any `tileir.*` setting changes; the server
-      // then reads the values through workspace/configuration.
-      synchronize: { configurationSection: CONFIGURATION_SECTION },
+      // workspace/didChangeConfiguration is sent by settingsChanged(), on the extension's own
+      // onDidChangeConfiguration; the server then reads the values through workspace/configuration.
       outputChannel: this.outputChannel,
       traceOutputChannel: this.traceChannel,
     };
@@ -111,7 +114,28 @@ export class TileServer implements vscode.Disposable {
     return client;
   }
 
-  async restart(): Promise<void> {
+  /**
+   * Stops the server and starts a new one with the current settings. Restarts run one after
+   * another, never over a start in progress (disposing a client that is still starting left
+   * its start unsettled, so the failure of a bad interpreter was never shown); one asked for
+   * while another waits joins it.
+   */
+  restart(): Promise<void> {
+    if (!this.queuedRestart) {
+      const queued = this.lastRestart
+        .catch(() => undefined)
+        .then(() => {
+          this.queuedRestart = undefined;
+          return this.restartNow();
+        });
+      this.queuedRestart = queued;
+      this.lastRestart = queued;
+    }
+    return this.queuedRestart;
+  }
+
+  private async restartNow(): Promise<void> {
+    await this.starting?.catch(() => undefined);
     this.startFailure = undefined;
     const old = this.client;
     this.client = undefined;
@@ -119,6 +143,18 @@ export class TileServer implements vscode.Disposable {
       await old.dispose().catch(() => undefined);
     }
     await this.ready();
+  }
+
+  /**
+   * Tells the server that `tileir.*` settings changed (it reads them back through
+   * workspace/configuration). Sent here rather than by the client's own synchronisation, which
+   * would also send it to a client being stopped for a restart, and show that as an error.
+   */
+  settingsChanged(): void {
+    const client = this.runningClient;
+    if (client && !this.queuedRestart) {
+      client.sendNotification(DidChangeConfigurationNotification.type, { settings: null }).catch(() => undefined);
+    }
   }
 
   /**
