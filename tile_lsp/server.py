@@ -232,10 +232,19 @@ class TileLanguageServer(LanguageServer):
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def reanalyze_all(self) -> None:
-        """Settings changed: analyze and publish every open document again."""
+        """Settings changed: analyze and publish every open document again, and ask the client
+        to ask again for what it shows between edits (inlay hints, semantic tokens) where it
+        can be asked: the settings may change those too (`tileir.inlayHints.enabled`)."""
         self._analyses.clear()
         for uri in self.open_uris():
             self._safely(self.publish, uri)
+        workspace = self.client_capabilities.workspace
+        if workspace is None:
+            return
+        if workspace.inlay_hint is not None and workspace.inlay_hint.refresh_support:
+            self.workspace_inlay_hint_refresh(None)  # the answer (or an error) is of no use
+        if workspace.semantic_tokens is not None and workspace.semantic_tokens.refresh_support:
+            self.workspace_semantic_tokens_refresh(None)
 
     # ---------------------------------------------------------------- errors
 

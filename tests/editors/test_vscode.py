@@ -430,6 +430,27 @@ def test_the_server_runs_on_the_configured_interpreter(workbench) -> None:
         assert os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath(sys.executable)
 
 
+def test_a_setting_reaches_the_running_server(workbench) -> None:
+    """`tileir.inlayHints.enabled` goes to the running server (didChangeConfiguration, no
+    restart), which asks VS Code to refresh its inlay hints: the index-space hints after
+    make_partition_view go away and come back, with no edit and no new server process."""
+    editor = workbench.open("vector_add.tileir")
+    lines = editor.locator(".view-lines")
+
+    def hints_shown() -> bool:
+        return " tiles" in lines.inner_text()
+
+    workbench.wait_until(hints_shown, "the index-space inlay hints")
+    (server,) = _server_processes(workbench)
+    workbench.server.write_settings(**{"tileir.inlayHints.enabled": False})
+    try:
+        workbench.wait_until(lambda: not hints_shown(), "the inlay hints to go with the setting")
+    finally:
+        workbench.server.write_settings(**{"tileir.inlayHints.enabled": True})
+    workbench.wait_until(hints_shown, "the inlay hints to come back")
+    assert _server_processes(workbench) == [server]  # the same process all along
+
+
 def test_a_wrong_interpreter_says_how_to_fix_it(workbench) -> None:
     workbench.open("vector_add.tileir")
     workbench.wait_until(lambda: _server_processes(workbench), "the language server")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lsprotocol import types as lsp
 
@@ -211,16 +213,38 @@ async def test_inlay_hints_setting_and_garbage(client):
         uri, _ = await open_document(client, text)
         await _hints(client, uri, text)
     uri, _ = await open_document(client, DOC)
+    # A settings change makes the server ask the client to refresh what it shows between
+    # edits, where the client says it can be asked.
+    refreshes = {"inlay": 0, "tokens": 0}
+
+    @client.feature(lsp.WORKSPACE_INLAY_HINT_REFRESH)
+    def _inlay_refresh(params: None) -> None:
+        refreshes["inlay"] += 1
+
+    @client.feature(lsp.WORKSPACE_SEMANTIC_TOKENS_REFRESH)
+    def _tokens_refresh(params: None) -> None:
+        refreshes["tokens"] += 1
+
     client.workspace_did_change_configuration(
         lsp.DidChangeConfigurationParams(
             settings={"tileir": {"inlayHints": {"enabled": False}, "diagnostics": {"debounceMs": 0}}}
         )
     )
+    workspace = client.capabilities.workspace
+    want = {
+        "inlay": bool(workspace.inlay_hint and workspace.inlay_hint.refresh_support),
+        "tokens": bool(workspace.semantic_tokens and workspace.semantic_tokens.refresh_support),
+    }
     try:
         for _ in range(50):  # the notification is handled before the request that follows it
             if await _hints(client, uri, DOC) == []:
                 break
         assert await _hints(client, uri, DOC) == []
+        for _ in range(100):
+            if all(refreshes[k] > 0 for k in want if want[k]):
+                break
+            await asyncio.sleep(0.02)
+        assert {k: n > 0 for k, n in refreshes.items()} == want, (refreshes, want)
     finally:
         client.workspace_did_change_configuration(
             lsp.DidChangeConfigurationParams(
