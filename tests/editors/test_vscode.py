@@ -435,18 +435,21 @@ def test_a_setting_reaches_the_running_server(workbench) -> None:
     restart), which asks VS Code to refresh its inlay hints: the index-space hints after
     make_partition_view go away and come back, with no edit and no new server process."""
     editor = workbench.open("vector_add.tileir")
+    assert "ceildiv" not in (workbench.server.workspace / "vector_add.tileir").read_text()
     lines = editor.locator(".view-lines")
 
-    def hints_shown() -> bool:
-        return " tiles" in lines.inner_text()
+    def hints_shown() -> bool:  # ": ceildiv(S0, 1024) tiles" after each make_partition_view
+        return "ceildiv(" in lines.inner_text()
 
     workbench.wait_until(hints_shown, "the index-space inlay hints")
     (server,) = _server_processes(workbench)
-    workbench.server.write_settings(**{"tileir.inlayHints.enabled": False})
+    # The Remote (machine) settings: code-server's window is a remote one, whose extension host
+    # sees changes to those as they are made.
+    workbench.server.write_settings(machine=True, **{"tileir.inlayHints.enabled": False})
     try:
         workbench.wait_until(lambda: not hints_shown(), "the inlay hints to go with the setting")
     finally:
-        workbench.server.write_settings(**{"tileir.inlayHints.enabled": True})
+        workbench.server.write_settings(machine=True, **{"tileir.inlayHints.enabled": True})
     workbench.wait_until(hints_shown, "the inlay hints to come back")
     assert _server_processes(workbench) == [server]  # the same process all along
 
