@@ -661,17 +661,18 @@ def _tile_bytes(v: Value) -> int:
     return n * max(8, t.element.bitwidth) // 8
 
 
-# A product tile of at most this many rows is one warpgroup's wgmma (m64): the loop streams
-# its operands with little reuse (see _mma_defaults and ops_view's TMA decision).
-SMALL_PRODUCT_ROWS = 64
+# A product tile of at most this many rows and columns is one warpgroup's m64n64 wgmma: the
+# loop streams its operands with little reuse (see _mma_defaults and ops_view's TMA decision;
+# measured on 64x64 tiles only, hence the column bound too).
+SMALL_PRODUCT = 64
 # Ops a loaded tile may pass through on its way to a product operand (no arithmetic).
 _OPERAND_PATH = {"cuda_tile.reshape", "cuda_tile.permute", "cuda_tile.broadcast", "cuda_tile.ftof", "cuda_tile.bitcast"}
 
 
 def _small_product(op: Operation) -> bool:
-    """Whether `op` (a product) computes a tile of at most SMALL_PRODUCT_ROWS rows."""
+    """Whether `op` (a product) computes a tile of at most SMALL_PRODUCT rows and columns."""
     shape = getattr(op.results[0].type, "shape", ())
-    return len(shape) >= 2 and shape[-2] <= SMALL_PRODUCT_ROWS
+    return len(shape) >= 2 and shape[-2] <= SMALL_PRODUCT and shape[-1] <= SMALL_PRODUCT
 
 
 def feeds_small_product(v: Value, depth: int = 4) -> bool:
@@ -697,7 +698,7 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
       to 4: 64x8192x8192 (64x64x128 tiles, 32 KiB a stage) 0.049 ms at 4 vs 0.058 at 3 (the
       loads in flight are what a one-wave, memory-bound grid needs); 128x256x64 (48 KiB) stays
       at 3 (0.206 ms vs 0.214 at 4).
-    - a small product (at most SMALL_PRODUCT_ROWS rows: one warpgroup's m64 wgmma) gets 4
+    - a small product (at most 64x64: one warpgroup's m64n64 wgmma) gets 4
       warps and up to 6 stages, and its operands are loaded through pointers, not tensor
       descriptors (ops_view): the 64x8192x8192 matmul, two interleaved rounds on an H200,
       f16 / bf16 in ms: 8 warps, 4 stages, TMA 0.0582 0.0601 / 0.0576 0.0560; the same

@@ -42,7 +42,7 @@ access weak and not ordered after another memory access by a token (nor a store 
 is used): TMA runs in the async proxy, and Triton fences it only against shared memory.
 Profitable (our heuristic): elements of 16 bits or fewer on sm_90+; f32 and wider use
 pointers (their 128-bit vector loads already fill a memory transaction), and so do the
-operands of a product of at most 64 rows (codegen.feeds_small_product: a streaming loop,
+operands of a product of at most 64x64 (codegen.feeds_small_product: a streaming loop,
 where Triton's cp.async pipeline measured 5-10 % faster than its TMA one). Override with the
 environment variable TILEIR_TMA=auto|on|off (on: any width where legal) or the op's
 optimization hint `allow_tma = false` for the target. Device-side descriptors need Triton's
@@ -347,7 +347,7 @@ def _tma_reason(e: OpEmit, v: ViewInfo, op) -> str | None:
     if mode == "auto" and itemsize > 2:
         return "elements wider than 16 bits use pointers (heuristic)"
     if mode == "auto" and op.name == "cuda_tile.load_view_tko" and feeds_small_product(op.results[0]):
-        return "an operand of a product of at most 64 rows: cp.async pipelines measured faster (heuristic)"
+        return "an operand of a product of at most 64x64: cp.async pipelines measured faster (heuristic)"
     if v.padding not in (None, "zero", "nan"):
         return f"padding {v.padding}"
     if v.padding == "nan" and not (isinstance(element, FloatType) and not tltypes.is_bits_float(element)):

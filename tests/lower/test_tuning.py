@@ -28,7 +28,7 @@ def _options(name: str) -> dict:
     [
         ("matmul_f16", 8, 3),  # 128x256x64 f16 tiles: 48 KiB of loads per iteration
         ("matmul_f16_t128", 8, 4),  # 128x128x64: 32 KiB
-        ("matmul_skinny_bf16", 4, 5),  # 64x64x128: 32 KiB, a product of 64 rows (one warpgroup)
+        ("matmul_skinny_bf16", 4, 5),  # 64x64x128: 32 KiB, a 64x64 product (one warpgroup)
         ("attention", 4, None),  # Q K^T feeds P V in the same loop: Triton's 3 stages
     ],
 )
@@ -38,8 +38,8 @@ def test_matmul_loops_choose_warps_and_stages(name: str, warps: int, stages: int
 
 
 def test_operands_of_a_small_product_load_through_pointers() -> None:
-    """A 64-row product streams its operands (TMA measured slower there); the output store
-    and the operands of a 128-row product keep their tensor descriptors."""
+    """A 64x64 product streams its operands (TMA measured slower there); the output store
+    and the operands of a 128x128 product keep their tensor descriptors."""
     for name, descriptors in (("matmul_skinny_f16", 1), ("matmul_f16_t128", 3)):
         module = load_module(KERNELS / f"gpu_{name}.tileir")
         (entry,) = module.entries()
