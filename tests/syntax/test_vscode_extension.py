@@ -355,8 +355,10 @@ def test_manifest_settings_and_defaults() -> None:
         assert properties[key]["default"] == default, key
         if choices is not None:
             assert properties[key]["enum"] == choices, key
-    # The server reads these through workspace/configuration, so the client must sync the section.
-    assert "configurationSection: CONFIGURATION_SECTION" in sources_text()
+    # The server reads these through workspace/configuration; the extension tells the running
+    # server when the section changes (tests/editors checks that live, in VS Code).
+    assert "event.affectsConfiguration(CONFIGURATION_SECTION)" in sources_text()
+    assert "DidChangeConfigurationNotification.type" in sources_text()
     assert "CONFIGURATION_SECTION = 'tileir'" in sources_text()
 
 
