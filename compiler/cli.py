@@ -1585,13 +1585,21 @@ def _cmd_layout(args: argparse.Namespace) -> int:
             return EXIT_ERRORS
     source = result.module.source
     values = _view_values(result.module)
+    names = {v: v.name for v in values}
+    if any(name is None for name in names.values()):
+        # Bytecode keeps no value names: call the views what `tileir disasm` calls them.
+        from compiler.text.printer import Printer, PrintOptions
+
+        printer = Printer(result.module, PrintOptions())
+        printer.print_module()
+        names = {v: name or printer.names.get(v, "?") for v, name in names.items()}
 
     def line_of(value) -> int | None:
         return source.line_col(value.span.start)[0] if value.span is not None and source is not None else None
 
     if args.value is not None:
         wanted = args.value.removeprefix("%")
-        values = [v for v in values if v.name == wanted]
+        values = [v for v in values if names[v] == wanted]
         if not values:
             raise CliError(f"no view value named %{wanted} in '{src.name}'")
     elif args.line is not None:
@@ -1610,10 +1618,10 @@ def _cmd_layout(args: argparse.Namespace) -> int:
         layout = view_layout_of(value, extents)
         where = f"{src.name}:{line_of(value)}" if line_of(value) is not None else src.name
         if layout is None:
-            blocks.append(f"%{value.name} ({where}): {value.type}\n  (malformed view type; no layout)\n")
+            blocks.append(f"%{names[value]} ({where}): {value.type}\n  (malformed view type; no layout)\n")
             continue
         layouts.append(layout)
-        blocks.append(f"%{value.name} ({where}): {value.type}\n{describe(layout)}\n\n{text_picture(layout)}\n")
+        blocks.append(f"%{names[value]} ({where}): {value.type}\n{describe(layout)}\n\n{text_picture(layout)}\n")
     _out("\n".join(blocks))
     if args.svg is not None:
         if not layouts:

@@ -198,6 +198,9 @@ def layout_of_type(
     if any(t <= 0 for t in tile) or any(s <= 0 for s in steps):
         raise ValueError(f"{kind}: tile sizes and traversal strides must be positive")
 
+    if any(s is not None and s < 0 for s in tensor.shape):
+        # Only a damaged bytecode file gets here (the text syntax has no negative extent).
+        raise ValueError(f"{kind}: tensor extents {list(tensor.shape)} must be non-negative")
     dynamic_dims = tuple(d for d, s in enumerate(tensor.shape) if s is None)
     shape: list[int | None] = list(tensor.shape)
     extent_bounds: list[int | None] = [None] * rank

@@ -117,6 +117,41 @@ def test_cli_layout_lists_every_view(capsys):
         assert f"{name} (" in out
 
 
+def test_cli_layout_of_bytecode_names_views_as_disasm_does(capsys, tmp_path):
+    """Bytecode keeps no value names: `tileir layout` calls each view what `tileir disasm`
+    prints, and --value finds it by that name."""
+    bc = tmp_path / "v.tileirbc"
+    assert main(["asm", str(EXAMPLES / "vector_add.tileir"), "-o", str(bc)]) == 0
+    assert main(["disasm", str(bc)]) == 0
+    disasm = capsys.readouterr().out
+    printed = [line.split(" = ")[0].strip() for line in disasm.splitlines() if "_view %" in line]
+    assert len(printed) == 6 and "%None" not in printed
+    assert main(["layout", str(bc)]) == 0
+    out = capsys.readouterr().out
+    assert [line.split(" (")[0] for line in out.splitlines() if line.startswith("%")] == printed
+    assert main(["layout", str(bc), "--value", printed[-1].lstrip("%"), "--extent", "0=4000"]) == 0
+    assert "index space: 4" in capsys.readouterr().out
+
+
+def test_cli_layout_of_damaged_bytecode_says_the_view_is_malformed(capsys, tmp_path):
+    """A tensor extent no text can spell (negative, from a damaged varint) is a malformed view
+    (found by the faces fuzzer: the picture's width was the max of nothing)."""
+    from compiler.bytecode import read_bytecode, write_bytecode
+    from compiler.ir.types import TensorViewType
+
+    module = parse((EXAMPLES / "vector_add.tileir").read_text(), "v.tileir").module
+    for op in module.walk():
+        for r in op.results:
+            if isinstance(r.type, TensorViewType):  # a new type: types are shared, never changed
+                r.type = TensorViewType(r.type.element, (-(1 << 62),), r.type.strides)
+    bc = tmp_path / "bad.tileirbc"
+    bc.write_bytes(write_bytecode(module))
+    assert read_bytecode(bc.read_bytes()) is not None
+    assert main(["layout", str(bc)]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and "(malformed view type; no layout)" in captured.out
+
+
 @pytest.mark.parametrize(
     ("args", "status", "message"),
     [
