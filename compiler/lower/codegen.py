@@ -582,18 +582,6 @@ class OpEmit:
     def helper(self, name: str, source: str) -> str:
         return self.cg.helper(name, source)
 
-    def buffer(
-        self,
-        symbol: str,
-        signature: str,
-        data: bytes,
-        read_only: bool,
-        hint: str = "buf",
-        per_block: bool = False,
-        module_global: bool = False,
-    ) -> str:
-        return self.cg.buffer(symbol, signature, data, read_only, hint, per_block, module_global)
-
     # -- views -------------------------------------------------------------------------
 
     def view(self, v: Value | int) -> ViewInfo:
@@ -698,8 +686,8 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
       to 4: 64x8192x8192 (64x64x128 tiles, 32 KiB a stage) 0.049 ms at 4 vs 0.058 at 3 (the
       loads in flight are what a one-wave, memory-bound grid needs); 128x256x64 (48 KiB) stays
       at 3 (0.206 ms vs 0.214 at 4).
-    - a small product (at most 64x64: one warpgroup's m64n64 wgmma) gets 4
-      warps and up to 6 stages, and its operands are loaded through pointers, not tensor
+    - a kernel whose products are all small (at most 64x64: one warpgroup's m64n64 wgmma)
+      gets 4 warps and up to 6 stages, and its operands are loaded through pointers, not tensor
       descriptors (ops_view): the 64x8192x8192 matmul, two interleaved rounds on an H200,
       f16 / bf16 in ms: 8 warps, 4 stages, TMA 0.0582 0.0601 / 0.0576 0.0560; the same
       without TMA 0.0545 0.0572 / 0.0501 0.0544; 4 warps, 5 stages, no TMA 0.0556 0.0567 /
@@ -708,7 +696,8 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
     if not any(op.name in _MMA for op in entry.walk()):
         return {}
     opts: dict[str, Any] = {"num_warps": 8}
-    chained = small = False
+    chained = False
+    small = True  # every product of the kernel is small
     stage_bytes = 0
     for loop in entry.walk():
         if loop.name not in ("cuda_tile.for", "cuda_tile.loop") or not loop.regions:
@@ -717,7 +706,7 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
         products = [op for op in body if op.name in _MMA]
         if not products:
             continue
-        small = small or all(_small_product(op) for op in products)
+        small = small and all(_small_product(op) for op in products)
         stage_bytes = max(stage_bytes, sum(_tile_bytes(op.results[0]) for op in body if op.name in _LOADS))
         derived: set[Value] = set()
         for op in body:

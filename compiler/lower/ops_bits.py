@@ -47,9 +47,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-import struct
 from collections import Counter
 
+from ..ir import floats
 from ..ir.types import FloatType, IntegerType, PointerType, Type
 from . import tltypes
 from .codegen import OpEmit
@@ -92,15 +92,13 @@ def _bit_width(t: Type) -> int:
 
 def _float_literal(name: str, bits: int) -> str | None:
     """A decimal that Triton turns into exactly `bits` in format `name`, or None: the
-    shortest that does, else the exact double. (With `struct`, not NumPy: a compile that
-    needs nothing else of NumPy does not import it.)"""
-    code = _STRUCT_CODE.get(name)
-    if code is None:
+    shortest that does, else the exact double. (Through `ir.floats`, not NumPy: a compile
+    that needs nothing else of NumPy does not import it.)"""
+    if name not in ("f16", "f32", "tf32", "f64"):
         return None
-    width = 16 if code == "e" else 32 if code == "f" else 64
-    if name == "tf32":
-        bits = bits << 13
-    value = struct.unpack("<" + code, bits.to_bytes(width // 8, "little"))[0]
+    if name == "tf32":  # held as an f32 by Triton: the literal is rounded to f32
+        name, bits = "f32", bits << 13
+    value = floats.bits_to_float(bits, name)
     if not math.isfinite(value) or (value == 0 and math.copysign(1.0, value) < 0):
         return None
 
@@ -108,11 +106,14 @@ def _float_literal(name: str, bits: int) -> str | None:
         # Triton's interpreter rounds the Python float (a double) to the format directly; its
         # compiler passes f16 through a C++ float first. Both roundings must land on our bits.
         d = float(text)
-        return _rounded_bits(d, code) == bits and (width == 64 or _rounded_bits(_to_f32(d), code) == bits)
+        if floats.float_to_bits(d, name) != bits:
+            return False
+        via_f32 = floats.bits_to_float(floats.float_to_bits(d, "f32"), "f32")
+        return name == "f64" or floats.float_to_bits(via_f32, name) == bits
 
     for digits in range(1, 18):
         text = f"{value:.{digits}g}"
-        if _rounded_bits(float(text), code) == bits:
+        if floats.float_to_bits(float(text), name) == bits:
             break
     if not any(c in text for c in ".en"):
         text += ".0"  # a float literal, not an int
@@ -120,25 +121,6 @@ def _float_literal(name: str, bits: int) -> str | None:
         if exact(candidate):
             return candidate
     return None
-
-
-_STRUCT_CODE = {"f16": "e", "f32": "f", "tf32": "f", "f64": "d"}
-
-
-def _rounded_bits(d: float, code: str) -> int | None:
-    """The bits of the double `d` rounded to nearest even in the format of struct `code` (None:
-    it overflows)."""
-    try:
-        return int.from_bytes(struct.pack("<" + code, d), "little")
-    except OverflowError:
-        return None
-
-
-def _to_f32(d: float) -> float:
-    try:
-        return struct.unpack("<f", struct.pack("<f", d))[0]
-    except OverflowError:
-        return math.copysign(math.inf, d)
 
 
 def _scalar_splat(t: Type, value: int, shape: tuple[int, ...]) -> str:
@@ -243,7 +225,7 @@ def _constant(e: OpEmit) -> None:
         data = np.ascontiguousarray(arr).tobytes()
     signature = tltypes.memory_signature(t)
     digest = hashlib.sha256(signature.encode() + data).hexdigest()[:16]
-    buf = e.buffer(f"constant:{signature}:{digest}", signature, data, True, "constant_table")
+    buf = e.cg.buffer(f"constant:{signature}:{digest}", signature, data, True, "constant_table")
     index = flat_index(e, shape)
     if isinstance(el, IntegerType) and el.width == 1:
         e.assign(f"tl.load({buf} + {index}) != 0")

@@ -355,7 +355,7 @@ def _atomic_cas(e: OpEmit) -> None:
     ival = f"{val}.to({ity}, bitcast=True)" if is_float else val
     if mask is not None:
         # (A symbol with a space: no global can be named so.)
-        scratch = e.buffer("cas scratch", "*i64", bytes(8), False, hint="cas_scratch")
+        scratch = e.cg.buffer("cas scratch", "*i64", bytes(8), False, hint="cas_scratch")
         p, c = e.tmp("cas_ptr"), e.tmp("cas_cmp")
         # Masked-off lanes exchange their cmp with itself in a private scratch word.
         e.line(f"{p} = tl.where({mask}, {iptr}, {scratch}.to(tl.pointer_type({ity}), bitcast=True))")
@@ -389,7 +389,7 @@ def _alloca(e: OpEmit) -> None:
     slab = max(-(-nbytes // alignment) * alignment, alignment, 8)
     where = e.cg.where(e.op) or f"op{id(e.op)}"
     sig = tltypes.memory_signature(element)
-    buf = e.buffer(f"alloca {where}", sig, bytes(slab), False, hint="alloca", per_block=True)
+    buf = e.cg.buffer(f"alloca {where}", sig, bytes(slab), False, hint="alloca", per_block=True)
     pid = e.tmp("block")
     # The linear block id, x fastest (the launcher lays the slabs out in this order).
     e.line(
@@ -426,4 +426,4 @@ def _get_global(e: OpEmit) -> None:
     rt = e.result_types[0]
     if tltypes.memory_signature(pointee(rt)) != sig:
         raise e.error(f"@{name} holds {element}, the result points to {pointee(rt)}")
-    e.alias(e.buffer(name, sig, raw, read_only, hint=f"global_{name}", module_global=True))
+    e.alias(e.cg.buffer(name, sig, raw, read_only, hint=f"global_{name}", module_global=True))
