@@ -44,6 +44,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks._common import disassembly_items, tool_version  # noqa: E402 - needs the repository on sys.path
 from benchmarks.bytecode import python_env, run_process  # noqa: E402
+from compiler.ir.workers import JOBS_ENV, available_workers  # noqa: E402
 
 # Issue 17: whole processes against tileirdisasm on the same module, and start-up.
 TARGETS = {"fmt": 10.0, "check": 10.0, "disasm": 5.0}
@@ -169,9 +170,14 @@ def text_path_report(
     files, source = sample_files()
     python = sys.executable
     missed = False
+    processes = available_workers()
     print(
         f"text path, whole processes (best of {repeat} after a warm-up run; wall clock, and CPU = user + system; "
         f"modules from {source}):"
+    )
+    print(
+        f"  a big file is done in {processes} processes at once (the CPUs this process may use, "
+        f"$TILEIR_JOBS); each row is followed by the same command in one process"
     )
     if anchor is None:
         print(
@@ -190,6 +196,7 @@ def text_path_report(
     try:
         with tempfile.TemporaryDirectory(prefix="tileir-text-bench-pyc-") as pycache:
             env = python_env(Path(pycache))
+            one_env = {**env, JOBS_ENV: "1"}
             for size in sizes:
                 text, _, lines = build_module(files, size)
                 tileir = work / f"big{size}.tileir"
@@ -216,6 +223,13 @@ def text_path_report(
                         f"  {label:34s} {lines:7,d} {ours.seconds * 1000:9.1f} {ours.cpu_seconds * 1000:8.1f} "
                         f"{ratio:6.1f}x {cpu_ratio:5.1f}x  <= {TARGETS[command]:g}x: {words}"
                     )
+                    if processes > 1:
+                        one = run_process([python, "-m", "compiler", command, str(path)], repeat, one_env)
+                        print(
+                            f"  {'  the same, 1 process':34s} {lines:7,d} {one.seconds * 1000:9.1f} "
+                            f"{one.cpu_seconds * 1000:8.1f} {one.seconds / theirs.seconds:6.1f}x "
+                            f"{one.cpu_seconds / max(theirs.cpu_seconds, 1e-6):5.1f}x  (TILEIR_JOBS=1; not judged)"
+                        )
                     if command == "fmt" and ours.stdout.decode("utf-8") != text:
                         notes.append(f"tileir fmt {tileir.name} did not print the module as it was written")
                     if command == "disasm" and disassembly_items(ours.stdout) != disassembly_items(theirs.stdout):

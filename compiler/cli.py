@@ -466,10 +466,14 @@ class _Decoded:
         self.module = module
 
 
-def _parsed_files(args: argparse.Namespace, tally: _Tally, verify: bool = True):
+def _parsed_files(args: argparse.Namespace, tally: _Tally, verify: bool = True, in_parts=None):
     """Each file of `args.files` read, parsed (or decoded, for bytecode) and (with `verify`)
     verified, its diagnostics printed, as (input, result, has_errors); a file that cannot be
-    read is reported and skipped, as is bytecode that cannot be decoded."""
+    read is reported and skipped, as is bytecode that cannot be decoded.
+
+    `in_parts(text, name)`: the command's answer for a big text found in several processes
+    (`compiler.text.parts`), given as the result when it has one (it has none when the
+    text has anything to report: then the text is parsed here)."""
     for path in args.files:
         try:
             src = _read_input(path, allow_bytecode=True)
@@ -485,6 +489,10 @@ def _parsed_files(args: argparse.Namespace, tally: _Tally, verify: bool = True):
             result = _Decoded(module)
             diagnostics = _verify_module(module, args) if verify and not getattr(args, "no_verify", False) else []
         else:
+            answer = in_parts(src.text, src.name) if in_parts is not None else None
+            if answer is not None:
+                yield src, answer, False
+                continue
             result, diagnostics = _parse_and_verify(src.text, src.name, args, verify=verify)
         has_errors = _report(diagnostics, tally, name=src.name)
         if has_errors:
@@ -520,8 +528,15 @@ def _plural(n: int, word: str) -> str:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from compiler.verify import check_text_in_parts
+
+    def in_parts(text: str, name: str) -> bool | None:
+        if getattr(args, "no_verify", False):
+            return None
+        return check_text_in_parts(text, name, _verify_options(args), args.allow_unregistered_dialect)
+
     tally = _Tally()
-    for _ in _parsed_files(args, tally):
+    for _ in _parsed_files(args, tally, in_parts=in_parts):
         pass
     status = tally.status
     if not args.quiet:
@@ -541,7 +556,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_fmt(args: argparse.Namespace) -> int:
-    from compiler.text import PrintOptions, print_module
+    from compiler.text import PrintOptions, parts, print_module
 
     if args.check and args.in_place:
         raise CliError("--check and -i cannot be used together")
@@ -551,8 +566,12 @@ def _cmd_fmt(args: argparse.Namespace) -> int:
     tally = _Tally()
     would_change: list[str] = []
     rewritten: list[str] = []
+
     # Like any formatter, fmt needs the syntax right, not the semantics: `tileir check` verifies.
-    for src, result, has_errors in _parsed_files(args, tally, verify=False):
+    def in_parts(text: str, name: str) -> str | None:
+        return parts.format_text(text, name, print_options, args.allow_unregistered_dialect)
+
+    for src, result, has_errors in _parsed_files(args, tally, verify=False, in_parts=in_parts):
         if has_errors:
             _err(f"{PROG} fmt: '{src.name}' has errors; not formatted")
             continue
@@ -565,7 +584,7 @@ def _cmd_fmt(args: argparse.Namespace) -> int:
             )
             tally.worsen(EXIT_USAGE)
             continue
-        formatted = print_module(result.module, print_options)
+        formatted = result if isinstance(result, str) else print_module(result.module, print_options)
         if args.check:
             if formatted != src.text:
                 would_change.append(src.name)
@@ -827,29 +846,44 @@ def _cmd_asm(args: argparse.Namespace) -> int:
 
 
 def _cmd_disasm(args: argparse.Namespace) -> int:
-    from compiler.bytecode.disasm import disassembly
+    from compiler.bytecode.disasm import disassembly, disassembly_in_parts
 
-    module = _read_bytecode_file(args.file)
-    if module is None:
+    name, data, _ = _read_bytes(args.file)
+    if not _bytecode_or_say(name, data):
         return EXIT_ERRORS
-    _write_output(args.output or "-", disassembly(module, debuginfo=args.print_debug_info))
+    # A big file in several processes (without debug info, whose aliases span the kernels);
+    # one that cannot be read that way is read here, which says why.
+    text = None if args.print_debug_info else disassembly_in_parts(data)
+    if text is None:
+        module = _decode_bytecode(data, name)
+        if module is None:
+            return EXIT_ERRORS
+        text = disassembly(module, debuginfo=args.print_debug_info)
+    _write_output(args.output or "-", text)
     return EXIT_OK
 
 
 def _read_bytecode_file(path: str):
-    """The module of a bytecode file (or `-`), or None after printing why it cannot be read;
-    a text file gets a message that says so rather than a complaint about its first byte."""
+    """The module of a bytecode file (or `-`), or None after printing why it cannot be read."""
+    name, data, _ = _read_bytes(path)
+    if not _bytecode_or_say(name, data):
+        return None
+    return _decode_bytecode(data, name)
+
+
+def _bytecode_or_say(name: str, data: bytes) -> bool:
+    """False after saying so when `data` is a text file: the user is told that rather than
+    what is wrong with its first byte."""
     from compiler.bytecode import is_bytecode
     from compiler.bytecode.disasm import looks_like_text
 
-    name, data, _ = _read_bytes(path)
     if not is_bytecode(data) and looks_like_text(data):
         _err(
             f"{name}: error: this is a text file, not Tile IR bytecode (which starts with the bytes "
             f"7f 54 69 6c 65 49 52 00); `{PROG} check` and `{PROG} asm` take text"
         )
-        return None
-    return _decode_bytecode(data, name)
+        return False
+    return True
 
 
 def _cmd_translate(args: argparse.Namespace) -> int:

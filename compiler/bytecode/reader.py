@@ -70,21 +70,25 @@ def read_version(data: bytes) -> tuple[Version, int]:
     return (major, minor), tag
 
 
-def read_bytecode(data: bytes) -> Module:
+def read_bytecode(data: bytes, part: tuple[int, int] | None = None) -> Module:
     """Decode a Tile IR bytecode file. Raises `BytecodeError` when it is not valid bytecode
-    of a version we read."""
+    of a version we read.
+
+    `part=(i, n)`: only the functions of the i-th of n runs of similar size are decoded (the
+    others are left out of the module, their bodies unread), for a disassembly in n processes;
+    its errors are not necessarily the first the whole file has."""
     # Everything the reader builds stays reachable, so the cyclic collector has nothing to find;
     # left on, it scans the growing module again and again (about a third of decoding time).
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _read(bytes(data))
+        return _read(bytes(data), part)
     finally:
         if enabled:
             gc.enable()
 
 
-def _read(data: bytes) -> Module:
+def _read(data: bytes, part: tuple[int, int] | None = None) -> Module:
     version, tag = read_version(data)
     if version in READ_ONLY:
         newer.check_header(version, tag)
@@ -94,7 +98,9 @@ def _read(data: bytes) -> Module:
             f"{supported_range()} (and reads 13.4 and 13.5 as far as their encodings are known)",
             8,
         )
-    return _FileReader(data, version).read()
+    reader = _FileReader(data, version)
+    reader.part = part
+    return reader.read()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -116,6 +122,7 @@ class _FileReader:
         self.debug_offsets: list[tuple[int, int]] = []
         self.debug_attrs: dict[int, A.Attribute] = {}
         self.debug_in_progress: set[int] = set()
+        self.part: tuple[int, int] | None = None  # see `read_bytecode`
         if version in SUPPORTED:
             self.max_opcode = max_opcode(version)
         else:
@@ -545,6 +552,7 @@ class _FileReader:
         r = self._section(Section.FUNC)
         n = r.count("number of functions", 5)
         out = []
+        headers = []  # with `part`: each function's header, its body read afterwards (or not)
         for _ in range(n):
             name_at = r.pos
             name = self.string(r.varint("a function name"), r)
@@ -594,7 +602,17 @@ class _FileReader:
                 raise r.fail(f"function body length {length} exceeds remaining bytecode data ({r.remaining()} bytes)")
             body = Reader(self.data, r.pos, r.pos + length)
             r.pos += length
-            out.append(self._function(name, signature, hints, loc_index, body))
+            if self.part is None:
+                out.append(self._function(name, signature, hints, loc_index, body))
+            else:
+                headers.append((name, signature, hints, loc_index, body))
+        if self.part is not None:
+            index, count = self.part
+            first = headers[0][4].pos if headers else 0
+            total = max(1, r.pos - first)
+            for name, signature, hints, loc_index, body in headers:
+                if (body.pos - first) * count // total == index:
+                    out.append(self._function(name, signature, hints, loc_index, body))
         return out
 
     def _function(

@@ -11,6 +11,7 @@ partial module. Ops with a declarative assembly format are parsed by
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from ..dialect import enum_for_kind, lookup_op
@@ -30,6 +31,7 @@ from .lexer import Token, TokenStream, unescape_string
 # Token kinds are the lexer's string constants, compared by identity on the hot paths.
 _PUNCT = L.PUNCT
 _IDENT = L.IDENT
+_END = float("inf")  # sorts after any position (for bisect in `Parser._skip`)
 
 
 class ParseError(Exception):
@@ -204,6 +206,10 @@ class Parser:
         self._alias_defs: dict[str, int] | None = None
         self._alias_busy: set[int] = set()
         self._alias_ends: dict[int, int] = {}
+        # Text ranges of ops that another process parses (`text.parts`): an op of any block
+        # that starts in one is not parsed here; the parser goes on where the range ends.
+        self.skips: list[tuple[int, int]] | None = None
+        self.skipped: list[tuple[int, int]] = []  # (where each skip happened, where it went)
 
     # ---------------------------------------------------------------- token helpers
 
@@ -815,6 +821,8 @@ class Parser:
     def parse_block_body(self, block: Block) -> None:
         while self.tok.kind not in (L.EOF, L.CARET) and not self.at("}"):
             start = self.tok.start
+            if self.skips is not None and self._skip(start):
+                continue
             try:
                 op = self.parse_operation()
                 if op is not None:
@@ -826,6 +834,18 @@ class Parser:
                 self.advance()
         if block.span is not None:
             block.span = Span(block.span.start, self.tok.start)
+
+    def _skip(self, start: int) -> bool:
+        skips = self.skips
+        assert skips is not None  # sorted, not overlapping
+        i = bisect.bisect_right(skips, (start, _END)) - 1
+        if i < 0 or start >= skips[i][1]:
+            return False
+        hi = skips[i][1]
+        self.skipped.append((start, hi))
+        self.reset_to(hi)
+        self.prev_end = hi
+        return True
 
     def parse_function_arguments(
         self, attrs: list[A.DictionaryAttr] | None = None

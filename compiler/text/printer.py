@@ -64,6 +64,14 @@ class Printer:
         self.comments: list[Comment] = sorted(comments, key=lambda c: c.span.start)
         self.next_comment = 0
         self.text = module.source.text if module is not None and module.source is not None else ""
+        # `text.parts` splices the printed parts of one region from several processes: for the
+        # region whose `{` is at `mark_region`, where in `out` each op's line begins, where
+        # the op itself begins (after the comments put back before it) and ends, and where the
+        # region's closing line begins.
+        self.mark_region: int | None = None
+        self.op_marks: list[tuple[int, int, int]] = []
+        self.tail_mark = -1
+        self.unnamed = False  # some value had no name of its own (the printer numbered it)
 
     # ------------------------------------------------------------------ output helpers
 
@@ -84,6 +92,7 @@ class Printer:
         names = self.names
         used = self.used_names
         if not self.options.source_names:
+            self.unnamed = True
             _Namer(self).number_top(ops, ignore_source=True)
             return
         unnamed = False
@@ -108,6 +117,7 @@ class Printer:
                             used.add(name)
                     stack.extend(block.ops)
         if unnamed:
+            self.unnamed = True
             _Namer(self).number_top(ops)
 
     def _fresh_number(self) -> str:
@@ -397,15 +407,20 @@ class Printer:
             if not print_terminators and ops and bi == 0:
                 ops = ops[:-1]
             comments = self.comments
+            marking = self.mark_region is not None and region.span is not None and region.span.start == self.mark_region
             for op in ops:
+                line = len(self.out)
                 self.out.append("\n" + "  " * self.indent)  # `newline`
                 # (Comments are put back only while some are left to put back.)
                 span = op.span if self.next_comment < len(comments) else None
                 if span is not None and span.end > span.start:
                     self._flush_comments(_header_end(op))
+                begin = len(self.out)
                 self.print_operation(op, top_level)
                 if span is not None and span.end > span.start:
                     self._trailing_comment(span.end)
+                if marking:
+                    self.op_marks.append((line, begin, len(self.out)))
         self.indent -= 1
         if region.span is not None and self.next_comment < len(self.comments):
             if self.comments[self.next_comment].span.start < region.span.end:
@@ -415,6 +430,8 @@ class Printer:
                 # _flush_comments leaves a fresh indented line; replace it with the closing one.
                 self.out.pop()
                 self.indent -= 1
+        if self.mark_region is not None and region.span is not None and region.span.start == self.mark_region:
+            self.tail_mark = len(self.out)
         self.newline()
         self.write("}")
 

@@ -62,4 +62,30 @@ def check_text(
     return result, diagnostics + verify(result.module, options)
 
 
-__all__ = ["OpFailed", "Verifier", "VerifyOptions", "check_text", "verify"]
+def check_text_in_parts(
+    text: str,
+    name: str = "<input>",
+    options: VerifyOptions | None = None,
+    allow_unregistered: bool = False,
+    parts: int | None = None,
+) -> bool | None:
+    """True when `check_text` would give no diagnostic at all, found in several processes
+    (`compiler.text.parts`) for a big module; None when there is something to report or the
+    text is not one to split (only the one-process `check_text` then says what)."""
+    from ..text import ParseOptions
+    from ..text.parts import in_kernel_parts
+    from .engine import VerifyOptions, _load_verifiers, verify
+
+    options = options or VerifyOptions()
+    _load_verifiers()  # here, once, not in each process after the fork
+    results = in_kernel_parts(
+        text,
+        name,
+        ParseOptions(allow_unregistered=allow_unregistered),
+        lambda module: not verify(module, options),
+        parts,
+    )
+    return True if results is not None and all(results) else None
+
+
+__all__ = ["OpFailed", "Verifier", "VerifyOptions", "check_text", "check_text_in_parts", "verify"]
