@@ -14,13 +14,11 @@ so that what the user sees (a diagnostic, an exception) is exactly what one proc
 from __future__ import annotations
 
 import os
-import pickle
-import signal
 import sys
-from collections.abc import Callable, Sequence
-from typing import TypeVar
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 MAX_WORKERS = 8
 # TILEIR_JOBS=N caps the processes one command uses (1: never fork).
@@ -46,11 +44,14 @@ def available_workers() -> int:
     return max(1, min(cpus, limit))
 
 
-def fork_map(tasks: Sequence[Callable[[], T]]) -> list[T] | None:
+def fork_map(tasks: Sequence[Callable[[], object]]) -> list[object] | None:
     """The results of `tasks`, the first run here and the others in forked children, or
     None when any of them failed (the caller then does the work itself)."""
     if len(tasks) < 2 or not hasattr(os, "fork") or _threaded():
         return None
+    import pickle  # only where a job is split (a few ms of every command's start-up otherwise)
+    import signal
+
     children: list[tuple[int, int]] = []
     try:
         for task in tasks[1:]:
@@ -96,6 +97,8 @@ def _threaded() -> bool:
 def _child(task: Callable[[], object], read_end: int, write_end: int) -> None:  # pragma: no cover
     # Nothing of the parent's runs here after the task: no atexit handlers, no flushing of
     # the stdio buffers inherited from it (they would print the parent's output twice).
+    import pickle
+
     status = 1
     try:
         os.close(read_end)
