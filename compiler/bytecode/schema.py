@@ -23,25 +23,48 @@ table, so no op needs hand-written encoding code. In field order:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
 from ..dialect import ALL_OPS, OPS_BY_OPCODE
 from ..dialect.opdef import AttrDef, OpDef, OperandDef, ResultDef
+from ..ir.frozen import Frozen, _set
 from .format import Version, since
 
 
-@dataclass(frozen=True, slots=True)
-class OpLayout:
-    opdef: OpDef
-    version: Version
-    variadic: bool  # a result count precedes the result types
-    results: tuple[ResultDef, ...]  # the results this version stores
-    flag_bits: dict[str, int]  # optional attribute / operand name -> bit
-    has_flags: bool  # whether this version writes the flags varint
-    attributes: tuple[AttrDef, ...]  # stored inline, in order (unit attributes excluded)
-    attr_sized: bool
-    operand_count: bool  # (not attr_sized) one total operand count is written
+class OpLayout(Frozen):
+    __slots__ = (
+        "opdef",
+        "version",
+        "variadic",  # a result count precedes the result types
+        "results",  # the results this version stores (ResultDefs)
+        "flag_bits",  # optional attribute / operand name -> bit
+        "has_flags",  # whether this version writes the flags varint
+        "attributes",  # AttrDefs stored inline, in order (unit attributes excluded)
+        "attr_sized",
+        "operand_count",  # (not attr_sized) one total operand count is written
+    )
+
+    def __init__(
+        self,
+        opdef: OpDef,
+        version: Version,
+        variadic: bool,
+        results: tuple[ResultDef, ...],
+        flag_bits: dict[str, int],
+        has_flags: bool,
+        attributes: tuple[AttrDef, ...],
+        attr_sized: bool,
+        operand_count: bool,
+    ) -> None:
+        _set(self, "opdef", opdef)
+        _set(self, "version", version)
+        _set(self, "variadic", variadic)
+        _set(self, "results", results)
+        _set(self, "flag_bits", flag_bits)
+        _set(self, "has_flags", has_flags)
+        _set(self, "attributes", attributes)
+        _set(self, "attr_sized", attr_sized)
+        _set(self, "operand_count", operand_count)
 
     @property
     def op_since(self) -> Version:

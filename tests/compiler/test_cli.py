@@ -319,3 +319,26 @@ def test_check_names_the_quick_fix(capsys, tmp_path: Path) -> None:
     assert status == 1
     assert f"{path}:3:37: error: all dimensions must be powers of two, got 3" in err
     assert "\n  help: Round 3 up to 4\n" in err
+
+
+# Modules whose import alone costs a command's start-up several milliseconds (see the
+# README's benchmark section): the text path's commands on a small file import none of them.
+_HEAVY_IMPORTS = {"dataclasses", "inspect", "typing", "tempfile", "pickle", "difflib"}
+
+
+@pytest.mark.parametrize("command", ["fmt", "check", "disasm"])
+def test_small_file_commands_import_nothing_heavy(command, tmp_path):
+    path = VADD
+    if command == "disasm":
+        path = tmp_path / "vector_add.tileirbc"
+        assert cli.main(["asm", str(VADD), "-o", str(path)]) == 0
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "compiler", command, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr
+    imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "compiler.cli" in imported  # the output is what the test reads
+    assert not imported & _HEAVY_IMPORTS
