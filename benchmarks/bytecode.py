@@ -172,33 +172,34 @@ class ProcessRun:
     stdout: bytes
 
 
+def process_once(
+    cmd: list[str], env: dict[str, str] | None = None, capture: bool = False
+) -> tuple[float, float, bytes]:
+    """(wall seconds, CPU seconds of it and the processes it waited for, stdout when captured)
+    of one run; a failed run raises with the end of its stderr."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(
+        cmd,
+        stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        tail = proc.stderr.decode("utf-8", "replace")[-500:]
+        raise RuntimeError(f"{' '.join(cmd)} failed (exit status {proc.returncode}): {tail}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu, proc.stdout or b""
+
+
 def run_process(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> ProcessRun:
     """Best of `repeat` runs after one warm-up (file cache, the interpreter's .pyc files)."""
-    captured = b""
-    cpu_times: list[float] = []
-
-    def once(capture: bool) -> None:
-        nonlocal captured
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        proc = subprocess.run(
-            cmd,
-            stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            env=env,
-        )
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if proc.returncode != 0:
-            tail = proc.stderr.decode("utf-8", "replace")[-500:]
-            raise RuntimeError(f"{' '.join(cmd)} failed (exit status {proc.returncode}): {tail}")
-        if capture:
-            captured = proc.stdout
-        else:
-            cpu_times.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-
-    once(capture=True)
-    seconds, _ = best_of(repeat, lambda: once(capture=False))
-    return ProcessRun(seconds, min(cpu_times), captured)
+    captured = process_once(cmd, env, capture=True)[2]
+    runs = [process_once(cmd, env) for _ in range(repeat)]
+    return ProcessRun(min(w for w, _, _ in runs), min(c for _, c, _ in runs), captured)
 
 
 # --------------------------------------------------------------------------------------------

@@ -34,8 +34,6 @@ import argparse
 import gc
 import math
 import re
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,7 +46,7 @@ EXAMPLES = REPO / "examples"
 sys.path.insert(0, str(REPO))
 
 from benchmarks._common import disassembly_items, tool_version  # noqa: E402 - needs the repository on sys.path
-from benchmarks.bytecode import python_env, run_process  # noqa: E402
+from benchmarks.bytecode import process_once, python_env, run_process  # noqa: E402
 from compiler.ir.workers import JOBS_ENV, available_workers  # noqa: E402
 
 # Issue 17: whole processes against tileirdisasm on the same module, and start-up.
@@ -225,7 +223,7 @@ def text_path_report(
                     rows.append((f"tileir {command} {path.name}", cmd, env, command))
                     if processes > 1:
                         rows.append(("  the same, 1 process", cmd, one_env, None))
-                outputs = {label: _process_once(cmd, row_env, capture=True)[2] for label, cmd, row_env, _ in rows}
+                outputs = {label: process_once(cmd, row_env, capture=True)[2] for label, cmd, row_env, _ in rows}
                 timings = _rounds([(cmd, row_env) for _, cmd, row_env, _ in rows], repeat)
                 base = timings[0] if anchor is not None else None
                 for (label, _, _, judged_as), times in zip(rows, timings):
@@ -280,33 +278,13 @@ def text_path_report(
     return missed
 
 
-def _process_once(cmd: list[str], env: dict[str, str] | None, capture: bool = False) -> tuple[float, float, bytes]:
-    """(wall seconds, CPU seconds of it and its children, stdout when captured) of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(
-        cmd,
-        stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        tail = proc.stderr.decode("utf-8", "replace")[-500:]
-        raise RuntimeError(f"{' '.join(cmd)} failed (exit status {proc.returncode}): {tail}")
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return wall, cpu, proc.stdout or b""
-
-
 def _rounds(commands: list[tuple[list[str], dict[str, str] | None]], rounds: int) -> list[list[tuple[float, float]]]:
     """(wall, CPU) of each command in each round; every other round runs them in reverse."""
     times: list[list[tuple[float, float]]] = [[] for _ in commands]
     for r in range(rounds):
         order = range(len(commands)) if r % 2 == 0 else range(len(commands) - 1, -1, -1)
         for i in order:
-            wall, cpu, _ = _process_once(*commands[i])
+            wall, cpu, _ = process_once(*commands[i])
             times[i].append((wall, cpu))
     return times
 
