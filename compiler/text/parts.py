@@ -7,11 +7,10 @@ the region holding the kernels and where each kernel starts and ends; every proc
 the whole text except the kernels of the other parts, which its parser skips
 (`Parser.skips`).
 
-- `format_text`: the kernels are cut into runs; each process prints the module with its
-  run of kernels, and the runs are spliced into the first process's text where its own
-  run ends (the printer marks where each op of the region begins and ends). A cut is only
-  made before a kernel with no comment line above it, so that no comment belongs to two
-  parts.
+- `format_text`: the region is cut into runs, each before a kernel and the comment lines
+  right above it; each process prints the module with its run (and only the region's
+  comments in it), and the runs are spliced into the first process's text where its own
+  run ends (the printer marks where each op of the region begins and ends).
 - `in_kernel_parts`: each process parses the module with its share of the kernels (every
   `global` and other item in all of them: a kernel's `get_global` needs its global) and runs
   a given job on it — `compiler.verify.check_text_in_parts` verifies it; kernel names must
@@ -52,13 +51,12 @@ _LINE_REST_RE = re.compile(r"[ \t]*+(?://[^\n]*+)?(?:\n|\Z)")
 
 
 class _Kernel:
-    __slots__ = ("start", "end", "name", "cuttable")
+    __slots__ = ("start", "end", "name")
 
-    def __init__(self, start: int, name: str | None, cuttable: bool) -> None:
+    def __init__(self, start: int, name: str | None) -> None:
         self.start = start  # of `entry`
         self.end = -1  # after the `}` closing its body (-1: not found)
         self.name = name
-        self.cuttable = cuttable  # no comment line between it and the item before
 
 
 class _Plan:
@@ -80,7 +78,6 @@ def _scan(text: str) -> _Plan | None:
     by_region: dict[int, list[_Kernel]] = {}
     pending: list[tuple[_Kernel, int]] = []  # kernels whose body has not opened: (kernel, depth)
     bodies: dict[int, _Kernel] = {}  # a body's open brace -> its kernel
-    last_brace = last_comment = -1
     for m in _SCAN_RE.finditer(text):
         start = m.start()
         ch = text[start]
@@ -88,7 +85,6 @@ def _scan(text: str) -> _Plan | None:
             if pending and len(stack) == pending[-1][1] and _LINE_REST_RE.match(text, m.end()):
                 bodies[start] = pending.pop()[0]
             stack.append(start)
-            last_brace = start
         elif ch == "}":
             if not stack:
                 return None
@@ -97,17 +93,13 @@ def _scan(text: str) -> _Plan | None:
             kernel = bodies.get(opened)
             if kernel is not None:
                 kernel.end = m.end()
-            last_brace = start
-        elif ch == '"':
+        elif ch in '"/':
             continue
-        elif ch == "/":
-            last_comment = start
         else:
             if not stack:
                 continue  # a kernel outside any module: not one of a module's parts
             keyword = start + len(m.group()) - len(m.group().lstrip(" \t"))
-            cuttable = last_comment < last_brace or "\n" not in text[last_brace:last_comment]
-            kernel = _Kernel(keyword, m.group(1), cuttable)
+            kernel = _Kernel(keyword, m.group(1))
             by_region.setdefault(stack[-1], []).append(kernel)
             pending.append((kernel, len(stack)))
     if stack or not by_region:
@@ -139,7 +131,7 @@ def format_text(
     plan = _scan(text)
     if plan is None:
         return None
-    cuts = _cuts(plan, parts)
+    cuts = _cuts(text, plan, parts)
     if not cuts:
         return None
     source = SourceFile(text, name)
@@ -154,20 +146,39 @@ def format_text(
     return spliced if spliced.endswith("\n") or not spliced else spliced + "\n"
 
 
-def _cuts(plan: _Plan, parts: int) -> list[int]:
-    """Up to parts - 1 kernel starts that divide the region into runs of similar length."""
-    candidates = [k.start for k in plan.kernels[1:] if k.cuttable]
+def _cuts(text: str, plan: _Plan, parts: int) -> list[int]:
+    """Up to parts - 1 places that divide the region into runs of similar length: each the
+    start of the comment lines and blank lines right above a kernel (the comments go with the
+    kernel they stand above; a comment on the last line of the item before stays with that)."""
     cuts: list[int] = []
     length = plan.close - plan.open
+    kernels = plan.kernels[1:]
     i = 0
     for p in range(1, parts):
         goal = plan.open + length * p // parts
-        while i < len(candidates) and candidates[i] < goal:
+        while i < len(kernels) and kernels[i].start < goal:
             i += 1
-        if i < len(candidates) and (not cuts or candidates[i] > cuts[-1]):
-            cuts.append(candidates[i])
+        if i < len(kernels):
+            cut = _lines_above(text, kernels[i].start, plan.open)
+            if not cuts or cut > cuts[-1]:
+                cuts.append(cut)
             i += 1
     return cuts
+
+
+def _lines_above(text: str, start: int, floor: int) -> int:
+    """Where the run of blank and comment-only lines just above the line of `start` begins (the
+    line's own start when there is none); never before the line after `floor`."""
+    cut = text.rfind("\n", floor, start) + 1
+    while cut > floor + 1:
+        above = text.rfind("\n", floor, cut - 1) + 1
+        line = text[above : cut - 1].strip()
+        if line and not line.startswith("//"):
+            break
+        if above <= floor:
+            break
+        cut = above
+    return max(cut, floor + 1)
 
 
 def _format_task(
@@ -185,11 +196,17 @@ def _format_task(
         if result is None or not _skipped_as_planned(parser, plan, lo, hi, first, last):
             return None
         region_ops = _region_ops(result, plan.open)
-        if not region_ops or (not first and region_ops[0].span.start != lo):
+        if not region_ops or region_ops[0].span is None or region_ops[0].span.start < lo:
             return None
         if region_ops[-1].span is None or region_ops[-1].span.end > hi:
             return None
-        printer = Printer(result.module, options)
+        # The comments of the region the lexer met on its way into or out of the part (where a
+        # skip starts or ends) belong to another part.
+        module = result.module
+        module.comments = [
+            c for c in module.comments if not plan.open < c.span.start < plan.close or lo <= c.span.start < hi
+        ]
+        printer = Printer(module, options)
         printer.mark_region = plan.open
         printer.print_module()
         marks = printer.op_marks
@@ -199,15 +216,15 @@ def _format_task(
         if first:
             return out, marks[-1][2], printer.tail_mark
         end = printer.tail_mark if last else marks[-1][2]
-        return out[marks[0][0]] + "".join(out[marks[0][1] : end])
+        return "".join(out[marks[0][0] : end])  # from the line of its first op, comments above it included
 
     return run
 
 
 def _skipped_as_planned(parser: Parser, plan: _Plan, lo: int, hi: int, first: bool, last: bool) -> bool:
-    """The parser skipped what the part is not: from the region's first op to the part's
-    first kernel (unless the part is the first), and from the next part's first kernel,
-    exactly where it starts, to the region's end (unless it is the last)."""
+    """The parser skipped what the part is not: from the region's first op to where the part
+    begins (unless it is the first), and from the first op after the part to the region's end
+    (unless it is the last)."""
     expected = (0 if first else 1) + (0 if last else 1)
     if len(parser.skipped) != expected:
         return False
@@ -216,7 +233,10 @@ def _skipped_as_planned(parser: Parser, plan: _Plan, lo: int, hi: int, first: bo
         at, to = done.pop(0)
         if to != lo or not plan.open < at < lo:
             return False
-    return last or done == [(hi, plan.close)]
+    if last:
+        return True
+    at, to = done[0]
+    return to == plan.close and hi <= at < plan.close
 
 
 # --------------------------------------------------------------------------------------------

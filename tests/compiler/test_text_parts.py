@@ -74,11 +74,17 @@ def test_format_keeps_every_comment_once():
         assert got.count(comment) == text.count(comment), comment
 
 
-def test_cuts_avoid_comment_lines():
-    # Every kernel has a comment line above it: no cut is possible, so no parts.
-    text = big_module(comments=False).replace("\n  entry @", "\n  // kernel\n  entry @")
-    assert parts.format_text(text, "t.tileir", FMT, parts=2) is None
-    assert check_text_in_parts(text, "t.tileir", None, parts=2) is True  # check has no such limit
+@pytest.mark.parametrize("count", [2, 3, 4])
+def test_comment_lines_above_kernels_go_with_them(count):
+    # Every kernel has comment lines (and a blank line) above it, and some a comment after
+    # their closing brace: each cut takes the lines above a kernel along with it.
+    text = big_module(comments=False).replace("\n  entry @", "\n  // kernel\n\n  // its doc\n  entry @")
+    text = text.replace("\n  }\n\n  // kernel", "\n  } // done\n  // between\n\n  // kernel", 2)
+    got = parts.format_text(text, "t.tileir", FMT, parts=count)
+    assert got is not None
+    assert got == serial_format(text)
+    assert got.count("// its doc") == text.count("// its doc") and got.count("// done") == 2
+    assert check_text_in_parts(text, "t.tileir", None, parts=count) is True
 
 
 def test_check_in_parts():
@@ -253,3 +259,34 @@ def test_cli_disasm_of_a_big_file(tmp_path):
     one = subprocess.run(cmd, capture_output=True, env={**os.environ, "TILEIR_JOBS": "1"}, cwd=REPO)
     assert two.returncode == one.returncode == 0, two.stderr
     assert two.stdout == one.stdout and b"entry @matmul_39" in two.stdout
+
+
+def test_comments_anywhere():
+    """Comment lines, trailing comments and blank lines put at random places of the module:
+    wherever the parts answer, it is the one-process text (a fixed seed: the same places
+    every run)."""
+    import random
+
+    rng = random.Random(17)
+    base = big_module(copies=2, comments=False).split("\n")
+    answered = 0
+    for _ in range(25):
+        lines = list(base)
+        for _ in range(12):
+            at = rng.randrange(1, len(lines) - 1)
+            kind = rng.randrange(3)
+            if kind == 0:
+                lines.insert(at, "  " * rng.randrange(3) + f"// note {at}")
+            elif kind == 1 and lines[at].strip():
+                lines[at] += f" // trailing {at}"
+            else:
+                lines.insert(at, "")
+        text = "\n".join(lines)
+        if parse(text, "t.tileir").diagnostics:
+            continue
+        for count in (2, 3):
+            got = parts.format_text(text, "t.tileir", FMT, parts=count)
+            if got is not None:
+                answered += 1
+                assert got == serial_format(text)
+    assert answered >= 10, answered
