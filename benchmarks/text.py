@@ -34,6 +34,7 @@ import argparse
 import gc
 import math
 import re
+import statistics
 import sys
 import tempfile
 import time
@@ -227,17 +228,17 @@ def text_path_report(
                 timings = _rounds([(cmd, row_env) for _, cmd, row_env, _ in rows], repeat)
                 base = timings[0] if anchor is not None else None
                 for (label, _, _, judged_as), times in zip(rows, timings):
-                    walls = [w for w, _ in times]
-                    cpus = [c for _, c in times]
-                    line = f"  {label:34s} {lines:7,d} {_median(walls) * 1000:9.1f} {_median(cpus) * 1000:8.1f}"
+                    wall = statistics.median(w for w, _ in times)
+                    cpu = statistics.median(c for _, c in times)
+                    line = f"  {label:34s} {lines:7,d} {wall * 1000:9.1f} {cpu * 1000:8.1f}"
                     if base is None or times is base:
                         print(line)
                         continue
                     ratios = [w / b[0] for (w, _), b in zip(times, base)]
                     cpu_ratios = [c / max(b[1], 1e-6) for (_, c), b in zip(times, base)]
-                    ratio = _median(ratios)
+                    ratio = statistics.median(ratios)
                     span = f"{min(ratios):.1f}-{max(ratios):.1f}x"
-                    line += f" {ratio:6.1f}x {_median(cpu_ratios):5.1f}x  {span:11s}"
+                    line += f" {ratio:6.1f}x {statistics.median(cpu_ratios):5.1f}x  {span:11s}"
                     if judged_as is None:
                         print(line + " (TILEIR_JOBS=1; not judged)")
                         continue
@@ -287,12 +288,6 @@ def _rounds(commands: list[tuple[list[str], dict[str, str] | None]], rounds: int
             wall, cpu, _ = process_once(*commands[i])
             times[i].append((wall, cpu))
     return times
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 # --------------------------------------------------------------------------------------------

@@ -1622,11 +1622,10 @@ def _cmd_layout(args: argparse.Namespace) -> int:
     names = {v: v.name for v in values}
     if any(name is None for name in names.values()):
         # Bytecode keeps no value names: call the views what `tileir disasm` calls them.
-        from compiler.text.printer import Printer, PrintOptions
+        from compiler.text.printer import value_names
 
-        printer = Printer(result.module, PrintOptions())
-        printer.print_module()
-        names = {v: name or printer.names.get(v, "?") for v, name in names.items()}
+        printed = value_names(result.module)
+        names = {v: name or printed.get(v, "?") for v, name in names.items()}
 
     def line_of(value) -> int | None:
         return source.line_col(value.span.start)[0] if value.span is not None and source is not None else None

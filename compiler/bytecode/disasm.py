@@ -61,8 +61,7 @@ def _part_task(data: bytes, index: int, parts: int):
                     top.properties.pop("producer", None)
                     block = top.regions[0].entry_block
                     block.ops[:] = [op for op in block.ops if op.name != "cuda_tile.global"]
-        text = disassembly(module)
-        return text
+        return disassembly(module)
 
     return run
 

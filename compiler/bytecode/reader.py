@@ -98,16 +98,14 @@ def _read(data: bytes, part: tuple[int, int] | None = None) -> Module:
             f"{supported_range()} (and reads 13.4 and 13.5 as far as their encodings are known)",
             8,
         )
-    reader = _FileReader(data, version)
-    reader.part = part
-    return reader.read()
+    return _FileReader(data, version, part).read()
 
 
 # ------------------------------------------------------------------------------------------------
 
 
 class _FileReader:
-    def __init__(self, data: bytes, version: Version) -> None:
+    def __init__(self, data: bytes, version: Version, part: tuple[int, int] | None = None) -> None:
         self.data = data
         self.version = version
         self.sections: dict[int, tuple[int, int]] = {}
@@ -122,7 +120,7 @@ class _FileReader:
         self.debug_offsets: list[tuple[int, int]] = []
         self.debug_attrs: dict[int, A.Attribute] = {}
         self.debug_in_progress: set[int] = set()
-        self.part: tuple[int, int] | None = None  # see `read_bytecode`
+        self.part = part  # see `read_bytecode`
         if version in SUPPORTED:
             self.max_opcode = max_opcode(version)
         else:

@@ -141,29 +141,16 @@ def format_text(
     results = fork_map(tasks)
     if results is None or any(r is None for r in results):
         return None
-    out, last_end, tail = results[0]  # type: ignore[misc]
-    spliced = "".join(out[:last_end]) + "".join(results[1:]) + "".join(out[tail:])  # type: ignore[arg-type]
+    head, tail = results[0]  # type: ignore[misc]
+    spliced = head + "".join(results[1:]) + tail  # type: ignore[arg-type]
     return spliced if spliced.endswith("\n") or not spliced else spliced + "\n"
 
 
 def _cuts(text: str, plan: _Plan, parts: int) -> list[int]:
-    """Up to parts - 1 places that divide the region into runs of similar length: each the
-    start of the comment lines and blank lines right above a kernel (the comments go with the
-    kernel they stand above; a comment on the last line of the item before stays with that)."""
-    cuts: list[int] = []
-    length = plan.close - plan.open
-    kernels = plan.kernels[1:]
-    i = 0
-    for p in range(1, parts):
-        goal = plan.open + length * p // parts
-        while i < len(kernels) and kernels[i].start < goal:
-            i += 1
-        if i < len(kernels):
-            cut = _lines_above(text, kernels[i].start, plan.open)
-            if not cuts or cut > cuts[-1]:
-                cuts.append(cut)
-            i += 1
-    return cuts
+    """Where the runs of `_runs` begin, but for the first: each at the comment lines and blank
+    lines right above the run's first kernel (the comments go with the kernel they stand
+    above; a comment on the last line of the item before stays with that)."""
+    return [_lines_above(text, run[0].start, plan.open) for run in _runs(plan, parts)[1:]]
 
 
 def _lines_above(text: str, start: int, floor: int) -> int:
@@ -185,8 +172,8 @@ def _format_task(
     source: SourceFile, plan: _Plan, bounds: list[int], index: int, parse_options: ParseOptions, options
 ) -> Callable[[], object]:
     """Part `index`: the ops of the region from bounds[index] to bounds[index + 1]. The first
-    part answers (its printer's output, where its last op ends, where the region's closing
-    line begins); the others their run's text."""
+    part answers its text up to where its last op ends and from where the region's closing
+    line begins (the others' runs go between); the others their run's text."""
 
     def run() -> object:
         lo, hi = bounds[index], bounds[index + 1]
@@ -214,7 +201,7 @@ def _format_task(
             return None
         out = printer.out
         if first:
-            return out, marks[-1][2], printer.tail_mark
+            return "".join(out[: marks[-1][2]]), "".join(out[printer.tail_mark :])
         end = printer.tail_mark if last else marks[-1][2]
         return "".join(out[marks[0][0] : end])  # from the line of its first op, comments above it included
 
@@ -225,18 +212,12 @@ def _skipped_as_planned(parser: Parser, plan: _Plan, lo: int, hi: int, first: bo
     """The parser skipped what the part is not: from the region's first op to where the part
     begins (unless it is the first), and from the first op after the part to the region's end
     (unless it is the last)."""
-    expected = (0 if first else 1) + (0 if last else 1)
-    if len(parser.skipped) != expected:
+    done = parser.skipped
+    if len(done) != (0 if first else 1) + (0 if last else 1):
         return False
-    done = list(parser.skipped)
-    if not first:
-        at, to = done.pop(0)
-        if to != lo or not plan.open < at < lo:
-            return False
-    if last:
-        return True
-    at, to = done[0]
-    return to == plan.close and hi <= at < plan.close
+    if not first and not (done[0][1] == lo and plan.open < done[0][0] < lo):
+        return False
+    return last or (done[-1][1] == plan.close and hi <= done[-1][0] < plan.close)
 
 
 # --------------------------------------------------------------------------------------------

@@ -37,6 +37,14 @@ def print_module(module: Module, options: PrintOptions | None = None) -> str:
     return printer.print_module()
 
 
+def value_names(module: Module, options: PrintOptions | None = None) -> dict[Value, str]:
+    """The name `print_module` gives each value of `module` (without printing it): the
+    source's where it has one, else MLIR's numbering."""
+    printer = Printer(module, options or PrintOptions())
+    printer._assign_names(module.body.ops)
+    return printer.names
+
+
 def print_op(op: Operation, options: PrintOptions | None = None) -> str:
     """One operation (and its regions) on its own, for hovers and messages."""
     printer = Printer(None, options or PrintOptions(keep_comments=False))
@@ -394,6 +402,7 @@ class Printer:
     ) -> None:
         self.write("{")
         self.indent += 1
+        marking = self.mark_region is not None and region.span is not None and region.span.start == self.mark_region
         for bi, block in enumerate(region.blocks):
             show_label = (
                 (bi > 0)
@@ -407,7 +416,6 @@ class Printer:
             if not print_terminators and ops and bi == 0:
                 ops = ops[:-1]
             comments = self.comments
-            marking = self.mark_region is not None and region.span is not None and region.span.start == self.mark_region
             for op in ops:
                 line = len(self.out)
                 self.out.append("\n" + "  " * self.indent)  # `newline`
@@ -430,7 +438,7 @@ class Printer:
                 # _flush_comments leaves a fresh indented line; replace it with the closing one.
                 self.out.pop()
                 self.indent -= 1
-        if self.mark_region is not None and region.span is not None and region.span.start == self.mark_region:
+        if marking:
             self.tail_mark = len(self.out)
         self.newline()
         self.write("}")
