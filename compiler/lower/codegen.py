@@ -697,7 +697,7 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
         return {}
     opts: dict[str, Any] = {"num_warps": 8}
     chained = False
-    small = True  # every product of the kernel is small
+    small = all(_small_product(op) for op in entry.walk() if op.name in _MMA)  # in loops or not
     stage_bytes = 0
     for loop in entry.walk():
         if loop.name not in ("cuda_tile.for", "cuda_tile.loop") or not loop.regions:
@@ -706,7 +706,6 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
         products = [op for op in body if op.name in _MMA]
         if not products:
             continue
-        small = small and all(_small_product(op) for op in products)
         stage_bytes = max(stage_bytes, sum(_tile_bytes(op.results[0]) for op in body if op.name in _LOADS))
         derived: set[Value] = set()
         for op in body:

@@ -385,3 +385,28 @@ def test_run_errors_on_the_triton_interpreter(capsys, write, monkeypatch: pytest
     assert status == 1 and err.rstrip().endswith(f"tileir run: '{path}' has errors; not run")
     status, _, err = run(capsys, "run", VADD, "--grid", "1", "--backend", "triton-interpret")
     assert status == 2 and "takes 9 arguments, got 0" in one_error_line(err)
+
+
+def test_triton_version_is_the_metadata_version_read_without_a_scan() -> None:
+    """`triton_version` reads the dist-info beside the package (a cache hit pays no scan of
+    every distribution): the same answer as importlib.metadata, in a process that has not
+    imported Triton; and Triton's own `__version__` where neither the dist-info nor the
+    metadata says it (a source checkout)."""
+    from importlib import metadata
+
+    code = (
+        "import sys; from compiler.lower.build import triton_version; v = triton_version(); "
+        "print(v, 'triton' in sys.modules, 'importlib.metadata' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert done.stdout.split() == [metadata.version("triton"), "False", "False"]
+    hidden = (
+        "import pathlib; from importlib import metadata\n"
+        "def missing(name): raise metadata.PackageNotFoundError(name)\n"
+        "metadata.version = missing\n"
+        "pathlib.Path.glob = lambda self, pattern: iter(())\n"
+        "from compiler.lower.build import triton_version; v = triton_version(); import triton\n"
+        "print(v == triton.__version__)"
+    )
+    done = subprocess.run([sys.executable, "-c", hidden], capture_output=True, text=True, cwd=REPO, check=True)
+    assert done.stdout.split() == ["True"]

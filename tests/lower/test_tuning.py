@@ -37,6 +37,23 @@ def test_matmul_loops_choose_warps_and_stages(name: str, warps: int, stages: int
     assert _options(name) == want
 
 
+def test_one_large_product_outside_the_loop_makes_the_kernel_a_large_product_one() -> None:
+    """The small-product defaults (4 warps, up to 6 stages) need every product small, those
+    after the loop too: a 128x128 product there gets 8 warps and at most 4 stages."""
+    text = (KERNELS / "gpu_matmul_skinny_bf16.tileir").read_text()
+    ftof = "%27 = ftof %for  : tile<64x64xf32> -> tile<64x64xbf16>\n"
+    assert ftof in text
+    large = (
+        "    %la = constant <bf16: 1.000000e+00> : tile<128x64xbf16>\n"
+        "    %lb = constant <bf16: 1.000000e+00> : tile<64x128xbf16>\n"
+        "    %lc = constant <f32: 0.000000e+00> : tile<128x128xf32>\n"
+        "    %ld = mmaf %la, %lb, %lc : tile<128x64xbf16>, tile<64x128xbf16>, tile<128x128xf32>\n"
+    )
+    (entry,) = load_module(text.replace(ftof, ftof + large)).entries()
+    options = launch_options(entry, Target.parse("sm_90"))
+    assert options["num_warps"] == 8 and 2 <= options["num_stages"] <= 4
+
+
 def test_operands_of_a_small_product_load_through_pointers() -> None:
     """A 64x64 product streams its operands (TMA measured slower there); the output store
     and the operands of a 128x128 product keep their tensor descriptors."""
