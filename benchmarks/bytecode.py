@@ -47,7 +47,6 @@ import math
 import os
 import pstats
 import re
-import resource
 import subprocess
 import sys
 import tempfile
@@ -60,7 +59,7 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 sys.path.insert(0, str(REPO))
 
-from benchmarks._common import disassembly_items, tool_version  # noqa: E402 - needs the repository on sys.path
+from benchmarks._common import disassembly_items, process_once, python_env, tool_version  # noqa: E402 - needs the repository on sys.path
 
 GOAL_RATIO = 10.0  # `tileir disasm` / `tileirdisasm`, whole processes, at most
 DEFAULT_SIZE_KB = 200
@@ -170,29 +169,6 @@ class ProcessRun:
     seconds: float  # wall clock, best run
     cpu_seconds: float  # user + system time of the process, best run (less sensitive to a loaded machine)
     stdout: bytes
-
-
-def process_once(
-    cmd: list[str], env: dict[str, str] | None = None, capture: bool = False
-) -> tuple[float, float, bytes]:
-    """(wall seconds, CPU seconds of it and the processes it waited for, stdout when captured)
-    of one run; a failed run raises with the end of its stderr."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(
-        cmd,
-        stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        tail = proc.stderr.decode("utf-8", "replace")[-500:]
-        raise RuntimeError(f"{' '.join(cmd)} failed (exit status {proc.returncode}): {tail}")
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return wall, cpu, proc.stdout or b""
 
 
 def run_process(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> ProcessRun:
@@ -321,20 +297,6 @@ def profile_phases(python: str, bc_path: Path, env: dict[str, str], repeat: int,
         seconds, in_gc = best[name]
         print(f"  {name:40s} {seconds * 1000:8.1f} ms   gc {in_gc * 1000:6.1f} ms")
     print()
-
-
-def python_env(pycache: Path | None) -> dict[str, str]:
-    """The environment of our processes: the repository importable, and .pyc files kept in
-    `pycache` (outside the repository) as an installed tool has them, even where
-    PYTHONDONTWRITEBYTECODE is set; with `pycache` None, no .pyc files at all."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [str(REPO), os.environ.get("PYTHONPATH")] if p)}
-    if pycache is None:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env["PYTHONPYCACHEPREFIX"] = str(REPO / ".no-such-pycache")  # never read an existing cache
-    else:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(pycache)
-    return env
 
 
 # --------------------------------------------------------------------------------------------

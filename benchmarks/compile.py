@@ -6,30 +6,34 @@ Kernels: examples/*.tileir and, when ../shared exists, ../shared/samples/*.tilei
 as bytecode 13.3 by our writer (`compiler.bytecode.write_bytecode`, what `tileir asm` writes), and
 that one .tileirbc file is the input of both compilers.
 
-1. Whole processes (wall clock, best of --repeat after one warm-up run that fills the .pyc cache;
-   CPU time of the process beside it), the same run, the same file, --arch (default sm_90):
-   - ours, cold cache: `tileir compile K.tileirbc --arch sm_90 --emit cubin -q -o K.cubin` with a fresh, empty
-     TILEIR_CACHE_DIR for every run: read, verify, lower to Triton, Triton's whole pipeline and
-     ptxas;
-   - ours, warm cache: the same command with the cache a cold run filled;
+1. Whole processes in --repeat interleaved rounds (default 5) after a warm-up round: each
+   round runs the three commands below once, back to back, in reverse order every other round
+   (`benchmarks._common.interleaved_rounds`: this machine's speed drifts by tens of percent
+   within minutes, which one command timed after another mistakes for a difference); the same
+   file, --arch (default sm_90):
    - the anchor: NVIDIA's `tileiras --gpu-name sm_90 -o K.cubin K.tileirbc`
      (pip `nvidia-cuda-tileiras`; found as compiler.lower.sass.find_tileiras finds it);
-   - the floors every compile process pays: `python -c pass` and `python -c "import
-     compiler.lower, triton"`.
-   Printed: each time, ours/tileiras per kernel (cold; target <= 1, judged: the issue asks for
-   "no slower than tileiras"), and the whole-process warm/cold ratio (not judged: a process
-   cannot go below the floors printed above it).
+   - ours, cold cache: `tileir compile K.tileirbc --arch sm_90 --emit cubin -q -o K.cubin` with
+     a fresh, empty TILEIR_CACHE_DIR for every run: read, verify, lower to Triton, Triton's
+     whole pipeline and ptxas;
+   - ours, warm cache: the same command with a cache filled before the rounds;
+   - and, in rounds of their own, the floors every compile process pays: `python -c pass` and
+     `python -c "import compiler.lower, triton"`.
+   Printed: median wall-clock and CPU times (user + system), and ours/tileiras per kernel: the
+   median of the rounds' ratios (ours cold over tileiras in the same round) with their range;
+   target <= 1, judged (the issue asks for "no slower than tileiras"). The whole-process
+   warm/cold ratio is printed, not judged (a process cannot go below the floors).
 2. In one process (a fresh one per kernel, timed inside it after the imports and after one
    compile of the kernel that pays Triton's one-time start-up): cold = read the .tileirbc +
    verify + `compiler.lower.compile` into an empty cache directory, best of --repeat, each in a
    new directory; warm = the same with the cache filled (a hit: lowering to source, hashing, and
    reading the cached cubin back). warm/cold is the cache's speed-up; target <= 0.05, judged.
 
---quick: the examples only, one run each, no warm-up run per kernel (the .pyc files are
+--quick: the examples only, one round each, no warm-up round (the .pyc files are
 written by one import run first, always; a smoke test: the target is judged
 but a miss is not fatal without --strict). --strict: exit 2 when a target is missed. The exit
 status is 1 when a kernel does not compile (ours or tileiras), whatever the flags. The default
-run takes about 80 s on a 2-core machine.
+run takes about two minutes on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ import argparse
 import json
 import math
 import os
-import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,7 +53,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks._common import tool_version  # noqa: E402 - needs the repository on sys.path
+from benchmarks._common import (  # noqa: E402 - needs the repository on sys.path
+    interleaved_rounds,
+    process_once,
+    python_env,
+    tool_version,
+)
 
 TARGET_WARM_COLD = 0.05  # in-process warm / cold compile time, at most
 TARGET_VS_TILEIRAS = 1.0  # ours (whole process, cold cache) / tileiras (whole process), at most
@@ -118,41 +128,18 @@ def write_bytecode(kernel: Kernel, directory: Path) -> None:
 
 @dataclass(slots=True)
 class Timing:
-    seconds: float | None = None  # wall clock, best run
-    cpu_seconds: float | None = None  # user + system, best run
+    seconds: float | None = None  # wall clock, the median of the rounds
+    cpu_seconds: float | None = None  # user + system, the median of the rounds
     error: str | None = None
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None, output: Path | None = None) -> tuple[float, float]:
-    """One run: (wall, cpu) seconds. Raises RuntimeError when it fails or writes no cubin."""
-    import time
-
-    if output is not None and output.exists():
-        output.unlink()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, env=env)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip().splitlines()
-        raise RuntimeError(f"exit status {proc.returncode}: {tail[-1][:300] if tail else ''}")
-    if output is not None and not (output.exists() and output.read_bytes()[:4] == b"\x7fELF"):
-        raise RuntimeError(f"no cubin written to {output.name}")
-    return wall, cpu
+def median_timing(runs: list[tuple[float, float]]) -> Timing:
+    return Timing(statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
 
 
-def best(runs: list[tuple[float, float]]) -> Timing:
-    return Timing(min(w for w, _ in runs), min(c for _, c in runs))
-
-
-def python_env(pycache: Path, cache: Path | None = None) -> dict[str, str]:
-    """Our processes: the repository importable, .pyc files kept (as an installed tool has
-    them) in `pycache`, and the compile cache in `cache`."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [str(REPO), os.environ.get("PYTHONPATH")] if p)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+def our_env(pycache: Path, cache: Path | None = None) -> dict[str, str]:
+    """Our processes (benchmarks._common.python_env), with the compile cache in `cache`."""
+    env = python_env(pycache)
     if cache is not None:
         env["TILEIR_CACHE_DIR"] = str(cache)
     return env
@@ -163,58 +150,75 @@ def compile_command(python: str, bytecode: Path, arch: str, out: Path) -> list[s
     return [python, "-m", "compiler", "compile", str(bytecode), "--arch", arch, "-o", str(out), "--emit", "cubin", "-q"]
 
 
+def _short(exc: RuntimeError) -> str:
+    """The last line a failed process printed (the table's error text)."""
+    lines = str(exc).strip().splitlines()
+    return lines[-1][:300] if lines else str(exc)
+
+
 @dataclass(slots=True)
 class Result:
     kernel: Kernel
     cold: Timing = field(default_factory=Timing)
     warm: Timing = field(default_factory=Timing)
     tileiras: Timing = field(default_factory=Timing)
+    ratios: list[float] = field(default_factory=list)  # ours cold / tileiras, per round
     in_cold: float | None = None
     in_warm: float | None = None
     in_error: str | None = None
 
 
 def measure(
-    kernel: Kernel, arch: str, repeat: int, warmup: bool, work: Path, pycache: Path, tileiras: str | None
+    kernel: Kernel, arch: str, rounds: int, warmup: bool, work: Path, pycache: Path, tileiras: str | None
 ) -> Result:
+    """Whole processes in interleaved rounds (benchmarks._common.interleaved_rounds): tileiras,
+    ours with an empty cache, ours with a filled one; then the in-process script."""
     python = sys.executable
     r = Result(kernel)
     if kernel.bytecode is None:
         r.cold.error = r.warm.error = r.tileiras.error = kernel.error
         return r
-    out = work / "ours.cubin"
-    cmd = compile_command(python, kernel.bytecode, arch, out)
-    caches = []
-
-    def cold_once() -> tuple[float, float]:
-        cache = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
-        caches.append(cache)
-        return timed(cmd, python_env(pycache, cache), out)
-
-    try:
-        if warmup:
-            cold_once()
-        r.cold = best([cold_once() for _ in range(repeat)])
-        env = python_env(pycache, caches[-1])
-        r.warm = best([timed(cmd, env, out) for _ in range(repeat)])
-    except RuntimeError as exc:
-        r.cold.error = r.warm.error = str(exc)
+    cold_cache, warm_cache = work / "cache-cold", work / "cache-warm"
+    outputs = [work / "tileiras.cubin", work / "cold.cubin", work / "warm.cubin"]
+    commands = [
+        ([tileiras or "tileiras", "--gpu-name", arch, "-o", str(outputs[0]), str(kernel.bytecode)], None),
+        (compile_command(python, kernel.bytecode, arch, outputs[1]), our_env(pycache, cold_cache)),
+        (compile_command(python, kernel.bytecode, arch, outputs[2]), our_env(pycache, warm_cache)),
+    ]
     if tileiras is None:
         r.tileiras.error = "tileiras not found"
+        commands = commands[1:]
+        outputs = outputs[1:]
+
+    def before(i: int) -> None:
+        outputs[i].unlink(missing_ok=True)
+        if outputs[i].name == "cold.cubin":
+            shutil.rmtree(cold_cache, ignore_errors=True)
+
+    try:
+        shutil.rmtree(warm_cache, ignore_errors=True)
+        process_once(*commands[-1])  # fills the warm cache (and the file cache) first, always
+        if warmup:
+            interleaved_rounds(commands, 1, before)
+        times = interleaved_rounds(commands, rounds, before)
+        bad = [o.name for o in outputs if not (o.exists() and o.read_bytes()[:4] == b"\x7fELF")]
+        if bad:
+            raise RuntimeError(f"no cubin written: {', '.join(bad)}")
+    except RuntimeError as exc:
+        r.cold.error = r.warm.error = _short(exc)
+        if tileiras is not None:
+            r.tileiras.error = r.cold.error
     else:
-        theirs = work / "tileiras.cubin"
-        tcmd = [tileiras, "--gpu-name", arch, "-o", str(theirs), str(kernel.bytecode)]
-        try:
-            if warmup:
-                timed(tcmd, None, theirs)
-            r.tileiras = best([timed(tcmd, None, theirs) for _ in range(repeat)])
-        except RuntimeError as exc:
-            r.tileiras.error = str(exc)
+        if tileiras is not None:
+            theirs = times.pop(0)
+            r.tileiras = median_timing(theirs)
+            r.ratios = [ours[0] / t[0] for ours, t in zip(times[0], theirs)]
+        r.cold, r.warm = median_timing(times[0]), median_timing(times[1])
     proc = subprocess.run(
-        [python, "-c", _IN_PROCESS_SCRIPT, str(kernel.bytecode), arch, str(repeat)],
+        [python, "-c", _IN_PROCESS_SCRIPT, str(kernel.bytecode), arch, str(rounds)],
         capture_output=True,
         text=True,
-        env=python_env(pycache),
+        env=our_env(pycache),
     )
     if proc.returncode == 0:
         data = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -251,7 +255,7 @@ def geomean(xs: list[float]) -> float | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the examples only, one run each (a smoke test)")
-    ap.add_argument("--repeat", type=int, help="best of N (default 3; 1 with --quick)")
+    ap.add_argument("--repeat", type=int, help="N interleaved rounds (default 5; 1 with --quick)")
     ap.add_argument("--arch", default="sm_90", help="the GPU architecture of both compilers (default sm_90)")
     ap.add_argument("--only", help="comma-separated kernel names (vector_add, samples/vadd, ...)")
     ap.add_argument("--strict", action="store_true", help="exit 2 when a target is missed")
@@ -264,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     if triton_version() is None:
         print("benchmarks/compile.py: Triton is not installed (pip install -e '.[bench]'); nothing to measure")
         return 1
-    repeat = max(1, args.repeat if args.repeat is not None else (1 if args.quick else 3))
+    repeat = max(1, args.repeat if args.repeat is not None else (1 if args.quick else 5))
     only = {s.strip() for s in args.only.split(",")} if args.only else None
     tileiras = find_tileiras()
     tmp_ctx = tempfile.TemporaryDirectory(prefix="tileir-compile-bench-")
@@ -274,8 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     mode = " (--quick)" if args.quick else ""
     print(
         f"compile benchmark{mode}: {args.arch}, Triton {triton_version()}, Python {sys.version.split()[0]}, "
-        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, best of {repeat}"
-        + ("" if args.quick else " after a warm-up run")
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, median of {repeat} interleaved rounds"
+        + ("" if args.quick else " after a warm-up round")
     )
     anchor = f"NVIDIA tileiras {tool_version(tileiras)}" if tileiras else "tileiras not found"
     print(f"anchor: {anchor}; input: bytecode {'.'.join(map(str, BYTECODE_VERSION))} written by our writer")
@@ -289,9 +293,9 @@ def main(argv: list[str] | None = None) -> int:
             env = python_env(pycache)
             python = sys.executable
             # One run first, always: it writes the .pyc files that every later process reads.
-            timed([python, "-c", "import compiler.cli, compiler.lower, compiler.runtime, triton"], env)
-            floor = best([timed([python, "-c", "pass"], env) for _ in range(repeat)])
-            imports = best([timed([python, "-c", "import compiler.lower, triton"], env) for _ in range(repeat)])
+            process_once([python, "-c", "import compiler.cli, compiler.lower, compiler.runtime, triton"], env)
+            floors = [([python, "-c", "pass"], env), ([python, "-c", "import compiler.lower, triton"], env)]
+            floor, imports = (median_timing(t) for t in interleaved_rounds(floors, repeat))
             results = []
             for k in selected:
                 results.append(measure(k, args.arch, repeat, not args.quick, work, pycache, tileiras))
@@ -306,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     ratios: list[float] = []
     cpu_ratios: list[float] = []
     for r in results:
-        ratio = r.cold.seconds / r.tileiras.seconds if r.cold.seconds and r.tileiras.seconds else None
+        ratio = statistics.median(r.ratios) if r.ratios else None
         if ratio is not None:
             ratios.append(ratio)
             if r.cold.cpu_seconds and r.tileiras.cpu_seconds:
@@ -320,14 +324,14 @@ def main(argv: list[str] | None = None) -> int:
                 _ms(r.warm.seconds),
                 _ms(r.tileiras.seconds),
                 _ms(r.tileiras.cpu_seconds),
-                f"{ratio:.2f}x" if ratio is not None else "-",
+                f"{ratio:.2f}x ({min(r.ratios):.2f}-{max(r.ratios):.2f})" if ratio is not None else "-",
                 f"{wc:.2f}" if wc is not None else "-",
             ]
         )
         for what, t in (("ours", r.cold), ("tileiras", r.tileiras)):
             if t.error:
                 failed.append(f"{r.kernel.name}: {what}: {t.error}")
-    head = ["whole process", "ours cold ms", "cpu ms", "ours warm ms", "tileiras ms", "cpu ms", "ours/tileiras"]
+    head = ["whole process", "ours cold ms", "cpu ms", "ours warm ms", "tileiras ms", "cpu ms", "ours/tileiras (range)"]
     print_table(
         f"whole processes, {args.arch} (ours: Tile IR bytecode -> cubin through Triton; cold = empty cache):",
         [*head, "warm/cold"],
@@ -344,8 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     met: list[str] = []
     missed: list[str] = []
     for r in results:
-        if r.cold.seconds and r.tileiras.seconds:
-            ratio = r.cold.seconds / r.tileiras.seconds
+        if r.ratios:
+            ratio = statistics.median(r.ratios)
             (met if ratio <= TARGET_VS_TILEIRAS else missed).append(f"{r.kernel.name} ours/tileiras {ratio:.2f}x")
     rows = []
     for r in results:

@@ -46,8 +46,14 @@ SHARED_SAMPLES = REPO.parent / "shared" / "samples"
 EXAMPLES = REPO / "examples"
 sys.path.insert(0, str(REPO))
 
-from benchmarks._common import disassembly_items, tool_version  # noqa: E402 - needs the repository on sys.path
-from benchmarks.bytecode import process_once, python_env, run_process  # noqa: E402
+from benchmarks._common import (  # noqa: E402 - needs the repository on sys.path
+    disassembly_items,
+    interleaved_rounds,
+    process_once,
+    python_env,
+    tool_version,
+)
+from benchmarks.bytecode import run_process  # noqa: E402
 from compiler.ir.workers import JOBS_ENV, available_workers  # noqa: E402
 
 # Issue 17: whole processes against tileirdisasm on the same module, and start-up.
@@ -225,7 +231,7 @@ def text_path_report(
                     if processes > 1:
                         rows.append(("  the same, 1 process", cmd, one_env, None))
                 outputs = {label: process_once(cmd, row_env, capture=True)[2] for label, cmd, row_env, _ in rows}
-                timings = _rounds([(cmd, row_env) for _, cmd, row_env, _ in rows], repeat)
+                timings = interleaved_rounds([(cmd, row_env) for _, cmd, row_env, _ in rows], repeat)
                 base = timings[0] if anchor is not None else None
                 for (label, _, _, judged_as), times in zip(rows, timings):
                     wall = statistics.median(w for w, _ in times)
@@ -277,17 +283,6 @@ def text_path_report(
         print(f"note: {note}")
     print()
     return missed
-
-
-def _rounds(commands: list[tuple[list[str], dict[str, str] | None]], rounds: int) -> list[list[tuple[float, float]]]:
-    """(wall, CPU) of each command in each round; every other round runs them in reverse."""
-    times: list[list[tuple[float, float]]] = [[] for _ in commands]
-    for r in range(rounds):
-        order = range(len(commands)) if r % 2 == 0 else range(len(commands) - 1, -1, -1)
-        for i in order:
-            wall, cpu, _ = process_once(*commands[i])
-            times[i].append((wall, cpu))
-    return times
 
 
 # --------------------------------------------------------------------------------------------

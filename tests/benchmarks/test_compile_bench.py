@@ -47,13 +47,16 @@ def test_quick_prints_a_row_per_example(quick) -> None:
     assert re.search(r"^import compiler.lower, triton\s+\d+", out, re.M), out
     tileiras_found = "tileiras not found" not in out
     for path in example_files():
-        # whole process: ours cold, cpu, ours warm, then tileiras' two times and the ratio (or -)
-        row = re.search(rf"^examples/{path.stem}\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)$", out, re.M)
+        # whole process: ours cold, cpu, ours warm, then tileiras' two times and the ratio with
+        # its range over the rounds (or -), warm/cold
+        row = re.search(
+            rf"^examples/{path.stem}\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+(?: \(\S+\))?)\s+(\S+)$", out, re.M
+        )
         assert row, f"no whole-process row for {path.stem}:\n{out}"
         if quick.returncode == 0:
             assert row.group(1).isdigit() and row.group(3).isdigit(), row.group(0)
             if tileiras_found:
-                assert row.group(4).isdigit() and row.group(6).endswith("x"), row.group(0)
+                assert row.group(4).isdigit() and re.fullmatch(r"[\d.]+x \([\d.]+-[\d.]+\)", row.group(6)), row.group(0)
         verdict = re.search(rf"^examples/{path.stem}\s+\d+\s+\d+\s+(\d\.\d+) (ok|MISS)$", out, re.M)
         if quick.returncode == 0:
             assert verdict, f"no in-process row with a verdict for {path.stem}:\n{out}"
@@ -66,3 +69,15 @@ def test_compile_command_asks_for_a_cubin(tmp_path) -> None:
     assert cmd[1:4] == ["-m", "compiler", "compile"]
     assert "--emit" in cmd and cmd[cmd.index("--emit") + 1] == "cubin"
     assert cmd[cmd.index("--arch") + 1] == "sm_90"
+
+
+def test_interleaved_rounds_alternate_the_order_and_prepare_each_run() -> None:
+    from benchmarks._common import interleaved_rounds
+
+    seen: list[int] = []
+    cmd = [sys.executable, "-c", "pass"]
+    times = interleaved_rounds([(cmd, None), (cmd, None), (cmd, None)], 3, seen.append)
+    assert seen == [0, 1, 2, 2, 1, 0, 0, 1, 2]
+    assert [len(t) for t in times] == [3, 3, 3] and all(w > 0 and c >= 0 for t in times for w, c in t)
+    with pytest.raises(RuntimeError, match="exit status 3"):
+        interleaved_rounds([([sys.executable, "-c", "raise SystemExit(3)"], None)], 1)
