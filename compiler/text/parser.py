@@ -319,7 +319,7 @@ class Parser:
                     if op is not None:
                         body.append(op)
             except ParseError:
-                self.recover(top_level=True)
+                self.recover(start, top_level=True)
             if self.tok.start == start and self.tok.kind != L.EOF:
                 # No progress: skip one token so the loop always ends.
                 self.error(f"unexpected '{self.tok.text[:40]}'", self.here())
@@ -380,10 +380,13 @@ class Parser:
         ty = self.parse_type()
         self.module.type_aliases[name_tok.text[1:]] = ty
 
-    def recover(self, top_level: bool = False) -> None:
-        """Skip to where the next operation (or the end of the enclosing block) starts."""
+    def recover(self, op_start: int, top_level: bool = False) -> None:
+        """Skip to where the next operation (or the end of the enclosing block) starts: a
+        value, string or word first on a line after the line where the failed one started
+        (`op_start`), at bracket depth 0. The token the error was found at may be that start
+        (`bogus1` then `bogus2` on the next line: the first fails at the second's name)."""
         depth = 0
-        start_line = self.source.line_col(self.tok.start)[0]
+        start_line = self.source.line_col(op_start)[0]
         while self.tok.kind != L.EOF:
             tok = self.tok
             if tok.kind == L.PUNCT:
@@ -828,7 +831,7 @@ class Parser:
                 if op is not None:
                     block.append(op)
             except ParseError:
-                self.recover()
+                self.recover(start)
             if self.tok.start == start and self.tok.kind != L.EOF and not self.at("}"):
                 self.error(f"unexpected '{self.tok.text[:40]}'", self.here())
                 self.advance()

@@ -93,6 +93,17 @@ def test_errors_are_reported_with_ranges_and_parsing_continues():
     assert "cmpf" in names and "for" in names and "return" in names
 
 
+def test_every_failed_op_is_reported_when_the_next_one_starts_where_it_failed():
+    """`bogus1` fails at the next line's `bogus2` (the parser has read the name and looks at
+    what follows): recovery starts from the failed op's line, so `bogus2` is an op of its
+    own and every one of the four is reported (it was every other one)."""
+    body = "\n".join(f"    bogus{i}" for i in range(1, 5))
+    text = f"cuda_tile.module @m {{\n  entry @k() {{\n{body}\n    return\n  }}\n}}\n"
+    errors = [d for d in parse(text, "four.tileir").diagnostics if d.is_error]
+    assert [d.message.split("'")[1] for d in errors] == ["bogus1", "bogus2", "bogus3", "bogus4"]
+    assert [text[d.span.start : d.span.end] for d in errors] == ["bogus1", "bogus2", "bogus3", "bogus4"]
+
+
 def test_diagnostic_format_names_file_line_and_column():
     result = parse("cuda_tile.module @m {\n  entry @e() {\n    %0 = bogus_op : tile<i32>\n  }\n}\n", "k.tileir")
     (d,) = [d for d in result.diagnostics if d.is_error]
