@@ -153,6 +153,16 @@ def _read_input(path: str, allow_bytecode: bool = False) -> _Input:
     return _Input(name, _decode(data, name), real_path)
 
 
+def _utf8(text: str) -> bytes:
+    """UTF-8 bytes of text that may hold a file name's undecodable bytes (Python decodes
+    them to surrogates: `surrogateescape` gives the very bytes back); any other lone
+    surrogate written as an escape."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace")
+
+
 def _write(stream: TextIO, text: str) -> None:
     buffer = getattr(stream, "buffer", None)
     if isinstance(buffer, io.RawIOBase):
@@ -162,18 +172,19 @@ def _write(stream: TextIO, text: str) -> None:
         try:
             data = text.encode(stream.encoding or "utf-8")
         except (UnicodeEncodeError, LookupError):
-            data = text.encode("utf-8")
+            data = _utf8(text)
         _write_fully(buffer, data)
         return
     try:
         stream.write(text)
     except UnicodeEncodeError:
-        # A terminal or pipe whose encoding cannot hold the text: send UTF-8 bytes instead.
+        # A terminal or pipe whose encoding cannot hold the text (or a file name's undecodable
+        # bytes): send UTF-8 bytes instead.
         stream.flush()
         if buffer is None:
             stream.write(text.encode("ascii", "backslashreplace").decode("ascii"))
         else:
-            _write_fully(buffer, text.encode("utf-8"))
+            _write_fully(buffer, _utf8(text))
             buffer.flush()
 
 

@@ -293,7 +293,12 @@ class Codegen:
             return ""
         parts = where.rsplit(":", 2)
         path = parts[0].replace("\\", "/").rsplit("/", 1)[-1]
-        return f"  # {path}:{parts[1]}" if len(parts) == 3 else f"  # {where}"
+        text = f"{path}:{parts[1]}" if len(parts) == 3 else where
+        # A file name is bytes (an undecodable one reaches us with surrogates) and a `loc`
+        # string may hold line breaks: neither may end up raw in a Python comment.
+        if not text.isprintable() or not text.isascii():
+            text = "".join(ch if ch.isprintable() and not "\ud800" <= ch <= "\udfff" else ascii(ch)[1:-1] for ch in text)
+        return f"  # {text}"
 
     def emit(self, text: str, op: Operation | None = None) -> None:
         op = op if op is not None else self.current

@@ -486,3 +486,23 @@ def test_opt_and_layout_read_bytecode(capsys, tmp_path: Path) -> None:
 
     assert len(views(from_bytecode)) == len(views(from_text)) > 0
     assert from_bytecode.count("dim 0:") == from_text.count("dim 0:")
+
+
+def test_a_file_name_that_is_not_utf8_is_printed_as_its_bytes(tmp_path: Path) -> None:
+    """Python decodes a name's undecodable bytes to surrogates; printing a diagnostic that
+    names the file, or lowering it (the generated source names the file in its comments),
+    must not fail on them (both were internal errors)."""
+    bad = os.fsdecode(os.fsencode(str(tmp_path)) + b"/bad\xff.tileir")
+    Path(bad).write_text(
+        "cuda_tile.module @m {\n  entry @k(%a: tile<i32>) {\n    %b = addf %a, %a : tile<i32>\n    return\n  }\n}\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "compiler", "check", bad], capture_output=True, cwd=REPO)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(os.fsencode(bad) + b":3:"), done.stderr
+    vadd = os.fsdecode(os.fsencode(str(tmp_path)) + b"/vadd\xfe.tileir")
+    Path(vadd).write_text((REPO / "examples" / "vector_add.tileir").read_text())
+    done = subprocess.run(
+        [sys.executable, "-m", "compiler", "compile", vadd, "--emit", "triton", "-q"], capture_output=True, cwd=REPO
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"# vadd\\udcfe.tileir:" in done.stdout
