@@ -415,8 +415,10 @@ def run_check(check: Check, before: list[Any], after: list[Any], rtol: float | N
         with np.errstate(all="ignore"):
             expected = eval(code, namespace)  # noqa: S307 - the user's own expression, documented as Python
         expected = np.asarray(expected)
-        if expected.dtype == object:
-            raise TypeError(f"it gives a {type(expected.reshape(-1)[0]).__name__}, not numbers")
+        if expected.dtype.kind in "OUSMmc":  # objects, text, dates, complex: nothing to compare with
+            first = expected.reshape(-1)[0] if expected.size else None
+            kind = "complex numbers" if expected.dtype.kind == "c" else f"a {type(first).__name__}"
+            raise TypeError(f"it gives {kind}, not real numbers")
         expected = np.broadcast_to(expected, actual.shape)
     except Exception as e:  # noqa: BLE001 - any failure of the user's expression is reported in one line
         raise SpecError(f"{what}: cannot evaluate the expression: {type(e).__name__}: {_one_line(e)}") from None
@@ -440,6 +442,10 @@ def run_check(check: Check, before: list[Any], after: list[Any], rtol: float | N
     finite = err_abs[np.isfinite(err_abs)]
     worst = float(finite.max()) if finite.size else 0.0
     tol = "exact" if exact else f"rtol {rtol:g}, atol {atol:g}"
+    if not exact:  # the largest error is over finite differences: say what it leaves out
+        one_nan = int((bad & (np.isnan(a) != np.isnan(e))).sum())
+        if one_nan:
+            tol += f"; {one_nan} of them NaN on one side only"
     name = f"arg{check.target}"
     if not count:
         return CheckResult(

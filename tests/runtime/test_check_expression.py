@@ -100,6 +100,9 @@ def test_an_expression_that_is_not_python_is_refused_before_the_run(capsys, text
         ("arg2 = (lambda x: x + nosuch)(arg0)", "NameError: name 'nosuch' is not defined"),
         ("arg2 = arg0.reshape(7, 3)", "ValueError"),
         ("arg2 = [arg0, 'x']", "ValueError"),
+        ("arg2 = 'abc'", "TypeError: it gives a str_, not real numbers"),  # was an internal error
+        ("arg2 = np.array(['1.0'] * 4000)", "it gives a str_, not real numbers"),  # was taken as numbers
+        ("arg2 = np.zeros(4000, complex)", "it gives complex numbers, not real numbers"),
     ],
 )
 def test_an_expression_that_fails_is_a_one_line_error(capsys, text: str, error: str) -> None:
@@ -122,3 +125,12 @@ def test_lambda_through_the_command(capsys) -> None:
     assert status == 0, out
     status, out, _ = run(capsys, *VADD_ARGS, "--check", "arg2 = (lambda x: x + arg1)(arg0)")
     assert status == 0 and "check arg2 = (lambda x: x + arg1)(arg0): ok (4000 elements" in out
+
+
+def test_a_nan_on_one_side_only_is_counted_in_the_verdict() -> None:
+    """The largest error is taken over finite differences; a result that is NaN where a number
+    was expected (or the reverse) is said, or "max abs error 0" beside FAILED would mislead."""
+    x, y, z = _vectors()
+    outcome = run_check(parse_check("arg2 = (arg0 + arg1) * float('nan')"), [x, y, z * 0], [x, y, z], None, None)
+    assert not outcome.ok
+    assert f"{z.size} of them NaN on one side only" in outcome.message
