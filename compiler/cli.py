@@ -1593,6 +1593,8 @@ def _parse_extents(specs: Sequence[str]) -> dict[int, int]:
             raise CliError(f"--extent {spec}: expected DIM=N with integers, e.g. --extent 0=4096") from None
         if d < 0 or n < 0:
             raise CliError(f"--extent {spec}: the dimension and the extent must be non-negative")
+        if n == 0:
+            raise CliError(f"--extent {spec}: the extent must be at least 1 (an empty tensor has no tiles to picture)")
         extents[d] = n
     return extents
 
@@ -1656,10 +1658,18 @@ def _cmd_layout(args: argparse.Namespace) -> int:
     if args.svg is not None and len(values) > 1:
         names = ", ".join(f"%{v.name}" for v in values[:6]) + (", ..." if len(values) > 6 else "")
         raise CliError(f"--svg draws one view; '{src.name}' has {len(values)} ({names}): choose with --value or --line")
+    found = [(value, view_layout_of(value, extents)) for value in values]
+    most = max((layout.tensor_rank for _, layout in found if layout is not None), default=0)
+    beyond = sorted(d for d in extents if d >= most)
+    if beyond:  # a typo, not a choice: say so instead of drawing without it
+        d = beyond[0]
+        raise CliError(
+            f"--extent {d}={extents[d]}: no view here has a tensor dimension {d} "
+            f"(the views' tensors have at most {most} dimension{'s' if most != 1 else ''})"
+        )
     blocks = []
     layouts = []
-    for value in values:
-        layout = view_layout_of(value, extents)
+    for value, layout in found:
         where = f"{src.name}:{line_of(value)}" if line_of(value) is not None else src.name
         if layout is None:
             blocks.append(f"%{names[value]} ({where}): {value.type}\n  (malformed view type; no layout)\n")

@@ -144,6 +144,10 @@ def text_picture(layout: ViewLayout, max_width: int = 80) -> str:
     per axis (fewer if `max_width` columns cannot hold them)."""
     if layout.tensor_rank == 0:
         return "rank-0 tensor: a single element, index space ()"
+    if 0 in layout.index_shape:
+        empty = ", ".join(str(d) for d, n in enumerate(layout.tensor_shape) if n == 0)
+        shape = "x".join(str(n) for n in layout.index_shape)
+        return f"no tiles: the tensor is empty (extent 0 in dim {empty}), index space {shape}"
     row_dim, col_dim = _axes(layout)
     assert col_dim is not None
     fixed = [0] * layout.rank

@@ -110,6 +110,28 @@ def test_cli_layout_happy_path(capsys, tmp_path):
     ET.fromstring(out_svg.read_text(encoding="utf-8"))
 
 
+def test_cli_layout_refuses_an_empty_extent_and_a_dimension_no_view_has(capsys):
+    """Both were accepted: 0 ended in an internal error (the picture's width was the max of
+    nothing), a dimension past every view's rank was silently ignored."""
+    vadd = str(EXAMPLES / "vector_add.tileir")
+    assert main(["layout", vadd, "--value", "pa", "--extent", "0=0"]) == 2
+    assert "--extent 0=0: the extent must be at least 1" in capsys.readouterr().err
+    assert main(["layout", vadd, "--extent", "5=4"]) == 2
+    assert "--extent 5=4: no view here has a tensor dimension 5" in capsys.readouterr().err
+
+
+def test_an_empty_tensor_is_pictured_as_no_tiles():
+    from compiler.layout import view_layout_of
+    from compiler.layout.picture import svg_picture, text_picture
+    from compiler.runtime import load_module
+
+    (entry,) = load_module(EXAMPLES / "vector_add.tileir").entries()
+    view = next(v for op in entry.walk() for v in op.results if "partition_view" in str(v.type))
+    layout = view_layout_of(view, {0: 0})
+    assert text_picture(layout) == "no tiles: the tensor is empty (extent 0 in dim 0), index space 0"
+    ET.fromstring(svg_picture(layout))
+
+
 def test_cli_layout_lists_every_view(capsys):
     assert main(["layout", str(EXAMPLES / "vector_add.tileir")]) == 0
     out = capsys.readouterr().out
