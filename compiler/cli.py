@@ -1357,6 +1357,7 @@ def _rate(amount: float, t: float) -> str:
 EMIT_KINDS = ("triton", "ttir", "ttgir", "llir", "ptx", "cubin", "sass")
 FALLBACK_ARCH = "sm_90"  # without a visible GPU (compiler.lower.DEFAULT_ARCH)
 MAX_WARPS = 32  # 1024 threads: the most a CTA has on every sm_80+ GPU
+MAX_STAGES = 64  # far past any that fits shared memory; Triton takes an int32 and fails past it
 
 
 def local_arch() -> str | None:
@@ -1421,13 +1422,16 @@ def _arch_from_libraries() -> str | None:
 
 # Architectures Triton 3.6's ptxas compiles for (probed); another one is checked with ptxas
 # before compiling, so that a name no ptxas knows (sm_95) is a usage error, not a failed compile.
-KNOWN_ARCHES = (80, 86, 87, 89, 90, 100, 101, 103, 120, 121)
 
 
 def _compile_target(args: argparse.Namespace):
     """The Target of --arch (default: the local GPU's, else sm_90); a usage error if unknown."""
     from compiler.lower import LowerError, Target
 
+    if args.arch is not None and not args.arch.strip():
+        raise CliError(
+            "--arch: empty; name an architecture such as sm_90 (or leave --arch out: the local GPU's, else sm_90)"
+        )
     arch = args.arch or local_arch() or FALLBACK_ARCH
     try:
         target = Target.parse(arch)
@@ -1442,6 +1446,8 @@ def _compile_target(args: argparse.Namespace):
 def arch_problem(cc: int) -> str | None:
     """Why Triton cannot compile for `sm_<cc>` (its ptxas does not know it), or None. Only an
     architecture outside KNOWN_ARCHES costs a ptxas run. The language server asks this too."""
+    from compiler.lower.codegen import KNOWN_ARCHES
+
     if cc in KNOWN_ARCHES or not _ptxas_refuses(cc):
         return None
     from compiler.lower import triton_version
@@ -1470,8 +1476,11 @@ def _check_compile_options(args: argparse.Namespace) -> None:
         1 <= args.num_warps <= MAX_WARPS and args.num_warps & (args.num_warps - 1) == 0
     ):
         raise CliError(f"--num-warps {args.num_warps}: must be a power of two from 1 to {MAX_WARPS}")
-    if args.num_stages is not None and args.num_stages < 1:
-        raise CliError(f"--num-stages {args.num_stages}: must be at least 1")
+    if args.num_stages is not None and not 1 <= args.num_stages <= MAX_STAGES:
+        raise CliError(
+            f"--num-stages {args.num_stages}: must be from 1 to {MAX_STAGES} (each stage holds one loop "
+            "iteration's loads in shared memory)"
+        )
     if (
         args.output not in (None, "-")
         and args.file != "-"

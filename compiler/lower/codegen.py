@@ -52,7 +52,8 @@ GPU_ONLY = "# GPU only"
 
 # Architectures the lowering targets (compute capability → name). Triton's NVIDIA backend
 # compiles for sm_80 and newer; sm_100 needs Triton's Blackwell ptxas (it ships one).
-ARCHES = {80: "sm_80", 86: "sm_86", 89: "sm_89", 90: "sm_90", 100: "sm_100", 103: "sm_103", 120: "sm_120"}
+# The architectures Triton 3.6's ptxas compiles for (others are asked of ptxas: cli.arch_problem).
+KNOWN_ARCHES = (80, 86, 87, 89, 90, 100, 101, 103, 120, 121)
 DEFAULT_ARCH = "sm_90"
 
 
@@ -78,7 +79,8 @@ class Target:
         s = str(text).strip().lower()
         m = re.fullmatch(r"(?:sm_?|compute_?)?(\d{2,3})a?", s)
         if m is None:
-            raise LowerError(f"unknown GPU architecture {text!r}; use one of {', '.join(ARCHES.values())}")
+            known = ", ".join(f"sm_{k}" for k in KNOWN_ARCHES)
+            raise LowerError(f"unknown GPU architecture {text!r}; use one of {known}")
         cc = int(m.group(1))
         if cc < 80:
             raise LowerError(f"{text}: the Triton lowering needs sm_80 or newer (Triton supports no older GPU)")
@@ -297,7 +299,9 @@ class Codegen:
         # A file name is bytes (an undecodable one reaches us with surrogates) and a `loc`
         # string may hold line breaks: neither may end up raw in a Python comment.
         if not text.isprintable() or not text.isascii():
-            text = "".join(ch if ch.isprintable() and not "\ud800" <= ch <= "\udfff" else ascii(ch)[1:-1] for ch in text)
+            text = "".join(
+                ch if ch.isprintable() and not "\ud800" <= ch <= "\udfff" else ascii(ch)[1:-1] for ch in text
+            )
         return f"  # {text}"
 
     def emit(self, text: str, op: Operation | None = None) -> None:

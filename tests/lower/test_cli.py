@@ -213,12 +213,16 @@ def test_without_nvidia_smi_the_default_is_sm_90(capsys, tmp_path: Path, monkeyp
     ("argv", "message"),
     [
         (["--arch", "bogus"], "tileir: error: --arch: unknown GPU architecture 'bogus'; use one of sm_80"),
+        (["--arch", ""], "tileir: error: --arch: empty; name an architecture such as sm_90"),  # was sm_90
+        (["--arch", "sm_9"], "tileir: error: --arch: unknown GPU architecture 'sm_9'; use one of sm_80, sm_86, sm_87,"),
         (["--arch", "sm_70"], "tileir: error: --arch: sm_70: the Triton lowering needs sm_80 or newer"),
         (["--arch", "sm_95"], "tileir: error: --arch sm_95: Triton 3."),
         (["-k", "nope"], "tileir: error: no kernel named 'nope'; the module has: vector_add"),
         (["--num-warps", "3"], "tileir: error: --num-warps 3: must be a power of two from 1 to 32"),
         (["--num-warps", "64"], "tileir: error: --num-warps 64: must be a power of two from 1 to 32"),
-        (["--num-stages", "0"], "tileir: error: --num-stages 0: must be at least 1"),
+        (["--num-stages", "0"], "tileir: error: --num-stages 0: must be from 1 to 64 (each stage holds one loop"),
+        # Triton takes an int32: 2^31 was a Triton failure reported as a bug in the lowering.
+        (["--num-stages", "2147483648"], "tileir: error: --num-stages 2147483648: must be from 1 to 64"),
         (["--emit", "asm"], "tileir compile: error: argument --emit: invalid choice: 'asm'"),
         (["-o", VADD], f"tileir: error: -o {VADD} would replace the input file"),
     ],
