@@ -1019,6 +1019,18 @@ def _lowering_error(report: str) -> str:
     return f"{PROG}: {report}" if report.startswith("error: ") else report
 
 
+def _require_cache(what: str) -> None:
+    """A usage error, before any work, where the compile cache (which every compile writes
+    its generated source to) cannot be used: $TILEIR_CACHE_DIR naming a file, no rights."""
+    from compiler.lower import LowerError
+    from compiler.lower.build import cache_root
+
+    try:
+        cache_root()
+    except LowerError as exc:
+        raise CliError(f"{what}: {exc.message}") from None
+
+
 def _require_backend(backend: str) -> tuple[str, str]:
     """(the backend to run on, why `auto` chose it or ""): a usage error when it cannot run
     here (a GPU backend without a GPU or launcher; Triton, and torch for its interpreter, not
@@ -1040,6 +1052,7 @@ def _require_backend(backend: str) -> tuple[str, str]:
         require_triton()
     except LowerError as exc:
         raise CliError(f"--backend {backend}: {exc.message}") from None
+    _require_cache(f"--backend {backend}")
     if backend == "triton-interpret" and importlib.util.find_spec("torch") is None:
         raise CliError(
             f"--backend {backend}: Triton's interpreter needs PyTorch (pip install torch; the CPU build is enough)"
@@ -1510,6 +1523,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
             require_triton()
         except LowerError as exc:
             raise CliError(f"--emit {args.emit}: {exc.message}") from None
+        _require_cache(f"--emit {args.emit}")
     target = _compile_target(args)
     loaded = _load_kernel(args, "compile", "not compiled")
     if loaded is None:

@@ -22,6 +22,7 @@ is pointed into ours so that `--no-cache` compiles from scratch.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import importlib.util
 import json
@@ -105,6 +106,26 @@ def cache_dir() -> Path:
     return Path(xdg or Path.home() / ".cache") / "tileir"
 
 
+def cache_root() -> Path:
+    """`cache_dir()`, made if missing; a LowerError naming it and what to do where it cannot
+    be used (a file's path, no write permission): every compile writes its generated source
+    there, cached or not."""
+    root = cache_dir()
+    try:
+        if root.exists() and not root.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "it is not a directory")
+        root.mkdir(parents=True, exist_ok=True)
+        if not os.access(root, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, "no permission to write there")
+    except OSError as exc:
+        origin = next((f"${name}" for name in ("TILEIR_CACHE_DIR", "XDG_CACHE_HOME") if os.environ.get(name)), "")
+        raise LowerError(
+            f"the compile cache {root}{f' (from {origin})' if origin else ''} cannot be used: "
+            f"{exc.strerror or exc}; set TILEIR_CACHE_DIR to a writable directory"
+        ) from None
+    return root
+
+
 def tool_path(name: str) -> str | None:
     """A CUDA binary tool shipped in Triton's wheel (cuobjdump, nvdisasm, ptxas), else PATH."""
     try:
@@ -171,9 +192,14 @@ class Compiled:
 def write_source(src: KernelSource, directory: Path) -> Path:
     digest = hashlib.sha256(src.text.encode()).hexdigest()[:20]
     path = directory / f"{src.name}_{digest}.py"
-    if not path.exists():
+    data = src.text.encode()
+    try:
+        same = path.read_bytes() == data  # a file cut short or edited is written again
+    except OSError:
+        same = False
+    if not same:
         directory.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, src.text.encode())
+        atomic_write(path, data)
     return path
 
 
@@ -186,7 +212,7 @@ def import_kernel(src: KernelSource, interpret: bool = False) -> Any:
         fn = _IMPORTED.get(key)
         if fn is not None:
             return fn
-        path = write_source(src, cache_dir() / "source")
+        path = write_source(src, cache_root() / "source")
         mod_name = f"_tileir_gen_{key[:16]}_{'i' if interpret else 'c'}"
         old = os.environ.get("TRITON_INTERPRET")
         os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
@@ -248,7 +274,7 @@ def compile_source(
     opts = triton_options(src, overrides)
     divisible = tuple(sorted(set(divisible)))
     key = _key(src, opts, version, divisible)
-    entry = cache_dir() / "kernels" / key
+    entry = cache_root() / "kernels" / key
     if use_cache:
         hit = _load_cached(entry, src, opts)
         if hit is not None:
@@ -364,17 +390,35 @@ def _compile_error(src: KernelSource, exc: Exception) -> LowerError:
 
 
 def _store(entry: Path, c: Compiled) -> None:
+    """Write the entry in a temporary directory and rename it into place: a reader sees a
+    whole entry or none. `meta.json` lists each file's SHA-256, which `_load_cached` checks,
+    so a file cut short or changed later is a miss, not a result."""
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent if entry.parent.exists() else _mk(entry.parent)))
     try:
-        for kind, text in c.asm.items():
-            (tmp / f"kernel.{kind}").write_text(text)
-        (tmp / "kernel.cubin").write_bytes(c.cubin)
-        meta = {"metadata": c.metadata, "registers": c.registers, "spills": c.spills, "options": c.options}
+        files = {f"kernel.{kind}": text.encode() for kind, text in c.asm.items()}
+        files["kernel.cubin"] = c.cubin
+        for name, data in files.items():
+            (tmp / name).write_bytes(data)
+        meta = {
+            "metadata": c.metadata,
+            "registers": c.registers,
+            "spills": c.spills,
+            "options": c.options,
+            "files": {name: hashlib.sha256(data).hexdigest() for name, data in files.items()},
+        }
         (tmp / "meta.json").write_text(json.dumps(meta))
         try:
             os.rename(tmp, entry)
         except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)  # another process stored it first
+            # An entry is there: another process stored it first (then it is the same), or a
+            # damaged one was found a miss: put this one in its place.
+            old = entry.with_name(f".old-{entry.name}-{os.getpid()}")
+            try:
+                os.rename(entry, old)
+                os.rename(tmp, entry)
+            except OSError:
+                shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(old, ignore_errors=True)
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -386,14 +430,24 @@ def _mk(p: Path) -> Path:
 
 
 def _load_cached(entry: Path, src: KernelSource, opts: dict[str, Any]) -> Compiled | None:
+    """The entry's Compiled, or None: missing, or damaged in any way (a file missing, cut
+    short or changed since it was stored, meta.json not what `_store` writes, an entry of
+    an older layout without checksums): then the kernel is compiled and stored again."""
     try:
         meta = json.loads((entry / "meta.json").read_text())
-        files = {kind: entry / f"kernel.{kind}" for kind in ASM_KINDS}
-        asm = {kind: f.read_text() for kind, f in files.items() if f.exists()}
-        cubin = (entry / "kernel.cubin").read_bytes()
-    except (OSError, ValueError):
+        files: dict[str, bytes] = {}
+        for name, digest in meta["files"].items():
+            data = (entry / name).read_bytes()
+            if hashlib.sha256(data).hexdigest() != digest:
+                return None
+            files[name] = data
+        asm = {kind: files[f"kernel.{kind}"].decode() for kind in ASM_KINDS if f"kernel.{kind}" in files}
+        cubin = files["kernel.cubin"]
+        metadata = dict(meta["metadata"])
+        registers, spills = meta.get("registers"), meta.get("spills")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return Compiled(src, asm, cubin, meta["metadata"], meta.get("registers"), meta.get("spills"), True, opts)
+    return Compiled(src, asm, cubin, metadata, registers, spills, True, opts)
 
 
 def atomic_write(path: Path, data: bytes) -> None:

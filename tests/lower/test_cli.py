@@ -414,3 +414,57 @@ def test_triton_version_is_the_metadata_version_read_without_a_scan() -> None:
     )
     done = subprocess.run([sys.executable, "-c", hidden], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.split() == ["True"]
+
+
+def test_a_damaged_cache_entry_is_a_miss_and_is_replaced(capsys, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """Each file of an entry is checked against the SHA-256 that meta.json lists: an empty
+    PTX was served as the result (status 0, 0 bytes), a meta.json of the wrong shape was an
+    internal error, and a damaged entry was never replaced (every later compile missed)."""
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "k.ptx"
+
+    def compile_ptx() -> str:
+        status, _, err = run(capsys, "compile", VADD, "--arch", "sm_90", "-o", str(out))
+        assert status == 0, err
+        assert out.read_text().startswith("//") and ".entry vector_add" in out.read_text()
+        return err
+
+    assert "(cached)" not in compile_ptx()
+    (entry,) = (tmp_path / "cache" / "kernels").iterdir()
+    for damage in (
+        lambda: (entry / "kernel.ptx").write_text(""),
+        lambda: (entry / "meta.json").write_text("[1, 2]"),
+        lambda: (entry / "meta.json").write_text("{}"),
+        lambda: (entry / "kernel.cubin").unlink(),
+    ):
+        damage()
+        assert "(cached)" not in compile_ptx()  # compiled again ...
+        assert "(cached)" in compile_ptx()  # ... and stored again in its place
+    assert sorted(p.name for p in (tmp_path / "cache" / "kernels").iterdir()) == [entry.name]
+
+
+def test_a_cache_directory_that_cannot_be_used_is_a_usage_error(capsys, monkeypatch, tmp_path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(afile))
+    status, out, err = run(capsys, "compile", VADD, "--arch", "sm_90")
+    assert status == 2 and out == ""
+    assert one_error_line(err) == (
+        f"tileir: error: --emit ptx: the compile cache {afile} (from $TILEIR_CACHE_DIR) cannot be used: "
+        "it is not a directory; set TILEIR_CACHE_DIR to a writable directory"
+    )
+    status, _, err = run(capsys, "run", VADD, "--backend", "triton-interpret", *VADD_RUN_ARGS)
+    assert status == 2 and "--backend triton-interpret: the compile cache" in one_error_line(err)
+
+
+def test_a_generated_source_file_changed_on_disk_is_written_again(tmp_path) -> None:
+    """The source is imported from the cache directory: one cut short there was imported as
+    it was (its existence was all that was checked)."""
+    from compiler.lower import lower
+    from compiler.lower.build import write_source
+
+    module = load_module(VADD)
+    source = lower(module, module.entries()[0], "sm_90")
+    path = write_source(source, tmp_path)
+    path.write_text(path.read_text()[:100])
+    assert write_source(source, tmp_path) == path and path.read_text() == source.text
