@@ -1009,6 +1009,8 @@ def _load_kernel(args: argparse.Namespace, command: str, not_done: str):
             return None
         if exc.kind == "kernel" and args.kernel is None:
             raise CliError(f"{exc.message} with -k") from None
+        if exc.kind == "no kernel":
+            raise CliError(f"{src.name}: {exc.message}; {not_done}") from None
         raise CliError(exc.message) from None
     return module, entry
 

@@ -187,6 +187,8 @@ def find_kernel(module: Module, kernel: str | None) -> Operation:
     if kernel is None:
         if len(entries) == 1:
             return entries[0]
+        if not entries:
+            raise LaunchError("the module has no kernel (no `entry` op)", kind="no kernel")
         raise LaunchError(
             f"the module has {len(entries)} kernels ({', '.join(names) or 'none'}); name one", kind="kernel"
         )

@@ -468,3 +468,12 @@ def test_a_generated_source_file_changed_on_disk_is_written_again(tmp_path) -> N
     path = write_source(source, tmp_path)
     path.write_text(path.read_text()[:100])
     assert write_source(source, tmp_path) == path and path.read_text() == source.text
+
+
+def test_a_module_without_kernels_is_said_so_with_the_file(capsys, tmp_path) -> None:
+    """It was "the module has 0 kernels (none); name one with -k", where -k cannot help."""
+    empty = tmp_path / "empty.tileir"
+    empty.write_text("cuda_tile.module @m {\n}\n")
+    status, out, err = run(capsys, "compile", str(empty), "--emit", "triton")
+    assert status == 2 and out == ""
+    assert one_error_line(err) == f"tileir: error: {empty}: the module has no kernel (no `entry` op); not compiled"
