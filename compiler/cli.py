@@ -1806,7 +1806,9 @@ class _Commands:
 
     def add_parser(self, name: str, **kwargs: object) -> argparse.ArgumentParser | _Unbuilt:
         if self.wanted is None or name == self.wanted:
-            return self.sub.add_parser(name, **kwargs)
+            parser = self.sub.add_parser(name, **kwargs)
+            parser.set_defaults(command_parser=parser)  # main reports stray arguments with it
+            return parser
         self.sub.add_parser(name, help=kwargs.get("help"), add_help=False)
         return _Unbuilt()
 
@@ -2154,7 +2156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = next((a for a in argv if not a.startswith("-")), None)
         parser = build_parser(command if command in _COMMAND_NAMES else None)
         try:
-            args = parser.parse_args(argv)
+            args, extra = parser.parse_known_args(argv)
+            if extra:  # named by the command's parser, which is the help to read
+                command_parser = getattr(args, "command_parser", parser)
+                command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
         except _ArgparseExit as exc:
             return exc.status
         if getattr(args, "func", None) is None:

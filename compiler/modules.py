@@ -29,7 +29,8 @@ class LaunchError(Exception):
     """A launch that cannot start: bad module, unknown kernel, arguments that do not fit.
 
     `kind` says what is wrong: "module" (unreadable, or errors: `diagnostics` holds the
-    verifier's diagnostics), "kernel" (no such kernel), "grid", "count" (wrong number of
+    verifier's diagnostics), "kernel" (no such kernel, or several and none named), "no kernel"
+    (the module has none), "grid", "count" (wrong number of
     arguments), "argument" (an argument that does not fit its parameter), "backend" (an
     unknown or unavailable backend, or one that could not run the kernel) or "device" (the
     GPU failed: no driver or GPU, a cubin the driver cannot load, out of device memory, a
