@@ -1120,6 +1120,13 @@ class _Launchable:
         message = exc.message
         if exc.kind == "count" and not args.cutile_args and any(s.is_array for s in self.specs):
             message += " (with --cutile-args, each array argument is passed as pointer, shape, strides)"
+        # The launcher's advice is Python's (`.astype(np.float32)`); on the command line the
+        # element type is the --arg's last field.
+        advice = re.search(r" \(convert it with \.astype\([\w.]+\)\)$", message)
+        reads = re.search(r"the kernel reads (\S+) elements", message)
+        if advice is not None and reads is not None:
+            dtype = reads.group(1)
+            message = message[: advice.start()] + f" (give that --arg as ...:{dtype}, e.g. rand:4000:{dtype})"
         return message
 
     def launch(self, args: argparse.Namespace, command: str, values: list, backend: str, options, timed=None):

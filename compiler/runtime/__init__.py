@@ -139,11 +139,12 @@ def _grid(grid: int | Sequence[int]) -> tuple[int, int, int]:
         dims = [int(grid)] if isinstance(grid, (int, np.integer)) else [int(d) for d in grid]
     except (TypeError, ValueError):
         raise LaunchError(f"grid must be 1 to 3 positive integers, got {grid!r}", kind="grid") from None
+    shown = ",".join(map(str, dims))  # as --grid and the run summary write a grid
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise LaunchError(f"grid must be 1 to 3 positive extents, got {tuple(dims)}", kind="grid")
+        raise LaunchError(f"grid must be 1 to 3 positive extents, got {shown}", kind="grid")
     if any(d > MAX_GRID_EXTENT for d in dims):
         raise LaunchError(
-            f"grid {tuple(dims)} exceeds the limit of {MAX_GRID_EXTENT} (2^24-1) tile blocks per axis", kind="grid"
+            f"grid {shown} exceeds the limit of {MAX_GRID_EXTENT} (2^24-1) tile blocks per axis", kind="grid"
         )
     dims += [1] * (3 - len(dims))
     return dims[0], dims[1], dims[2]

@@ -254,6 +254,10 @@ def test_check_passes_and_fails(capsys, keeps: str) -> None:
         (["--arg", "zeros:4:f99"], "tileir: error: unknown dtype 'f99' (one of: "),
         (["--arg", "nope.npy"], "tileir: error: cannot read 'nope.npy': No such file or directory"),
         (["--grid", "0"], "tileir: error: --grid '0': expected 1 to 3 positive integers, X[,Y[,Z]]"),
+        (
+            ["--grid", "99999999999999999999,2", "--arg", "zeros:4:f32", "--arg", "ones:4:bf16", "--arg", "1"],
+            "tileir: error: grid 99999999999999999999,2 exceeds the limit of 16777215 (2^24-1) tile blocks per axis",
+        ),
         (["--kernel", "zzz"], "tileir: error: no kernel named 'zzz'; the module has: k"),
         (
             ["--arg", "rand:4:f32"],
@@ -264,7 +268,7 @@ def test_check_passes_and_fails(capsys, keeps: str) -> None:
         (
             ["--arg", "rand:4:f16", "--arg", "ones:4:bf16", "--arg", "1"],
             "tileir: error: argument 0 (%p: tile<ptr<f32>>): the kernel reads f32 elements, which live in "
-            "np.float32 arrays; got an array of float16 (convert it with .astype(np.float32))",
+            "np.float32 arrays; got an array of float16 (give that --arg as ...:f32, e.g. rand:4000:f32)",
         ),
         (
             ["--arg", "zeros:4:f32", "--arg", "ones:4:bf16", "--arg", "1e40"],
