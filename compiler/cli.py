@@ -836,7 +836,10 @@ def _cmd_asm(args: argparse.Namespace) -> int:
         raise CliError("asm from standard input: name the output with -o (-o - for standard output)")
     src = _read_input(args.file, allow_bytecode=True)
     if src.bytecode is not None:
-        raise CliError(f"'{src.name}' is already Tile IR bytecode (`{PROG} disasm {src.name}` prints it)")
+        shown = "-" if src.path is None else src.name  # a command to run names stdin `-`
+        raise CliError(f"'{src.name}' is already Tile IR bytecode (`{PROG} disasm {shown}` prints it)")
+    if args.output == "-" and _is_terminal(sys.stdout):
+        raise CliError("asm writes bytecode, a binary file: name it with -o OUT (or redirect standard output)")
     output = args.output
     if output is None:
         assert src.path is not None
@@ -1005,7 +1008,7 @@ def _load_kernel(args: argparse.Namespace, command: str, not_done: str):
     except LaunchError as exc:
         if exc.diagnostics:
             _report(exc.diagnostics, _Tally(), name="<stdin>" if args.file == "-" else args.file)
-            _err(f"{PROG} {command}: '{args.file}' has errors; {not_done}")
+            _err(f"{PROG} {command}: '{src.name}' has errors; {not_done}")
             return None
         if exc.kind == "kernel" and args.kernel is None:
             raise CliError(f"{exc.message} with -k") from None

@@ -184,6 +184,14 @@ class _Scope:
         self.forward = forward  # on isolated scopes only
 
 
+def _shown(text: str) -> str:
+    """A token's text as a message quotes it: a control character (a NUL byte in the file)
+    as its escape, not as itself (a terminal shows a NUL as nothing or a space)."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 class Parser:
     def __init__(self, source: SourceFile, options: ParseOptions) -> None:
         self.source = source
@@ -289,11 +297,11 @@ class Parser:
         if span is None:
             span = self.here()
             if self.tok.kind == L.ERROR:
-                message += f", found '{self.tok.text[:20]}'"
+                message += f", found '{_shown(self.tok.text[:20])}'"
             elif self.tok.kind == L.EOF:
                 message += ", found end of input"
             else:
-                message += f", found '{self.tok.text[:40]}'"
+                message += f", found '{_shown(self.tok.text[:40])}'"
         self.error(message, span)
         raise ParseError(message)
 
@@ -322,7 +330,7 @@ class Parser:
                 self.recover(start, top_level=True)
             if self.tok.start == start and self.tok.kind != L.EOF:
                 # No progress: skip one token so the loop always ends.
-                self.error(f"unexpected '{self.tok.text[:40]}'", self.here())
+                self.error(f"unexpected '{_shown(self.tok.text[:40])}'", self.here())
                 self.advance()
         self._finish_isolated_scope(self.scopes[0])
         self.module.comments = self.lexer.sorted_comments()
@@ -833,7 +841,7 @@ class Parser:
             except ParseError:
                 self.recover(start)
             if self.tok.start == start and self.tok.kind != L.EOF and not self.at("}"):
-                self.error(f"unexpected '{self.tok.text[:40]}'", self.here())
+                self.error(f"unexpected '{_shown(self.tok.text[:40])}'", self.here())
                 self.advance()
         if block.span is not None:
             block.span = Span(block.span.start, self.tok.start)

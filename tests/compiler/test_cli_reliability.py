@@ -506,3 +506,27 @@ def test_a_file_name_that_is_not_utf8_is_printed_as_its_bytes(tmp_path: Path) ->
     )
     assert done.returncode == 0, done.stderr
     assert b"# vadd\\udcfe.tileir:" in done.stdout
+
+
+def test_small_messages_name_things_as_the_user_wrote_them(capsys, tmp_path: Path, monkeypatch) -> None:
+    """A NUL byte is quoted as its escape (it showed as a space); stdin is `<stdin>` in every
+    line about it and `-` in a command to run; asm refuses to write bytecode to a terminal."""
+    nul = tmp_path / "nul.tileir"
+    nul.write_bytes(b"cuda_tile.module @m {\n}\n\0")
+    status, _, err = run(capsys, "check", str(nul))
+    assert status == 1 and f"{nul}:3:1: error: expected operation name, found '\\x00'" in err
+    import io
+
+    bad = "cuda_tile.module @m {\n  entry @k() {\n    bogus\n  }\n}\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(bad.encode())))
+    status, _, err = run(capsys, "compile", "-", "--emit", "triton")
+    assert status == 1 and err.splitlines()[0].startswith("<stdin>:3:5: error:")
+    assert err.splitlines()[-1] == "tileir compile: '<stdin>' has errors; not compiled"
+    bc = tmp_path / "v.tileirbc"
+    assert cli.main(["asm", str(REPO / "examples" / "vector_add.tileir"), "-o", str(bc)]) == 0
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(bc.read_bytes())))
+    status, _, err = run(capsys, "asm", "-", "-o", str(tmp_path / "x"))
+    assert status == 2 and "(`tileir disasm -` prints it)" in err
+    monkeypatch.setattr(cli, "_is_terminal", lambda stream: True)
+    status, _, err = run(capsys, "asm", str(REPO / "examples" / "vector_add.tileir"), "-o", "-")
+    assert status == 2 and "asm writes bytecode, a binary file: name it with -o OUT" in err
