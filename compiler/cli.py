@@ -1193,6 +1193,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         checks = [parse_check(c) for c in args.check]
     except SpecError as exc:
         raise CliError(str(exc)) from None
+    if not checks and (args.rtol is not None or args.atol is not None):
+        raise CliError(f"--{'rtol' if args.rtol is not None else 'atol'} is a tolerance of --check; give a --check")
     if args.save is not None:
         _check_save_directory(args.save)  # before the run, which may be long
     backend, note = _require_backend(args.backend)

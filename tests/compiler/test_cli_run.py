@@ -275,6 +275,7 @@ def test_check_passes_and_fails(capsys, keeps: str) -> None:
             "tileir: error: argument 2 (%n: tile<i32>): expected an integer, got float 1e+40",
         ),
         (["--check", "x = 1", "--arg", "1"], "tileir: error: --check 'x = 1': expected 'argN = EXPRESSION'"),
+        (["--atol", "0.1", "--arg", "1"], "tileir: error: --atol is a tolerance of --check; give a --check"),
     ],
 )
 def test_usage_errors_are_one_line_with_status_2(capsys, keeps: str, argv: list[str], message: str) -> None:
