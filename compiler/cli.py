@@ -2187,8 +2187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         _err(f"{PROG}: error: {exc}")
         return exc.status
-    except KeyboardInterrupt:
-        _err(f"{PROG}: interrupted")
+    except KeyboardInterrupt as exc:
+        # A launch on the interpreter says where it was (compiler.interp.InterruptedLaunch).
+        where = exc.report() if hasattr(exc, "report") else ""
+        _err(f"{PROG}: interrupted{f': {where}' if where else ''}")
         return 130
     except BrokenPipeError:
         # The reader went away (`tileir fmt big.tileir | head`): not an error of ours.

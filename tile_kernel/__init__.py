@@ -51,7 +51,7 @@ def load_ipython_extension(ipython: Any) -> None:
     completer = getattr(ipython, "Completer", None)
     if completer is not None and hasattr(completer, "custom_matchers"):
         if not any(getattr(m, "_tileir", False) for m in completer.custom_matchers):
-            matcher = make_matcher()
+            matcher = make_matcher(ipython)
             matcher._tileir = True  # type: ignore[attr-defined]
             completer.custom_matchers.append(matcher)
 

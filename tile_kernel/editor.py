@@ -9,6 +9,11 @@ that offsets in the cell and in the analysed text are the same numbers.
 Two ways in: the Tile IR kernel's `do_complete`/`do_inspect` (kernel.py) call `complete` and
 `inspect`; with the extension alone in a stock IPython kernel, `matcher` plugs `complete` into
 IPython's completer (IPython has no hook for inspection).
+
+On a magic line (`%%tileir NAME --options`, `%tileir SOURCE --options`) `complete` offers the
+magic's option names, the values of `--backend` and `--show`, and for `%tileir SOURCE` the
+modules bound in the notebook and the Tile IR files there; inspection there is IPython's (the
+magic's docstring).
 """
 
 from __future__ import annotations
@@ -77,16 +82,21 @@ class Completions:
     matches: list[Match]
 
 
-def complete(code: str, cursor_pos: int) -> Completions | None:
-    """Completions at `cursor_pos` of a `%%tileir` cell (None when the cursor is on the magic
-    line or the cell is not one): every item the language server offers whose label starts
-    with what is typed (case-insensitive), ops first as the server orders them."""
-    if not is_tileir_cell(code):
-        return None
-    cursor_pos = max(0, min(cursor_pos, len(code)))
+def on_magic_line(code: str, cursor_pos: int) -> bool:
+    """Whether `cursor_pos` is on the first line of a `%%tileir` cell (IPython's to inspect)."""
     first_newline = code.find("\n")
-    if first_newline < 0 or cursor_pos <= first_newline:
-        return None
+    return is_tileir_cell(code) and (first_newline < 0 or cursor_pos <= first_newline)
+
+
+def complete(code: str, cursor_pos: int, namespace: dict[str, Any] | None = None) -> Completions | None:
+    """Completions at `cursor_pos`: in the Tile IR of a `%%tileir` cell, every item the
+    language server offers whose label starts with what is typed (case-insensitive), ops
+    first as the server orders them; on a `%%tileir`/`%tileir` line, the magic's options and
+    their values (`complete_magic_line`, with the modules of `namespace`). None elsewhere,
+    and on a magic line with nothing to offer (IPython's completion then answers)."""
+    cursor_pos = max(0, min(cursor_pos, len(code)))
+    if on_magic_line(code, cursor_pos) or not is_tileir_cell(code):
+        return complete_magic_line(code, cursor_pos, namespace)
     from lsprotocol import types as lsp
 
     from tile_lsp.features.completion import completion_items
@@ -125,11 +135,72 @@ def complete(code: str, cursor_pos: int) -> Completions | None:
     return Completions(start, cursor_pos, matches)
 
 
-def complete_reply(code: str, cursor_pos: int) -> dict[str, Any] | None:
-    """A Jupyter `complete_reply` for a `%%tileir` cell, or None for other cells. `matches`
+_MAGIC_LINE = re.compile(r"[ \t]*(%%?)tileir(?=\s|$)")
+_TILEIR_FILES = (".tileir", ".tileirbc")
+
+
+def complete_magic_line(code: str, cursor_pos: int, namespace: dict[str, Any] | None = None) -> Completions | None:
+    """Completions on a `%%tileir` line (the cell's first) or a `%tileir` line: option names
+    after `-`, the choices of `--backend` and `--show` (after the last comma), a module's
+    kernels after `--run`, and for `%tileir`'s SOURCE the modules bound in `namespace` and
+    the `.tileir`/`.tileirbc` files and folders. None when the cursor is elsewhere or
+    nothing matches."""
+    line_start = code.rfind("\n", 0, cursor_pos) + 1
+    line = code[line_start:cursor_pos]
+    magic = _MAGIC_LINE.match(line)
+    if magic is None or (magic.group(1) == "%%" and code[:line_start].strip()):
+        return None
+    cell = magic.group(1) == "%%"
+    typed = re.search(r"\S*$", line).group(0)  # type: ignore[union-attr]
+    before = line[magic.end() : len(line) - len(typed)].split()
+    previous = before[-1] if before else None
+    choices: list[tuple[str, str, str]] = []  # (label, type, signature)
+    from .magic import SHOW_KINDS, TileIRMagics
+    from .module import BACKEND_CHOICES, TileModule
+
+    parser = (TileIRMagics.tileir if cell else TileIRMagics.tileir_line).parser
+    if typed.startswith("-"):
+        for action in parser._actions:
+            choices += [(o, "keyword", action.help or "") for o in action.option_strings if o.startswith("--")]
+    elif previous in ("--backend", "--show"):
+        typed = typed.rsplit(",", 1)[-1]  # --show ir,by
+        choices = [(c, "enum", previous) for c in (BACKEND_CHOICES if previous == "--backend" else SHOW_KINDS)]
+    elif previous == "--run" and not cell and before[0] != "--run":
+        module = (namespace or {}).get(before[0])
+        if isinstance(module, TileModule):
+            choices = [(k.name, "function", k.signature) for k in module.kernels.values()]
+    elif not cell and not before:
+        modules = [
+            (n, "module", repr(v).splitlines()[0]) for n, v in (namespace or {}).items() if isinstance(v, TileModule)
+        ]
+        choices = sorted(modules) + _tileir_paths(typed)
+    matches = [Match(label, label, kind, detail) for label, kind, detail in choices if label.startswith(typed)]
+    if not matches:
+        return None
+    return Completions(cursor_pos - len(typed), cursor_pos, matches)
+
+
+def _tileir_paths(typed: str) -> list[tuple[str, str, str]]:
+    """The folders and Tile IR files whose path starts with `typed` (`~` as the shell has it)."""
+    import glob
+    import os
+
+    found = []
+    for path in sorted(glob.glob(os.path.expanduser(typed) + "*"))[:200]:
+        shown = typed + path[len(os.path.expanduser(typed)) :]
+        if os.path.isdir(path):
+            found.append((shown + os.sep, "path", "folder"))
+        elif path.endswith(_TILEIR_FILES):
+            found.append((shown, "path", "Tile IR file"))
+    return found
+
+
+def complete_reply(code: str, cursor_pos: int, namespace: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """A Jupyter `complete_reply` for a `%%tileir` cell or a magic line (see `complete`), or
+    None (IPython's to answer). `matches`
     are the labels; `_jupyter_types_experimental` (which JupyterLab reads) carries the text to
     insert, the kind and the detail."""
-    found = complete(code, cursor_pos)
+    found = complete(code, cursor_pos, namespace)
     if found is None:
         return None
     return {
@@ -172,8 +243,9 @@ def inspect(code: str, cursor_pos: int) -> dict[str, str] | None:
 
 
 def inspect_reply(code: str, cursor_pos: int) -> dict[str, Any] | None:
-    """A Jupyter `inspect_reply` for a `%%tileir` cell, or None for other cells."""
-    if not is_tileir_cell(code):
+    """A Jupyter `inspect_reply` for the Tile IR of a `%%tileir` cell, or None for other cells
+    and for the magic line (IPython's inspection shows the magic's docstring there)."""
+    if not is_tileir_cell(code) or on_magic_line(code, cursor_pos):
         return None
     data = inspect(code, cursor_pos)
     return {"status": "ok", "found": data is not None, "data": data or {}, "metadata": {}}
@@ -183,16 +255,17 @@ def inspect_reply(code: str, cursor_pos: int) -> dict[str, Any] | None:
 # IPython's completer (the extension alone, in any IPython kernel or terminal)
 
 
-def make_matcher():
+def make_matcher(shell: Any = None):
     """An IPython completion matcher (API v2, IPython >= 8.6) that answers inside `%%tileir`
-    cells and suppresses the Python matchers there; elsewhere it returns nothing."""
+    cells and on magic lines (with the modules of `shell`'s namespace), and suppresses the
+    Python matchers there; elsewhere it returns nothing."""
     from IPython.core.completer import SimpleCompletion, context_matcher
 
     @context_matcher()
     def tileir_matcher(context) -> dict[str, Any]:
         lines = context.full_text.split("\n")
         offset = sum(len(line) + 1 for line in lines[: context.cursor_line]) + context.cursor_position
-        found = complete(context.full_text, offset)
+        found = complete(context.full_text, offset, getattr(shell, "user_ns", None))
         if found is None:
             return {"completions": [], "suppress": False}
         return {

@@ -41,7 +41,7 @@ class TileIRKernel(IPythonKernel):
     def do_complete(self, code: str, cursor_pos: int | None) -> dict[str, Any]:
         cursor = len(code) if cursor_pos is None else cursor_pos
         try:
-            reply = editor.complete_reply(code, cursor)
+            reply = editor.complete_reply(code, cursor, self.shell.user_ns)
         except Exception:  # noqa: BLE001 - completion must never break the kernel; Python's is the fallback
             self.log.exception("tile_kernel: completion failed")
             reply = None

@@ -24,6 +24,7 @@ import os
 import re
 import shlex
 import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,7 @@ from .module import (
     available_backends,
     failure_line,
     gpu_present,
+    interrupted_line,
     module_symbol,
     snapshot,
 )
@@ -146,6 +148,19 @@ def _options(func):
     return func
 
 
+def _described(value: Any) -> str:
+    """`value` in a few words, for the note that a binding replaced it: "a function", "the
+    module numpy", "an int"."""
+    if isinstance(value, types.ModuleType):
+        return f"the module {value.__name__}"
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        return "a function"
+    if isinstance(value, type):
+        return f"the class {value.__name__}"
+    kind = type(value).__name__
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
+
+
 @magics_class
 class TileIRMagics(Magics):
     @magic_arguments(name="%tileir")  # the usage line then reads `%%tileir`
@@ -157,7 +172,7 @@ class TileIRMagics(Magics):
 
         The cell is Tile IR text. It is parsed and verified; errors are shown and bind nothing.
         NAME is bound to a module object whose kernels launch as
-        ``NAME.KERNEL[grid](*args, backend=None, cutile_args=False)``.
+        ``NAME.KERNEL[grid](*args, backend=None, cutile_args=False, max_steps=1000000, timeout=0)``.
 
         Example::
 
@@ -174,7 +189,12 @@ class TileIRMagics(Magics):
 
     @magic_arguments(name="tileir")
     @argument("source", nargs="?", metavar="SOURCE", help="a .tileir or .tileirbc file, or a module bound before")
-    @argument("--name", metavar="NAME", help="bind a file's module to NAME (default: its symbol)")
+    @argument(
+        "--name",
+        metavar="NAME",
+        help="bind the module to NAME (a file's: default its symbol; a module bound before: again, with this "
+        "line's --backend and --arch as its defaults)",
+    )
     @_options
     @line_magic("tileir")
     def tileir_line(self, line: str) -> None:
@@ -187,13 +207,22 @@ class TileIRMagics(Magics):
             return
         existing = self.shell.user_ns.get(args.source)
         if isinstance(existing, TileModule):
+            if args.name:  # bound anew under NAME (the same name too), with this cell's defaults
+                existing = self._bind(existing.module, args.name, args, like=existing)
+            else:
+                self._note_unused(existing, args)
             self._after_bind(existing, args)
             return
         path = os.path.expanduser(args.source)
         if not os.path.exists(path):
             raise UsageError(f"{args.source!r} is neither a file nor a Tile IR module in the notebook")
-        with open(path, "rb") as f:
-            data = f.read()
+        if os.path.isdir(path):
+            raise UsageError(f"{args.source!r} is a directory: give a .tileir or .tileirbc file in it")
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:  # no permission, a file gone since: one line, not a traceback
+            raise UsageError(f"cannot read {args.source!r}: {e.strerror or e}") from None
         from compiler.runtime import BYTECODE_MAGIC
 
         if data.startswith(BYTECODE_MAGIC):
@@ -207,13 +236,15 @@ class TileIRMagics(Magics):
         self._after_bind(tmod, args)
 
     def _cell_name(self) -> str:
-        """`In[n]`, n the number the frontend shows for this cell. The input history has it
-        (IPython stores a cell's input before running it, and counts from 1 after a leading
-        empty entry); `execution_count` is bumped before the cell runs in IPython 9 but after
-        it in IPython 8, so it cannot tell."""
-        history = getattr(getattr(self.shell, "history_manager", None), "input_hist_raw", None)
-        if history:
-            return f"In[{len(history) - 1}]"
+        """`In[n]`, n the number the frontend shows for this cell: the execution count IPython
+        gave the cell it is running (`displayhook.exec_result`; `shell.execution_count` is
+        bumped before the cell runs in IPython 9 but after it in IPython 8, and the input
+        history's length is the last stored cell's, so neither can tell). A cell kept out of
+        the history (`store_history=False`, silent) has no number: `<cell>`."""
+        result = getattr(getattr(self.shell, "displayhook", None), "exec_result", None)
+        count = getattr(result, "execution_count", None)
+        if getattr(getattr(result, "info", None), "store_history", False) and isinstance(count, int):
+            return f"In[{count}]"
         return "<cell>"
 
     # -- options ---------------------------------------------------------------------------
@@ -225,7 +256,10 @@ class TileIRMagics(Magics):
             argv = shlex.split(line)
         except ValueError as e:
             raise UsageError(f"cannot split the options: {e}") from None
-        args = magic.parser.parse_args(argv)
+        try:
+            args = magic.parser.parse_args(argv)
+        except UsageError as e:
+            raise UsageError(f"{e}{self._split_hint(argv)}") from None
         shows: list[str] = []
         for item in args.show:
             for kind in filter(None, (k.strip() for k in item.split(","))):
@@ -239,7 +273,25 @@ class TileIRMagics(Magics):
         for option, value in (("--max-steps", args.max_steps), ("--timeout", args.timeout)):
             if not value >= 0:
                 raise UsageError(f"{option} {value}: give 0 (no limit) or more")
+        for option, value in (("--rtol", args.rtol), ("--atol", args.atol)):
+            if value is not None and not value >= 0:  # NaN too: no verdict could come of it
+                raise UsageError(f"{option} {value}: give a tolerance of 0 or more")
         return args
+
+    @staticmethod
+    def _split_hint(argv: list[str]) -> str:
+        """A hint for an option value that the shell-style split cut at a space, as in
+        `--args a, b, c` (then `b,` and `c` are unrecognized arguments)."""
+        for i, word in enumerate(argv[:-1]):
+            if word in ("--args", "--grid") and argv[i + 1].endswith(","):
+                parts = [argv[i + 1]]
+                for more in argv[i + 2 :]:
+                    if not parts[-1].endswith(",") or more.startswith("--"):
+                        break
+                    parts.append(more)
+                given = " ".join(parts)
+                return f" ({word} {given}: quote it, {word} '{given}', or drop the spaces, {word} {''.join(parts)})"
+        return ""
 
     @staticmethod
     def _check_combinations(args) -> None:
@@ -286,7 +338,31 @@ class TileIRMagics(Magics):
             raise TileIRError(f"{path}: not loaded; nothing was bound") from None
         return self._bind(module, bind, args)
 
-    def _bind(self, module, bind: str | None, args) -> TileModule:
+    @staticmethod
+    def _note_unused(tmod: TileModule, args) -> None:
+        """Say so when --backend or --arch do nothing: they apply to this cell's --run and
+        --show, and a module bound before keeps the defaults of the cell that bound it."""
+        unused = [
+            f"{option} {value}"
+            for option, value, used in (
+                ("--backend", args.backend, args.run is not None),
+                ("--arch", args.arch, args.run is not None or bool(args.show)),
+            )
+            if value and not used
+        ]
+        if unused:
+            options = " ".join(unused)
+            display(
+                note_view(
+                    f"{options}: no effect without --run or --show ({tmod.name} keeps the defaults it was bound "
+                    f"with); to change them, bind it again: %tileir {tmod.name} --name {tmod.name} {options}",
+                    "warning",
+                )
+            )
+
+    def _bind(self, module, bind: str | None, args, like: TileModule | None = None) -> TileModule:
+        """Bind `module` as `bind` (default: its symbol), with the cell's --backend and --arch
+        as its defaults (else those of `like`, the module it is bound again from)."""
         name = bind or module_symbol(module)
         if name is None:
             entries = module.entries()
@@ -298,10 +374,26 @@ class TileIRMagics(Magics):
             raise UsageError("the module has no symbol to bind it to: give a NAME (%%tileir NAME)")
         if not name.isidentifier() or keyword.iskeyword(name):
             raise UsageError(f"{name!r} is not a Python name: give one (%%tileir NAME)")
-        tmod = TileModule(module, name, backend=args.backend, arch=args.arch)
+        tmod = TileModule(
+            module,
+            name,
+            backend=args.backend or (like.backend if like else None),
+            arch=args.arch or (like.arch if like else None),
+        )
+        previous = self.shell.user_ns.get(name, tmod)
         self.shell.user_ns[name] = tmod
         kernels = ", ".join(k.signature for k in tmod.kernels.values()) or "no kernels"
         display(note_view(f"{name} = Tile IR module: {kernels}", "ok"))
+        for hidden in tmod.shadowed:
+            display(
+                note_view(
+                    f"two kernels are named @{hidden.name}: {name}.{hidden.name} and --run {hidden.name} launch the "
+                    f"first, {tmod.kernels[hidden.name].signature}; not {hidden.signature} (rename one to launch it)",
+                    "warning",
+                )
+            )
+        if not isinstance(previous, TileModule):  # the notebook's own variable: say it is gone
+            display(note_view(f"the module replaces {name}, {_described(previous)}", "warning"))
         return tmod
 
     # -- after binding ---------------------------------------------------------------------
@@ -384,7 +476,14 @@ class TileIRMagics(Magics):
         try:
             kernel = tmod.kernel(args.run or None)
         except LaunchError as e:
-            display(error_view("--run", [e.message]))
+            message = e.message
+            if args.run and getattr(args, "name", "") is None and args.run.isidentifier():
+                # `%%tileir --run NAME`: --run takes an optional KERNEL, so it took the NAME.
+                message += (
+                    f" (to bind the module as {args.run}, put NAME first: %%tileir {args.run} --run ..., "
+                    f"or name the kernel: --run KERNEL {args.run})"
+                )
+            display(error_view("--run", [message]))
             return ["--run"]
         try:
             # Compiled before the launch: an expression that is not Python fails the cell at once.
@@ -414,6 +513,9 @@ class TileIRMagics(Magics):
             return ["--run"]
         except InterpError as e:
             display(error_view(f"@{kernel.name} failed", [str(e), *map(str, getattr(e, "details", []) or [])]))
+            return ["--run"]
+        except KeyboardInterrupt as e:  # Kernel > Interrupt during the launch: a report, not a traceback
+            display(error_view(f"@{kernel.name} was interrupted", [interrupted_line(e, kernel.name)]))
             return ["--run"]
         except Exception as e:  # a backend that crashed (a bug in a lowering, in Triton): one line too
             if os.environ.get("TILEIR_TRACEBACK"):
@@ -446,7 +548,11 @@ class TileIRMagics(Magics):
                 failures.append(f"--check '{check.text}'")
         if args.time:
             restore_args(values, before)
-            self._time(launch, values, args, options, backend)
+            try:
+                self._time(launch, values, args, options, backend)
+            except KeyboardInterrupt as e:
+                display(error_view(f"@{kernel.name}: --time was interrupted", [interrupted_line(e, kernel.name)]))
+                failures.append("--time")
         return failures
 
     def _report(self, result: LaunchResult, values: list[Any], note: str | None, summarize) -> None:
@@ -457,11 +563,23 @@ class TileIRMagics(Magics):
             f"backend {result.backend}  time {seconds(result.time)}"
         ]
         for i, v in enumerate(values):
-            text = summarize(v) if isinstance(v, np.ndarray) else f"{type(v).__name__} {v!r}"
-            lines.append(f"  arg{i}  {text}")
+            lines.extend(self._summary_rows(f"arg{i}", v, summarize))
         display(lines_view(lines))
         if note is not None:
             display(note_view(note))
+
+    def _summary_rows(self, label: str, value: Any, summarize) -> list[str]:
+        """Rows of the run report for one argument: an array summarized, a list or tuple
+        holding arrays (cuTile arguments nest) one row per item, anything else its repr."""
+        if isinstance(value, np.ndarray):
+            return [f"  {label}  {summarize(value)}"]
+        if isinstance(value, (list, tuple)) and any(isinstance(v, (np.ndarray, list, tuple)) for v in value):
+            rows = [f"  {label}  {type(value).__name__} of {len(value)}"]
+            for j, item in enumerate(value):
+                rows.extend(self._summary_rows(f"{label}[{j}]", item, summarize))
+            return rows
+        text = repr(value)
+        return [f"  {label}  {type(value).__name__} {text if len(text) <= 100 else text[:97] + '...'}"]
 
     def _time(self, launch: Launch, values: list[Any], args, options: RunOptions, backend: str | None) -> None:
         from .module import resolve_backend, time_runs

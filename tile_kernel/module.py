@@ -1,6 +1,6 @@
 """The Python face of a `%%tileir` cell: a module object whose kernels are launched as
 
-    NAME.KERNEL[grid](*args, backend=None, cutile_args=False)
+    NAME.KERNEL[grid](*args, backend=None, cutile_args=False, max_steps=1000000, timeout=0)
 
 with arguments bound exactly as `compiler.runtime.launch` binds them (NumPy arrays updated in
 place), returning the launch's `LaunchResult`. Also the backend choice (`auto` and the GPU
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from compiler import runtime as _runtime
-from compiler.interp import InterpError, RunOptions
+from compiler.interp import DEFAULT_MAX_STEPS, InterpError, InterruptedLaunch, RunOptions
 from compiler.ir.core import Module, Operation
 from compiler.runtime import (
     BACKENDS,
@@ -98,6 +98,14 @@ def failure_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0]}".rstrip(": ")
 
 
+def interrupted_line(exc: BaseException, kernel: str) -> str:
+    """The one-line report of a launch of `kernel` stopped by Kernel > Interrupt: where the
+    CPU interpreter was (compiler.interp.InterruptedLaunch names the loop and iteration, as
+    a runaway's report does) where it knows."""
+    report = exc.report() if isinstance(exc, InterruptedLaunch) else f"@{kernel} was interrupted"
+    return f"{report}; its array arguments may be partly written"
+
+
 def module_symbol(module: Module) -> str | None:
     """The symbol of the module's `cuda_tile.module` (None for bare entries)."""
     for op in module.walk():
@@ -123,8 +131,15 @@ class TileModule:
         self.backend = backend  # the cell's --backend: the default of launches without one
         self.arch = arch
         self.kernels: dict[str, TileKernel] = {}
+        # Entries whose name an earlier entry has (two modules of a file, each with `entry @k`):
+        # a launch by name finds the first (`find_kernel`), so the first is the kernel here too.
+        self.shadowed: list[TileKernel] = []
         for entry in module.entries():
-            self.kernels[kernel_name(entry)] = TileKernel(self, entry)
+            kernel = TileKernel(self, entry)
+            if kernel.name in self.kernels:
+                self.shadowed.append(kernel)
+            else:
+                self.kernels[kernel.name] = kernel
 
     @property
     def text(self) -> str:
@@ -225,23 +240,63 @@ class Launch:
             options=options,
         )
 
-    def __call__(self, *args: Any, backend: str | None = None, cutile_args: bool = False) -> LaunchResult:
+    def __call__(
+        self,
+        *args: Any,
+        backend: str | None = None,
+        cutile_args: bool = False,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        timeout: float = 0,
+    ) -> LaunchResult:
+        """The launch. `max_steps` (loop iterations, cpu backend) and `timeout` (seconds, cpu
+        and triton-interpret backends) stop a runaway kernel, 0 meaning no limit: as the
+        magic's `--max-steps` and `--timeout`."""
         try:
-            result = self.run(*args, backend=backend, cutile_args=cutile_args)
+            options = python_run_options(max_steps, timeout)
+            result = self.run(*args, backend=backend, cutile_args=cutile_args, options=options)
         except (LaunchError, InterpError) as e:
             raise quiet(e) from None
+        except KeyboardInterrupt as e:
+            # Still an interrupt (a loop of launches stops), shown as one line.
+            raise quiet(KeyboardInterrupt(interrupted_line(e, self.kernel.name))) from None
         if self.last_note is not None:
             _note_once(self.last_note)
         return result
 
-    def time(self, *args: Any, repeat: int = 5, backend: str | None = None, cutile_args: bool = False) -> Timing:
+    def time(
+        self,
+        *args: Any,
+        repeat: int = 5,
+        backend: str | None = None,
+        cutile_args: bool = False,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        timeout: float = 0,
+    ) -> Timing:
         """Run `repeat` times (array arguments restored between runs, so that every run sees
         the same inputs) and return the kernel times."""
         try:
+            options = python_run_options(max_steps, timeout)
             chosen, _ = resolve_backend(backend or self.kernel.owner.backend)
-            return time_runs(lambda: self.run(*args, backend=chosen, cutile_args=cutile_args), args, repeat, chosen)
+            return time_runs(
+                lambda: self.run(*args, backend=chosen, cutile_args=cutile_args, options=options), args, repeat, chosen
+            )
         except (LaunchError, InterpError) as e:
             raise quiet(e) from None
+        except KeyboardInterrupt as e:
+            raise quiet(KeyboardInterrupt(interrupted_line(e, self.kernel.name))) from None
+
+
+def python_run_options(max_steps: int, timeout: float) -> RunOptions:
+    """The RunOptions of a Python launch (a runaway's report names its keywords,
+    `max_steps=N`); LaunchError (kind "argument") for a limit that is not a number, 0 (no
+    limit) or more."""
+    for name, value, kinds in (
+        ("max_steps", max_steps, (int, np.integer)),
+        ("timeout", timeout, (int, float, np.number)),
+    ):
+        if isinstance(value, bool) or not isinstance(value, kinds) or not value >= 0:
+            raise LaunchError(f"{name}={value!r}: give 0 (no limit) or more", kind="argument")
+    return RunOptions(max_steps=int(max_steps), timeout=float(timeout) or None, limits_spelled="keyword")
 
 
 _NOTED: set[str] = set()
@@ -319,8 +374,7 @@ def time_runs(
     """`repeat` runs of `run`, restoring the array arguments before each one after the first;
     with a `budget` (seconds of kernel time), no further run starts once it is spent (a slow
     backend then gets fewer runs, at least one)."""
-    if repeat < 1:
-        raise LaunchError(f"--time: the number of runs must be at least 1, got {repeat}", kind="argument")
+    _check_repeat(repeat)
     saved = snapshot(list(args))
     times: list[float] = []
     for i in range(repeat):
@@ -330,6 +384,12 @@ def time_runs(
             restore(list(args), saved)
         times.append(run().time)
     return Timing(backend, times)
+
+
+def _check_repeat(repeat: int) -> None:
+    # The magic checks `--time N` itself: this is the Python keyword's check.
+    if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 1:
+        raise LaunchError(f"repeat={repeat!r}: the number of runs must be at least 1", kind="argument")
 
 
 @dataclass(slots=True)
@@ -396,7 +456,12 @@ def time_backends(
     interpreter can take seconds a run), every backend on the same inputs; a backend that
     cannot run the kernel (a lowering that is missing an op, say) is listed with its one-line
     reason. The arrays are left as the first backend that ran made them."""
+    try:
+        _check_repeat(repeat)  # the call is wrong, not a backend: no row per backend
+    except LaunchError as e:
+        raise quiet(e) from None
     saved = snapshot(list(args))
+    options = python_run_options(DEFAULT_MAX_STEPS, 0)  # a runaway names the keywords
     rows: list[BackendRow] = []
     reference: list[Any] | None = None
     for backend in backends or available_backends():
@@ -404,8 +469,14 @@ def time_backends(
         row = BackendRow(backend)
         try:
             row.timing = time_runs(
-                lambda b=backend: launch_.run(*args, backend=b, cutile_args=cutile_args), args, repeat, backend, budget
+                lambda b=backend: launch_.run(*args, backend=b, cutile_args=cutile_args, options=options),
+                args,
+                repeat,
+                backend,
+                budget,
             )
+        except KeyboardInterrupt as e:
+            raise quiet(KeyboardInterrupt(interrupted_line(e, launch_.kernel.name))) from None
         except Exception as e:  # noqa: BLE001 - one backend's failure (a bug in a lowering too) is a row, not the end
             row.reason = failure_line(e)
             rows.append(row)

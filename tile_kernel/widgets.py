@@ -224,7 +224,7 @@ class LayoutExplorer:
         w = _ipywidgets()
         self.views = list(views)
         self.current = 0
-        self.chosen_extents: dict[int, int] = dict(extents or {})
+        self.chosen_extents: dict[int, int] = {d: _extent(d, n) for d, n in (extents or {}).items()}
         self.index: tuple[int, ...] = ()
         self.rows: tuple[int, ...] = ()  # gather/scatter: the rows the sparse index picks
         self._busy = False
@@ -314,7 +314,7 @@ class LayoutExplorer:
         """The extent of tensor dimension `dim` (a dynamic one)."""
         if dim not in self.chosen_extents:
             raise ValueError(f"tensor dimension {dim} is not dynamic; its extent is fixed by the type")
-        self.chosen_extents[dim] = max(int(extent), 0)
+        self.chosen_extents[dim] = _extent(dim, extent)
         layout = self.layout
         self.index = tuple(min(c, max((n or 1) - 1, 0)) for c, n in zip(self.index, layout.index_shape))
         # The box shows the value (when set from Python); it is not rebuilt under the cursor.
@@ -422,7 +422,8 @@ class LayoutExplorer:
             dynamic = d in self.chosen_extents
             box = w.BoundedIntText(
                 value=layout.tensor_shape[d] or 0,
-                min=0,
+                # A dynamic extent of 0 has no tile to pick: the box stops at 1 (`_extent`).
+                min=1 if dynamic else 0,
                 max=1 << 31,
                 description=dim_name(d) if dynamic else f"dim {d}",
                 disabled=not dynamic,
@@ -656,6 +657,14 @@ class LayoutExplorer:
         return self.text()
 
 
+def _extent(dim: int, extent: Any) -> int:
+    """A chosen extent of dynamic dimension `dim`: an int, at least 1 (an empty tensor has no
+    tile to picture or pick)."""
+    if isinstance(extent, bool) or not isinstance(extent, (int, np.integer)) or extent < 1:
+        raise ValueError(f"the extent of tensor dimension {dim} must be an int of 1 or more, not {extent!r}")
+    return int(extent)
+
+
 def _contains(ranges: Sequence[tuple[int, int]], dim: int | None, p: int) -> bool:
     if dim is None:
         return True
@@ -701,6 +710,9 @@ class ResultView:
         from compiler.runtime.argspec import Check, SpecError, run_check
 
         self.actual = np.asarray(actual)
+        if self.actual.dtype.kind == "c" or np.asarray(expected).dtype.kind == "c":
+            # Tile IR has no complex types, and a float comparison would drop the imaginary parts.
+            raise ValueError("complex arrays are not compared: compare their .real and .imag apart")
         self.title = title
         # The reference through the CLI's own check: "arg1 = arg0" with arg0 the reference.
         try:
@@ -710,33 +722,56 @@ class ResultView:
         except SpecError as e:
             raise ValueError(str(e).replace("--check 'result = reference': ", "")) from None
         self.ok = outcome.ok
-        # "ok (4000 elements, ...)" or "FAILED: 3 of 12 elements differ ...", in our words.
-        self.verdict = outcome.message.replace("check arg1 = arg0: ", "").replace("arg1[", "result[")
+        # "ok (4000 elements, ...)" or "FAILED: 3 of 12 elements differ ...", in our words; a
+        # failure's largest error is in `details()`, with where it is and the NaN mismatches it
+        # leaves out.
+        verdict = outcome.message.replace("check arg1 = arg0: ", "").replace("arg1[", "result[")
+        self.verdict = verdict if self.ok else re.sub(r"; max abs error [^;]*$", "", verdict)
         self.expected = (
             outcome.expected if outcome.expected is not None else np.broadcast_to(expected, self.actual.shape)
         )
         a = self.actual.astype(np.float64)
         e = np.asarray(self.expected).astype(np.float64)
         with np.errstate(all="ignore"):
-            diff = np.abs(a - e)
-            diff[np.isnan(a) & np.isnan(e)] = 0.0
-            diff[np.isinf(a) & (a == e)] = 0.0
+            same = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
+            # np.where, not item assignment: 0-d arrays (a scalar result) too.
+            diff = np.where(same, 0.0, np.abs(a - e))
             rel = np.where(e != 0, diff / np.abs(e), np.nan)  # relative to a zero: undefined, left out
         self.diff = diff
-        finite = diff[np.isfinite(diff)]
-        self.max_abs = float(finite.max()) if finite.size else 0.0
+        finite = np.isfinite(diff)
+        self.max_abs = float(diff[finite].max()) if finite.any() else 0.0
         finite_rel = rel[np.isfinite(rel)]
-        self.max_rel = float(finite_rel.max()) if finite_rel.size else 0.0
-        self.worst = tuple(int(i) for i in np.unravel_index(int(np.nanargmax(diff)), diff.shape)) if diff.size else ()
+        self.max_rel = float(finite_rel.max()) if finite_rel.any() else 0.0
+        # The largest finite error; NaN on one side only and infinities are counted apart
+        # (`details`), since no number measures them.
+        worst = np.where(finite, diff, -1.0)
+        self.worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(worst)), diff.shape))
+        self.unmeasured = [
+            (what, mask)
+            for what, mask in (
+                ("NaN where a number was expected", np.isnan(a) & ~np.isnan(e)),
+                ("a number where NaN was expected", ~np.isnan(a) & np.isnan(e)),
+                ("an infinity against another value", ~same & np.isinf(diff)),
+            )
+            if mask.any()
+        ]
+
+    def details(self) -> str:
+        """The largest errors, and the mismatches no error measures (NaN on one side only,
+        infinities), each with its first index."""
+        parts = []
+        if self.max_abs or not self.unmeasured:
+            parts.append(f"max abs error {self.max_abs:.3g} at {self.worst}, max rel error {self.max_rel:.3g}")
+        for what, mask in self.unmeasured:
+            count = int(mask.sum())
+            first = tuple(int(i) for i in np.argwhere(mask)[0]) if mask.ndim else ()
+            parts.append(f"{what} at {count} element{'s' if count != 1 else ''} (first at {first})")
+        return "; ".join(parts)
 
     def text(self) -> str:
         head = f"{self.title}: " if self.title else ""
         shape = "x".join(map(str, self.actual.shape)) or "scalar"
-        return (
-            f"{head}{self.verdict}\n"
-            f"  {shape} {self.actual.dtype}; max abs error {self.max_abs:.3g} at {self.worst}, max rel error "
-            f"{self.max_rel:.3g}"
-        )
+        return f"{head}{self.verdict}\n  {shape} {self.actual.dtype}; {self.details()}"
 
     def __repr__(self) -> str:
         return self.text()
@@ -747,13 +782,14 @@ class ResultView:
         maps = [
             _heat_svg(self.actual, "result", diverging=True),
             _heat_svg(np.asarray(self.expected), "reference", diverging=True),
-            _heat_svg(self.diff, "|result - reference|", diverging=False),
+            # NaN on one side only is drawn as the worst difference (black), not as no data.
+            _heat_svg(np.where(np.isnan(self.diff), np.inf, self.diff), "|result - reference|", diverging=False),
         ]
         title = f"<b>{html.escape(self.title)}</b> " if self.title else ""
         html_text = (
             f'<div class="tileir-result" style="font-family: monospace">'
             f'<div>{title}<b style="color:{colour}">{html.escape(verdict_word)}</b>{html.escape(verdict_rest)}</div>'
-            f"<div>max abs error {self.max_abs:.3g} at {self.worst}; max rel error {self.max_rel:.3g}</div>"
+            f"<div>{html.escape(self.details())}</div>"
             f'<div style="display:flex; flex-wrap:wrap; gap:12px">{"".join(maps)}</div></div>'
         )
         return {"text/html": html_text, "text/plain": self.text()}

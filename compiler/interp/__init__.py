@@ -24,7 +24,17 @@ from . import (  # noqa: F401  (registers semantics)  # noqa: F401  (registers s
     ops_shape,
     ops_view,  # noqa: F401  (registers semantics)
 )
-from .machine import DEFAULT_MAX_STEPS, TOKEN, Frame, Group, InterpError, Machine, RunOptions
+from .machine import (
+    DEFAULT_MAX_STEPS,
+    TOKEN,
+    Frame,
+    Group,
+    InterpError,
+    InterruptedLaunch,
+    Machine,
+    RunawayError,
+    RunOptions,
+)
 from .memory import Memory, MemoryFault
 from .registry import SEMANTICS, Ctx, semantics
 
@@ -36,9 +46,11 @@ __all__ = [
     "Frame",
     "Group",
     "InterpError",
+    "InterruptedLaunch",
     "Machine",
     "Memory",
     "MemoryFault",
     "RunOptions",
+    "RunawayError",
     "semantics",
 ]

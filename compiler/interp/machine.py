@@ -113,28 +113,67 @@ class InterpError(Exception):
         return f"{self.where}: error: {text}" if self.where else f"error: {text}"
 
 
-class _Runaway(InterpError):
-    """A launch stopped by its step budget or time limit. Raised by the loop whose
-    iteration went over; each enclosing loop it passes may take the blame (`blame`)."""
+class _Blamed:
+    """What a runaway and an interrupted launch share: the report names the loop with the most
+    iterations that the stop unwound through (an outer loop that never ends stops in
+    whichever inner loop it is running); each loop it passes calls `blame`."""
+
+    iterations = -1
+    what = ""
+    joiner = ", "  # between `what` and "at iteration N of this loop"
+
+    def place(self, machine: Machine, op: Operation, frame: Frame, iterations: int | None) -> dict[str, Any] | None:
+        """The report's fields naming `op` (at `iterations` of its current run, None: not a
+        loop) and the first tile block of `frame`, or None where an op named before had run
+        more iterations."""
+        n = iterations if iterations is not None else 0
+        if n <= self.iterations:
+            return None
+        self.iterations = n
+        message = f"{self.what}{self.joiner}at iteration {n} of this loop" if iterations is not None else self.what
+        block = frame.group.coords(0) if frame.group.size else None
+        return {"message": message, "op": op.mnemonic, "where": machine.where(op), "block": block}
+
+
+class RunawayError(InterpError, _Blamed):
+    """A launch stopped by its step budget or time limit (RunOptions.max_steps/timeout).
+    Raised by the loop whose iteration went over."""
 
     def __init__(
         self, what: str, hint: str, machine: Machine, op: Operation, frame: Frame, iterations: int | None
     ) -> None:
         self.what = what
-        self.iterations = -1
         InterpError.__init__(self, what, note=hint)
         self.blame(machine, op, frame, iterations)
 
     def blame(self, machine: Machine, op: Operation, frame: Frame, iterations: int | None) -> None:
-        """Name `op` (at `iterations` of its current run, None: not a loop) and the first
-        tile block of `frame` if it has run more iterations than the op named so far."""
-        n = iterations if iterations is not None else 0
-        if n <= self.iterations:
-            return
-        self.iterations = n
-        message = f"{self.what}, at iteration {n} of this loop" if iterations is not None else self.what
-        block = frame.group.coords(0) if frame.group.size else None
-        InterpError.__init__(self, message, op=op.mnemonic, where=machine.where(op), block=block, note=self.note)
+        fields = self.place(machine, op, frame, iterations)
+        if fields is not None:
+            InterpError.__init__(self, fields.pop("message"), **fields, note=self.note)
+
+
+class InterruptedLaunch(KeyboardInterrupt, _Blamed):
+    """Ctrl-C (a notebook's Interrupt) while a kernel ran on the interpreter: still a
+    KeyboardInterrupt, so that whatever was running stops, but it says where the kernel was
+    (`report()`, the one line of a runaway's report)."""
+
+    joiner = " "
+
+    def __init__(self, kernel: str | None) -> None:
+        super().__init__()
+        self.what = f"@{kernel} was interrupted" if kernel else "the launch was interrupted"
+        self.error = InterpError(self.what)
+
+    def blame(self, machine: Machine, op: Operation, frame: Frame, iterations: int | None) -> None:
+        fields = self.place(machine, op, frame, iterations)
+        if fields is not None:
+            self.error = InterpError(fields.pop("message"), **fields)
+
+    def report(self) -> str:
+        return self.error.report().replace(": error: ", ": ", 1).removeprefix("error: ")
+
+    def __str__(self) -> str:
+        return self.report()
 
 
 @dataclass(slots=True)
@@ -309,6 +348,15 @@ class RunOptions:
     # limit) and wall-clock seconds per launch (0 or None: no limit).
     max_steps: int | None = DEFAULT_MAX_STEPS
     timeout: float | None = None
+    # How a runaway's report names the limits: "option" (`--max-steps N`, the command
+    # line's and the magic's) or "keyword" (`max_steps=N`, a Python launch's).
+    limits_spelled: str = "option"
+
+    def spell(self, limit: str, value: object) -> str:
+        """`limit` ("max_steps" or "timeout") set to `value`, as `limits_spelled` says."""
+        if self.limits_spelled == "keyword":
+            return f"{limit}={value}"
+        return f"--{limit.replace('_', '-')} {value}"
 
 
 @dataclass(slots=True)
@@ -540,18 +588,18 @@ class Machine:
         if self._deadline is not None and time.monotonic() > self._deadline:
             raise self._budget_error(op, frame, iterations, "timeout")
 
-    def _budget_error(self, op: Operation, frame: Frame, iterations: int | None, kind: str) -> _Runaway:
+    def _budget_error(self, op: Operation, frame: Frame, iterations: int | None, kind: str) -> RunawayError:
         """The report of a launch stopped by its step budget (`kind` "steps") or time limit
         ("timeout") while `op` (a loop at iteration `iterations`, or the entry) ran on `frame`."""
         if kind == "steps":
             n = self.options.max_steps
-            what = f"the kernel ran past {n} loop iterations (--max-steps {n})"
-            hint = "raise or lift the limit with --max-steps N (0: no limit)"
+            what = f"the kernel ran past {n} loop iterations ({self.options.spell('max_steps', n)})"
+            hint = f"raise or lift the limit with {self.options.spell('max_steps', 'N')} (0: no limit)"
         else:
             t = f"{self.options.timeout:g}"
-            what = f"the kernel ran past its time limit of {t} s (--timeout {t})"
-            hint = "raise or lift the limit with --timeout SECONDS (0: no limit)"
-        return _Runaway(what, hint, self, op, frame, iterations)
+            what = f"the kernel ran past its time limit of {t} s ({self.options.spell('timeout', t)})"
+            hint = f"raise or lift the limit with {self.options.spell('timeout', 'SECONDS')} (0: no limit)"
+        return RunawayError(what, hint, self, op, frame, iterations)
 
     def _flush_prints(self) -> None:
         """Write the group's print_tko output, block by block (program order within a block)."""
@@ -945,11 +993,19 @@ class Machine:
                             counter.restrict(keep)
                 if counter is not None:
                     counter.advance()
-        except _Runaway as e:
+        except (RunawayError, InterruptedLaunch) as e:
             # An enclosing loop that has run more iterations is the likelier runaway (an
             # outer loop that never ends stops in whichever inner loop it is running).
             e.blame(self, op, current, iterations)
             raise
+        except KeyboardInterrupt:
+            entry = op
+            while entry is not None and entry.name != "cuda_tile.entry":
+                entry = entry.parent_op
+            name = entry.properties.get("sym_name") if entry is not None else None
+            stopped = InterruptedLaunch(getattr(name, "value", None))
+            stopped.blame(self, op, current, iterations)
+            raise stopped from None
         return self._continue_with(op, frame, finished, exits)
 
 

@@ -613,7 +613,8 @@ def _launch_triton_interpret(
     timeout = options.timeout if options else None
     try:
         if timeout and _can_alarm():
-            elapsed = _interpret_with_timeout(module, entry, dims, args, stdout, timeout)
+            assert options is not None
+            elapsed = _interpret_with_timeout(module, entry, dims, args, stdout, options)
         else:
             elapsed = run(module, entry, dims, args, stdout=stdout)
     except LowerError as e:
@@ -640,9 +641,9 @@ def _can_alarm() -> bool:
 
 
 def _interpret_with_timeout(
-    module: Module, entry: Operation, dims: tuple[int, int, int], args: Sequence[Any], stdout: Any, timeout: float
+    module: Module, entry: Operation, dims: tuple[int, int, int], args: Sequence[Any], stdout: Any, options: RunOptions
 ) -> float:
-    """`lower.interpret.run` stopped after `timeout` seconds. Triton's interpreter runs the
+    """`lower.interpret.run` stopped after `options.timeout` seconds. Triton's interpreter runs the
     generated Python, whose loops the CPU interpreter's step budget cannot count, so a timer
     interrupts it; the report names the Tile IR loop the generated line came from."""
     import signal
@@ -659,6 +660,7 @@ def _interpret_with_timeout(
         import triton.runtime.interpreter as interpreter
     except ImportError:
         return run(module, entry, dims, args, stdout=stdout)  # which says what is missing
+    timeout = options.timeout or 0.0
     src = lower_entry(module, entry, Target.parse(None))
     if src.not_interpretable():
         return run(module, entry, dims, args, source=src, stdout=stdout)  # which refuses it
@@ -685,11 +687,11 @@ def _interpret_with_timeout(
         block = getattr(interpreter.interpreter_builder, "grid_idx", None)
         t = f"{timeout:g}"
         raise InterpError(
-            f"the kernel ran past its time limit of {t} s (--timeout {t}) under Triton's interpreter",
+            f"the kernel ran past its time limit of {t} s ({options.spell('timeout', t)}) under Triton's interpreter",
             op=op.mnemonic,
             where=op_where(module, op),
             block=tuple(block) if block is not None else None,
-            note="raise or lift the limit with --timeout SECONDS (0: no limit)",
+            note=f"raise or lift the limit with {options.spell('timeout', 'SECONDS')} (0: no limit)",
         ) from None
     finally:
         signal.signal(signal.SIGALRM, previous)

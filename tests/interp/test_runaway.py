@@ -7,6 +7,7 @@ Triton's interpreter."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -261,3 +262,40 @@ def test_timeout_stops_a_runaway_under_tritons_interpreter(mnemonic):
     assert "(tile block (0, 0, 0))" in report
     # The timer is gone: a finite kernel runs to its end afterwards.
     launch(FOR.replace("<i64: 9223372036854775807>", "<i64: 3>"), grid=(2,), backend="triton-interpret")
+
+
+def test_keyword_spelling_and_an_interrupt_name_the_loop(kernels, capsys):
+    """A Python launch spells the limits as keywords (RunOptions.limits_spelled); Ctrl-C in
+    a loop is an InterruptedLaunch (still a KeyboardInterrupt) naming the loop and its
+    iteration, and `tileir run` prints that in its one line."""
+    import signal
+
+    from compiler.interp import InterruptedLaunch, RunawayError
+
+    with pytest.raises(RunawayError) as e:
+        launch(FOR, grid=(1,), backend="cpu", options=RunOptions(max_steps=50, limits_spelled="keyword"))
+    assert "(max_steps=50)" in str(e.value) and "raise or lift the limit with max_steps=N" in str(e.value)
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(InterruptedLaunch) as stopped:
+            launch(FOR, grid=(1,), backend="cpu", options=RunOptions(max_steps=0))
+        assert isinstance(stopped.value, KeyboardInterrupt)
+        assert re.fullmatch(
+            rf"<input>:{loop_line(FOR, 'for')}: for: @k was interrupted at iteration \d+ of this loop "
+            r"\(tile block \(0, 0, 0\)\)",
+            stopped.value.report(),
+        ), stopped.value.report()
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        status = cli.main(["run", str(kernels["for"]), "--grid", "1", "--backend", "cpu", "--max-steps", "0"])
+        assert status == 130
+        assert re.match(
+            rf"tileir: interrupted: {kernels['for']}:\d+:\d+: for: @k was interrupted", capsys.readouterr().err
+        )
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -9,7 +9,7 @@ pytest.importorskip("lsprotocol", reason="the `kernel` extra (lsprotocol, pygls)
 
 from tile_kernel import editor  # noqa: E402
 
-from .conftest import Shell, example  # noqa: E402
+from .conftest import ROOT, Shell, example  # noqa: E402
 
 CELL = "%%tileir vadd --run vector_add\n" + example("vector_add")
 
@@ -89,7 +89,7 @@ def test_replies_have_the_protocol_shape() -> None:
         "type": "function",
         "signature": "cuda_tile.addf (since 13.1)",
     }
-    reply = editor.inspect_reply(CELL, 0)
+    reply = editor.inspect_reply(CELL, cursor_after(CELL, "// c[i]"))
     assert reply == {"status": "ok", "found": False, "data": {}, "metadata": {}}
 
 
@@ -115,3 +115,44 @@ def test_ipython_completer_with_the_extension_alone(shell: Shell) -> None:
     with provisionalcompleter():
         python = [c.text for c in shell.ip.Completer.completions("import os\nos.pa", 15)]
     assert "path" in python or "os.path" in python
+
+
+def test_magic_line_is_inspected_by_ipython() -> None:
+    # None: the kernel falls back to IPython, which shows the magic's docstring.
+    assert editor.inspect_reply(CELL, 3) is None
+    assert editor.inspect_reply(CELL, CELL.index("\n")) is None
+    assert editor.inspect_reply(CELL, cursor_after(CELL, "%sum = add")) is not None
+
+
+def test_magic_line_completes_options_values_and_names(shell: Shell) -> None:
+    shell.run("%%tileir vadd_done\n" + example("vector_add"))
+    ns = shell.ns
+
+    def labels(code: str) -> list[str]:
+        found = editor.complete(code, len(code), ns)
+        assert found is not None, code
+        assert found.end == len(code)
+        return [m.label for m in found.matches]
+
+    assert labels("%%tileir m --ba") == ["--backend"]
+    assert set(labels("%tileir vadd_done --r")) == {"--run", "--rtol"}
+    assert "--name" in labels("%tileir x.tileir --")  # the line magic's own option
+    assert "--name" not in labels("%%tileir m --")
+    assert labels("%%tileir m --backend c") == ["cpu"]
+    assert labels("%%tileir m --show ir,by") == ["bytecode"]
+    assert labels("%tileir vadd_d") == ["vadd_done"]
+    assert labels("%tileir vadd_done --run vec") == ["vector_add"]
+    assert labels(f"%tileir {ROOT}/examples/vector_a") == [f"{ROOT}/examples/vector_add.tileir"]
+    assert editor.complete("%tileir vadd_done --nosuch", 26, ns) is None  # nothing: IPython's turn
+
+
+def test_magic_line_completes_through_ipython_and_the_kernel(shell: Shell) -> None:
+    from IPython.core.completer import provisionalcompleter
+
+    shell.run("%%tileir vadd_done\n" + example("vector_add"))
+    for code, expected in (("%%tileir m --ba", "--backend"), ("%tileir vadd_d", "vadd_done")):
+        with provisionalcompleter():
+            texts = [c.text for c in shell.ip.Completer.completions(code, len(code))]
+        assert expected in texts, (code, texts)
+        reply = editor.complete_reply(code, len(code), shell.ns)
+        assert reply is not None and expected in reply["matches"]

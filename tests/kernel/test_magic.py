@@ -4,6 +4,8 @@ launched with NumPy arrays and checked against NumPy."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -123,6 +125,20 @@ def test_syntax_error_is_rendered_and_binds_nothing(shell: Shell) -> None:
     no_traceback(run)
 
 
+def test_cell_out_of_the_history_is_not_named_after_another(shell: Shell) -> None:
+    from IPython.utils.capture import capture_output
+
+    shell.run("1 + 1")  # a numbered cell before
+    with capture_output() as captured:
+        result = shell.ip.run_cell(SYNTAX_ERROR, store_history=False)
+    assert not result.success
+    text = "\n".join(o.data.get("text/plain", "") for o in captured.outputs)
+    assert "<cell>:4:15: error: use of undeclared SSA value name '%y'" in text
+    assert "In[" not in text
+    run = shell.run(SYNTAX_ERROR)  # and the next numbered cell has its own number
+    assert f"In[{run.result.execution_count}]:4:15: error" in run.text()
+
+
 def test_verifier_error_is_rendered_and_binds_nothing(shell: Shell) -> None:
     shell.ns.pop("broken_types", None)
     run = shell.run(VERIFIER_ERROR)
@@ -160,6 +176,14 @@ def test_run_and_check_against_numpy(shell: Shell, arrays) -> None:
     # The result view: result and reference heat maps, and where they differ.
     assert "tileir-result" in run.html() and "|result - reference|" in run.html()
     no_traceback(run)
+
+
+def test_run_report_summarizes_arrays_in_a_tuple(shell: Shell, arrays) -> None:
+    run = shell.run("%%tileir vadd_tuple --run --grid 4 --args (a,b,c) --cutile-args\n" + VECTOR_ADD)
+    assert run.ok, run.text()
+    text = run.text()
+    assert "  arg0  tuple of 3\n  arg0[0]  f32[4000]  min " in text and "  arg0[2]  f32[4000]  min " in text
+    assert "array(" not in text
 
 
 def test_auto_backend_says_the_cpu_interpreter_ran(shell: Shell, arrays) -> None:
@@ -255,6 +279,18 @@ def test_failed_check_is_reported_without_traceback(shell: Shell, arrays) -> Non
     assert "check arg2 = arg0 - arg1: FAILED:" in run.text()
     assert "TileIRError: --check 'arg2 = arg0 - arg1' failed (the module is bound as vadd_run)" in run.stdout
     assert "vadd_run" in shell.ns  # a failed check does not unbind a valid module
+    no_traceback(run)
+
+
+def test_check_of_an_all_nan_result(shell: Shell, arrays) -> None:
+    a, _, _ = arrays
+    a[:] = np.nan
+    run = shell.run(f"{RUN} --check 'arg2 = np.zeros(4000, np.float32)'\n{VECTOR_ADD}")
+    assert not run.ok
+    assert "FAILED: 4000 of 4000 elements differ" in run.text()
+    assert "NaN where a number was expected at 4000 elements" in run.html()
+    assert "|result - reference|" in run.html()
+    assert "TileIRError: --check 'arg2 = np.zeros(4000, np.float32)' failed" in run.stdout
     no_traceback(run)
 
 
@@ -405,6 +441,14 @@ def test_layout_of_a_module_without_views(shell: Shell) -> None:
         ("--run --grid '\"x\"'", "expected an int or a tuple of ints"),
         ("--check 'unbalanced", "cannot split the options"),
         ("--run --args a --check 'nonsense'", "expected 'argN = EXPRESSION'"),
+        ("--run --args a --check 'arg0 = a' --rtol -1", "--rtol -1.0: give a tolerance of 0 or more"),
+        ("--run --args a --check 'arg0 = a' --atol nan", "--atol nan: give a tolerance of 0 or more"),
+        (
+            "--run --args a, b, c --cutile-args",
+            "unrecognized arguments: b, c (--args a, b, c: quote it, --args 'a, b, c', or drop the spaces, "
+            "--args a,b,c)",
+        ),
+        ("--run --grid 4, 2 --args a", "(--grid 4, 2: quote it, --grid '4, 2', or drop the spaces, --grid 4,2)"),
     ],
 )
 def test_bad_options_are_one_line(shell: Shell, arrays, options: str, message: str) -> None:
@@ -412,6 +456,18 @@ def test_bad_options_are_one_line(shell: Shell, arrays, options: str, message: s
     assert not run.ok
     assert message in run.text()
     no_traceback(run)
+
+
+def test_name_taken_by_run_is_hinted(shell: Shell, arrays) -> None:
+    run = shell.run(f"%%tileir --grid 4 --args a,b,c --cutile-args --run vadd_late\n{VECTOR_ADD}")
+    assert not run.ok
+    assert (
+        "no kernel named 'vadd_late'; the module has: vector_add (to bind the module as vadd_late, put NAME "
+        "first: %%tileir vadd_late --run ..., or name the kernel: --run KERNEL vadd_late)"
+    ) in run.text()
+    no_traceback(run)
+    run = shell.run(f"%%tileir --grid 4 --args a,b,c --cutile-args --run vector_add vadd_late\n{VECTOR_ADD}")
+    assert run.ok and "vadd_late" in shell.ns
 
 
 def test_help_documents_the_options(shell: Shell) -> None:
@@ -516,3 +572,167 @@ def test_unload_and_reload(shell: Shell) -> None:
     shell.ip.run_line_magic("load_ext", "tile_kernel")  # twice is harmless
     assert shell.ip.find_cell_magic("tileir") is not None
     assert sum(getattr(m, "_tileir", False) for m in shell.ip.Completer.custom_matchers) == 1
+
+
+# --------------------------------------------------------------------------------------------
+# Runaway kernels: Kernel > Interrupt, and the Python launch's limits
+
+SPIN = """cuda_tile.module @spin_mod {
+  entry @spin(%n: tile<i32>) {
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %acc = for %i in (%c0 to %n, step %c1) : tile<i32> iter_values(%s = %c0) -> (tile<i32>) {
+      %t = addi %s, %c1 : tile<i32>
+      continue %t : tile<i32>
+    }
+    return
+  }
+}
+"""
+
+
+@pytest.fixture
+def interrupt_soon():
+    """Kernel > Interrupt (a SIGINT, which Python raises as KeyboardInterrupt) 0.3 s after
+    the cell starts."""
+    import signal
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    yield lambda: signal.setitimer(signal.ITIMER_REAL, 0.3)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def test_interrupted_cell_is_one_line_report(shell: Shell, interrupt_soon) -> None:
+    shell.run("%%tileir spin_int\n" + SPIN)
+    interrupt_soon()
+    run = shell.run("%tileir spin_int --run spin --grid 1 --args 1000000000 --max-steps 0")
+    assert not run.ok
+    # Where it was, as a runaway's report says it: the loop's cell line and its iteration.
+    assert re.search(r"In\[\d+\]:6:\d+: for: @spin was interrupted at iteration \d+ of this loop", run.text())
+    assert "TileIRError: --run failed (the module is bound as spin_int)" in run.stdout
+    no_traceback(run)
+    assert shell.run("1 + 1").ok  # the kernel goes on
+
+
+def test_interrupted_python_launch_is_one_line(shell: Shell, interrupt_soon) -> None:
+    shell.run("%%tileir spin_py_int\n" + SPIN)
+    interrupt_soon()
+    run = shell.run("spin_py_int.spin[1](1000000000, max_steps=0)")
+    assert not run.ok
+    # Still a KeyboardInterrupt (a loop of launches stops), shown as one line.
+    assert isinstance(run.result.error_in_exec, KeyboardInterrupt)
+    assert re.search(r"KeyboardInterrupt: In\[\d+\]:6:\d+: for: @spin was interrupted at iteration", run.stdout)
+    no_traceback(run)
+
+
+def test_python_launch_limits_are_keywords(shell: Shell) -> None:
+    from compiler.interp import RunawayError
+
+    shell.run("%%tileir spin_py\n" + SPIN)
+    run = shell.run("spin_py.spin[1](2000, max_steps=100)")
+    assert not run.ok
+    assert type(run.result.error_in_exec) is RunawayError  # public (compiler.interp), an InterpError
+    assert "RunawayError: In[" in run.stdout
+    assert "ran past 100 loop iterations (max_steps=100)" in run.stdout
+    assert "raise or lift the limit with max_steps=N (0: no limit)" in run.stdout and "--max-steps" not in run.stdout
+    no_traceback(run)
+    assert shell.run("spin_py.spin[1](2000, max_steps=0)").ok
+    run = shell.run("spin_py.spin[1](10 ** 9, max_steps=0, timeout=0.2)")
+    assert "time limit of 0.2 s (timeout=0.2)" in run.stdout and "timeout=SECONDS" in run.stdout
+    run = shell.run("spin_py.spin[1](10, max_steps=-1)")
+    assert "LaunchError: max_steps=-1: give 0 (no limit) or more" in run.stdout
+    run = shell.run("spin_py.spin[1](10, timeout=float('nan'))")
+    assert "LaunchError: timeout=nan: give 0 (no limit) or more" in run.stdout
+
+
+def test_python_timing_names_the_repeat_keyword(shell: Shell, arrays) -> None:
+    import tile_kernel
+
+    shell.run("%%tileir vadd_rep\n" + VECTOR_ADD)
+    launch = shell.ns["vadd_rep"].vector_add[4]
+    with pytest.raises(LaunchError, match=r"^repeat=0: the number of runs must be at least 1$"):
+        tile_kernel.time_backends(launch, *arrays, cutile_args=True, repeat=0)
+    with pytest.raises(LaunchError, match=r"^repeat=0: the number of runs must be at least 1$"):
+        launch.time(*arrays, cutile_args=True, repeat=0)
+
+
+def test_line_magic_on_a_directory_or_an_unreadable_file(
+    shell: Shell, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = shell.run(f"%tileir {tmp_path}")
+    assert not run.ok
+    assert f"'{tmp_path}' is a directory: give a .tileir or .tileirbc file in it" in run.text()
+    no_traceback(run)
+    locked = tmp_path / "locked.tileir"
+    locked.write_text(VECTOR_ADD)
+
+    def refuse(path, *args, **kwargs):  # what open() does without read permission (tests may run as root)
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr("tile_kernel.magic.open", refuse, raising=False)
+    run = shell.run(f"%tileir {locked}")
+    assert not run.ok
+    assert f"cannot read '{locked}': Permission denied" in run.text()
+    no_traceback(run)
+
+
+def test_binding_says_what_it_replaces(shell: Shell) -> None:
+    import types
+
+    shell.run("replaced_fn = lambda x: x\nimport numpy as replaced_np")
+    run = shell.run("%%tileir\n" + VECTOR_ADD.replace("@vector_add {", "@replaced_fn {"))
+    assert run.ok
+    assert "warning: the module replaces replaced_fn, a function" in run.text()
+    run = shell.run("%%tileir replaced_np\n" + VECTOR_ADD)
+    assert "warning: the module replaces replaced_np, the module numpy" in run.text()
+    assert not isinstance(shell.ns["replaced_np"], types.ModuleType)
+    run = shell.run("%%tileir replaced_np\n" + VECTOR_ADD)  # a module over a module: nothing to say
+    assert run.ok and "replaces" not in run.text()
+
+
+def test_line_magic_binds_a_module_again_or_says_options_do_nothing(shell: Shell) -> None:
+    from tile_kernel.module import TileModule
+
+    shell.run("%%tileir vadd_first\n" + VECTOR_ADD)
+    run = shell.run("%tileir vadd_first --name vadd_alias --backend cpu")
+    assert run.ok and "vadd_alias = Tile IR module: @vector_add(" in run.text()
+    alias = shell.ns["vadd_alias"]
+    assert isinstance(alias, TileModule) and alias.name == "vadd_alias" and alias.backend == "cpu"
+    assert shell.ns["vadd_first"].backend is None
+    run = shell.run("%tileir vadd_first --backend cpu --arch sm_80")
+    assert run.ok
+    assert (
+        "warning: --backend cpu --arch sm_80: no effect without --run or --show (vadd_first keeps the defaults "
+        "it was bound with); to change them, bind it again: %tileir vadd_first --name vadd_first --backend cpu "
+        "--arch sm_80"
+    ) in run.text()
+    run = shell.run("%tileir vadd_first --arch sm_80 --show ir")
+    assert "no effect" not in run.text()
+
+
+def test_two_kernels_of_one_name_agree_on_the_first(shell: Shell) -> None:
+    cell = """%%tileir twice
+cuda_tile.module @first {
+  entry @k() {
+    return
+  }
+}
+cuda_tile.module @second {
+  entry @k(%n: tile<i32>) {
+    return
+  }
+}
+"""
+    run = shell.run(cell)
+    assert run.ok, run.text()
+    assert "twice = Tile IR module: @k()\n" in run.text() + "\n"  # the one --run k launches
+    assert "warning: two kernels are named @k: twice.k and --run k launch the first, @k(); not @k(%n: tile<i32>)" in (
+        run.text()
+    )
+    mod = shell.ns["twice"]
+    assert mod.k.signature == "@k()" and mod.kernel("k") is mod.k
+    assert shell.run("%tileir twice --run k").ok  # no arguments: the first kernel's

@@ -72,6 +72,16 @@ class TestTileIRKernel(jkt.KernelTests):
         reply = self.reply_to(self.kc.inspect(CELL, CELL.index("// c[i]") + 3), "inspect_reply")["content"]
         assert reply["status"] == "ok" and not reply["found"]
 
+    def test_magic_line_inspection_and_completion(self) -> None:
+        self.flush_channels()
+        # Shift-Tab on the magic line: IPython's answer, the magic's docstring.
+        reply = self.reply_to(self.kc.inspect(CELL, 5), "inspect_reply")["content"]
+        assert reply["status"] == "ok" and reply["found"]
+        assert "--run [KERNEL]" in reply["data"]["text/plain"]
+        code = "%%tileir m --ba"
+        reply = self.reply_to(self.kc.complete(code, len(code)), "complete_reply")["content"]
+        assert reply["matches"] == ["--backend"] and reply["cursor_start"] == len(code) - 4
+
     def test_tileir_cell_runs_and_binds(self) -> None:
         self.flush_channels()
         code = (

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+import warnings
 
 import numpy as np
 import pytest
@@ -151,3 +152,49 @@ def test_result_view_agrees_with_the_cli_check() -> None:
     assert big._repr_mimebundle_()["text/html"].count("<rect") <= 3 * 24 * 96
     with pytest.raises(ValueError, match="cannot evaluate"):
         compare(np.zeros(3), np.zeros(4))
+
+
+def test_result_view_of_nan_results() -> None:
+    # All NaN: no finite error to point at; the verdict and the pictures still come.
+    view = compare(np.full(40, np.nan, np.float32), np.zeros(40, np.float32))
+    assert not view.ok and "FAILED: 40 of 40 elements differ" in view.text()
+    assert "NaN where a number was expected at 40 elements (first at (0,))" in view.text()
+    assert view._repr_mimebundle_()["text/html"].count("<svg") == 3
+    # A NaN mismatch is named as such, not hidden behind "max abs error 0" elsewhere.
+    view = compare(np.array([np.nan, 1.0]), np.array([1.0, 1.0]))
+    assert "NaN where a number was expected at 1 element (first at (0,))" in view.text()
+    assert "max abs error 0" not in view.text()
+    view = compare(np.array([1.0, 1.0]), np.array([np.nan, 1.0]))
+    assert "a number where NaN was expected at 1 element (first at (0,))" in view.text()
+    view = compare(np.array([np.inf, 1.0]), np.array([1.0, 1.0]))
+    assert "an infinity against another value at 1 element (first at (0,))" in view.text()
+
+
+def test_result_view_of_scalars_and_complex_numbers() -> None:
+    view = compare(np.float32(1.0), 1.0)
+    assert view.ok and view.text().startswith("ok (1 elements")
+    assert "scalar float32" in view.text()
+    assert not compare(np.float32(1.0), 2.0).ok
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning on the way
+        with pytest.raises(ValueError, match=r"complex arrays are not compared: compare their \.real and \.imag"):
+            compare(np.array([1 + 1j, 2]), np.array([1 + 1j, 2]))
+        with pytest.raises(ValueError, match="complex arrays are not compared"):
+            compare(np.array([1.0, 2.0]), np.array([1 + 1j, 2]))
+
+
+def test_extents_are_at_least_one() -> None:
+    view = "partition_view<tile=(4x8), tensor_view<?x?xf32, strides=[?,1]>>"
+    ex = LayoutExplorer.of_type(view, picker="ipywidgets")
+    box = ex.extent_box.children[1]
+    assert box.min == 1
+    box.value = 0  # what typing 0 does: the box stops at 1, the explorer still works
+    assert ex.chosen_extents[0] == 1 and ex.layout.index_shape[0] == 1
+    assert "index space: 1x" in ex.text()
+    box.value = 14
+    assert ex.layout.index_shape == (4, 4)
+    with pytest.raises(ValueError, match="the extent of tensor dimension 0 must be an int of 1 or more, not 0"):
+        ex.set_extent(0, 0)
+    assert ex.chosen_extents[0] == 14  # unchanged
+    with pytest.raises(ValueError, match="the extent of tensor dimension 0 must be an int of 1 or more, not 0"):
+        LayoutExplorer.of_type(view, extents={0: 0})
