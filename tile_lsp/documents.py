@@ -57,7 +57,7 @@ class Settings:
             return settings, problems
         flat = _flatten(value)
         checks = {
-            "targetArchitecture": ("target_architecture", lambda v: isinstance(v, str) and v.startswith("sm_")),
+            "targetArchitecture": ("target_architecture", _known_architecture),
             "bytecodeVersion": ("bytecode_version", lambda v: v in ("13.1", "13.2", "13.3")),
             "warnings.unsupportedHints": ("unsupported_hints", lambda v: v in ("silent", "warn", "error")),
             "diagnostics.debounceMs": ("debounce_ms", lambda v: isinstance(v, int | float) and 0 <= v <= 10_000),
@@ -71,6 +71,20 @@ class Settings:
             else:
                 problems.append(f"tileir.{key}: ignoring {flat[key]!r}")
         return settings, problems
+
+
+def _known_architecture(value: object) -> bool:
+    """Whether `value` names a GPU the PTX request can compile for (`tileir compile --arch`'s
+    rule: an `sm_` name alone lets `sm_bogus` through, to fail at each request)."""
+    from compiler.lower.codegen import LowerError, Target  # what the PTX request uses, on first need
+
+    if not isinstance(value, str):
+        return False
+    try:
+        Target.parse(value)
+    except LowerError:
+        return False
+    return True
 
 
 def _flatten(value: dict, prefix: str = "") -> dict[str, object]:
@@ -426,10 +440,13 @@ def _cut(
     diagnostics = sorted(diagnostics, key=lambda d: d.span.start)
     diag_starts = [d.span.start for d in diagnostics]
     comment_starts = [c.span.start for c in comments]
+    # Each unit takes what starts from its own start to the next one's: the header [0, first),
+    # a kernel [start, next start) (what lies between kernels is the kernel's before it: an
+    # error there must not be lost), the last kernel [start, end], the trailer (end, ...).
+    los = [start + 1 if op is None and i else start for i, (op, start, _) in enumerate(bounds)]
     for i, (op, start, end) in enumerate(bounds):
-        # Kernels take [start, end]; the header [0, first); the trailer (last end, ...).
-        lo = start + 1 if op is None and i else start
-        hi = end + 1 if op is not None else (end if end is not None else 1 << 62)
+        lo = los[i]
+        hi = los[i + 1] if i + 1 < len(bounds) else 1 << 62
         o0, o1 = bisect.bisect_left(occ_starts, lo), bisect.bisect_left(occ_starts, hi)
         p0, p1 = bisect.bisect_left(op_starts, lo), bisect.bisect_left(op_starts, hi)
         d0, d1 = bisect.bisect_left(diag_starts, lo), bisect.bisect_left(diag_starts, hi)

@@ -4,10 +4,17 @@ A kernel (`entry`) is isolated from above: nothing outside it can see its values
 strictly inside one changes only its own diagnostics and index, as long as its name stays
 the same. The kernel is parsed again where it starts (`parse_item`), spliced into the module
 in place of the old one, and verified on its own (`verify_isolated`); the units after it just
-move by the edit's length (`Unit.shift`). Anything else — an edit between kernels, in the
-header, in a `global` (other kernels check their `get_global` against it), one that renames a
-kernel or makes it end elsewhere, or one in a kernel whose name another item defines too (its
-"redefinition" error comes from the whole symbol table) — analyses the document from scratch.
+move by the edit's length (`Unit.shift`).
+
+An edit between the kernels of a `cuda_tile.module` (or between its braces and the first or
+last) parses again only the text between the kernels around it, item by item: comments and
+blank lines typed there, kernels pasted, deleted or renamed as a whole
+(`_reparse_between_kernels`). One in the comments before or after the module finds those
+comments again (`_edit_around_module`). Anything else — an edit in a `global` (other kernels
+check their `get_global` against it), one that leaves something other than whole items between
+kernels (a half-typed kernel, a lone `/`), one that changes the module's own text or braces, or
+one that changes which names are defined twice (the "redefinition" errors come from the whole
+symbol table) — analyses the document from scratch.
 
 Nothing here is in proportion to the document's size: the server says where the text changed
 (`region`, from the didChange ranges) and hands over the new text's `DocumentSource` with
@@ -19,13 +26,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from compiler.ir.core import Comment
+from compiler.ir.core import Comment, Operation
 from compiler.ir.source import Span
 from compiler.text import lexer as L
+from compiler.text.index import Occurrence, SourceIndex
 from compiler.text.parser import ItemResult, ParseOptions, parse_item
 from compiler.verify.engine import verify_isolated
 
-from .documents import Analysis, Unit, analyze
+from .documents import UNIT_OPS, Analysis, Unit, analyze
 from .store import DocumentSource
 
 # Compare texts this many characters at a time when looking for the edit (C-speed slices).
@@ -50,9 +58,10 @@ def reanalyze(
         region = _narrowed(previous.text, text, region)
     if region[0] == region[1] == region[2]:  # the same text (a change undone, or none)
         return dataclasses.replace(previous, version=version, source=source)
-    reused = _reparse_one_kernel(previous, source, version, region)
-    if reused is not None:
-        return reused
+    for attempt in (_reparse_one_kernel, _reparse_between_kernels, _edit_around_module):
+        reused = attempt(previous, source, version, region)
+        if reused is not None:
+            return reused
     return analyze(previous.uri, text, version, previous.settings, name=previous.source.name, source=source)
 
 
@@ -131,10 +140,12 @@ def _reparse_one_kernel(
     block.ops[block.ops.index(old_op)] = op
     op.parent = block
     module.source = source  # the verifier reads the text the new kernel was parsed from
-    _stretch_ancestors(op, delta)
+    _stretch_ancestors(op.parent_op, delta)
     diagnostics = list(item.diagnostics)
     if not any(d.is_error for d in diagnostics):
         diagnostics += verify_isolated(module, op, previous.settings.verify_options())
+    # The diagnostics of the text after the kernel, up to the next unit, did not change.
+    diagnostics += [d.moved(unit.shift + delta) for d in unit.diagnostics if d.span.start > unit.end]  # type: ignore[operator]
     # The units after it move in place: the previous analysis is being replaced (and shares
     # the module, which changed under it already).
     new_units = list(units)
@@ -157,6 +168,253 @@ def _reparse_one_kernel(
     return Analysis(
         previous.uri, version, source, module, previous.settings, new_units, previous.duplicates, parse_errors
     )
+
+
+# The codes of the symbol table's diagnostics (a name defined twice, a `get_global` that names
+# no global): the module's table is checked only when every item in it verifies, so adding or
+# removing an item may make them all come or go.
+_TABLE_CODES = frozenset({"symbol-redefinition", "unknown-global", "global-type"})
+
+
+def _reparse_between_kernels(
+    previous: Analysis, source: DocumentSource, version: int | None, region: tuple[int, int, int]
+) -> Analysis | None:
+    """An edit between the kernels of a `cuda_tile.module` (or between its `{` and the first,
+    or the last and its `}`) after which only whole items lie there: comments or blank lines
+    typed, an item pasted, deleted or edited as a whole (renamed). The text from the end of the
+    unit before the edit to the start of the one after it is parsed again item by item
+    (`parse_item`); its items replace the ones it held and are verified on their own; the
+    units after it move. Anything that could change another item's diagnostics analyses from
+    scratch: a `global` added or removed, or a `get_global` (they check against the symbol
+    table), a name defined twice, or items added or removed while the symbol table's errors
+    show (they go when an item fails to verify)."""
+    units = previous.units
+    module_op = _module_op(previous)
+    if module_op is None:
+        return None
+    body = module_op.regions[0]
+    block = body.blocks[0]
+    old_text = previous.text
+    start, old_end, new_end = region
+    delta = new_end - old_end
+    # a: the last unit that ends at or before the edit (0: the header); b: the first kernel
+    # that starts at or after it (the trailer when none does). The kernels between go.
+    lo, hi = 1, len(units) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if units[mid].end + units[mid].shift <= start:  # type: ignore[operator]
+            lo = mid + 1
+        else:
+            hi = mid
+    a = lo - 1
+    b = a + 1
+    while b < len(units) - 1 and units[b].start + units[b].shift < old_end:
+        b += 1
+    trailer = b == len(units) - 1
+    # The module's braces: a region left open ends where its last item does.
+    last_end = units[-2].end + units[-2].shift  # type: ignore[operator]
+    if body.span is None or old_text[body.span.start] != "{" or body.span.end <= last_end:
+        return None
+    if old_text[body.span.end - 1] != "}":
+        return None
+    left = units[a].end + units[a].shift if a else body.span.start + 1  # type: ignore[operator]
+    right = body.span.end - 1 if trailer else units[b].start + units[b].shift
+    if start < left or old_end > right:
+        return None  # the edit reaches into the module's own text
+    removed = [unit.op for unit in units[a + 1 : b]]
+    if len(block.ops[a : b - 1]) != len(removed) or any(x is not y for x, y in zip(block.ops[a : b - 1], removed)):
+        return None
+    # Parse what lies in between again, item by item.
+    text = source.text
+    new_right = right + delta
+    lexer = L.Lexer(text)
+    items: list[ItemResult] = []
+    token = lexer.token_at(left)
+    while token.start < new_right:
+        item = parse_item(source, token.start, previous.module, ParseOptions(record_references=True))
+        op = item.op
+        if op is None or op.span is None or op.name not in UNIT_OPS or item.end > new_right:
+            return None  # not a whole item: what the whole parse makes of it is its own
+        items.append(item)
+        token = lexer.token_at(item.end)
+    if token.start != new_right:
+        return None
+    added = [item.op for item in items]
+    if any(op.name == "cuda_tile.global" for op in removed + added):  # type: ignore[operator]
+        return None
+    if any(nested.name == "cuda_tile.get_global" for op in added for nested in op.walk()):  # type: ignore[union-attr]
+        return None
+    kernels = [unit.op for unit in units[1 : a + 1]] + added + [unit.op for unit in units[b:-1]]
+    if not kernels:
+        return None  # no item left: the document is no longer cut into kernels
+    names = [symbol for op in kernels if (symbol := _symbol(op)) is not None]
+    duplicates = frozenset(n for n in names if names.count(n) > 1) if len(set(names)) < len(names) else frozenset()
+    changed_names = {_symbol(op) for op in removed + added}
+    if duplicates != previous.duplicates or changed_names & duplicates:
+        return None
+    if (removed or added) and any(d.code in _TABLE_CODES for unit in units for d in unit.diagnostics):
+        return None
+    # Splice the new items in place of the old ones.
+    module = previous.module
+    block.ops[a : b - 1] = added
+    for op in added:
+        op.parent = block  # type: ignore[union-attr]
+    module.source = source
+    _stretch_ancestors(module_op, delta)
+    options = previous.settings.verify_options()
+    comments = [c for c in lexer.comments if left <= c.span.start < new_right]
+    # Where each new unit's text starts (the last kernel's ends where it does: the trailer's
+    # text begins there).
+    starts = [op.span.start for op in added] + [new_right]  # type: ignore[union-attr]
+    new_units: list[Unit] = []
+    for i, item in enumerate(items):
+        op = item.op
+        diagnostics = list(item.diagnostics)
+        if not any(d.is_error for d in diagnostics):
+            diagnostics += verify_isolated(module, op, options)
+        owned_end = op.span.end if trailer and i == len(items) - 1 else starts[i + 1]  # type: ignore[union-attr]
+        owned = _kernel_comments(item, text, op.span.start, op.span.end)  # type: ignore[union-attr]
+        owned += [c for c in comments if op.span.end <= c.span.start < owned_end]  # type: ignore[union-attr]
+        new_units.append(Unit(op, op.span.start, op.span.end, 0, diagnostics, item=item, comments=owned))  # type: ignore[union-attr]
+    # The unit before: its own text did not change; what followed it up to `left` did.
+    before = units[a]
+    shift = before.shift
+    before_end = left if trailer and not items else starts[0]
+    owned_here = 1 if a else 0  # a kernel's diagnostics may point at its end
+    before = dataclasses.replace(
+        before,
+        diagnostics=[d for d in before.diagnostics if d.span.start + shift < left + owned_here],
+        comments=[c for c in before.comments if c.span.start + shift < left]
+        + [_moved(c, -shift) for c in comments if c.span.start < before_end],
+        end=before.end if a else starts[0],
+        tokens=None,
+    )
+    after = units[b:]
+    for later in after:
+        later.shift += delta
+    if trailer:
+        # The trailer's text now starts where the last kernel ends.
+        end = added[-1].span.end if added else units[a].end + units[a].shift  # type: ignore[union-attr, operator]
+        last = after[0]
+        after[0] = dataclasses.replace(
+            last,
+            start=end - last.shift,
+            diagnostics=[d for d in last.diagnostics if d.span.start + last.shift >= new_right],
+            comments=[_moved(c, -last.shift) for c in comments if c.span.start >= end]
+            + [c for c in last.comments if c.span.start + last.shift >= new_right],
+            tokens=None,
+        )
+    new_units = units[:a] + [before] + new_units + after
+    parse_errors = None
+    if previous.parse_errors == [] and not any(d.is_error for item in items for d in item.diagnostics):
+        parse_errors = []
+    return Analysis(previous.uri, version, source, module, previous.settings, new_units, duplicates, parse_errors)
+
+
+def _edit_around_module(
+    previous: Analysis, source: DocumentSource, version: int | None, region: tuple[int, int, int]
+) -> Analysis | None:
+    """An edit of the comments and blank lines before a `cuda_tile.module` (the file's header
+    comment) or after it: the comments there are found again; after an edit before it,
+    everything after them moves (the module's own spans, in place; the units, by their shift)."""
+    module_op = _module_op(previous)
+    start, old_end, new_end = region
+    if module_op is None or module_op.span is None:
+        return None
+    delta = new_end - old_end
+    module_start, module_end = module_op.span.start, module_op.span.end
+    units = previous.units
+    if start >= module_end:
+        # Only comments after the module, then and now.
+        if L.Lexer(previous.text).token_at(module_end).kind != L.EOF:
+            return None
+        lexer = L.Lexer(source.text)
+        if lexer.token_at(module_end).kind != L.EOF:
+            return None
+        trailer = units[-1]
+        shift = trailer.shift
+        trailer = dataclasses.replace(
+            trailer,
+            comments=[c for c in trailer.comments if c.span.start + shift < module_end]
+            + [_moved(c, -shift) for c in lexer.comments],
+            tokens=None,
+        )
+        new_units = [*units[:-1], trailer]
+    elif old_end <= module_start:
+        # Only comments before the module, then and now (not an alias definition).
+        if L.Lexer(previous.text).token_at(0).start != module_start:
+            return None
+        lexer = L.Lexer(source.text)
+        if lexer.token_at(0).start != module_start + delta:
+            return None
+        header = units[0]
+        index = header.index
+        if header.shift or header.item is not None or index is None:
+            return None
+        _move_own_spans(module_op, delta)
+        header = dataclasses.replace(
+            header,
+            end=header.end + delta,  # type: ignore[operator]
+            diagnostics=[d.moved(delta) if d.span.start >= old_end else d for d in header.diagnostics],
+            index=SourceIndex(
+                index.module,
+                [_moved_occurrence(o, delta) if o.span.start >= old_end else o for o in index.occurrences],
+                index.ops,
+            ),
+            comments=lexer.comments + [_moved(c, delta) for c in header.comments if c.span.start >= module_start],
+            tokens=None,
+        )
+        for unit in units[1:]:
+            unit.shift += delta
+        new_units = [header, *units[1:]]
+    else:
+        return None
+    previous.module.source = source
+    return Analysis(
+        previous.uri,
+        version,
+        source,
+        previous.module,
+        previous.settings,
+        new_units,
+        previous.duplicates,
+        previous.parse_errors,
+    )
+
+
+def _module_op(analysis: Analysis) -> Operation | None:
+    """The `cuda_tile.module` the document's kernels are the items of (None: the document is
+    not cut into kernels, or they are at its top level)."""
+    units = analysis.units
+    if len(units) < 3 or units[1].op is None:
+        return None
+    parent = units[1].op.parent_op
+    if parent is None or parent.name != "cuda_tile.module" or parent.parent_op is not None:
+        return None
+    if not parent.regions or not parent.regions[0].blocks:
+        return None
+    return parent
+
+
+def _move_own_spans(op: Operation, delta: int) -> None:
+    """Move `op`'s own spans (not those of the ops inside it) by `delta`."""
+    op.span = Span(op.span.start + delta, op.span.end + delta)  # type: ignore[union-attr]
+    if op.name_span is not None:
+        op.name_span = Span(op.name_span.start + delta, op.name_span.end + delta)
+    for body in op.regions:
+        if body.span is not None:
+            body.span = Span(body.span.start + delta, body.span.end + delta)
+        for block in body.blocks:
+            if block.span is not None:
+                block.span = Span(block.span.start + delta, block.span.end + delta)
+
+
+def _moved(comment: Comment, delta: int) -> Comment:
+    return Comment(comment.text, Span(comment.span.start + delta, comment.span.end + delta))
+
+
+def _moved_occurrence(occ: Occurrence, delta: int) -> Occurrence:
+    return dataclasses.replace(occ, span=Span(occ.span.start + delta, occ.span.end + delta))
 
 
 def _symbol(op) -> str | None:
@@ -204,11 +462,11 @@ def _kernel_around(units: list[Unit], start: int, end: int) -> int | None:
     return None
 
 
-def _stretch_ancestors(op, delta: int) -> None:
-    """The `cuda_tile.module` around the kernel now ends `delta` characters later."""
+def _stretch_ancestors(parent, delta: int) -> None:
+    """The `cuda_tile.module` `parent` (around the edited kernels) now ends `delta` characters
+    later."""
     if not delta:
         return
-    parent = op.parent_op
     while parent is not None:
         if parent.span is not None:
             parent.span = Span(parent.span.start, parent.span.end + delta)

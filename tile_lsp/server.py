@@ -22,8 +22,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
+import cattrs
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcContentModified, JsonRpcException
+from pygls.exceptions import JsonRpcContentModified, JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -44,6 +45,8 @@ class _DeliberateErrorsInOneLine(logging.Filter):
     where INFO is); anything else keeps its traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == _UNSTRUCTURED:
+            return False  # TileProtocol.structure_message says what was wrong, in one line
         error = record.exc_info[1] if record.exc_info else None
         if not isinstance(error, JsonRpcException):
             return True
@@ -53,7 +56,14 @@ class _DeliberateErrorsInOneLine(logging.Filter):
         return logging.getLogger().isEnabledFor(logging.INFO)
 
 
+# What pygls logs (with cattrs's traceback, some 80 lines) for a message whose params break the
+# protocol's rules.
+_UNSTRUCTURED = "Unable to deserialize message\n%s"
+
 logging.getLogger("pygls.protocol.json_rpc").addFilter(_DeliberateErrorsInOneLine())
+
+# What `TileProtocol.structure_message` makes of a message it answered or dropped itself.
+_REFUSED = object()
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,6 +80,32 @@ class TileProtocol(LanguageServerProtocol):
     """pygls's protocol, with the open documents kept by `TileLanguageServer`."""
 
     _server: TileLanguageServer
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """A message whose params break the protocol's rules (a request without its
+        `position`, a line of -1) is answered with InvalidParams when it is a request, and
+        dropped when it is a notification, with one log line: pygls would log a traceback
+        and never answer."""
+        try:
+            return super().structure_message(data)
+        except (JsonRpcInvalidParams, JsonRpcInternalError) as error:
+            method = data.get("method")
+            if not isinstance(method, str):
+                raise  # a response from the client: pygls's own handling
+            detail = _structure_problem(error.__cause__)
+            if "id" in data:
+                log.warning("tile-lsp: %s request with invalid params: %s", method, detail)
+                answer = JsonRpcInvalidParams(f"invalid params for {method}: {detail}")
+                self._send_response(data["id"], error=answer.to_response_error())
+            else:
+                log.warning("tile-lsp: dropped a %s notification with invalid params: %s", method, detail)
+                if method == lsp.TEXT_DOCUMENT_DID_CHANGE:
+                    self._server.lost_change(data.get("params"))
+            return _REFUSED
+
+    def handle_message(self, message: Any) -> None:
+        if message is not _REFUSED:
+            super().handle_message(message)
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
@@ -147,6 +183,18 @@ class TileLanguageServer(LanguageServer):
             document.apply(change, encoding)
         document.version = params.text_document.version
 
+    def lost_change(self, params: object) -> None:
+        """A didChange that could not be read was dropped: the document's text here may no
+        longer be the editor's. It is analysed as it is until the editor opens it again (or
+        sends the whole text); diagnostics say so."""
+        uri = params.get("textDocument", {}).get("uri") if isinstance(params, dict) else None
+        document = self._document(uri) if isinstance(uri, str) else None
+        if document is None:
+            return
+        log.warning("tile-lsp: %s may now differ from the editor's text; reopen it to resynchronise", uri)
+        document.stale = True
+        self.schedule(document.uri)
+
     @property
     def encoding(self) -> str:
         """The position encoding the client and server agreed on."""
@@ -207,6 +255,19 @@ class TileLanguageServer(LanguageServer):
         from .convert import diagnostic
 
         items = [diagnostic(d, analysis.positions, uri) for d in analysis.diagnostics]
+        document = self._document(uri)
+        if document is not None and document.stale:
+            start = lsp.Position(line=0, character=0)
+            message = "tile-lsp lost an edit of this document (the editor sent one it could not read): reopen it"
+            items.insert(
+                0,
+                lsp.Diagnostic(
+                    range=lsp.Range(start=start, end=start),
+                    message=message,
+                    severity=lsp.DiagnosticSeverity.Warning,
+                    source="tileir",
+                ),
+            )
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=analysis.version)
         )
@@ -268,8 +329,17 @@ class TileLanguageServer(LanguageServer):
 
 
 def _name_of(uri: str) -> str:
-    """The file name diagnostics carry (only used in messages)."""
-    return uri.rsplit("/", 1)[-1] or uri
+    """The file name diagnostics carry (only used in messages), as the user sees it
+    (`my file.tileir`, not `my%20file.tileir`)."""
+    return unquote(uri.rsplit("/", 1)[-1]) or uri
+
+
+def _structure_problem(error: BaseException | None) -> str:
+    """What cattrs found wrong with a message, in one line ("required field missing @
+    $.params.position")."""
+    if isinstance(error, cattrs.ClassValidationError):
+        return "; ".join(cattrs.transform_error(error))
+    return str(error) or type(error).__name__
 
 
 def _encoding(kind: object) -> str:

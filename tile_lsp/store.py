@@ -201,6 +201,9 @@ class Document:
     version: int | None
     source: DocumentSource
     changed: tuple[int, int, int] | None = None
+    # A change to it could not be read (and was dropped): the text may differ from the
+    # editor's until the editor sends it whole again.
+    stale: bool = False
 
     @property
     def text(self) -> str:
@@ -227,6 +230,7 @@ class Document:
         else:  # the whole text
             start, end = 0, old_length
             self.source = DocumentSource(change.text, self.source.name)
+            self.stale = False
         self.changed = merge_change(self.changed, start, end, len(change.text))
 
     def analysed(self) -> None:

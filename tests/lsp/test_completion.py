@@ -98,10 +98,18 @@ async def test_module_level_ops(client):
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_types_after_colon_and_inside_tile(client):
-    labels = {i.label for i in await _items_for(client, "%s = addi", "    %x = addi %n, %s : ")}
+    items = await _items_for(client, "%s = addi", "    %x = addi %n, %s : ")
+    labels = {i.label for i in items}
     assert {"f32", "bf16", "i32", "tile<", "ptr<", "tensor_view<", "partition_view<", "token"} <= labels
-    labels = {i.label for i in await _items_for(client, "%s = addi", "    %x = addi %n, %s : tile<4x8x")}
+    # Shown in sortText order: where a whole type goes, `tile<` first, bare element types last.
+    shown = [i.label for i in sorted(items, key=lambda i: i.sort_text or i.label)]
+    assert shown[0] == "tile<" and shown.index("partition_view<") < shown.index("f32") and shown[-1] != "tile<"
+    assert all(shown.index(t) > shown.index("token") for t in ("f32", "i1", "bf16"))
+    items = await _items_for(client, "%s = addi", "    %x = addi %n, %s : tile<4x8x")
+    labels = {i.label for i in items}
     assert {"f32", "bf16", "i32", "f16", "ptr<"} <= labels and "partition_view<" not in labels
+    shown = [i.label for i in sorted(items, key=lambda i: i.sort_text or i.label)]
+    assert shown[-1] == "ptr<"  # inside `tile<`, the element types come first
 
 
 @pytest.mark.asyncio(loop_scope="module")

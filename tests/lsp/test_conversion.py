@@ -302,3 +302,44 @@ async def test_convert_to_bytecode_of_a_virtual_document(client, tmp_path):
     await open_document(client, text, uri)
     result = await request(client, "tileir/convertToBytecode", {"uri": uri})
     assert base64.b64decode(field(result, "output")) == write_bytecode(parse(text).module, (13, 3))
+
+
+TWO_MODULES = (
+    "cuda_tile.module @m1 {\n  entry @k(%a: tile<f32>) {\n    return\n  }\n}\n"
+    "cuda_tile.module @m2 {\n  entry @k(%a: tile<i32>) {\n    %c = addf %a, %a : tile<i32>\n    return\n  }\n}\n"
+)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_ptx_kernel_names_that_are_ambiguous_or_missing(client):
+    """Two modules with an `entry @k`: the bare name is refused as ambiguous, and `m::k`
+    chooses (@m2's `k` has an error: asking for it fails past the name, without compiling); a
+    document without entries says it has no kernel."""
+    uri, _ = await open_document(client, TWO_MODULES)
+    for params, code, words in (
+        ({}, -32602, "name the kernel (the document's entries: @m1::k, @m2::k)"),
+        (
+            {"kernel": "@k"},
+            -32602,
+            'the kernel name @k is ambiguous: 2 entries have it; name it with its module ("m1::k", "m2::k")',
+        ),
+        ({"kernel": "m2::k"}, -32803, "has errors; no PTX generated"),
+        ({"kernel": "@m3::k"}, -32602, "the document has no entry @m3::k"),
+    ):
+        with pytest.raises(JsonRpcException) as caught:
+            await request(client, "tileir/ptx", {"textDocument": {"uri": uri}, **params})
+        assert caught.value.code == code and words in caught.value.message, caught.value.message
+    empty, _ = await open_document(client, "cuda_tile.module @m {\n}\n")
+    with pytest.raises(JsonRpcException) as caught:
+        await request(client, "tileir/ptx", {"textDocument": {"uri": empty}})
+    assert "the document has no kernel (no `entry`)" in caught.value.message
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_messages_name_the_file_as_the_user_does(client):
+    """A percent-encoded URI's file name is decoded in messages."""
+    uri = "file:///tmp/tile_lsp_tests/my%20file%C3%BC.tileir"
+    await open_document(client, WRONG, uri)
+    with pytest.raises(JsonRpcException) as caught:
+        await request(client, "tileir/ptx", {"textDocument": {"uri": uri}})
+    assert caught.value.message.startswith("'my fileü.tileir' has errors; no PTX generated"), caught.value.message

@@ -109,3 +109,15 @@ async def test_redefinition_goes_when_either_kernel_is_renamed(client):
             at = lsp.Position(line=at.line + 1, character=at.character)
         rename = lsp.TextDocumentContentChangePartial(range=lsp.Range(start=at, end=at), text="_renamed")
         assert await change_document(client, uri, 3, [rename]) == []
+
+
+def test_unknown_target_architectures_are_ignored_with_a_warning():
+    from tile_lsp.documents import Settings
+
+    for value in ("sm_bogus", "sm_70", "sm_", 90):
+        settings, problems = Settings.from_client({"targetArchitecture": value})
+        assert settings.target_architecture == "sm_100" and problems == [
+            f"tileir.targetArchitecture: ignoring {value!r}"
+        ]
+    settings, problems = Settings.from_client({"targetArchitecture": "sm_90a"})
+    assert settings.target_architecture == "sm_90a" and problems == []

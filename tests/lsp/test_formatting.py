@@ -150,8 +150,22 @@ async def test_syntax_errors_leave_the_document_alone(client):
     uri, diagnostics = await open_document(client, text)
     assert diagnostics and diagnostics[0].severity == lsp.DiagnosticSeverity.Error
     client.messages.clear()
+    client.log_messages.clear()
     assert not await format_document(client, uri)
-    assert any("not formatted" in m.message and "syntax error" in m.message for m in client.messages)
+    # Said in the log, not in a window (format on save would pop one up at every save).
+    assert not client.messages
+    assert any("not formatted: the document has 1 error (line" in m.message for m in client.log_messages)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_formatting_keeps_crlf_line_endings(client):
+    """A CRLF document is formatted into CRLF lines, and its canonical form needs no edit."""
+    text = MESSY.replace("\n", "\r\n")
+    uri, _ = await open_document(client, text)
+    formatted = apply(text, await format_document(client, uri))
+    assert formatted.count("\r\n") == formatted.count("\n") > 10
+    canonical_uri, _ = await open_document(client, formatted)
+    assert list(await format_document(client, canonical_uri)) == []
 
 
 @pytest.mark.asyncio(loop_scope="module")

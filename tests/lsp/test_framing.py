@@ -167,3 +167,50 @@ def test_the_server_exits_when_input_ends_inside_a_message():
             server.process.kill()
             pytest.fail("the server did not exit when its input ended")
     assert "input ended inside a message body" in b"".join(server.stderr).decode(errors="replace")
+
+
+def test_params_that_break_the_rules_are_answered_in_one_line():
+    """A request whose params cannot be read (no `position`, a line of -1) is answered with
+    InvalidParams; a didChange that cannot be read is dropped, the document marked as maybe out
+    of step with the editor; each is one log line, not cattrs's traceback."""
+    server = RawServer()
+    uri = "file:///tmp/tile_lsp_tests/params.tileir"
+    try:
+        server.send(request(1, "initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {}}))
+        server.response(1)
+        server.send(notification("initialized", {}))
+        server.send(notification("workspace/didChangeConfiguration", {"settings": {"tileir": {"diagnostics": {}}}}))
+        item = {"uri": uri, "languageId": "tileir", "version": 1, "text": "cuda_tile.module @m {\n}\n"}
+        server.send(notification("textDocument/didOpen", {"textDocument": item}))
+        ident = {"uri": uri}
+        server.send(request(2, "textDocument/hover", {"textDocument": ident}))
+        server.send(request(3, "textDocument/hover", {"textDocument": ident, "position": {"line": -1, "character": 0}}))
+        for msg_id, why in (
+            (2, "required field missing @ $.params.position"),
+            (3, "invalid value @ $.params.position"),
+        ):
+            error = server.response(msg_id)["error"]
+            assert error["code"] == -32602 and why in error["message"], error
+        where = {"start": {"line": -1, "character": 0}, "end": {"line": 0, "character": 0}}
+        change = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": where, "text": "x"}]}
+        server.send(notification("textDocument/didChange", change))
+        server.send(request(4, "textDocument/hover", {"textDocument": ident, "position": {"line": 0, "character": 0}}))
+        assert "error" not in server.response(4)
+        deadline = 60
+        while True:  # the stale warning comes with the next diagnostics
+            message = server.messages.get(timeout=deadline)
+            if message.get("method") == "textDocument/publishDiagnostics":
+                messages = [d["message"] for d in message["params"]["diagnostics"]]
+                if any("lost an edit" in m for m in messages):
+                    break
+        server.send(request(5, "shutdown", None))
+        server.response(5)
+        server.send(notification("exit", None))
+        server.process.wait(timeout=60)
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+    log = b"".join(server.stderr).decode(errors="replace")
+    assert "Traceback" not in log and "Unable to deserialize" not in log, log
+    assert "textDocument/hover request with invalid params: required field missing" in log
+    assert "dropped a textDocument/didChange notification with invalid params" in log

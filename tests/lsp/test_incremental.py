@@ -198,3 +198,108 @@ def test_redefinition_follows_edits_of_either_kernel():
         renamed = text[:at] + "_2" + text[at:]
         after = reanalyze(analyze("file:///r.tileir", text, 1, settings), renamed, 2)
         assert _redefinitions(after) == []
+
+
+def _outside_edit(rng: random.Random, text: str, serial: int) -> tuple[int, int, str]:
+    """A random edit outside the kernels of `_multi_kernel_text`'s layout: ([a, b) replaced by
+    the string) a comment or blank line typed or deleted before the module, after its `{`,
+    between kernels or before its `}`; a kernel pasted, deleted or renamed as a whole."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    # Lines outside kernels: the header, blank or comment lines at kernel depth, the module's
+    # `{` and `}` lines (deleting those breaks the text).
+    outside = [
+        i
+        for i, line in enumerate(lines[:-1])
+        if line.strip() in ("", "}") and not line.startswith("  }") or line.startswith(("//", "  //", "cuda_tile."))
+    ]
+    entries = [i for i, line in enumerate(lines) if line.startswith("  entry @")]
+    module = next(i for i, line in enumerate(lines) if line.startswith("cuda_tile."))
+    close = max(i for i, line in enumerate(lines) if line.startswith("}"))
+    inside_module = [i for i in outside if module < i <= close]
+    kind = rng.randrange(8)
+    i = rng.choice(outside if kind < 3 else inside_module)
+    if kind == 0:  # a new comment line
+        return starts[i], starts[i], f"  // note {serial}\n"
+    if kind == 1:  # a blank line
+        return starts[i], starts[i], "\n"
+    if kind == 2:  # a character typed into a comment, or at the end of a line outside kernels
+        at = starts[i] + len(lines[i])
+        return at, at, rng.choice([" ", "/", "x", "// c"]) if lines[i].lstrip().startswith("//") else " "
+    if kind == 3:  # a comment or blank line deleted
+        if lines[i].startswith("}"):
+            i = rng.choice(outside)
+        if lines[i].startswith(("}", "cuda_tile.")):
+            return starts[i], starts[i], ""
+        return starts[i], starts[i + 1], ""
+    entry = rng.choice(entries)
+    end = next(j for j in range(entry + 1, len(lines)) if lines[j] == "  }") + 1
+    if kind == 4:  # a kernel pasted before another, renamed apart
+        copied = "\n".join(lines[entry:end]) + "\n"
+        name = lines[entry][len("  entry @") : lines[entry].index("(")]
+        return starts[entry], starts[entry], copied.replace(f"@{name}(", f"@pasted_{serial}(", 1)
+    if kind == 5:  # a kernel deleted
+        return starts[entry], starts[end], ""
+    if kind == 6:  # a kernel renamed
+        at = starts[entry] + len("  entry @")
+        return at, at, f"r{serial}_"
+    # A three-line kernel pasted where a line in the module starts (a blank or comment line,
+    # or the module's `}`), sometimes with an error inside.
+    body = "return" if rng.random() < 0.7 else "%x = addf %q, %q : tile<f32>\n    return"
+    return starts[i], starts[i], f"  entry @small_{serial}() {{\n    {body}\n  }}\n"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_edits_outside_kernels_match_a_fresh_analysis(seed):
+    """Edits between kernels, in the header, and whole kernels pasted, deleted or renamed:
+    analysed without parsing the document again (the module is the previous one), with what a
+    fresh analysis gives."""
+    rng = random.Random(seed)
+    text = _multi_kernel_text()
+    settings = Settings()
+    current = analyze("file:///t.tileir", text, 1, settings)
+    reused = 0
+    undo = None
+    for version in range(2, 22):
+        if undo is not None:
+            (a, b, new), undo = undo, None
+        elif rng.random() < 0.1:  # the module's `{` deleted (analysed from scratch), then typed again
+            a, b, new = text.index("{"), text.index("{") + 1, ""
+            undo = (a, a, "{")
+        else:
+            a, b, new = _outside_edit(rng, text, version)
+        new_text = text[:a] + new + text[b:]
+        before = current
+        region = (a, b, a + len(new)) if version % 2 else None
+        current = reanalyze(before, new_text, version, region)
+        fresh = analyze("file:///t.tileir", new_text, version, settings)
+        assert current.text == new_text
+        what = f"edit {a}:{b} -> {new!r}"
+        assert _snapshot(current) == _snapshot(fresh), what
+        assert _features(current) == _features(fresh), what
+        for offset in rng.sample(range(len(new_text)), 40):
+            x, y = current.at(offset), fresh.at(offset)
+            assert (x and (x.span, x.kind)) == (y and (y.span, y.kind)), offset
+        reused += current.module is before.module
+        text = new_text
+    assert reused > 8, "edits outside kernels should not parse the document again"
+
+
+def test_an_error_between_kernels_is_shown():
+    """Text between two kernels that is not an item: its error belongs to the kernel before
+    (it was dropped), and stays after edits of that kernel."""
+    body = (ROOT / "examples" / "vector_add.tileir").read_text()
+    entry = body[body.index("entry @") : body.rindex("}")].rstrip()
+    text = "cuda_tile.module @m {\n  " + entry + "\n  bogus junk\n  " + entry.replace("@vector_add(", "@b(") + "\n}\n"
+    settings = Settings()
+    analysis = analyze("file:///j.tileir", text, 1, settings)
+    assert len(analysis.units) == 4
+    assert [d.span.start for d in analysis.diagnostics] == [text.index("bogus")]
+    line_end = text.index("\n", text.index("%tok"))
+    edited = text[:line_end] + "\n" + text[line_end:]
+    after = reanalyze(analysis, edited, 2)
+    assert after.module is analysis.module
+    assert _snapshot(after) == _snapshot(analyze("file:///j.tileir", edited, 2, settings))
+    assert [d.span.start for d in after.diagnostics] == [edited.index("bogus")]

@@ -167,15 +167,19 @@ def completion_items(
 
 
 def _type_items(analysis: Analysis, make: _ItemMaker, element_only: bool) -> list[lsp.CompletionItem]:
-    items = [make.element_type(name) for name in core.element_type_names()]
-    wrappers = ("ptr",) if element_only else core.PARAMETRIC_TYPES
-    items.extend(make.type_constructor(name) for name in wrappers)
-    if not element_only:
-        items.extend(make.plain_type(name) for name in core.PLAIN_TYPES)
-        items.extend(
-            make.alias("!" + name, str(t), "type alias", lsp.CompletionItemKind.TypeParameter)
-            for name, t in analysis.module.type_aliases.items()
-        )
+    """The types that may come next. Where a whole type goes (after an op's `:`) a bare
+    element type (`f32`) is almost never right (ops take tiles): `tile<` comes first, then
+    the other types, the element types last (sortText)."""
+    if element_only:
+        items = [make.element_type(name, "0") for name in core.element_type_names()]
+        return items + [make.type_constructor("ptr", "1")]
+    items = [make.type_constructor(name, "0" if name == "tile" else "1") for name in core.PARAMETRIC_TYPES]
+    items.extend(make.plain_type(name, "1") for name in core.PLAIN_TYPES)
+    items.extend(
+        make.alias("!" + name, str(t), "type alias", lsp.CompletionItemKind.TypeParameter, sort="1")
+        for name, t in analysis.module.type_aliases.items()
+    )
+    items.extend(make.element_type(name, "2") for name in core.element_type_names())
     return items
 
 
@@ -262,19 +266,28 @@ class _ItemMaker:
         name = symbol.name if re.fullmatch(r"[A-Za-z_$.\-][\w$.\-]*", symbol.name) else f'"{symbol.name}"'
         return self._item(f"@{name}", kind, detail=symbol.kind)
 
-    def alias(
-        self, label: str, meaning: str, what: str, kind: lsp.CompletionItemKind = lsp.CompletionItemKind.Constant
-    ) -> lsp.CompletionItem:
-        return self._item(label, self.caps.kind(kind, lsp.CompletionItemKind.Text), detail=f"{what}: {meaning}")
+    # `sort`: the sortText prefix of the group the item is shown in (the label follows).
 
-    def element_type(self, name: str) -> lsp.CompletionItem:
+    def alias(
+        self,
+        label: str,
+        meaning: str,
+        what: str,
+        kind: lsp.CompletionItemKind = lsp.CompletionItemKind.Constant,
+        sort: str | None = None,
+    ) -> lsp.CompletionItem:
+        kind = self.caps.kind(kind, lsp.CompletionItemKind.Text)
+        return self._item(label, kind, detail=f"{what}: {meaning}", sort=_sort(sort, label))
+
+    def element_type(self, name: str, sort: str | None = None) -> lsp.CompletionItem:
         return self._item(
             name,
             self.caps.kind(lsp.CompletionItemKind.TypeParameter, lsp.CompletionItemKind.Class),
             detail=f"element type (since {core.element_type_since(name)})",
+            sort=_sort(sort, name),
         )
 
-    def type_constructor(self, name: str) -> lsp.CompletionItem:
+    def type_constructor(self, name: str, sort: str | None = None) -> lsp.CompletionItem:
         help_text = _TYPE_HELP.get(name, "")
         return self._item(
             f"{name}<",
@@ -283,16 +296,22 @@ class _ItemMaker:
             snippet=_TYPE_SNIPPETS.get(name),
             detail="type",
             documentation=self.caps.documentation(help_text, help_text.replace("`", "")),
+            sort=_sort(sort, name),
         )
 
-    def plain_type(self, name: str) -> lsp.CompletionItem:
+    def plain_type(self, name: str, sort: str | None = None) -> lsp.CompletionItem:
         help_text = _TYPE_HELP.get(name, "")
         return self._item(
             name,
             self.caps.kind(lsp.CompletionItemKind.Struct, lsp.CompletionItemKind.Class),
             detail="type",
             documentation=self.caps.documentation(help_text, help_text.replace("`", "")),
+            sort=_sort(sort, name),
         )
+
+
+def _sort(group: str | None, label: str) -> str | None:
+    return None if group is None else f"{group}{label}"
 
 
 def _op_documentation(opdef: OpDef, caps: _Caps) -> lsp.MarkupContent | str:

@@ -7,11 +7,12 @@
   setting), base64-encoded.
 - `tileir/ptx` {textDocument: {uri}, kernel?, arch?} -> {ptx, kernel, arch, registers, spills,
   shared, cached}: the PTX of one kernel of the open document (`kernel`: needed when it has
-  several) for `arch` (default: the `tileir.targetArchitecture` setting), as `tileir compile
-  --emit ptx` writes it: lowered to Triton (`compiler.lower`) and compiled by Triton, through
-  its disk cache. Triton's compile (0.2-2 s) runs on a worker thread, one at a time, so that
-  the server keeps answering meanwhile; the lowering itself runs on the main loop, as it
-  reads the document's module, which edits change in place.
+  several; `module::kernel` when two modules have a kernel of that name) for `arch` (default:
+  the `tileir.targetArchitecture` setting), as `tileir compile --emit ptx` writes it: lowered
+  to Triton (`compiler.lower`) and compiled by Triton, through its disk cache. Triton's compile
+  (0.2-2 s) runs on a worker thread, one at a time, so that the server keeps answering
+  meanwhile; the lowering itself runs on the main loop, as it reads the document's module,
+  which edits change in place.
 
 Files are read only when they are regular files of at most `server.max_file_bytes` (`python -m
 tile_lsp --max-file-bytes`): `/dev/zero` or a FIFO would otherwise grow the server without
@@ -46,7 +47,7 @@ from ..convert import param
 from ..server import feature
 
 if TYPE_CHECKING:
-    from compiler.ir.core import Module
+    from compiler.ir.core import Module, Operation
 
     from ..server import TileLanguageServer
 
@@ -96,23 +97,14 @@ def register(server: TileLanguageServer) -> None:
         analysis = server.analysis(uri)
         if analysis is None:
             raise JsonRpcInvalidParams(f"{PTX}: {uri} is not an open document")
-        entries = {name: op for op in _entries(analysis.module) if (name := symbol_name(op)) is not None}
-        kernel = param(params, "kernel")
-        if kernel is None:
-            if len(entries) != 1:
-                listed = ", ".join(f"@{n}" for n in entries) or "none"
-                raise JsonRpcInvalidParams(f"{PTX}: name the kernel (the document's entries: {listed})")
-            kernel = next(iter(entries))
-        kernel = str(kernel).lstrip("@")
-        if kernel not in entries:
-            raise JsonRpcInvalidParams(f"{PTX}: the document has no entry @{kernel}")
+        kernel, op = _kernel(analysis.module, param(params, "kernel"))
         target = _target(str(param(params, "arch") or server.settings.target_architecture))
         async with _progress(server, params, f"Generating PTX for @{kernel}") as step:
             errors = [d for d in analysis.diagnostics if d.is_error]
             if errors:
                 raise RequestFailed(_failure(analysis.source.name, "has errors; no PTX generated", errors))
             step("lowering to Triton")
-            source = _lower(analysis.module, entries[kernel], target)
+            source = _lower(analysis.module, op, target)
             step(f"compiling for {target.arch} with Triton")
             loop = asyncio.get_running_loop()
             compiled = await loop.run_in_executor(_compile_thread(), _compile, source)
@@ -273,12 +265,52 @@ def _failure(name: str, what: str, diagnostics: list) -> str:
     return "\n".join(lines)
 
 
-def _entries(module: Module) -> Iterator:
+def _kernel(module: Module, asked: object) -> tuple[str, Operation]:
+    """The entry `asked` names (`k`, `@k`, or `m::k` for the `k` of `cuda_tile.module @m`), or
+    the document's only one when None, and the name it goes by: `m::k` when another module
+    has an entry `k` too."""
+    entries = [(name, owner, op) for owner, op in _entries(module) if (name := symbol_name(op)) is not None]
+    bare = [name for name, _, _ in entries]
+
+    def called(name: str, owner: str | None) -> str:
+        return f"{owner}::{name}" if owner is not None and bare.count(name) > 1 else name
+
+    if asked is None:
+        if not entries:
+            raise JsonRpcInvalidParams(f"{PTX}: the document has no kernel (no `entry`)")
+        if len(entries) > 1:
+            listed = ", ".join(f"@{called(name, owner)}" for name, owner, _ in entries)
+            raise JsonRpcInvalidParams(f"{PTX}: name the kernel (the document's entries: {listed})")
+        name, owner, op = entries[0]
+        return called(name, owner), op
+    wanted = str(asked).lstrip("@")
+    owner_wanted, _, name_wanted = wanted.rpartition("::")
+    found = [
+        (name, owner, op)
+        for name, owner, op in entries
+        if name == name_wanted and (not owner_wanted or owner_wanted.lstrip("@") == owner)
+    ]
+    if not found:
+        raise JsonRpcInvalidParams(f"{PTX}: the document has no entry @{wanted}")
+    if len(found) > 1:
+        listed = ", ".join(f'"{owner}::{name}"' for name, owner, _ in found if owner is not None)
+        raise JsonRpcInvalidParams(
+            f"{PTX}: the kernel name @{wanted} is ambiguous: {len(found)} entries have it; "
+            f"name it with its module ({listed or 'rename one'})"
+        )
+    name, owner, op = found[0]
+    return called(name, owner), op
+
+
+def _entries(module: Module) -> Iterator[tuple[str | None, Operation]]:
+    """The document's entries, each with the name of the `cuda_tile.module` holding it (None
+    at top level, or for a module without a name)."""
     for op in module.ops:
         if op.name == "cuda_tile.module" and op.regions and op.regions[0].entry_block is not None:
-            yield from (o for o in op.regions[0].entry_block.ops if o.name == "cuda_tile.entry")
+            owner = symbol_name(op)
+            yield from ((owner, o) for o in op.regions[0].entry_block.ops if o.name == "cuda_tile.entry")
         elif op.name == "cuda_tile.entry":
-            yield op
+            yield None, op
 
 
 # ------------------------------------------------------------------------------ progress

@@ -4,8 +4,9 @@ The whole module is printed (with `keep_comments`, as `tileir fmt` does) and com
 document line by line; each differing run of lines becomes one edit, so the client gets the
 smallest set of line edits rather than the whole document (cursor, folds and marks elsewhere
 stay put). Range formatting keeps the edits that touch the requested lines or a top-level item
-(entry, global) that overlaps them. A document with syntax errors is left alone: the printer
-would drop what the parser could not read.
+(entry, global) that overlaps them. A document with errors the parser finds is left alone (the
+printer would drop what the parser could not read), saying why in the log. The edits keep the
+document's line endings (\r\n or \n).
 
 The module printed is the analysis's, when the text parses without errors: kernels parsed
 again on their own after an edit were spliced into it, and the kernels after them moved; their
@@ -27,6 +28,7 @@ import asyncio
 import concurrent.futures
 import difflib
 import functools
+import re
 import time
 from typing import TYPE_CHECKING
 
@@ -124,7 +126,20 @@ def format_text(text: str, name: str, module: Module | None = None) -> tuple[Mod
         if errors:
             return result.module, [], errors
         module = result.module
-    return module, _hunks(text, print_module(module, PrintOptions(keep_comments=True))), []
+    formatted = print_module(module, PrintOptions(keep_comments=True))
+    if _line_ending(text) == "\r\n":  # the printer writes \n: keep the document's endings
+        # (A comment's text keeps the \r before its line's \n: that line has its ending.)
+        formatted = _BARE_LF.sub("\r\n", formatted)
+    return module, _hunks(text, formatted), []
+
+
+_BARE_LF = re.compile(r"(?<!\r)\n")
+
+
+def _line_ending(text: str) -> str:
+    """The document's line ending: that of its first line."""
+    end = text.find("\n")
+    return "\r\n" if end > 0 and text[end - 1] == "\r" else "\n"
 
 
 _SLICE_SECONDS = 0.01
@@ -136,11 +151,13 @@ def _worker() -> concurrent.futures.ThreadPoolExecutor:
 
 
 def _tell_errors(server: TileLanguageServer, analysis: Analysis, errors: list[Diagnostic]) -> None:
+    """Why the document was not formatted, in the log: a message window would pop up on
+    every save of a document being edited (format on save), and the errors show already."""
     first = errors[0]
     line = analysis.source.line_col(first.span.start)[0] + 1
-    what = f"{len(errors)} syntax error" + ("" if len(errors) == 1 else "s")
-    server.window_show_message(
-        lsp.ShowMessageParams(
+    what = f"{len(errors)} error" + ("" if len(errors) == 1 else "s")
+    server.window_log_message(
+        lsp.LogMessageParams(
             type=lsp.MessageType.Warning,
             message=f"Tile IR: not formatted: the document has {what} (line {line}: {first.message})",
         )
