@@ -149,21 +149,35 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
     if annotations and len(annotations) != len(args):
         raise LaunchError(f"cuTile kernel {name} takes {len(annotations)} arguments, got {len(args)}", kind="count")
 
-    def array(a: np.ndarray, where: str, index: Any) -> Any:
+    def array(dtype: np.dtype, ndim: int, where: str, index: Any) -> Any:
         return ArrayConstraint(
-            _ct_dtype(ct, a.dtype, where),
-            a.ndim,
+            _ct_dtype(ct, dtype, where),
+            ndim,
             index_dtype=index,
             stride_lower_bound_incl=0,
             alias_groups=(),
             may_alias_internally=False,
         )
 
+    def dtype_and_rank(arg: Any) -> tuple[np.dtype, int] | None:
+        """An array's element type and rank, whichever library holds it (NumPy; torch, CuPy
+        or JAX on the CPU or the GPU, as `cutile_args` takes them), else None."""
+        host = host_array(arg)
+        if host is not None:
+            arg = host
+        if isinstance(arg, StridedArray):
+            arg = arg.array
+        if isinstance(arg, np.ndarray):
+            return (arg.dtype, arg.ndim) if arg.ndim > 0 else None
+        dev = device_array(arg)
+        return (dev.dtype, len(dev.shape)) if dev is not None and dev.shape else None
+
     def constraint(arg: Any, where: str, note: Any) -> Any:
         array_note = getattr(note, "array", None)
         scalar_note = getattr(note, "scalar", None)
-        if isinstance(arg, np.ndarray) and arg.ndim > 0:
-            return array(arg, where, getattr(array_note, "index_dtype", None) or ct.int32)
+        found = dtype_and_rank(arg)
+        if found is not None:
+            return array(*found, where, getattr(array_note, "index_dtype", None) or ct.int32)
         if isinstance(arg, np.ndarray) or isinstance(arg, np.generic):
             return ScalarConstraint(_ct_dtype(ct, np.asarray(arg).dtype, where))
         if isinstance(arg, bool):
@@ -173,8 +187,14 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
             return ScalarConstraint(getattr(scalar_note, "dtype", None) or (ct.int64 if wide else ct.int32))
         if isinstance(arg, float):
             return ScalarConstraint(getattr(scalar_note, "dtype", None) or ct.float32)
-        if isinstance(arg, list) and arg and all(isinstance(a, np.ndarray) for a in arg):
-            first = array(arg[0], where, ct.int32)
+        if isinstance(arg, list) and arg:
+            items = [dtype_and_rank(a) for a in arg]
+            if any(item is None for item in items):
+                raise LaunchError(f"{where}: a list argument must hold only arrays (cuTile's list of arrays)")
+            if len(set(items)) > 1:  # one element type and rank for all: the kernel reads them all as one
+                kinds = ", ".join(f"{d}[{'x'.join('?' * n)}]" for d, n in dict.fromkeys(items))  # type: ignore[misc]
+                raise LaunchError(f"{where}: the arrays of a list must share one dtype and rank; got {kinds}")
+            first = array(*items[0], where, ct.int32)  # type: ignore[misc]
             return ListConstraint(first, alias_groups=(), elements_may_alias=False)
         if isinstance(arg, tuple):
             return TupleConstraint(tuple(constraint(a, f"{where}[{j}]", None) for j, a in enumerate(arg)))
@@ -191,7 +211,11 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
         runtime.append(arg)
     buf = io.BytesIO()
     try:
-        signature = KernelSignature(params, CallingConvention.cutile_python_v1(), symbol=name)
+        # cuTile's v2 convention where a tuple needs it (as cuTile's own JAX support chooses;
+        # v1 refuses tuples), else v1, which every cuTile version has.
+        v2 = any(isinstance(p, TupleConstraint) for p in params)
+        convention = CallingConvention.cutile_python_v2() if v2 else CallingConvention.cutile_python_v1()
+        signature = KernelSignature(params, convention, symbol=name)
         export_kernel(kernel, [signature], buf, output_format="tileir_bytecode", bytecode_version="13.3")
     except Exception as e:  # cuTile's own errors (a type error in the kernel, ...), as one line
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]

@@ -78,3 +78,47 @@ def test_gpu_backends_are_refused_in_one_line_before_exporting(monkeypatch: pyte
         with pytest.raises(LaunchError) as e:
             launch_cutile(vadd, grid=1, args=[a, a, a, 8], backend=backend)
         assert e.value.kind == "backend" and "none was found" in e.value.message and "\n" not in e.value.message
+
+
+def _pair_and_list_kernels():
+    ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+
+    def tupadd(pair, out, tile):
+        bid = ct.bid(0)
+        x = ct.load(pair[0], index=(bid,), shape=(tile,))
+        y = ct.load(pair[1], index=(bid,), shape=(tile,))
+        ct.store(out, index=(bid,), tile=x + y)
+
+    def listsum(arrays, out, tile):
+        bid = ct.bid(0)
+        acc = ct.zeros((tile,), dtype=ct.float32)
+        for k in range(len(arrays)):
+            acc = acc + ct.load(arrays[k], index=(bid,), shape=(tile,))
+        ct.store(out, index=(bid,), tile=acc)
+
+    tupadd.__annotations__ = {"tile": ct.Constant[int]}
+    listsum.__annotations__ = {"tile": ct.Constant[int]}
+    return ct.kernel(tupadd), ct.kernel(listsum)
+
+
+def test_tuples_lists_and_torch_tensors_reach_the_kernel() -> None:
+    """A tuple argument needs cuTile's v2 calling convention (v1 refused it); the arrays of a
+    list must share a dtype (an int32 array read as f32 bits, silently, before); a torch CPU
+    tensor is an array (it was "cannot export ... type Tensor")."""
+    tupadd, listsum = _pair_and_list_kernels()
+    rng = np.random.default_rng(1)
+    a, b = rng.random(64, dtype=np.float32), rng.random(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    launch_cutile(tupadd, grid=4, args=[(a, b), out, 16], backend="cpu")
+    np.testing.assert_array_equal(out, a + b)
+    out[:] = 0
+    launch_cutile(listsum, grid=4, args=[[a, b, a], out, 16], backend="cpu")
+    np.testing.assert_allclose(out, a + b + a, rtol=1e-6)
+    with pytest.raises(
+        LaunchError, match=r"the arrays of a list must share one dtype and rank; got float32\[\?\], int32"
+    ):
+        launch_cutile(listsum, grid=4, args=[[a, np.arange(64, dtype=np.int32)], out, 16], backend="cpu")
+    torch = pytest.importorskip("torch")
+    ta, tb, tout = torch.from_numpy(a), torch.from_numpy(b), torch.zeros(64)
+    launch_cutile(tupadd, grid=4, args=[(ta, tb), tout, 16], backend="cpu")
+    np.testing.assert_array_equal(tout.numpy(), a + b)
