@@ -1383,8 +1383,6 @@ def _rate(amount: float, t: float) -> str:
 
 EMIT_KINDS = ("triton", "ttir", "ttgir", "llir", "ptx", "cubin", "sass")
 FALLBACK_ARCH = "sm_90"  # without a visible GPU (compiler.lower.DEFAULT_ARCH)
-MAX_WARPS = 32  # 1024 threads: the most a CTA has on every sm_80+ GPU
-MAX_STAGES = 64  # far past any that fits shared memory; Triton takes an int32 and fails past it
 
 
 def local_arch() -> str | None:
@@ -1499,15 +1497,12 @@ def _ptxas_refuses(cc: int) -> bool:
 
 
 def _check_compile_options(args: argparse.Namespace) -> None:
-    if args.num_warps is not None and not (
-        1 <= args.num_warps <= MAX_WARPS and args.num_warps & (args.num_warps - 1) == 0
-    ):
-        raise CliError(f"--num-warps {args.num_warps}: must be a power of two from 1 to {MAX_WARPS}")
-    if args.num_stages is not None and not 1 <= args.num_stages <= MAX_STAGES:
-        raise CliError(
-            f"--num-stages {args.num_stages}: must be from 1 to {MAX_STAGES} (each stage holds one loop "
-            "iteration's loads in shared memory)"
-        )
+    from compiler.lower.build import option_problem
+
+    for flag, value in (("--num-warps", args.num_warps), ("--num-stages", args.num_stages)):
+        problem = option_problem(flag[2:].replace("-", "_"), value) if value is not None else None
+        if problem is not None:
+            raise CliError(f"{flag} {value}: {problem}")
     if (
         args.output not in (None, "-")
         and args.file != "-"

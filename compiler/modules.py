@@ -121,6 +121,16 @@ def load_module(source: Module | str | os.PathLike | bytes, name: str | None = N
     Raises LaunchError (kind "module", with the diagnostics) otherwise."""
     if isinstance(source, Module):
         return source
+    if not isinstance(source, (str, bytes, os.PathLike)):
+        cls = type(source)
+        if cls.__name__ == "kernel" and cls.__module__.startswith("cuda.tile"):
+            raise LaunchError(
+                "a cuTile @ct.kernel function: run it with launch_cutile(kernel, grid, args)", kind="module"
+            )
+        raise LaunchError(
+            f"expected a module: a Module, a .tileir/.tileirbc path, IR text or bytecode; got {cls.__name__}",
+            kind="module",
+        )
     from .ir.diagnostics import has_errors
     from .verify import check_text
 

@@ -12,6 +12,7 @@ emitters, `build.py` for compiling and caching and `interpret.py` for Triton's i
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..ir.core import Module, Operation
@@ -30,18 +31,37 @@ def _entry(module: Module, kernel: str | Operation | None) -> Operation:
         raise LowerError(e.message) from None
 
 
-def lower(module: Module, kernel: str | Operation | None = None, arch: str | Target | None = None) -> KernelSource:
-    """The generated Triton module of `kernel` (None: the only one) of a verified module."""
+def _module(module: Module | str | os.PathLike | bytes) -> Module:
+    """A verified module from what `compiler.runtime.launch` takes (a Module, a path, IR text,
+    bytecode); its LaunchError as a LowerError."""
+    if isinstance(module, Module):
+        return module
+    from ..modules import LaunchError, load_module
+
+    try:
+        return load_module(module)
+    except LaunchError as e:
+        raise LowerError(e.message) from None
+
+
+def lower(
+    module: Module | str | os.PathLike | bytes, kernel: str | Operation | None = None, arch: str | Target | None = None
+) -> KernelSource:
+    """The generated Triton module of `kernel` (None: the only one) of a verified module (or
+    a path, IR text or bytecode, as `compiler.runtime.launch` takes)."""
+    module = _module(module)
     return lower_entry(module, _entry(module, kernel), arch)
 
 
-def to_triton(module: Module, kernel: str | Operation | None = None, arch: str | Target | None = None) -> str:
+def to_triton(
+    module: Module | str | os.PathLike | bytes, kernel: str | Operation | None = None, arch: str | Target | None = None
+) -> str:
     """The Triton Python source of `kernel`."""
     return lower(module, kernel, arch).text
 
 
 def compile(  # noqa: A001 - the API the issue names
-    module: Module,
+    module: Module | str | os.PathLike | bytes,
     kernel: str | Operation | None = None,
     arch: str | Target | None = None,
     *,

@@ -235,6 +235,22 @@ def import_kernel(src: KernelSource, interpret: bool = False) -> Any:
 # -- compiling -------------------------------------------------------------------------
 
 
+MAX_WARPS = 32  # 1024 threads: the most a CTA has on every sm_80+ GPU
+MAX_STAGES = 64  # far past any that fits shared memory; Triton takes an int32 and fails past it
+
+
+def option_problem(name: str, value: Any) -> str | None:
+    """Why `value` cannot be the compile option `name` (None: it can, or it is not one we
+    check). The command line and `compile` say the same; Triton's own refusal of these
+    would read as a bug in the lowering."""
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if name == "num_warps" and not (whole and 1 <= value <= MAX_WARPS and value & (value - 1) == 0):
+        return f"must be a power of two from 1 to {MAX_WARPS}"
+    if name == "num_stages" and not (whole and 1 <= value <= MAX_STAGES):
+        return f"must be from 1 to {MAX_STAGES} (each stage holds one loop iteration's loads in shared memory)"
+    return None
+
+
 def triton_options(src: KernelSource, overrides: dict[str, Any]) -> dict[str, Any]:
     opts: dict[str, Any] = {
         "num_warps": 4,
@@ -271,6 +287,10 @@ def compile_source(
     Triton's own JIT does (`tt.divisibility`): what lets Triton prove accesses contiguous
     and aligned and issue 128-bit loads. The kernel's parameters stay the same."""
     version = require_triton()
+    for name, value in overrides.items():
+        problem = option_problem(name, value) if value is not None else None
+        if problem is not None:
+            raise LowerError(f"{name}={value!r}: {problem}")
     opts = triton_options(src, overrides)
     divisible = tuple(sorted(set(divisible)))
     key = _key(src, opts, version, divisible)
@@ -291,6 +311,21 @@ def _compile(src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...]
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
+    try:  # a name Triton does not know would be ignored without a word (checked on a miss only:
+        # a hit's options compiled before)
+        from dataclasses import fields
+
+        from triton.backends.nvidia.compiler import CUDAOptions
+
+        known = {f.name for f in fields(CUDAOptions)}
+    except (ImportError, TypeError):
+        known = set(opts)
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise LowerError(
+            f"{unknown[0]}: not a compile option of Triton {triton.__version__} (its options include num_warps, "
+            "num_stages, num_ctas, maxnreg)"
+        )
     fn = import_kernel(src, interpret=False)
     # Triton's own cache is private to this compile: results are cached by us, keyed by
     # what determines them, and `--no-cache` must really compile.

@@ -135,10 +135,17 @@ class ArrayTable:
 
 
 def _grid(grid: int | Sequence[int]) -> tuple[int, int, int]:
-    try:
-        dims = [int(grid)] if isinstance(grid, (int, np.integer)) else [int(d) for d in grid]
-    except (TypeError, ValueError):
-        raise LaunchError(f"grid must be 1 to 3 positive integers, got {grid!r}", kind="grid") from None
+    # Integers only, as written: int() would take "12" as the digits 1, 2, a float's whole
+    # part, a dict's keys, True as 1.
+    def whole(d: Any) -> bool:
+        return isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_))
+
+    if isinstance(grid, np.ndarray) and grid.ndim <= 1:
+        grid = grid.tolist()
+    items = [grid] if whole(grid) else list(grid) if isinstance(grid, (tuple, list)) else None
+    if items is None or not all(whole(d) for d in items):
+        raise LaunchError(f"grid must be 1 to 3 positive integers, got {grid!r}", kind="grid")
+    dims = [int(d) for d in items]
     shown = ",".join(map(str, dims))  # as --grid and the run summary write a grid
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
         raise LaunchError(f"grid must be 1 to 3 positive extents, got {shown}", kind="grid")
@@ -475,6 +482,8 @@ def launch(
     module = load_module(module_or_path)
     entry = find_kernel(module, kernel)
     dims = _grid(grid)
+    args = _arguments(args)
+    _check_options(options)
     given = len(args)
     if cutile:
         args = cutile_args(*args)
@@ -571,6 +580,7 @@ def benchmark(
     backend, note = resolve_backend(backend)
     module = load_module(module_or_path)
     entry = find_kernel(module, kernel)
+    args = _arguments(args)
     if cutile:
         args = cutile_args(*args)
     if backend in GPU_BACKENDS:
@@ -695,6 +705,31 @@ def _interpret_with_timeout(
         ) from None
     finally:
         signal.signal(signal.SIGALRM, previous)
+
+
+def _arguments(args: Any) -> list[Any]:
+    """`args` as a list (any iterable: a generator is taken once), refusing what cannot be
+    passed as it is."""
+    if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
+        raise LaunchError(f"args must be a sequence of the kernel's arguments, got {type(args).__name__}", kind="count")
+    args = list(args)
+    for i, arg in enumerate(args):
+        if isinstance(arg, np.ma.MaskedArray):  # its mask would be ignored: the data is what a kernel reads
+            raise LaunchError(f"argument {i} is a masked array: pass its .filled(value) or .data", kind="argument")
+    return args
+
+
+def _check_options(options: Any) -> None:
+    if options is None:
+        return
+    if not isinstance(options, RunOptions):
+        raise LaunchError(
+            f"options must be a compiler.interp.RunOptions, got {type(options).__name__}", kind="argument"
+        )
+    for name in ("max_steps", "timeout"):
+        value = getattr(options, name)
+        if value is not None and not value >= 0:
+            raise LaunchError(f"RunOptions({name}={value!r}): give 0 or None (no limit) or more", kind="argument")
 
 
 def launch_cutile(

@@ -442,3 +442,45 @@ def test_a_store_past_a_too_short_array_names_block_and_address() -> None:
     report = str(info.value)
     assert report.startswith(f"{EXAMPLES_DIR / 'vector_add.tileir'}:24:5: error: store_view_tko: ")
     assert "tile block (2, 0, 0)" in report and "address 0x" in report
+
+
+def test_grids_args_and_options_that_are_not_what_they_should_be_are_launch_errors() -> None:
+    """int() took "12" as a 1x2 grid, a float's whole part, a dict's keys, True as 1; other
+    mistakes ended in TypeError or AttributeError deep inside (found by a QA pass)."""
+    a = np.ones(8, np.float32)
+    for grid in ["12", (4.7,), [2.9, 1], {3: 1}, True, b"\x02"]:
+        with pytest.raises(LaunchError, match="grid must be 1 to 3 positive integers") as e:
+            launch(TWO, "first", grid=grid, backend="cpu")
+        assert e.value.kind == "grid"
+    for grid in (np.int64(2), np.array(2), np.array([2, 1]), [2]):
+        assert launch(TWO, "first", grid=grid, backend="cpu").grid[0] == 2
+    assert launch(TWO, "first", 1, (x for x in []), backend="cpu").backend == "cpu"  # any iterable
+    for args, message in ((None, "args must be a sequence"), ([np.ma.masked_array(a)], "argument 0 is a masked array")):
+        with pytest.raises(LaunchError, match=message):
+            launch(TWO, "first", 1, args, backend="cpu")
+    with pytest.raises(LaunchError, match="options must be a compiler.interp.RunOptions, got dict"):
+        launch(TWO, "first", 1, backend="cpu", options={"timeout": 1})
+    with pytest.raises(LaunchError, match=r"RunOptions\(timeout=-1\): give 0"):
+        launch(TWO, "first", 1, backend="cpu", options=RunOptions(timeout=-1))
+    for module in (42, None):
+        with pytest.raises(LaunchError, match="expected a module: a Module, a .tileir/.tileirbc path, IR text") as e:
+            launch(module, backend="cpu")
+        assert e.value.kind == "module"
+
+
+def test_the_lowering_api_takes_what_launch_takes_and_checks_compile_options() -> None:
+    from compiler.lower import LowerError, compile, to_triton
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "vector_add.tileir"
+    assert to_triton(str(path)) == to_triton(load_module(path))  # a path, as launch takes
+    with pytest.raises(LowerError, match="expected a module"):
+        to_triton(42)
+    pytest.importorskip("triton")
+    # Triton's own refusal read as "a bug in the lowering"; an unknown name was ignored.
+    for options, message in (
+        ({"num_warps": 3}, "num_warps=3: must be a power of two from 1 to 32"),
+        ({"num_stages": 0}, "num_stages=0: must be from 1 to 64"),
+        ({"bogus": 3}, "bogus: not a compile option of Triton"),
+    ):
+        with pytest.raises(LowerError, match=message):
+            compile(str(path), None, "sm_90", use_cache=False, **options)
