@@ -184,6 +184,28 @@ class _Scope:
         self.forward = forward  # on isolated scopes only
 
 
+_SIGNED_INTEGER = re.compile(r"([su]?)i(\d+)")
+
+
+def _integer_range_problem(value: int, ty: T.Type | None) -> str | None:
+    """Why `value` cannot be an integer attribute of type `ty`, as MLIR's parser says it: a
+    signless integer takes either reading of its bits, `si`/`ui` one each."""
+    if isinstance(ty, T.IntegerType):
+        sign, width = "", ty.width
+    else:
+        m = _SIGNED_INTEGER.fullmatch(str(ty)) if ty is not None else None
+        if m is None:
+            return None
+        sign, width = m.group(1), int(m.group(2))
+    if sign == "u" and value < 0:
+        return "negative integer literal not valid for unsigned integer type"
+    low = 0 if sign == "u" else -(1 << (width - 1)) if width else 0
+    high = (1 << (width - 1)) if sign == "s" else (1 << width)
+    if not low <= value < high:
+        return "integer constant out of range for attribute"
+    return None
+
+
 def _shown(text: str) -> str:
     """A token's text as a message quotes it: a control character (a NUL byte in the file)
     as its escape, not as itself (a terminal shows a NUL as nothing or a space)."""
@@ -393,8 +415,19 @@ class Parser:
         value, string or word first on a line after the line where the failed one started
         (`op_start`), at bracket depth 0. The token the error was found at may be that start
         (`bogus1` then `bogus2` on the next line: the first fails at the second's name)."""
-        depth = 0
         start_line = self.source.line_col(op_start)[0]
+        # The brackets the failed op opened before the error are still open: an error inside
+        # `{foo = 2.5 : i64}` must not take that dictionary's `}` for its block's end.
+        error_at = self.tok.start
+        depth = 0
+        if op_start < error_at:
+            self.reset_to(op_start)
+            while self.tok.kind != L.EOF and self.tok.start < error_at:
+                if self.tok.kind == L.PUNCT and self.tok.text in "({[":
+                    depth += 1
+                elif self.tok.kind == L.PUNCT and self.tok.text in ")]}":
+                    depth = max(depth - 1, 0)
+                self.advance()
         while self.tok.kind != L.EOF:
             tok = self.tok
             if tok.kind == L.PUNCT:
@@ -1408,9 +1441,15 @@ class Parser:
             if bits is None:
                 self.fail(f"invalid float literal for {fty}", Span(start, self.prev_end))
             return A.FloatAttr(bits, fty)  # type: ignore[arg-type]
+        span = Span(start, self.prev_end)
+        if tok.kind == L.FLOAT:
+            self.fail("floating point value not valid for specified type", span)
         value = L.int_literal(tok.text)
         if negative:
             value = -value
+        problem = _integer_range_problem(value, ty)
+        if problem is not None:
+            self.fail(problem, span)
         if ty == T.IntegerType(64):
             ty = None
         return A.IntegerAttr(value, ty)

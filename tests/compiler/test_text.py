@@ -104,6 +104,30 @@ def test_every_failed_op_is_reported_when_the_next_one_starts_where_it_failed():
     assert [text[d.span.start : d.span.end] for d in errors] == ["bogus1", "bogus2", "bogus3", "bogus4"]
 
 
+@pytest.mark.parametrize(
+    ("attribute", "message"),
+    [
+        ("foo = 2.5 : i64", "floating point value not valid for specified type"),  # was an internal error
+        ("foo = 70000 : i16", "integer constant out of range for attribute"),
+        ("foo = 128 : si8", "integer constant out of range for attribute"),
+        ("foo = -1 : ui8", "negative integer literal not valid for unsigned integer type"),
+    ],
+)
+def test_typed_number_attributes_are_checked_as_mlir_checks_them(attribute: str, message: str):
+    """And the error inside the dictionary leaves the ops after it alone: recovery counts the
+    brackets the failed op opened (the dictionary's `}` ended the kernel's block before)."""
+    ok = "{a = 255 : i8, b = -128 : i8, c = 127 : si8, d = 255 : ui8}"
+    op = '%{n} = "cuda_tile.exp"(%a) {attrs} : (!cuda_tile.tile<f32>) -> !cuda_tile.tile<f32>'
+    text = (
+        "cuda_tile.module @m {\n  entry @k() {\n    %a = constant <f32: 1.0> : tile<f32>\n"
+        f"    {op.format(n='b', attrs='{' + attribute + '}')}\n    {op.format(n='c', attrs=ok)}\n"
+        "    return\n  }\n}\n"
+    )
+    errors = [d for d in parse(text, "attr.tileir").diagnostics if d.is_error]
+    assert [d.message for d in errors] == [message]
+    assert text[errors[0].span.start :].startswith(attribute.split(" = ")[1])
+
+
 def test_diagnostic_format_names_file_line_and_column():
     result = parse("cuda_tile.module @m {\n  entry @e() {\n    %0 = bogus_op : tile<i32>\n  }\n}\n", "k.tileir")
     (d,) = [d for d in result.diagnostics if d.is_error]
