@@ -16,11 +16,20 @@ What Triton's interpreter cannot run: inline PTX (`tl.inline_asm_elementwise`) â
 whose exact path needs it are refused with the op's name (`KernelSource.inline_asm`).
 Undefined behaviour (an access outside every array) is not caught: the interpreter reads
 and writes host memory directly.
+
+Failures are reported as the CPU backend reports them, as an InterpError naming the Tile IR
+line: a failed `assert` (`tl.device_assert`, which Triton runs only with its `debug` option,
+set here as the GPU build sets it), a broken `assume` (`tl.assume`, which the interpreter
+checks), and a store to a read-only array. The kernel cannot tell cheaply which of its stores
+hit which array, so a read-only array (and the memory a read-only strided view spans) is
+passed as a copy and compared with the original after the run: any change is such a store
+(reported with the argument, not the op), and the caller's array is never written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import time
 from collections.abc import Sequence
@@ -28,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..interp import dtypes
+from ..interp import InterpError, dtypes
 from ..ir.core import Module, Operation
 from ..ir.types import IntegerType, PointerType, TileType
 from .codegen import KernelSource, LowerError, Target
@@ -67,18 +76,106 @@ def _torch_view(array: np.ndarray, signature: str) -> Any:
     return raw.view(getattr(torch, _TORCH_BY_SIG[signature]))
 
 
-def _strided_view(array: np.ndarray, signature: str, where: str) -> Any:
+def _strided_view(array: np.ndarray, signature: str, where: str) -> tuple[Any, tuple[np.ndarray, np.ndarray] | None]:
     """A strided array as it lies in memory: a tensor over the bytes it spans, starting at
-    its first element (the kernel is told the strides)."""
+    its first element (the kernel is told the strides). Where that memory is read-only (the
+    CPU backend's test: the buffer's flag, not the view's), the tensor is over a copy of the
+    bytes: (the bytes, the copy) come back too, for `_read_only_error`."""
     from ..runtime import LaunchError, StridedArray
 
     window = StridedArray.window(array)
     if window is None:
         raise LaunchError(f"{where}: this strided array is not a view of one contiguous NumPy buffer")
     data, offset = window
+    copy = None
+    if not data.flags.writeable:
+        copy = (data, data.copy())
+        data = copy[1]
     size = max(array.itemsize, 1)
     span = data[offset:]
-    return _torch_view(span[: len(span) // size * size], signature)
+    return _torch_view(span[: len(span) // size * size], signature), copy
+
+
+def _read_only_error(src: KernelSource, checks: list[tuple[int, np.ndarray, np.ndarray, bool]]) -> InterpError | None:
+    """The CPU backend's error for a store to a read-only array, for the first argument whose
+    copy the run changed (`checks`: index, original, the copy the kernel got, whether they
+    are the array itself rather than the bytes a strided view spans); None if none changed.
+    Compared as bytes (a NaN is not equal to itself as a float); a store of the bytes already
+    there changes nothing and goes unnoticed."""
+    for i, original, copy, whole in checks:
+        before = np.ascontiguousarray(original).reshape(-1).view(np.uint8)
+        after = copy.reshape(-1).view(np.uint8)
+        if np.array_equal(before, after):
+            continue
+        what = f"store to the constant argument {i} (a read-only array)"
+        if whole and original.size:
+            changed = (before.reshape(original.size, -1) != after.reshape(original.size, -1)).any(axis=1)
+            first = np.unravel_index(int(np.argmax(changed)), original.shape)
+            what += f" at element {tuple(int(k) for k in first)} of the array"
+        return InterpError(f"kernel @{src.kernel}: {what} under Triton's interpreter; the array was not changed")
+    return None
+
+
+def _failure(module: Module, src: KernelSource, code_file: str, exc: BaseException) -> InterpError:
+    """A failure inside Triton's interpreter (which wraps the exception raised in the kernel,
+    once per jitted call it unwinds through, in `InterpreterError`) as the CPU backend reports
+    it: with the op of the innermost generated line the failure passed through (the lines map
+    to their ops: `KernelSource.op_at`) and the tile block."""
+    import triton.runtime.interpreter as interpreter
+
+    from ..interp.machine import op_where
+
+    # Each exception's traceback runs from where it was caught to where it was raised: the
+    # frames innermost first are the root cause's, newest first, then each wrapper's.
+    chain = [exc]
+    while chain[-1].__cause__ is not None:
+        chain.append(chain[-1].__cause__)
+    root = chain[-1]
+    frames = []
+    for e in reversed(chain):
+        tb, mine = e.__traceback__, []
+        while tb is not None:
+            mine.append((tb.tb_frame, tb.tb_lineno))
+            tb = tb.tb_next
+        frames += reversed(mine)
+    op = next(
+        (o for f, line in frames if f.f_code.co_filename == code_file and (o := src.op_at(line)) is not None), None
+    )
+    grid_idx = getattr(interpreter.interpreter_builder, "grid_idx", None)
+    block = f" (tile block ({', '.join(map(str, grid_idx))}))" if grid_idx is not None else ""
+    name = op.name if op is not None else ""
+    if name == "cuda_tile.assert":
+        message = getattr(op.attr("message"), "value", "")  # type: ignore[union-attr]
+        text = f"assertion failed: {_quote(message)}{_failed_element(frames)}{block}"
+    elif name == "cuda_tile.assume":
+        pred = op.attr("predicate")  # type: ignore[union-attr]
+        what = pred.body() if hasattr(pred, "body") else "the predicate"
+        # (Tile IR leaves a broken promise undefined; Triton's interpreter checks tl.assume.)
+        text = f"assumed {what} does not hold{block}: undefined behaviour, caught by Triton's interpreter"
+    else:
+        text = f"Triton's interpreter failed{block}: {root!r}"
+    if op is None:
+        return InterpError(f"kernel @{src.kernel}: {text}")
+    return InterpError(text, op=op.mnemonic, where=op_where(module, op))
+
+
+def _quote(text: str) -> str:
+    """A string as the IR (and the CPU backend's report) writes it: in double quotes, with
+    `\\`, `"` and newlines escaped."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _failed_element(frames: list[tuple[Any, int]]) -> str:
+    """` at element (i, ...)`: the first element of a tile whose condition is false, read from
+    the interpreter's `create_assert` frame (`condition`, a handle over a NumPy array), as
+    the CPU backend names it; empty for a 0-d condition or where that frame is not found."""
+    for f, _ in frames:
+        if f.f_code.co_name == "create_assert":
+            data = getattr(f.f_locals.get("condition"), "data", None)
+            if isinstance(data, np.ndarray) and data.ndim and not data.all():
+                first = np.unravel_index(int(np.argmin(data.astype(bool))), data.shape)
+                return f" at element {tuple(int(k) for k in first)}"
+    return ""
 
 
 def _scalar_bits(value: np.ndarray, element: Any) -> int:
@@ -122,7 +219,9 @@ def run(
     stdout: Any = None,
 ) -> float:
     """Run `entry` under Triton's interpreter; returns the wall time in seconds. Raises
-    LowerError for what cannot be lowered or interpreted, LaunchError for bad arguments."""
+    LowerError for what cannot be lowered or interpreted, InterpError for what fails in the
+    run (a failed assert, a broken assume, a store to a read-only array: module doc), as the
+    CPU backend raises it, and LaunchError for bad arguments."""
     from ..runtime import ArgumentChecks, LaunchError, StridedArray, _param_text
     from .build import import_kernel, require_triton
     from .codegen import lower_entry
@@ -146,6 +245,9 @@ def run(
     binder = ArgumentChecks()
     call: list[Any] = []
     write_back: list[tuple[np.ndarray, np.ndarray]] = []
+    # (argument index, the read-only array or the bytes of a read-only strided view, the copy
+    # the kernel gets, which of the two): checked after the run (module doc).
+    read_only: list[tuple[int, np.ndarray, np.ndarray, bool]] = []
     for p in src.params:
         if p.kind == "scratch":
             continue
@@ -168,7 +270,10 @@ def run(
         if isinstance(element, PointerType):
             if isinstance(arg, StridedArray):
                 binder.check_dtype(where, element, arg.array.dtype)
-                call.append(_strided_view(arg.array, p.signature, where))
+                view, copy = _strided_view(arg.array, p.signature, where)
+                if copy is not None:
+                    read_only.append((i, *copy, False))
+                call.append(view)
                 continue
             if not isinstance(arg, np.ndarray):
                 raise LaunchError(
@@ -183,20 +288,38 @@ def run(
                 placed = np.ascontiguousarray(arg).copy()
                 if arg.flags.writeable:
                     write_back.append((arg, placed))
+                else:
+                    read_only.append((i, arg, placed, True))
             call.append(_torch_view(placed, p.signature))
         else:
             value = binder.scalar(i, param, element, arg)
             call.append(_scalar_bits(value, element))
+    import triton.runtime.interpreter as interpreter
+    from triton.runtime.errors import InterpreterError
+
+    builder = interpreter.interpreter_builder
+    options = getattr(builder, "options", None)
     out = io.StringIO() if stdout is not None else None
     start = time.perf_counter()
     try:
+        if src.options.get("debug") and dataclasses.is_dataclass(options):
+            # `tl.device_assert` is a no-op unless `debug` is set (the GPU build sets it for
+            # kernels with `assert`, see build.py); its overflow checks stay off (integers wrap).
+            builder.options = dataclasses.replace(options, debug=True, sanitize_overflow=False)  # type: ignore[type-var]
         with contextlib.redirect_stdout(out) if out is not None else contextlib.nullcontext():
             fn[grid](*call)
-    except AssertionError as exc:
-        raise LowerError(f"kernel @{src.kernel}: a device assertion failed under Triton's interpreter: {exc}") from None
+    except (InterpreterError, AssertionError) as exc:
+        # (A bare AssertionError where Triton's front_end_debugging knob turns the wrapping off.)
+        raise _failure(module, src, fn.fn.__code__.co_filename, exc) from None
     finally:
+        if options is not None:
+            builder.options = options
         for original, placed in write_back:
             original[...] = placed
         if out is not None:
             stdout.write(out.getvalue())
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    error = _read_only_error(src, read_only)
+    if error is not None:
+        raise error
+    return elapsed

@@ -8,6 +8,9 @@ ops_shape): the extra products are 0 * 0 = +0 and change no sum (except that an 
 
 mmaf   tl.dot(lhs, rhs, acc, out_dtype=..., input_precision=...), per input type:
        f16, bf16  products exact in f32, summed in f32 (the tensor core's accumulator);
+                  Triton's interpreter (3.6) multiplies bf16 operands as their raw uint16
+                  bits, so there (INTERPRETED) they are widened to f32 first, exactly: the
+                  same exact products and f32 sums (the GPU keeps bf16 tensor cores);
        tf32       held as f32 values that are already tf32: input_precision="tf32" feeds
                   them to the tensor core unchanged, products exact, f32 sums;
        f32        input_precision="ieee": f32 fused multiply-adds (no tensor core, no tf32
@@ -85,6 +88,18 @@ def {name}(bits):
 """
 
 
+# bf16 x bf16 + f32 (module doc): under Triton's interpreter, whose dot multiplies the
+# uint16 bits it holds bf16 in, the operands widened to f32 (exact; products exact in f32).
+_DOT_BF16 = """@triton.jit
+def {name}(a, b, acc):
+    if INTERPRETED:
+        out = tl.dot(a.to(tl.float32), b.to(tl.float32), acc=acc, input_precision="ieee", out_dtype=tl.float32)
+    else:
+        out = tl.dot(a, b, acc=acc, input_precision="ieee", out_dtype=tl.float32)
+    return out
+"""
+
+
 def f8_to_f16(e: OpEmit, x: str, name: str) -> str:
     fn = e.helper("_f8_to_f16", _F8_TO_F16)
     return f"{fn}({x}, {name == 'f8E4M3FN'})"
@@ -144,7 +159,10 @@ def _mmaf(e: OpEmit) -> None:
     else:
         out = "tl.float32"
         acc = f"{c}.to(tl.float32)" if acc_el == "f16" else c
-    expr = f"tl.dot({a}, {b}, acc={acc}, input_precision={precision!r}, out_dtype={out}{extra})"
+    if el == "bf16":  # (the verifier allows only an f32 accumulator)
+        expr = f"{e.helper('_dot_bf16', _DOT_BF16)}({a}, {b}, {acc})"
+    else:
+        expr = f"tl.dot({a}, {b}, acc={acc}, input_precision={precision!r}, out_dtype={out}{extra})"
     if acc_el == "f16":
         expr = f"{expr}.to(tl.float16)"
     e.assign(expr)

@@ -4,7 +4,8 @@ Bitwise: mmai always; mmaf on data whose partial sums are all exact (small integ
 that no summation order can change the result. Random data: both backends within the
 bound of compiler/lower/ops_mma.py, |r - exact| <= (K + 1) u (sum |a b| + |c|) (+ half
 an ulp of an f16 result), with the exact result from float64 products summed with fsum.
-bf16 dots are compiled only (Triton 3.6's interpreter computes bf16 dots on raw bits).
+bf16 dots run too: Triton 3.6's interpreter computes bf16 dots on the raw bits, so the
+generated code widens bf16 operands to f32 there (exactly), and only there.
 The f8 path of sm_80 (integer conversion to f16) runs under Triton's interpreter too, from
 the sm_80 source. The f16 matmul example is compiled for sm_80/sm_90/sm_100 and its SASS
 must use the tensor cores (HMMA / HGMMA / UTCHMMA)."""
@@ -60,6 +61,8 @@ MMAF_CASES = [
     # (input, accumulator, (M, K, N), leading batch)
     ("f16", "f32", (16, 16, 16), ()),
     ("f16", "f32", (1, 1, 1), ()),  # K padded 1 -> 16
+    ("bf16", "f32", (16, 16, 16), ()),  # (bf16 allows only an f32 accumulator)
+    ("bf16", "f32", (4, 8, 2), (2,)),  # batched, K padded 8 -> 16
     ("f16", "f16", (4, 8, 2), ()),
     ("f16", "f32", (64, 32, 64), ()),
     ("f16", "f32", (8, 16, 4), (2,)),  # batched
@@ -83,7 +86,8 @@ def test_mmaf_exact_data_is_bitwise(el, acc, mkn, lead):
 
 @pytest.mark.parametrize(
     ("el", "acc", "mkn", "lead"),
-    [("f16", "f32", (32, 64, 16), ()), ("f16", "f16", (16, 128, 16), ()), ("f32", "f32", (16, 32, 16), ()),
+    [("f16", "f32", (32, 64, 16), ()), ("f16", "f16", (16, 128, 16), ()), ("bf16", "f32", (32, 64, 16), ()),
+     ("f32", "f32", (16, 32, 16), ()),
      ("tf32", "f32", (16, 32, 16), ()), ("f64", "f64", (8, 64, 8), ()), ("f8E4M3FN", "f32", (16, 64, 16), (2,)),
      ("f8E5M2", "f32", (16, 32, 16), ())],
 )  # fmt: skip
@@ -282,7 +286,7 @@ def test_matmul_example_uses_tensor_cores():
 
 
 def test_mma_family_compiles_everywhere():
-    # One kernel with every input kind: bf16 (compile-only: see the module doc), f8 with and
+    # One kernel with every input kind: bf16 (tensor cores on the GPU: see the module doc), f8 with and
     # without fast_acc, i8 with an unsigned operand, block-scaled f8, f64.
     sa, sb, sc = shapes(64, 32, 64)
 
