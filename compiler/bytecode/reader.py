@@ -242,7 +242,8 @@ class _FileReader:
             if index >= len(self.string_offsets):
                 raise at.fail(f"string index {index} out of bounds (the file has {len(self.string_offsets)} strings)")
             start, end = self.string_offsets[index]
-            text = self.strings[index] = self.data[start:end].decode("utf-8", errors="replace")
+            # Bytes that are not UTF-8 kept as surrogates (lexer.unescape_string): printed as \XX.
+            text = self.strings[index] = self.data[start:end].decode("utf-8", errors="surrogateescape")
         return text
 
     def _read_producer(self) -> str | None:

@@ -363,7 +363,7 @@ def _array_body(attr: A.ArrayAttr, tables: _Tables, out: Writer, op: Operation) 
 
 def _dict_body(entries, tables: _Tables, out: Writer, op: Operation) -> None:
     # MLIR keeps dictionary entries sorted by name, so NVIDIA's writer writes them sorted.
-    ordered = sorted(entries, key=lambda kv: kv[0].encode())
+    ordered = sorted(entries, key=lambda kv: kv[0].encode("utf-8", "surrogateescape"))
     out.varint(len(ordered))
     for key, value in ordered:
         out.varint(tables.string(key))
@@ -683,7 +683,7 @@ def _encode(module_op: Operation | None, items: list[Operation], version: Versio
         append_section(out, Section.PRODUCER, section)
 
     section = Writer()
-    _table(section, [s.encode("utf-8") for s in tables.strings], 4)
+    _table(section, [s.encode("utf-8", "surrogateescape") for s in tables.strings], 4)  # bytes kept as read
     append_section(out, Section.STRING, section)
 
     out.byte(Section.END)

@@ -22,11 +22,20 @@ OPS_BY_OPCODE: dict[int, OpDef] = {op.opcode: op for op in ALL_OPS if op.opcode 
 _PREFIX = DIALECT + "."
 
 
+# Names newer NVIDIA tools print for ops of this table (tileirdisasm 13.5 prints `pow` as
+# `fpowf`): read as the op, printed by its table name (the 13.3 dialect's, which the
+# conformance suite checks).
+NEWER_NAMES = {"cuda_tile.fpowf": "cuda_tile.pow"}
+
+
 def lookup_op(name: str) -> OpDef | None:
     """The op named `name`, written with or without the `cuda_tile.` prefix."""
     op = OPS.get(name)
     if op is None and not name.startswith(_PREFIX):
-        op = OPS.get(_PREFIX + name)
+        name = _PREFIX + name
+        op = OPS.get(name)
+    if op is None and name in NEWER_NAMES:
+        op = OPS.get(NEWER_NAMES[name])
     return op
 
 

@@ -273,8 +273,9 @@ def op_where(module: Module, op: Operation) -> str | None:
     return location_text(op.location)
 
 
-def _quote(text: str) -> str:
-    """A string as the IR writes it: in double quotes, with `\\`, `"` and newlines escaped."""
+def quote_message(text: str) -> str:
+    """An assert's message as a report quotes it: in double quotes, with `\\`, `"` and newlines
+    escaped as a reader expects (not the printer's `\22`, which is MLIR's)."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
@@ -639,13 +640,13 @@ class Machine:
             element = f" at element {f.element}" if f.element else ""
             msg = getattr(f.op.attr("message"), "value", "")
             details.append(
-                f"{where + ': ' if where else ''}tile block {f.block}: assertion failed: {_quote(msg)}{element}"
+                f"{where + ': ' if where else ''}tile block {f.block}: assertion failed: {quote_message(msg)}{element}"
                 f" ({f.count} element{'s' if f.count != 1 else ''})"
             )
         if len(failures) > 100:
             details.append(f"... and {len(failures) - 100} more tile blocks")
         return InterpError(
-            f"assertion failed: {_quote(text)}{at}",
+            f"assertion failed: {quote_message(text)}{at}",
             op=first.op.mnemonic,
             where=self.where(first.op),
             block=first.block,

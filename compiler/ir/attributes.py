@@ -31,10 +31,14 @@ def _escape(m: re.Match[str]) -> str:
     ch = m.group()
     escaped = _ESCAPES.get(ch)
     if escaped is None:
-        if ch == '"' or ch == "\\":
-            escaped = "\\" + ch
+        if ch == "\\":
+            escaped = "\\\\"
+        elif ch == '"':
+            escaped = "\\22"  # as MLIR prints it (tileirdisasm too), not \"
         elif ch == "\n":
             escaped = "\\0A"
+        elif "\udc80" <= ch <= "\udcff":  # a byte that is not UTF-8 (lexer.unescape_string)
+            escaped = f"\\{ord(ch) - 0xDC00:02X}"
         else:
             escaped = "".join(f"\\{b:02X}" for b in ch.encode("utf-8"))
         if len(_ESCAPES) < 4096:
@@ -188,7 +192,8 @@ class DictionaryAttr(Attribute):
     entries: tuple[tuple[str, Attribute], ...]
 
     def __init__(self, entries: tuple[tuple[str, Attribute], ...]) -> None:
-        _set(self, "entries", entries)
+        # Sorted by name, as MLIR's DictionaryAttr always is (and so prints and encodes it).
+        _set(self, "entries", tuple(sorted(entries, key=_name_bytes)))
 
     def get(self, key: str) -> Attribute | None:
         for k, v in self.entries:
@@ -198,6 +203,10 @@ class DictionaryAttr(Attribute):
 
     def __str__(self) -> str:
         return "{" + ", ".join(_dict_entry(k, v) for k, v in self.entries) + "}"
+
+
+def _name_bytes(entry: tuple[str, object]) -> bytes:
+    return entry[0].encode("utf-8", "surrogateescape")  # MLIR compares names as bytes
 
 
 def _dict_entry(key: str, value: Attribute) -> str:

@@ -123,7 +123,7 @@ def _failure(module: Module, src: KernelSource, code_file: str, exc: BaseExcepti
     to their ops: `KernelSource.op_at`) and the tile block."""
     import triton.runtime.interpreter as interpreter
 
-    from ..interp.machine import op_where
+    from ..interp.machine import op_where, quote_message
 
     # Each exception's traceback runs from where it was caught to where it was raised: the
     # frames innermost first are the root cause's, newest first, then each wrapper's.
@@ -146,7 +146,7 @@ def _failure(module: Module, src: KernelSource, code_file: str, exc: BaseExcepti
     name = op.name if op is not None else ""
     if name == "cuda_tile.assert":
         message = getattr(op.attr("message"), "value", "")  # type: ignore[union-attr]
-        text = f"assertion failed: {_quote(message)}{_failed_element(frames)}{block}"
+        text = f"assertion failed: {quote_message(message)}{_failed_element(frames)}{block}"
     elif name == "cuda_tile.assume":
         pred = op.attr("predicate")  # type: ignore[union-attr]
         what = pred.body() if hasattr(pred, "body") else "the predicate"
@@ -157,12 +157,6 @@ def _failure(module: Module, src: KernelSource, code_file: str, exc: BaseExcepti
     if op is None:
         return InterpError(f"kernel @{src.kernel}: {text}")
     return InterpError(text, op=op.mnemonic, where=op_where(module, op))
-
-
-def _quote(text: str) -> str:
-    """A string as the IR (and the CPU backend's report) writes it: in double quotes, with
-    `\\`, `"` and newlines escaped."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def _failed_element(frames: list[tuple[Any, int]]) -> str:

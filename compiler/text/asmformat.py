@@ -453,7 +453,6 @@ def parse_attr_value(parser: Parser, kind: str, name: str | None = None) -> A.At
         return A.BoolAttr(tok.text == "true")
     if kind == "string":
         from .custom_directives import starts_attribute
-        from .lexer import unescape_string
 
         if parser.tok.kind != L.STRING:  # MLIR parses any attribute, then checks its kind
             start = parser.tok
@@ -462,7 +461,7 @@ def parse_attr_value(parser: Parser, kind: str, name: str | None = None) -> A.At
             parser.parse_attribute()
             parser.fail("invalid kind of attribute specified", start.span)
         tok = parser.expect_kind(L.STRING, "string literal")
-        return A.StringAttr(unescape_string(tok.text))
+        return A.StringAttr(parser.string_value(tok))
     if kind in ("symbol", "symbol_ref"):
         if kind == "symbol" and parser.tok.kind != L.SYMBOL:
             parser.fail("expected valid '@'-identifier for symbol name", parser.here())  # MLIR's parseSymbolName

@@ -67,7 +67,7 @@ BAD_ELEMENT_TYPE = (
 )
 
 _INT64_MIN = -(1 << 63)
-_INT64_MAX = (1 << 63) - 1
+_UINT64_MAX = (1 << 64) - 1
 
 
 # ---- elements ---------------------------------------------------------------------
@@ -234,7 +234,9 @@ def _int_element(text: str, width: int, path: tuple[int, ...]) -> int:
     value = floats.parse_integer_literal(text)
     if value is None:
         raise _LiteralError(EXPECTED_INTEGER, path)
-    if not _INT64_MIN <= value <= _INT64_MAX:  # parseInteger reads into an int64_t
+    # MLIR's parseInteger reads into an int64_t and refuses only what does not come back out
+    # of it: 2^63 .. 2^64-1 are taken, as their 64 bits (2^64-1 is -1), as for narrower types.
+    if not _INT64_MIN <= value <= _UINT64_MAX:
         raise _LiteralError(INTEGER_TOO_LARGE, path)
     if not floats.integer_in_range(value, width):
         raise _LiteralError(INTEGER_OUT_OF_RANGE, path)

@@ -406,6 +406,21 @@ def _unescaped() -> dict[bytes, bytes]:
     return _UNESCAPED
 
 
+# MLIR's escapes: `\"`, `\\`, `\n`, `\t` and two hex digits; group 1 is any other.
+_ESCAPE_CHECK_RE = re.compile(r'\\(?:["\\nt]|[0-9A-Fa-f]{2})|(\\)', re.DOTALL)
+
+
+def bad_escape(literal: str) -> int | None:
+    """The offset in a string literal token of its first escape MLIR does not know (its
+    lexer: "unknown escape in string literal"), or None."""
+    if "\\" not in literal:
+        return None
+    for m in _ESCAPE_CHECK_RE.finditer(literal, 1, len(literal) - 1):
+        if m.group(1) is not None:
+            return m.start()
+    return None
+
+
 def unescape_string(literal: str) -> str:
     """The value of a string literal token (MLIR escapes: \\n \\t \\" \\\\ and \\XX hex).
     Done on bytes with one substitution (a `\\XX` may be one byte of a UTF-8 sequence), so
@@ -415,4 +430,6 @@ def unescape_string(literal: str) -> str:
         return body
     table = _unescaped()
     data = _ESCAPE_RE.sub(lambda m: table[m.group()], body.encode("utf-8"))
-    return data.decode("utf-8", errors="replace")
+    # A string is bytes in MLIR: bytes that are not UTF-8 (`"\\FE"`) are kept as Python keeps a
+    # file name's (surrogates), so that two such strings stay two, and print and encode back.
+    return data.decode("utf-8", errors="surrogateescape")

@@ -713,7 +713,7 @@ class Parser:
 
     def parse_generic_operation(self, num_results: int) -> Operation:
         name_tok = self.advance()
-        name = unescape_string(name_tok.text)
+        name = self.string_value(name_tok)
         canonical, opdef = self.resolve_op_name(name)
         # builtin.module (the frontend contract's wrapper) is always known, as in MLIR.
         if opdef is None and canonical != "builtin.module" and not self.options.allow_unregistered:
@@ -1341,7 +1341,7 @@ class Parser:
             if tok.kind in (L.IDENT,):
                 key = tok.text
             elif tok.kind == L.STRING:
-                key = unescape_string(tok.text)
+                key = self.string_value(tok)
             else:
                 self.fail("expected attribute name")
             self.advance()
@@ -1381,7 +1381,7 @@ class Parser:
             return self.parse_number_attribute()
         if kind == L.STRING:
             self.advance()
-            value = A.StringAttr(unescape_string(tok.text))
+            value = A.StringAttr(self.string_value(tok))
             if self.at(":"):
                 self.advance()
                 self.parse_type()
@@ -1414,9 +1414,19 @@ class Parser:
         self.fail("expected attribute value")
         raise AssertionError
 
+    def string_value(self, tok: Token, offset: int = 0) -> str:
+        """The value of the string literal `tok.text[offset:]`; an escape MLIR does not know
+        (`\\q`, `\\0`) is reported where it is and taken as the character after it."""
+        literal = tok.text[offset:] if offset else tok.text
+        bad = L.bad_escape(literal)
+        if bad is not None:
+            at = tok.start + offset + bad
+            self.error("unknown escape in string literal", Span(at, at + 2))
+        return unescape_string(literal)
+
     def _symbol_name(self, tok: Token) -> str:
         text = tok.text[1:]
-        name = unescape_string(text) if text.startswith('"') else text
+        name = self.string_value(tok, 1) if text.startswith('"') else text
         if self.references is not None:
             self.references.symbols.append((tok.span, name))
         return name
@@ -1606,7 +1616,7 @@ class Parser:
                 if key_tok.kind == L.IDENT:
                     key = key_tok.text
                 elif key_tok.kind == L.STRING:
-                    key = unescape_string(key_tok.text)
+                    key = self.string_value(key_tok)
                 else:
                     self.fail(prefix + "expected valid keyword or string", key_tok.span)
                 self.advance()
@@ -1625,7 +1635,8 @@ class Parser:
                 if not self.accept(","):
                     break
         self.expect(">")
-        return A.OptimizationHintsAttr(tuple(entries))
+        # A dictionary in cuda_tile's parser (getDictionaryAttr): sorted by architecture name.
+        return A.OptimizationHintsAttr(tuple(sorted(entries, key=lambda e: e[0].encode("utf-8", "surrogateescape"))))
 
     def parse_assume_predicate_body(self, mnemonic: str) -> A.Attribute:
         self.expect("<")
@@ -1659,8 +1670,8 @@ class Parser:
             return A.DIAttr(
                 "di_file",
                 (
-                    ("name", A.StringAttr(unescape_string(name.text))),
-                    ("directory", A.StringAttr(unescape_string(directory.text))),
+                    ("name", A.StringAttr(self.string_value(name))),
+                    ("directory", A.StringAttr(self.string_value(directory))),
                 ),
             )
         # `struct(params)`: `name = value` pairs in any order, with MLIR's messages.
@@ -1723,7 +1734,7 @@ class Parser:
             return A.FusedLoc(tuple(locs), metadata)
         if tok.kind == L.STRING:
             self.advance()
-            text = unescape_string(tok.text)
+            text = self.string_value(tok)
             if self.at(":"):
                 self.advance()
                 line = self.parse_integer()

@@ -226,3 +226,47 @@ def test_tileiras_compiles_our_bytes() -> None:
     )
     print(timing)
     assert not wrong, "\n".join(wrong) + "\n" + timing
+
+
+STRINGS_AND_HINTS = r"""cuda_tile.module @m {
+  global @"g\fe" <f32: [1.0]> : tile<1xf32>
+  global @"g\ff" <f32: [2.0]> : tile<1xf32>
+  entry @k(%p: tile<ptr<f32>>) optimization_hints=<sm_90 = {occupancy = 2, num_cta_in_cga = 1},
+                                                   sm_100 = {num_cta_in_cga = 2}> {
+    %a = constant <f32: 2.0> : tile<4xf32>
+    %b = pow %a, %a : tile<4xf32>
+    %t = print_tko "q\"b\n\\c\ff" -> token
+    return
+  }
+}
+"""
+
+
+def test_strings_hints_and_pow_print_as_tileirdisasm_prints_them(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 stay bytes (`\fe`, `\ff`: two symbols, not one U+FFFD twice),
+    a quote prints as `\22`, optimization_hints are a dictionary (sorted by name), and
+    tileirdisasm 13.5's name for pow, `fpowf`, reads back (found by a QA pass)."""
+    from compiler.bytecode import write_bytecode
+    from compiler.bytecode.disasm import disassembly
+    from compiler.text import parse
+
+    tool = require_tileirdisasm()
+    result = parse(STRINGS_AND_HINTS, "s.tileir")
+    assert not result.diagnostics, [d.message for d in result.diagnostics]
+    path = tmp_path / "s.tileirbc"
+    path.write_bytes(write_bytecode(result.module, (13, 3)))
+    theirs = subprocess.run([tool, str(path)], capture_output=True, text=True, check=True).stdout
+    ours = disassembly(read_bytecode(path.read_bytes()))
+    assert '@"g\\FE"' in theirs and '"q\\22b\\0A\\\\c\\FF"' in theirs
+    assert "optimization_hints=<sm_100 = {num_cta_in_cga = 2}, sm_90 = {num_cta_in_cga = 1, occupancy = 2}>" in theirs
+    assert _disasm_text(ours) == _disasm_text(theirs)  # (the renames of 13.5 aside: _DISASM_RENAMES)
+    again = parse(theirs, "theirs.tileir")  # their text, fpowf included, is ours to read
+    assert not again.diagnostics and any(op.name == "cuda_tile.pow" for op in again.module.walk())
+
+
+def test_an_escape_mlir_does_not_know_is_an_error_where_it_is() -> None:
+    from compiler.text import parse
+
+    text = 'cuda_tile.module @m {\n  entry @k() {\n    %t = print_tko "a\\qb" -> token\n    return\n  }\n}\n'
+    (error,) = parse(text, "e.tileir").diagnostics
+    assert error.message == "unknown escape in string literal" and text[error.span.start : error.span.end] == "\\q"

@@ -260,6 +260,11 @@ def test_values_and_splats() -> None:
     assert dense_values_from_literals(("1.0", "0x40000000"), F32, (2,)) == ((0x3F800000, 0x40000000), False, None)
     assert dense_values_from_literals("-0", I32, ()) == ((0,), True, None)
     assert dense_values_from_literals("4294967295", I32, ()) == ((-1,), True, None)
+    assert dense_values_from_literals(["0xFFFFFFFFFFFFFFFF", "9223372036854775808"], I64, (2,)) == (
+        (-1, -(1 << 63)),
+        False,
+        None,
+    )  # as narrower types: either reading of the bits
     assert dense_values_from_literals(["007", "-0x0A"], I8, (2,)) == ((7, -10), False, None)
 
 
@@ -322,7 +327,10 @@ def test_values_and_splats() -> None:
         ("65536", I16, (), "integer constant out of range for type", ()),
         ("-32769", I16, (), "integer constant out of range for type", ()),
         ("2", I1, (), "integer constant out of range for type", ()),
-        ("0xFFFFFFFFFFFFFFFF", I64, (), "integer value too large", ()),
+        # MLIR reads an int64_t and refuses only what does not come back out of it: 2^64 - 1
+        # is taken (as -1), 2^64 is not.
+        ("0x10000000000000000", I64, (), "integer value too large", ()),
+        ("18446744073709551616", I64, (), "integer value too large", ()),
         ("0x12345678", F16, (), "hexadecimal float constant out of range for type", ()),
         ("-0x3C00", F16, (), "hexadecimal float literal should not have a leading minus", ()),
         ("inf", F32, (), "expected floating point literal", ()),
