@@ -156,7 +156,8 @@ class ForwardRef(Value):
     __slots__ = ()
 
 
-_DIMS_RE = re.compile(r"(?:(?:\d+|\?)x)*")
+# One dimension of a list and its `x`; MLIR's lexer skips whitespace around the `x` (`2 x f32`).
+_DIM_RE = re.compile(r"(\d+|\?)[ \t\r\n]*x[ \t\r\n]*")
 _INT_RE = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+)$")
 _RESULT_SUFFIX_RE = re.compile(r"#(\d+)")
 _CUDA_TILE_TYPE_NAMES = L.PARAMETRIC_TYPE_NAMES
@@ -1057,16 +1058,15 @@ class Parser:
 
     def parse_dims_with_spans(self) -> list[tuple[int | None, Span]]:
         """`parse_dims`, with where each dimension is written."""
-        pos = self.tok.start
-        m = _DIMS_RE.match(self.text, pos)
+        pos = end = self.tok.start
         dims: list[tuple[int | None, Span]] = []
-        if m and m.end() > pos:
-            at = pos
-            for part in m.group()[:-1].split("x"):
-                dims.append((None if part == "?" else int(part), Span(at, at + len(part))))
-                at += len(part) + 1
-            self.reset_to(m.end())
-            self.prev_end = m.end()
+        while (m := _DIM_RE.match(self.text, end)) is not None:
+            part = m.group(1)
+            dims.append((None if part == "?" else int(part), Span(m.start(1), m.end(1))))
+            end = m.end()
+        if end > pos:
+            self.reset_to(end)
+            self.prev_end = end
         return dims
 
     # Type rules (compiler.verify.types) are checked as each cuda_tile type is built, as MLIR's
@@ -1282,13 +1282,18 @@ class Parser:
             return []
         start = self.tok.start
         dims = [(self.parse_integer(), Span(start, self.prev_end))]
-        while self.tok.kind == L.IDENT and re.fullmatch(r"(x\d+)+", self.tok.text):
+        # `x8x16` after the first, or with spaces (`16 x 64`, `16 x64`, `16x 64`) as MLIR's
+        # lexer allows: a word of x-separated numbers that ends in `x` is followed by a number.
+        while self.tok.kind == L.IDENT and re.fullmatch(r"x(?:\d+x)*\d*", self.tok.text):
             tok = self.advance()
-            at = tok.start
-            for part in tok.text.split("x")[1:]:
-                at += 1
-                dims.append((int(part), Span(at, at + len(part))))
-                at += len(part)
+            at = tok.start + 1
+            for part in tok.text[1:].split("x"):
+                if part:
+                    dims.append((int(part), Span(at, at + len(part))))
+                at += len(part) + 1
+            if tok.text.endswith("x"):
+                start = self.tok.start
+                dims.append((self.parse_integer(), Span(start, self.prev_end)))
         return dims
 
     def parse_int_list_with_spans(self) -> list[tuple[int, Span]]:

@@ -128,6 +128,25 @@ def test_typed_number_attributes_are_checked_as_mlir_checks_them(attribute: str,
     assert text[errors[0].span.start :].startswith(attribute.split(" = ")[1])
 
 
+def test_whitespace_around_the_x_of_a_dimension_list_is_taken_as_mlir_takes_it():
+    """MLIR's lexer skips whitespace there (`tile<2 x f32>`, `tile=(16 x 64)`); we refused it."""
+    text = (
+        "cuda_tile.module @m {\n  entry @k(%p: tile<ptr<f32>>) {\n"
+        "    %a = constant <f32: 1.0> : tile<2 x 4 xf32>\n"
+        "    %t = make_tensor_view %p, shape = [16, 64], strides = [64, 1]"
+        " : tensor_view<16 x 64 x f32, strides=[64,1]>\n"
+        "    %v = make_partition_view %t : partition_view<tile=(16 x 64), tensor_view<16x 64xf32, strides=[64,1]>>\n"
+        "    %w = make_partition_view %t : partition_view<tile=(8x 8), tensor_view<16x64xf32, strides=[64,1]>>\n"
+        "    %z = make_partition_view %t : partition_view<tile=(2 x8), tensor_view<16x64xf32, strides=[64,1]>>\n"
+        "    return\n  }\n}\n"
+    )
+    result = parse(text, "ws.tileir")
+    assert not result.diagnostics, [d.message for d in result.diagnostics]
+    printed = print_module(result.module)
+    assert "tile<2x4xf32>" in printed and printed.count("tensor_view<16x64xf32, strides=[64,1]>") == 4
+    assert "tile=(16x64)" in printed and "tile=(8x8)" in printed and "tile=(2x8)" in printed
+
+
 def test_diagnostic_format_names_file_line_and_column():
     result = parse("cuda_tile.module @m {\n  entry @e() {\n    %0 = bogus_op : tile<i32>\n  }\n}\n", "k.tileir")
     (d,) = [d for d in result.diagnostics if d.is_error]
