@@ -303,7 +303,7 @@ def profile_phases(python: str, bc_path: Path, env: dict[str, str], repeat: int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     ap.add_argument("--quick", action="store_true", help=f"a {QUICK_SIZE_KB} KB module, run once (a smoke test)")
     ap.add_argument("--repeat", type=int, help="best of N (default 5; 1 with --quick)")
     ap.add_argument("--size-kb", type=int, help=f"bytecode size at least K KB (default {DEFAULT_SIZE_KB})")

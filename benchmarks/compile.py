@@ -253,7 +253,7 @@ def geomean(xs: list[float]) -> float | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     ap.add_argument("--quick", action="store_true", help="the examples only, one run each (a smoke test)")
     ap.add_argument("--repeat", type=int, help="N interleaved rounds (default 5; 1 with --quick)")
     ap.add_argument("--arch", default="sm_90", help="the GPU architecture of both compilers (default sm_90)")

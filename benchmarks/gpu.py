@@ -572,7 +572,7 @@ def unavailable() -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     ap.add_argument("--quick", action="store_true", help="1 warm-up, 5 timed launches (a smoke test)")
     ap.add_argument("--only", help="comma-separated kernels (matmul_f16, matmul_skinny_bf16, softmax, ...)")
     ap.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated (default triton,tileiras)")

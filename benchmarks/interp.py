@@ -598,7 +598,7 @@ def report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     ap.add_argument("--quick", action="store_true", help="small ragged sizes (a smoke test)")
     ap.add_argument("--ragged", action="store_true", help="about the full sizes, with partial edge tiles")
     ap.add_argument("--no-triton", action="store_true", help="skip Triton's interpreter")

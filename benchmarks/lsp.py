@@ -355,7 +355,7 @@ async def _main(sizes: list[int], edits: int, queries: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     ap.add_argument("--sizes", default="1000,10000,50000", help="document sizes in lines, comma-separated")
     ap.add_argument("--edits", type=int, default=15, help="didChange edits per size (median reported)")
     ap.add_argument("--queries", type=int, default=30, help="hover and completion requests per size")

@@ -139,7 +139,7 @@ def print_block(title: str, rows: list[list[str]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     ap.add_argument("--quick", action="store_true", help="the examples only (a smoke test)")
     ap.add_argument("--arch", default="sm_90", help="comma-separated architectures (default sm_90)")
     ap.add_argument("--only", help="comma-separated kernel names (vector_add, samples/vadd, ...)")

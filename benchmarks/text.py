@@ -289,7 +289,7 @@ def text_path_report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     ap.add_argument("--quick", action="store_true", help="small modules, run once (a smoke test; nothing judged)")
     ap.add_argument(
         "--repeat", type=int, help="in-process steps: best of N; whole processes: N rounds (default 5; 1 with --quick)"

@@ -1159,6 +1159,8 @@ class _Launchable:
             raise CliError(self._message(args, exc)) from None
         except InterpError as exc:
             _err(str(exc))
+            if len(exc.details) > 1:  # a failed assert: every failing tile block (at most 100), indented
+                _err("".join(f"  {line}\n" for line in exc.details).rstrip("\n"))
             _err(f"{PROG} {command}: kernel {name} failed")
             return None
 
@@ -1692,12 +1694,11 @@ def _cmd_layout(args: argparse.Namespace) -> int:
         raise CliError(f"--svg draws one view; '{src.name}' has {len(values)} ({names}): choose with --value or --line")
     found = [(value, view_layout_of(value, extents)) for value in values]
     most = max((layout.tensor_rank for _, layout in found if layout is not None), default=0)
-    beyond = sorted(d for d in extents if d >= most)
-    if beyond:  # a typo, not a choice: say so instead of drawing without it
-        d = beyond[0]
-        raise CliError(
-            f"--extent {d}={extents[d]}: no view here has a tensor dimension {d} "
-            f"(the views' tensors have at most {most} dimension{'s' if most != 1 else ''})"
+    for d in sorted(d for d in extents if d >= most):
+        # Said, not refused: one command line may serve files of several ranks (a script).
+        _err(
+            f"{PROG}: warning: --extent {d}={extents[d]}: no view here has a tensor dimension {d} "
+            f"(the views' tensors have at most {most} dimension{'s' if most != 1 else ''}); ignored"
         )
     blocks = []
     layouts = []
@@ -1745,10 +1746,11 @@ def _tolerance(text: str) -> float:
 def _verify_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--target-version",
+        "-target-version",
         metavar="VERSION",
         help="report ops, types and attributes newer than this bytecode version (e.g. 13.1)",
     )
-    parser.add_argument("--no-verify", action="store_true", help="parse only; skip the verifier")
+    _flag(parser, "no-verify", "parse only; skip the verifier")
 
 
 def _launch_arguments(parser: argparse.ArgumentParser) -> None:
@@ -2057,9 +2059,19 @@ def _compile_parser(sub) -> None:
         ),
     )
     compile_.add_argument("-o", dest="output", metavar="OUT", help="output file (default: stdout)")
-    compile_.add_argument("--num-warps", type=int, metavar="N", help="warps per CTA (default: the IR's hint, else 4)")
     compile_.add_argument(
-        "--num-stages", type=int, metavar="N", help="pipelining stages of loops (default: the IR's hint, else 3)"
+        "--num-warps",
+        type=int,
+        metavar="N",
+        help="warps per CTA (default: the IR's hint, else 4, or for a kernel with a matrix multiply 4 or 8 by its "
+        "loops' shape)",
+    )
+    compile_.add_argument(
+        "--num-stages",
+        type=int,
+        metavar="N",
+        help="pipelining stages of loops (default: the IR's hint, else 3, or for a kernel with a matrix multiply "
+        "2 to 6 by the bytes a loop iteration loads)",
     )
     compile_.add_argument(
         "--no-cache", action="store_true", help="compile from scratch; neither read nor write the cache"

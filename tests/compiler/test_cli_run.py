@@ -342,3 +342,27 @@ def test_main_job_command_runs_vector_add(capsys, tmp_path: Path) -> None:
     assert "check arg2 = arg0 + arg1: ok (4000 elements, max abs error 0;" in out
     a, b, c = (np.load(tmp_path / f"arg{i}.npy") for i in range(3))
     np.testing.assert_array_equal(c, a + b)
+
+
+def test_a_failed_assert_lists_every_failing_tile_block(capsys, tmp_path) -> None:
+    """The README's promise: the first line names the first block and counts the rest, then
+    one indented line per failing block (the interpreter's details, which were not printed)."""
+    path = tmp_path / "asrt.tileir"
+    path.write_text(
+        "cuda_tile.module @m {\n  entry @k() {\n    %bx, %by, %bz = get_tile_block_id : tile<i32>\n"
+        "    %c1 = constant <i32: 1> : tile<i32>\n    %ok = cmpi less_than %bx, %c1, signed : tile<i32> -> tile<i1>\n"
+        '    assert %ok, "bx must be < 1" : tile<i1>\n    return\n  }\n}\n'
+    )
+    status, _, err = run(capsys, "run", str(path), "--grid", "4", "--backend", "cpu")
+    lines = err.splitlines()
+    assert status == 1 and lines[0].endswith("in all, 3 elements failed in 3 tile blocks")
+    assert [line.split(": tile block ")[1][:9] for line in lines[1:4]] == ["(1, 0, 0)", "(2, 0, 0)", "(3, 0, 0)"]
+    assert all(line.startswith("  ") for line in lines[1:4]) and lines[4] == "tileir run: kernel @k failed"
+
+
+def test_opt_verifier_options_take_one_dash_too(capsys, tmp_path) -> None:
+    path = tmp_path / "k.tileir"
+    path.write_text("cuda_tile.module @m {\n  entry @k() {\n    return\n  }\n}\n")
+    for argv in (["-target-version", "13.1"], ["-no-verify"]):
+        status, out, _ = run(capsys, "opt", *argv, str(path))
+        assert status == 0 and "entry @k()" in out, argv
