@@ -310,7 +310,9 @@ def test_an_error_in_the_kernel_is_reported_with_status_1(capsys, scalars: str) 
     lines = err.strip().splitlines()
     assert lines[0].startswith(f"{scalars}:5:5: error: assert: ") and "n must be positive" in lines[0]
     assert "tile block (0, 0, 0)" in lines[0]
-    assert lines[1] == "tileir run: kernel @k failed"
+    # Then each failing block (both fail: n = 0), indented, and the command's verdict.
+    assert [line.split(": tile block ")[1][:9] for line in lines[1:3]] == ["(0, 0, 0)", "(1, 0, 0)"]
+    assert lines[3] == "tileir run: kernel @k failed"
 
 
 def test_stdin(capsys, monkeypatch) -> None:
