@@ -286,7 +286,18 @@ def _for(e: OpEmit) -> None:
     e.line(f"while {cond}:")
     e.cg.indent += 1
     e.line(f"{iv} = {nxt}.to({dt})")
-    e.line(f"{nxt} = {nxt} + {by}")
+    if width == 64:
+        # A 64-bit counter has no wider type: a step past its range wraps, and that ends the
+        # loop (the next value is made the end, which the condition refuses).
+        stepped = e.tmp(iv + "_stepped")
+        e.line(f"{stepped} = {nxt} + {by}")
+        if unsigned:
+            wrapped = f"{stepped}.to(tl.uint64, bitcast=True) < {nxt}.to(tl.uint64, bitcast=True)"
+        else:
+            wrapped = f"{stepped} < {nxt}"
+        e.line(f"{nxt} = tl.where({wrapped}, {hi}, {stepped})")
+    else:
+        e.line(f"{nxt} = {nxt} + {by}")
     e.cg.indent -= 1
     _loop_body(e, frame, block, body_exits)
 

@@ -93,9 +93,29 @@ def {name}(bits):
 _DOT_BF16 = """@triton.jit
 def {name}(a, b, acc):
     if INTERPRETED:
-        out = tl.dot(a.to(tl.float32), b.to(tl.float32), acc=acc, input_precision="ieee", out_dtype=tl.float32)
+        # By the bits (bf16 is the top half of an f32): the interpreter's own conversion
+        # flushes bf16 subnormals to zero.
+        a32 = (a.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+        b32 = (b.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+        out = tl.dot(a32, b32, acc=acc, input_precision="ieee", out_dtype=tl.float32)
     else:
         out = tl.dot(a, b, acc=acc, input_precision="ieee", out_dtype=tl.float32)
+    return out
+"""
+
+# f8E4M3FN x f8E4M3FN + f32 on sm_89+ (module doc): Triton 3.6's interpreter converts
+# float8e4nv as if it had infinities (its 0x7F/0xFF, NaN in e4m3fn, read as 480), so there
+# (INTERPRETED) the operands take sm_80's exact f16 route. `F8` is _f8_to_f16's name.
+_DOT_E4M3 = """@triton.jit
+def {name}(a, b, acc, fast: tl.constexpr):
+    if INTERPRETED:
+        out = tl.dot(F8(a, True), F8(b, True), acc=acc, input_precision="ieee", out_dtype=tl.float32)
+    elif fast:
+        out = tl.dot(a.to(tl.float8e4nv, bitcast=True), b.to(tl.float8e4nv, bitcast=True), acc=acc,
+                     out_dtype=tl.float32)
+    else:
+        out = tl.dot(a.to(tl.float8e4nv, bitcast=True), b.to(tl.float8e4nv, bitcast=True), acc=acc,
+                     out_dtype=tl.float32, max_num_imprecise_acc=0)
     return out
 """
 
@@ -134,14 +154,19 @@ def _mmaf(e: OpEmit) -> None:
     sa, sb = tltypes.shape_of(ta), tltypes.shape_of(tb)
     precision = "ieee"
     extra = ""
+    e4m3_dot = None
     if el in ("f8E4M3FN", "f8E5M2"):
         if e.target.cc >= 89:
             # Padded as bits (0x00 is +0.0 in both formats), then read as Triton's fp8.
             a, b = pad_k(e, a, b, sa, sb, "tl.uint8", 32)
-            fp8 = tltypes.TRITON_FP8[el]
-            a, b = f"{a}.to({fp8}, bitcast=True)", f"{b}.to({fp8}, bitcast=True)"
-            if not e.flag("fast_acc"):
-                extra = ", max_num_imprecise_acc=0"
+            if el == "f8E4M3FN":  # the helper reads the bits (_DOT_E4M3)
+                f8 = e.helper("_f8_to_f16", _F8_TO_F16)
+                e4m3_dot = e.helper("_dot_e4m3", _DOT_E4M3.replace("F8(", f8 + "("))
+            else:
+                fp8 = tltypes.TRITON_FP8[el]
+                a, b = f"{a}.to({fp8}, bitcast=True)", f"{b}.to({fp8}, bitcast=True)"
+                if not e.flag("fast_acc"):
+                    extra = ", max_num_imprecise_acc=0"
         else:
             la, lb = e.tmp("lhs_f16"), e.tmp("rhs_f16")
             e.line(f"{la} = {f8_to_f16(e, a, el)}")
@@ -161,6 +186,8 @@ def _mmaf(e: OpEmit) -> None:
         acc = f"{c}.to(tl.float32)" if acc_el == "f16" else c
     if el == "bf16":  # (the verifier allows only an f32 accumulator)
         expr = f"{e.helper('_dot_bf16', _DOT_BF16)}({a}, {b}, {acc})"
+    elif e4m3_dot is not None:
+        expr = f"{e4m3_dot}({a}, {b}, {acc}, {bool(e.flag('fast_acc'))})"
     else:
         expr = f"tl.dot({a}, {b}, acc={acc}, input_precision={precision!r}, out_dtype={out}{extra})"
     if acc_el == "f16":

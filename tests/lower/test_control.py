@@ -307,3 +307,32 @@ def test_i8_and_unsigned_for_loops(unsigned, lo, hi, step):
 def test_control_flow_compiles_for_every_target():
     for k in compile_for(EARLY_RETURN, "k"):
         assert k.spills == 0
+
+
+def test_an_unsigned_i64_loop_ends_where_its_next_value_passes_2_to_the_64():
+    """Found by differential testing: a 64-bit counter has no wider type to run in, so its
+    step wrapped (0xFF..FE + 4 -> 2, still below the bound) and the loop never ended under
+    Triton's interpreter (and in the compiled while loop). The range is {lb + i*step < ub}:
+    3 iterations here. Run on the CPU backends only: tileiras wraps such counters (see the i8
+    case above), which for 64 bits would not end."""
+    from compiler.runtime import launch
+
+    text = storing(
+        """
+        %lo = constant <i64: -10> : tile<i64>
+        %hi = constant <i64: -1> : tile<i64>
+        %st = constant <i64: 4> : tile<i64>
+        %z = constant <i64: 0> : tile<i64>
+        %n = for unsigned %iv in (%lo to %hi, step %st) : tile<i64> iter_values(%count = %z) -> (tile<i64>) {
+          %one = constant <i64: 1> : tile<i64>
+          %c = addi %count, %one : tile<i64>
+          continue %c : tile<i64>
+        }
+        """,
+        [("n", "i64")],
+    )
+    assert "tl.where(" in source_of(text)  # the wrap check of the while loop
+    for backend in ("cpu", "triton-interpret"):
+        n = np.zeros(2, np.int64)
+        launch(text, "k", 2, [n], backend=backend)
+        assert n.tolist() == [3, 3], backend

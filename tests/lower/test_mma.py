@@ -362,3 +362,22 @@ def test_mma_family_compiles_everywhere():
         zeros = set(re.findall(r"(%\S+) = arith.constant dense<0> : tensor<64x64xi32>", ttir))
         dots = re.findall(r"tt.dot \S+, \S+, (\S+?),? .*: tensor<64x32xi8>", ttir)
         assert dots and all(acc in zeros for acc in dots), dots
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_mmaf_nan_and_subnormal_operands_under_tritons_interpreter():
+    """Found by differential testing against the CPU interpreter: Triton 3.6's interpreter
+    read e4m3fn's NaN code 0x7F as 480 (its float8e4nv conversion knows no e4m3fn NaN) and
+    flushed bf16 subnormals to zero when widening; both now go by the bits there."""
+    sa, sb, sc = shapes(1, 2, 1)
+    a = np.array([[0x7F, 0x38]], np.uint8).view(NP["f8E4M3FN"])  # [NaN, 1.0]
+    b = np.array([[0x38], [0x38]], np.uint8).view(NP["f8E4M3FN"])
+    (r,) = run_io([("a", sa, "f8E4M3FN"), ("b", sb, "f8E4M3FN"), ("c", sc, "f32")], [("r", sc, "f32")],
+                  mma_text("f8E4M3FN", "f32", sa, sb, sc), [a, b, np.zeros(sc, np.float32)])  # fmt: skip
+    assert np.isnan(r).all()
+    sa, sb, sc = shapes(1, 1, 1)
+    a = np.array([[0x0001]], np.uint16).view(NP["bf16"])  # 2^-133, a subnormal
+    b = np.array([[0x3F80]], np.uint16).view(NP["bf16"])  # 1.0
+    (r,) = run_io([("a", sa, "bf16"), ("b", sb, "bf16"), ("c", sc, "f32")], [("r", sc, "f32")],
+                  mma_text("bf16", "f32", sa, sb, sc), [a, b, np.zeros(sc, np.float32)])  # fmt: skip
+    assert r.view(np.uint32).tolist() == [[0x00010000]]
