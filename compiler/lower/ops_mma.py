@@ -19,7 +19,9 @@ mmaf   tl.dot(lhs, rhs, acc, out_dtype=..., input_precision=...), per input type
        f8E4M3FN, f8E5M2 (held as uint8 bits) are bitcast to tl.float8e4nv / tl.float8e5
                   on sm_89 and newer (native fp8 MMA, products exact, f32 sums); sm_80 has
                   no fp8e4nv, so there both formats are converted to f16 by integer code
-                  (exact: every f8 value is an f16 value) and multiplied as f16.
+                  (exact: every f8 value is an f16 value) and multiplied as f16, as
+                  f8E4M3FN is under Triton's interpreter too (which reads its NaN code
+                  0x7F as 480).
                   Accumulation: Hopper's fp8 wgmma sums in a narrower-than-f32 accumulator.
                   Without `fast_acc` the dot gets max_num_imprecise_acc=0, for which Triton
                   (3.6, sm_90) converts the fp8 operands to f16 itself and uses mma.sync
