@@ -152,6 +152,11 @@ def _failure(module: Module, src: KernelSource, code_file: str, exc: BaseExcepti
         what = pred.body() if hasattr(pred, "body") else "the predicate"
         # (Tile IR leaves a broken promise undefined; Triton's interpreter checks tl.assume.)
         text = f"assumed {what} does not hold{block}: undefined behaviour, caught by Triton's interpreter"
+    elif isinstance(root, OverflowError):  # its f16 atomics convert through a checked half type
+        text = (
+            f"Triton's interpreter cannot compute this result{block}: {root} (a value past the type's "
+            "range, e.g. an f16 atomic add reaching inf; IEEE gives inf, and the cpu backend computes it)"
+        )
     else:
         text = f"Triton's interpreter failed{block}: {root!r}"
     if op is None:

@@ -379,3 +379,22 @@ def test_atomic_red_view_scope_in_ptx() -> None:
     assert any("cta" in a and "relaxed" in a and "add.f32" in a for a in atoms), atoms
     for k in compile_for(red_kernel("i64", "umin", 256, 128)):
         assert k.spills == 0
+
+
+def test_f16_addf_reaching_inf_is_computed_on_the_cpu_and_said_under_tritons_interpreter() -> None:
+    """IEEE gives inf for 60000 + 10000 in f16; Triton 3.6's interpreter raises OverflowError
+    inside its atomics (found by differential testing): a one-line InterpError at the op
+    saying what the cpu backend does instead, not Triton's exception."""
+    from compiler.interp import InterpError
+    from compiler.runtime import launch, load_module
+
+    text = atomic_kernel("f16", 1, "addf", False)
+    mem = np.array([60000], np.float16)
+    args = [mem, np.zeros(1, np.int32), np.array([10000], np.float16), np.zeros(1, np.float16),
+            np.ones(1, np.bool_), np.zeros(1, np.float16)]  # fmt: skip
+    cpu = [a.copy() for a in args]
+    launch(load_module(text), "k", 1, cpu, backend="cpu")
+    assert cpu[0].view(np.uint16).tolist() == [0x7C00] and cpu[5].view(np.uint16).tolist() == [0x7B53]
+    with pytest.raises(InterpError, match=r"atomic_rmw_tko: Triton's interpreter cannot compute this result") as e:
+        launch(load_module(text), "k", 1, [a.copy() for a in args], backend="triton-interpret")
+    assert "the cpu backend computes it" in str(e.value) and "\n" not in str(e.value)
