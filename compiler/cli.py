@@ -1065,6 +1065,19 @@ def _require_backend(backend: str) -> tuple[str, str]:
     return backend, note
 
 
+def _arg_checks():
+    """The launcher's argument checks, advising as the command line spells an array: every
+    array --arg is checked here before the launch, so the launcher's own advice (Python's
+    `.astype`) is never the one shown."""
+    from compiler.runtime import ArgumentChecks
+
+    class ArgChecks(ArgumentChecks):
+        def conversion_advice(self, element, want) -> str:
+            return f"give that --arg as ...:{element}, e.g. rand:4000:{element}"
+
+    return ArgChecks()
+
+
 class _Launchable:
     """What `tileir run` and `tileir bench` parse from the command line: the kernel, its grid and
     the SPECs of its arguments."""
@@ -1095,7 +1108,7 @@ class _Launchable:
         import numpy as np
 
         from compiler.ir.types import PointerType, TileType
-        from compiler.runtime import ArgumentChecks, LaunchError, check_count
+        from compiler.runtime import LaunchError, check_count
         from compiler.runtime.argspec import SpecError
         from compiler.runtime.cutile import cutile_args
 
@@ -1107,7 +1120,7 @@ class _Launchable:
             params = self.entry.regions[0].blocks[0].arguments
             expanded = cutile_args(*placeholders) if args.cutile_args else placeholders
             check_count(self.entry, expanded, len(placeholders), args.cutile_args)
-            checks = ArgumentChecks()
+            checks = _arg_checks()
             for i, (param, arg) in enumerate(zip(params, expanded)):
                 t = param.type
                 element = t.element if isinstance(t, TileType) else t
@@ -1123,13 +1136,6 @@ class _Launchable:
         message = exc.message
         if exc.kind == "count" and not args.cutile_args and any(s.is_array for s in self.specs):
             message += " (with --cutile-args, each array argument is passed as pointer, shape, strides)"
-        # The launcher's advice is Python's (`.astype(np.float32)`); on the command line the
-        # element type is the --arg's last field.
-        advice = re.search(r" \(convert it with \.astype\([\w.]+\)\)$", message)
-        reads = re.search(r"the kernel reads (\S+) elements", message)
-        if advice is not None and reads is not None:
-            dtype = reads.group(1)
-            message = message[: advice.start()] + f" (give that --arg as ...:{dtype}, e.g. rand:4000:{dtype})"
         return message
 
     def launch(self, args: argparse.Namespace, command: str, values: list, backend: str, options, timed=None):

@@ -115,6 +115,12 @@ def _looks_like_path(source: str) -> bool:
     return "\n" not in source and "{" not in source
 
 
+def is_cutile_kernel(obj: object) -> bool:
+    """Whether `obj` is a cuTile Python `@ct.kernel` function (checked without importing cuTile)."""
+    cls = type(obj)
+    return cls.__name__ == "kernel" and cls.__module__.startswith("cuda.tile") and hasattr(obj, "_pyfunc")
+
+
 def load_module(source: Module | str | os.PathLike | bytes, name: str | None = None) -> Module:
     """A verified module from a Module, a path to a `.tileir` text or `.tileirbc` bytecode
     file, IR text, or bytecode bytes (`name`: what diagnostics call IR text or bytes).
@@ -122,13 +128,12 @@ def load_module(source: Module | str | os.PathLike | bytes, name: str | None = N
     if isinstance(source, Module):
         return source
     if not isinstance(source, (str, bytes, os.PathLike)):
-        cls = type(source)
-        if cls.__name__ == "kernel" and cls.__module__.startswith("cuda.tile"):
+        if is_cutile_kernel(source):
             raise LaunchError(
                 "a cuTile @ct.kernel function: run it with launch_cutile(kernel, grid, args)", kind="module"
             )
         raise LaunchError(
-            f"expected a module: a Module, a .tileir/.tileirbc path, IR text or bytecode; got {cls.__name__}",
+            f"expected a module: a Module, a .tileir/.tileirbc path, IR text or bytecode; got {type(source).__name__}",
             kind="module",
         )
     from .ir.diagnostics import has_errors

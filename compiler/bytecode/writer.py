@@ -363,7 +363,7 @@ def _array_body(attr: A.ArrayAttr, tables: _Tables, out: Writer, op: Operation) 
 
 def _dict_body(entries, tables: _Tables, out: Writer, op: Operation) -> None:
     # MLIR keeps dictionary entries sorted by name, so NVIDIA's writer writes them sorted.
-    ordered = sorted(entries, key=lambda kv: kv[0].encode("utf-8", "surrogateescape"))
+    ordered = sorted(entries, key=A.name_order)
     out.varint(len(ordered))
     for key, value in ordered:
         out.varint(tables.string(key))

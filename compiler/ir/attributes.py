@@ -193,7 +193,7 @@ class DictionaryAttr(Attribute):
 
     def __init__(self, entries: tuple[tuple[str, Attribute], ...]) -> None:
         # Sorted by name, as MLIR's DictionaryAttr always is (and so prints and encodes it).
-        _set(self, "entries", tuple(sorted(entries, key=_name_bytes)))
+        _set(self, "entries", tuple(sorted(entries, key=name_order)))
 
     def get(self, key: str) -> Attribute | None:
         for k, v in self.entries:
@@ -205,8 +205,9 @@ class DictionaryAttr(Attribute):
         return "{" + ", ".join(_dict_entry(k, v) for k, v in self.entries) + "}"
 
 
-def _name_bytes(entry: tuple[str, object]) -> bytes:
-    return entry[0].encode("utf-8", "surrogateescape")  # MLIR compares names as bytes
+def name_order(entry: tuple[str, object]) -> bytes:
+    """The sort key of a (name, value) entry of a dictionary: MLIR compares names as bytes."""
+    return entry[0].encode("utf-8", "surrogateescape")
 
 
 def _dict_entry(key: str, value: Attribute) -> str:
@@ -270,7 +271,8 @@ class OptimizationHintsAttr(Attribute):
     entries: tuple[tuple[str, DictionaryAttr], ...]
 
     def __init__(self, entries: tuple[tuple[str, DictionaryAttr], ...]) -> None:
-        _set(self, "entries", entries)
+        # A dictionary in cuda_tile's parser (getDictionaryAttr): sorted by architecture name.
+        _set(self, "entries", tuple(sorted(entries, key=name_order)))
 
     def body(self) -> str:
         # Hint values print without their type (`latency = 3`, whether stored as i32 or i64),

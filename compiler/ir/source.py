@@ -11,6 +11,15 @@ import bisect
 from .frozen import Frozen, _set
 
 
+def shown(text: str) -> str:
+    """Text as a message or a generated comment quotes it: each character that does not print
+    (a control character, a line break, a file name's undecodable byte held as a surrogate)
+    as its Python escape, so that a NUL is not shown as a space nor a line break ends a line."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 class Span(Frozen):
     """Half-open range [start, end) of character offsets in one source file."""
 

@@ -42,6 +42,7 @@ from typing import Any
 
 from ..ir.attributes import location_text
 from ..ir.core import Block, Module, Operation, Region, Value
+from ..ir.source import shown
 from ..ir.types import FloatType, IntegerType, PointerType, TileType, TokenType, Type
 from . import tltypes
 from .registry import EMITTERS, UNSUPPORTED
@@ -295,14 +296,8 @@ class Codegen:
             return ""
         parts = where.rsplit(":", 2)
         path = parts[0].replace("\\", "/").rsplit("/", 1)[-1]
-        text = f"{path}:{parts[1]}" if len(parts) == 3 else where
-        # A file name is bytes (an undecodable one reaches us with surrogates) and a `loc`
-        # string may hold line breaks: neither may end up raw in a Python comment.
-        if not text.isprintable() or not text.isascii():
-            text = "".join(
-                ch if ch.isprintable() and not "\ud800" <= ch <= "\udfff" else ascii(ch)[1:-1] for ch in text
-            )
-        return f"  # {text}"
+        # A file name may hold undecodable bytes, a `loc` string line breaks: neither raw in a comment.
+        return f"  # {shown(f'{path}:{parts[1]}' if len(parts) == 3 else where)}"
 
     def emit(self, text: str, op: Operation | None = None) -> None:
         op = op if op is not None else self.current

@@ -194,8 +194,13 @@ class ArgumentChecks:
         if not _dtype_fits(have, want):
             raise LaunchError(
                 f"{where}: the kernel reads {element.pointee} elements, which live in {_numpy_name(want)} "
-                f"arrays; got an array of {have} (convert it with .astype({_numpy_name(want)}))"
+                f"arrays; got an array of {have} ({self.conversion_advice(element.pointee, want)})"
             )
+
+    def conversion_advice(self, element: Type, want: np.dtype) -> str:
+        """How to give an array of the right element type: Python's way here (`tileir run`'s
+        checks say it with an --arg)."""
+        return f"convert it with .astype({_numpy_name(want)})"
 
     def scalar(self, i: int, param: Value, element: Type, arg: Any) -> np.ndarray:
         where = self.where(i, param)

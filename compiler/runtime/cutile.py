@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ..modules import is_cutile_kernel  # (exported here too: the runtime's users ask it)
 from . import ArrayTable, LaunchError, StridedArray, _c_strides
 from .devarray import device_array, host_array, is_device_array
 
@@ -101,12 +102,6 @@ def _expand(arg: Any, out: list[Any]) -> None:
             _expand(getattr(arg, f.name), out)
     else:
         out.append(arg)  # a scalar: typed by its parameter at launch
-
-
-def is_cutile_kernel(obj: Any) -> bool:
-    """Whether `obj` is a cuTile Python `@ct.kernel` function (checked without importing cuTile)."""
-    cls = type(obj)
-    return cls.__name__ == "kernel" and cls.__module__.startswith("cuda.tile") and hasattr(obj, "_pyfunc")
 
 
 def _ct_dtype(ct: Any, dtype: np.dtype, where: str) -> Any:

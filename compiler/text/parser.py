@@ -22,7 +22,7 @@ from ..ir.core import Block, Module, Operation, Region, Value
 from ..ir.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
 from ..ir.enums import ENUM_BY_MNEMONIC
 from ..ir.frozen import Record
-from ..ir.source import SourceFile, Span
+from ..ir.source import SourceFile, Span, shown
 from ..verify.types import TypeProblem, power_of_two_roundings, type_problem, view_tile_dim_problem
 from . import asmformat, custom_ops
 from . import lexer as L
@@ -207,14 +207,6 @@ def _integer_range_problem(value: int, ty: T.Type | None) -> str | None:
     return None
 
 
-def _shown(text: str) -> str:
-    """A token's text as a message quotes it: a control character (a NUL byte in the file)
-    as its escape, not as itself (a terminal shows a NUL as nothing or a space)."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
-
-
 class Parser:
     def __init__(self, source: SourceFile, options: ParseOptions) -> None:
         self.source = source
@@ -320,11 +312,11 @@ class Parser:
         if span is None:
             span = self.here()
             if self.tok.kind == L.ERROR:
-                message += f", found '{_shown(self.tok.text[:20])}'"
+                message += f", found '{shown(self.tok.text[:20])}'"
             elif self.tok.kind == L.EOF:
                 message += ", found end of input"
             else:
-                message += f", found '{_shown(self.tok.text[:40])}'"
+                message += f", found '{shown(self.tok.text[:40])}'"
         self.error(message, span)
         raise ParseError(message)
 
@@ -353,7 +345,7 @@ class Parser:
                 self.recover(start, top_level=True)
             if self.tok.start == start and self.tok.kind != L.EOF:
                 # No progress: skip one token so the loop always ends.
-                self.error(f"unexpected '{_shown(self.tok.text[:40])}'", self.here())
+                self.error(f"unexpected '{shown(self.tok.text[:40])}'", self.here())
                 self.advance()
         self._finish_isolated_scope(self.scopes[0])
         self.module.comments = self.lexer.sorted_comments()
@@ -875,7 +867,7 @@ class Parser:
             except ParseError:
                 self.recover(start)
             if self.tok.start == start and self.tok.kind != L.EOF and not self.at("}"):
-                self.error(f"unexpected '{_shown(self.tok.text[:40])}'", self.here())
+                self.error(f"unexpected '{shown(self.tok.text[:40])}'", self.here())
                 self.advance()
         if block.span is not None:
             block.span = Span(block.span.start, self.tok.start)
@@ -1640,8 +1632,7 @@ class Parser:
                 if not self.accept(","):
                     break
         self.expect(">")
-        # A dictionary in cuda_tile's parser (getDictionaryAttr): sorted by architecture name.
-        return A.OptimizationHintsAttr(tuple(sorted(entries, key=lambda e: e[0].encode("utf-8", "surrogateescape"))))
+        return A.OptimizationHintsAttr(tuple(entries))
 
     def parse_assume_predicate_body(self, mnemonic: str) -> A.Attribute:
         self.expect("<")
