@@ -249,6 +249,57 @@ def _best(fn, repeat: int) -> float:
     return best
 
 
+# A kernel typed between two others, one character at a time, brackets closed as they are
+# typed (as VS Code does).
+_TYPED_KERNEL = """  entry @typed(%a: tile<ptr<f32>>, %n: tile<i32>) {
+    %c = constant <f32: 1.0> : tile<f32>
+    return
+  }
+"""
+
+
+def _typing_between_kernels(size: int) -> tuple[float, float, int, int]:
+    """Per keystroke, the server's work (in this process) while a kernel is typed between the
+    two middle kernels of a `size`-line document, brackets closed as typed: the edit applied
+    to the document as the server's store applies a didChange (text, line index, changed
+    region), then the re-analysis. (median s, worst s, keystrokes analysed from scratch,
+    keystrokes)."""
+    from tile_lsp.documents import Settings, analyze
+    from tile_lsp.incremental import reanalyze
+    from tile_lsp.store import DocumentSource, merge_change
+
+    files = sorted((ROOT / "examples").glob("*.tileir"))
+    text, _, _ = build_module(files, size)
+    lines = text.split("\n")
+    entries = [i for i, line in enumerate(lines) if line.startswith("  entry @")]
+    at = sum(len(x) + 1 for x in lines[: entries[len(entries) // 2]]) - 1  # after a kernel's `}`
+    source = DocumentSource(text, "bench.tileir")
+    analysis = analyze("file:///bench.tileir", text, 1, Settings(), source=source)
+    closers = {"(": ")", "{": "}", "[": "]"}
+    pending: list[str] = []
+    cursor = at
+    times: list[float] = []
+    fresh = 0
+    # A new line after the kernel's `}` (Enter), then the kernel.
+    for version, ch in enumerate("\n" + _TYPED_KERNEL.rstrip("\n"), start=2):
+        start = time.perf_counter()
+        if pending and ch == pending[-1]:  # typed over the closer the editor put there
+            pending.pop()
+            cursor += 1
+            continue
+        inserted = ch + closers.get(ch, "")
+        if ch in closers:
+            pending.append(closers[ch])
+        source = source.edited(cursor, cursor, inserted)
+        region = merge_change(None, cursor, cursor, len(inserted))
+        cursor += 1
+        result = reanalyze(analysis, source.text, version, region, source)
+        times.append(time.perf_counter() - start)
+        fresh += result.module is not analysis.module
+        analysis = result
+    return statistics.median(times), max(times), fresh, len(times)
+
+
 def _print_server_work(size: int, repeat: int) -> None:
     """The server's own work for whole-document requests, in this process."""
     from tile_lsp.documents import Settings, analyze
@@ -364,6 +415,13 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     status = asyncio.run(_main(sizes, args.edits, args.queries))
     _print_server_work(sizes[-1], args.repeat)
+    for size in (sizes[0], sizes[-1]):
+        median, worst, fresh, count = _typing_between_kernels(size)
+        print(
+            f"typing a kernel between two at {size:,} lines (in this process, {count} keystrokes, brackets "
+            f"closed as typed): {median * 1e3:.1f} ms median, {worst * 1e3:.1f} ms worst per keystroke; "
+            f"{fresh} analysed from scratch"
+        )
     return status
 
 

@@ -117,6 +117,10 @@ class Unit:
     # Semantic tokens of the same text, once asked for (see features/tokens.py); they are
     # relative to the unit's start, so they stay right when the unit moves.
     tokens: object = None
+    # The types and symbols written in text after the op that is no op (a kernel half typed
+    # between two others), in the unit's own coordinates: a re-parsed unit's index adds them
+    # (a whole analysis's index has them already).
+    loose: list[Occurrence] = field(default_factory=list)
 
     def covers(self, offset: int) -> bool:
         local = offset - self.shift
@@ -124,8 +128,16 @@ class Unit:
 
     def get_index(self, module: Module) -> SourceIndex | None:
         if self.index is None and self.item is not None and self.op is not None:
-            self.index = SourceIndex.of(module, [self.op], self.item.references)
+            index = SourceIndex.of(module, [self.op], self.item.references)
+            self.index = SourceIndex(module, index.occurrences + self.loose, index.ops) if self.loose else index
         return self.index
+
+    def gap_occurrences(self, module: Module) -> list[Occurrence]:
+        """The index's occurrences after the op's end (see `loose`), in the unit's coordinates."""
+        if self.item is not None or self.end is None:
+            return list(self.loose)
+        index = self.get_index(module)
+        return [] if index is None else index.starting_in(self.end, 1 << 62)
 
 
 @dataclass(slots=True)
@@ -175,6 +187,7 @@ class Analysis:
         if index is not None:
             moved = [_shift_occurrence(occ, shift) for occ in index.occurrences]
             unit.index = SourceIndex(index.module, moved, index.ops)
+        unit.loose = [_shift_occurrence(occ, shift) for occ in unit.loose]
         unit.diagnostics = [d.moved(shift) for d in unit.diagnostics]
         unit.comments = [Comment(c.text, Span(c.span.start + shift, c.span.end + shift)) for c in unit.comments]
         unit.start += shift
@@ -419,7 +432,7 @@ UNIT_OPS = ("cuda_tile.entry", "cuda_tile.global")
 
 def _top_op_at(kernels: list[Operation], offset: int) -> Operation | None:
     for op in kernels:
-        if op.span.start <= offset <= op.span.end:
+        if op.span.start <= offset < op.span.end:
             return op
     return None
 

@@ -24,9 +24,11 @@ moving the units after the edit (one addition each).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 
 from compiler.ir.core import Comment, Operation
+from compiler.ir.diagnostics import Diagnostic
 from compiler.ir.source import Span
 from compiler.text import lexer as L
 from compiler.text.index import Occurrence, SourceIndex
@@ -123,6 +125,7 @@ def _reparse_one_kernel(
     kernel_start = unit.start + unit.shift
     kernel_end = unit.end + unit.shift  # type: ignore[operator]
     module = previous.module
+    gap = unit.gap_occurrences(module)  # what is indexed after the kernel did not change either
     item = parse_item(source, kernel_start, module, ParseOptions(record_references=True))
     op = item.op
     if (
@@ -156,7 +159,10 @@ def _reparse_one_kernel(
         for c in unit.comments
         if c.span.start >= unit.end  # type: ignore[operator]
     ]
-    new_units[unit_index] = Unit(op, op.span.start, op.span.end, 0, diagnostics, item=item, comments=comments)
+    loose = [_moved_occurrence(occ, unit.shift + delta) for occ in gap]
+    new_units[unit_index] = Unit(
+        op, op.span.start, op.span.end, 0, diagnostics, item=item, comments=comments, loose=loose
+    )
     if delta:
         for later in new_units[unit_index + 1 :]:
             later.shift += delta
@@ -217,27 +223,62 @@ def _reparse_between_kernels(
         return None
     if old_text[body.span.end - 1] != "}":
         return None
+    header = units[0]
+    if any(d.span.start + header.shift == body.span.start for d in header.diagnostics):
+        return None  # the module's `{` is not closed (its `}` was skipped after an error)
     left = units[a].end + units[a].shift if a else body.span.start + 1  # type: ignore[operator]
     right = body.span.end - 1 if trailer else units[b].start + units[b].shift
     if start < left or old_end > right:
         return None  # the edit reaches into the module's own text
-    removed = [unit.op for unit in units[a + 1 : b]]
-    if len(block.ops[a : b - 1]) != len(removed) or any(x is not y for x, y in zip(block.ops[a : b - 1], removed)):
-        return None
-    # Parse what lies in between again, item by item.
+    # Parse what lies in between again, as the module's loop over its items does: whole items
+    # become units; text that is no item (a kernel half typed) is skipped as that loop skips
+    # it, and its errors, types and symbols go to the unit before it, as `_cut` gives them.
     text = source.text
     new_right = right + delta
     lexer = L.Lexer(text)
     items: list[ItemResult] = []
+    loose: list[tuple[int, ItemResult]] = []
     token = lexer.token_at(left)
-    while token.start < new_right:
-        item = parse_item(source, token.start, previous.module, ParseOptions(record_references=True))
-        op = item.op
-        if op is None or op.span is None or op.name not in UNIT_OPS or item.end > new_right:
-            return None  # not a whole item: what the whole parse makes of it is its own
-        items.append(item)
-        token = lexer.token_at(item.end)
-    if token.start != new_right:
+    while True:
+        while token.start < new_right:
+            item = parse_item(source, token.start, previous.module, ParseOptions(record_references=True), recover=True)
+            op = item.op
+            if item.end <= token.start:
+                return None  # a `}`: the module ends here
+            while item.end > new_right:
+                # It ran into the kernel after it (`e` typed before `entry` on its line:
+                # skipping to the next line skips that kernel): the kernel goes, the parse goes on.
+                if trailer:
+                    return None  # into the module's `}`: the whole parse decides
+                b += 1
+                trailer = b == len(units) - 1
+                right = body.span.end - 1 if trailer else units[b].start + units[b].shift
+                new_right = right + delta
+            if op is None:
+                loose.append((token.start, item))
+            elif op.span is None or op.name not in UNIT_OPS:
+                return None  # not an item of a module
+            else:
+                items.append(item)
+            token = lexer.token_at(item.end)
+        if token.start != new_right:
+            return None
+        # An error of the text before a kernel may point at its first token ("expected valid
+        # '@'-identifier" for `entry` alone on a line), or may have pointed there: the kernel
+        # holds it (`_cut`), and one holding a parse error is not verified: it is parsed again.
+        if trailer:
+            break
+        after_start = units[b].start
+        if not any(d.span.start >= new_right for _, piece in loose for d in piece.diagnostics) and not any(
+            d.span.start == after_start for d in units[b].diagnostics
+        ):
+            break
+        b += 1
+        trailer = b == len(units) - 1
+        right = body.span.end - 1 if trailer else units[b].start + units[b].shift
+        new_right = right + delta
+    removed = [unit.op for unit in units[a + 1 : b]]
+    if len(block.ops[a : b - 1]) != len(removed) or any(x is not y for x, y in zip(block.ops[a : b - 1], removed)):
         return None
     added = [item.op for item in items]
     if any(op.name == "cuda_tile.global" for op in removed + added):  # type: ignore[operator]
@@ -263,19 +304,53 @@ def _reparse_between_kernels(
     _stretch_ancestors(module_op, delta)
     options = previous.settings.verify_options()
     comments = [c for c in lexer.comments if left <= c.span.start < new_right]
+    if loose:  # the comments in text skipped after an error
+        comments += [c for start, piece in loose for c in _kernel_comments(piece, text, start, piece.end)]
+        comments.sort(key=lambda c: c.span.start)
     # Where each new unit's text starts (the last kernel's ends where it does: the trailer's
     # text begins there).
     starts = [op.span.start for op in added] + [new_right]  # type: ignore[union-attr]
+    # Who owns what the text that is no item holds: the unit before it (0: `before`, i + 1: the
+    # i-th new one), or the trailer (len(items) + 1) after the last kernel's end.
+    last_end = added[-1].span.end if added else units[a].end + units[a].shift if a else -1  # type: ignore[union-attr, operator]
+    owned_diagnostics: list[list[Diagnostic]] = [[] for _ in range(len(items) + 2)]
+    owned_occurrences: list[list[Occurrence]] = [[] for _ in range(len(items) + 2)]
+
+    def owner(offset: int) -> int:
+        if trailer and offset > last_end:
+            return len(items) + 1
+        return bisect.bisect_right(starts, offset, 0, len(items))
+
+    for _, piece in loose:
+        for d in piece.diagnostics:
+            owned_diagnostics[owner(d.span.start)].append(d)
+        for occ in SourceIndex.of(module, [], piece.references).occurrences:
+            owned_occurrences[owner(occ.span.start)].append(occ)
     new_units: list[Unit] = []
     for i, item in enumerate(items):
         op = item.op
         diagnostics = list(item.diagnostics)
-        if not any(d.is_error for d in diagnostics):
+        held = owned_diagnostics[i + 1]  # an error before it may point at its first token
+        if not any(d.is_error for d in diagnostics) and not any(
+            d.is_error and d.span.start < op.span.end for d in held  # type: ignore[union-attr]
+        ):
             diagnostics += verify_isolated(module, op, options)
+        diagnostics += held
         owned_end = op.span.end if trailer and i == len(items) - 1 else starts[i + 1]  # type: ignore[union-attr]
         owned = _kernel_comments(item, text, op.span.start, op.span.end)  # type: ignore[union-attr]
         owned += [c for c in comments if op.span.end <= c.span.start < owned_end]  # type: ignore[union-attr]
-        new_units.append(Unit(op, op.span.start, op.span.end, 0, diagnostics, item=item, comments=owned))  # type: ignore[union-attr]
+        new_units.append(
+            Unit(
+                op,
+                op.span.start,  # type: ignore[union-attr]
+                op.span.end,  # type: ignore[union-attr]
+                0,
+                diagnostics,
+                item=item,
+                comments=owned,
+                loose=owned_occurrences[i + 1],
+            )
+        )
     # The unit before: its own text did not change; what followed it up to `left` did.
     before = units[a]
     shift = before.shift
@@ -283,11 +358,13 @@ def _reparse_between_kernels(
     owned_here = 1 if a else 0  # a kernel's diagnostics may point at its end
     before = dataclasses.replace(
         before,
-        diagnostics=[d for d in before.diagnostics if d.span.start + shift < left + owned_here],
+        diagnostics=[d for d in before.diagnostics if d.span.start + shift < left + owned_here]
+        + [d.moved(-shift) for d in owned_diagnostics[0]],
         comments=[c for c in before.comments if c.span.start + shift < left]
         + [_moved(c, -shift) for c in comments if c.span.start < before_end],
         end=before.end if a else starts[0],
         tokens=None,
+        **_occurrences_replaced(before, left, 1 << 62, owned_occurrences[0]),
     )
     after = units[b:]
     for later in after:
@@ -299,16 +376,34 @@ def _reparse_between_kernels(
         after[0] = dataclasses.replace(
             last,
             start=end - last.shift,
-            diagnostics=[d for d in last.diagnostics if d.span.start + last.shift >= new_right],
+            # (An error at the module's `}` came from the text before it: "expected ...".)
+            diagnostics=[d for d in last.diagnostics if d.span.start + last.shift > new_right]
+            + [d.moved(-last.shift) for d in owned_diagnostics[-1]],
             comments=[_moved(c, -last.shift) for c in comments if c.span.start >= end]
             + [c for c in last.comments if c.span.start + last.shift >= new_right],
             tokens=None,
+            **_occurrences_replaced(last, -(1 << 62), new_right, owned_occurrences[-1]),
         )
     new_units = units[:a] + [before] + new_units + after
     parse_errors = None
-    if previous.parse_errors == [] and not any(d.is_error for item in items for d in item.diagnostics):
+    if previous.parse_errors == [] and not any(d.is_error for item in items for d in item.diagnostics) and not loose:
         parse_errors = []
     return Analysis(previous.uri, version, source, module, previous.settings, new_units, duplicates, parse_errors)
+
+
+def _occurrences_replaced(unit: Unit, lo: int, hi: int, found: list[Occurrence]) -> dict[str, object]:
+    """The fields of `unit` that change when the occurrences in [lo, hi) of the document are
+    replaced by `found` (document offsets): its loose ones (a re-parsed unit), else its index."""
+    shift = unit.shift
+    moved = [_moved_occurrence(occ, -shift) for occ in found]
+    if unit.item is not None:
+        kept = [occ for occ in unit.loose if not lo <= occ.span.start + shift < hi]
+        return {"loose": kept + moved, "index": None} if moved or len(kept) < len(unit.loose) else {}
+    index = unit.index
+    if index is None or (not moved and not index.starting_in(lo - shift, hi - shift)):
+        return {}
+    kept = [occ for occ in index.occurrences if not lo <= occ.span.start + shift < hi]
+    return {"index": SourceIndex(index.module, kept + moved, index.ops)}
 
 
 def _edit_around_module(

@@ -111,12 +111,17 @@ class ItemResult(Record):
         self.references = references
 
 
-def parse_item(source: SourceFile, start: int, context: Module, options: ParseOptions | None = None) -> ItemResult:
+def parse_item(
+    source: SourceFile, start: int, context: Module, options: ParseOptions | None = None, recover: bool = False
+) -> ItemResult:
     """Parse the one operation whose text starts at `start` in `source`, with the aliases of
     `context` (the module the rest of the document parsed into) in scope. The op is not
-    attached anywhere. Spans are offsets into `source`, like `parse`'s.
+    attached anywhere. Spans are offsets into `source`, like `parse`'s. `recover`: as one step
+    of the loop over a block's ops (`Parser.parse_block_item`): after an error the item ends
+    where that loop would go on (the op is None); otherwise it ends at the error.
 
-    The language server uses it to parse again only the kernel an edit falls in."""
+    The language server uses it to parse again only the kernel an edit falls in, or the text
+    between two kernels."""
     parser = Parser(source, options or ParseOptions())
     parser.module.type_aliases = dict(context.type_aliases)
     parser.module.attribute_aliases = dict(context.attribute_aliases)
@@ -124,7 +129,7 @@ def parse_item(source: SourceFile, start: int, context: Module, options: ParseOp
     parser.prev_end = start
     op = None
     try:
-        op = parser.parse_operation()
+        op = parser.parse_block_item() if recover else parser.parse_operation()
     except ParseError:
         pass
     except RecursionError:
@@ -857,20 +862,27 @@ class Parser:
 
     def parse_block_body(self, block: Block) -> None:
         while self.tok.kind not in (L.EOF, L.CARET) and not self.at("}"):
-            start = self.tok.start
-            if self.skips is not None and self._skip(start):
+            if self.skips is not None and self._skip(self.tok.start):
                 continue
-            try:
-                op = self.parse_operation()
-                if op is not None:
-                    block.append(op)
-            except ParseError:
-                self.recover(start)
-            if self.tok.start == start and self.tok.kind != L.EOF and not self.at("}"):
-                self.error(f"unexpected '{shown(self.tok.text[:40])}'", self.here())
-                self.advance()
+            op = self.parse_block_item()
+            if op is not None:
+                block.append(op)
         if block.span is not None:
             block.span = Span(block.span.start, self.tok.start)
+
+    def parse_block_item(self) -> Operation | None:
+        """One step of a block's loop: the op that starts at the current token, or None after
+        an error, the parser then standing where the next op (or the block's end) starts."""
+        start = self.tok.start
+        op = None
+        try:
+            op = self.parse_operation()
+        except ParseError:
+            self.recover(start)
+        if self.tok.start == start and self.tok.kind != L.EOF and not self.at("}"):
+            self.error(f"unexpected '{shown(self.tok.text[:40])}'", self.here())
+            self.advance()
+        return op
 
     def _skip(self, start: int) -> bool:
         skips = self.skips

@@ -303,3 +303,60 @@ def test_an_error_between_kernels_is_shown():
     assert after.module is analysis.module
     assert _snapshot(after) == _snapshot(analyze("file:///j.tileir", edited, 2, settings))
     assert [d.span.start for d in after.diagnostics] == [edited.index("bogus")]
+
+
+# A kernel as it is typed, one character at a time.
+_TYPED = """  entry @typed(%a: tile<ptr<f32>>, %n: tile<i32>) {
+    %c = constant <f32: 1.0> : tile<f32>
+    return
+  }
+"""
+_CLOSERS = {"(": ")", "{": "}", "[": "]"}
+
+
+def _auto_closed(prefix: str) -> str:
+    """`prefix` with the brackets an editor closes as they are typed (VS Code's autoClosingPairs)."""
+    pending: list[str] = []
+    for ch in prefix:
+        if ch in _CLOSERS:
+            pending.append(_CLOSERS[ch])
+        elif pending and ch == pending[-1]:
+            pending.pop()
+    return prefix + "".join(reversed(pending))
+
+
+@pytest.mark.parametrize("where", ["between", "first", "last", "after a kernel"])
+@pytest.mark.parametrize("auto_close", [True, False])
+def test_typing_a_kernel_between_kernels(where, auto_close):
+    """A kernel typed character by character before the first kernel, between two (on the
+    line of the next one's `entry`, or on a new line after a kernel's `}`), or before the
+    module's `}`: every state matches a fresh analysis, and while the brackets are closed (an
+    editor closes them as they are typed) the text that is not yet a kernel is re-parsed on its
+    own: its errors and types belong to the unit before it, as in a whole analysis (an error
+    pointing at the next kernel's `entry`, to that kernel, which is then not verified)."""
+    text = _multi_kernel_text()
+    lines = text.split("\n")
+    entries = [i for i, line in enumerate(lines) if line.startswith("  entry @")]
+    line = {"between": entries[2], "first": entries[0], "after a kernel": entries[2]}.get(where)
+    at = text.rindex("}") if line is None else sum(len(x) + 1 for x in lines[:line])
+    typing = _TYPED
+    if where == "after a kernel":  # Enter after the `}` of the kernel before, then the kernel
+        at = text.rindex("}", 0, at) + 1
+        typing = "\n" + _TYPED.rstrip("\n")
+    settings = Settings()
+    current = analyze("file:///t.tileir", text, 1, settings)
+    reused = whole = 0
+    for k in range(1, len(typing) + 1):
+        typed = _auto_closed(typing[:k]) if auto_close else typing[:k]
+        new_text = text[:at] + typed + text[at:]
+        before = current
+        current = reanalyze(before, new_text, k + 1)
+        fresh = analyze("file:///t.tileir", new_text, k + 1, settings)
+        assert _snapshot(current) == _snapshot(fresh), repr(typed)
+        assert _features(current) == _features(fresh), repr(typed)
+        reused += current.module is before.module
+        whole += _auto_closed(typing[:k]) == typing[:k]
+    # With the brackets closed every state is re-parsed in place (even `e` typed before the
+    # `entry` of the kernel after it, on its line, which makes that kernel part of the text
+    # skipped after the error); without, every state whose brackets are all closed.
+    assert reused >= (len(typing) if auto_close else whole), (reused, whole)
