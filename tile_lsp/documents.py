@@ -29,7 +29,8 @@ from compiler.ir.source import SourceFile, Span
 from compiler.text.index import Kind, Occurrence, SourceIndex
 from compiler.text.parser import ItemResult, ParseOptions, parse
 from compiler.verify import VerifyOptions, verify
-from compiler.verify.engine import verify_isolated
+from compiler.verify.engine import OpFailed, Verifier, verify_isolated
+from compiler.verify.structure import SYMBOL_TABLE_CODES, verify_symbol_table
 
 from .convert import Positions
 from .store import DocumentSource
@@ -121,6 +122,8 @@ class Unit:
     # between two others), in the unit's own coordinates: a re-parsed unit's index adds them
     # (a whole analysis's index has them already).
     loose: list[Occurrence] = field(default_factory=list)
+    # The `get_global` ops in `op`, once the symbol table was checked (`symbol_users`).
+    users: list[Operation] | None = None
 
     def covers(self, offset: int) -> bool:
         local = offset - self.shift
@@ -131,6 +134,12 @@ class Unit:
             index = SourceIndex.of(module, [self.op], self.item.references)
             self.index = SourceIndex(module, index.occurrences + self.loose, index.ops) if self.loose else index
         return self.index
+
+    def symbol_users(self) -> list[Operation]:
+        """The ops in the unit's op that use a symbol of the module's table (found once)."""
+        if self.users is None:
+            self.users = [] if self.op is None else [o for o in self.op.walk() if o.name == "cuda_tile.get_global"]
+        return self.users
 
     def gap_occurrences(self, module: Module) -> list[Occurrence]:
         """The index's occurrences after the op's end (see `loose`), in the unit's coordinates."""
@@ -148,9 +157,6 @@ class Analysis:
     module: Module
     settings: Settings
     units: list[Unit]
-    # Symbols that more than one unit defines: their "redefinition" errors come from the
-    # whole symbol table, which re-analysing one kernel does not check.
-    duplicates: frozenset[str] = frozenset()
     # The errors of the parse the module came from, when it was one parse of the whole text
     # (None after a kernel was parsed again).
     parse_errors: list[Diagnostic] | None = None
@@ -230,9 +236,28 @@ class Analysis:
             found: list[Diagnostic] = []
             for unit in self.units:
                 found.extend(d.moved(unit.shift) for d in unit.diagnostics)
+            found += self._symbol_table()
             found.sort(key=lambda d: (d.span.start, d.severity))
             self._diagnostics = found
         return self._diagnostics
+
+    def _symbol_table(self) -> list[Diagnostic]:
+        """The errors of the kernels' symbol table (a name defined twice, a `get_global` that
+        names no global): checked, as the verifier does, once everything else verifies — no
+        error in any unit. They are the whole table's, not a unit's: every analysis checks it
+        again (in proportion to the number of kernels and `get_global`s, not to the text)."""
+        units = self.units
+        if len(units) < 3 or units[1].op is None or units[1].op.parent is None:
+            return []  # not cut into kernels: the whole verification gave them
+        if any(d.is_error for unit in units for d in unit.diagnostics):
+            return []
+        verifier = _DocumentVerifier(self)
+        users = [op for unit in units[1:-1] for op in unit.symbol_users()]
+        try:
+            verify_symbol_table(verifier, [units[1].op.parent], users)
+        except OpFailed:
+            pass  # the first error stops it, as MLIR's symbol table verifier
+        return verifier.diagnostics
 
     def unit_at(self, offset: int) -> Unit | None:
         """The unit whose text covers `offset` (a cursor just after a kernel's `}` is in it)."""
@@ -390,6 +415,8 @@ def analyze(
     index = SourceIndex.build(result)
     if not any(d.is_error for d in parse_diagnostics):
         diagnostics = parse_diagnostics + verify(module, settings.verify_options())
+        if kernels:  # the symbol table's errors are the analysis's (Analysis._symbol_table)
+            diagnostics = [d for d in diagnostics if d.code not in SYMBOL_TABLE_CODES]
     elif kernels:
         # Verify the kernels that parsed cleanly, as re-analysis after an edit does.
         broken = {id(_top_op_at(kernels, d.span.start)) for d in parse_diagnostics}
@@ -400,17 +427,10 @@ def analyze(
         diagnostics = parse_diagnostics
     # (The parser records comments as it lexes them, not necessarily in document order.)
     units = _cut(kernels, diagnostics, index, sorted(module.comments, key=lambda c: c.span.start))
-    names = [symbol for op in kernels if (symbol := _symbol(op)) is not None]
-    duplicates = frozenset(n for n in names if names.count(n) > 1) if len(set(names)) < len(names) else frozenset()
     if source is None or source.text is not text:
         source = DocumentSource.of(result.source)
     parse_errors = [d for d in parse_diagnostics if d.is_error]
-    return Analysis(uri, version, source, module, settings, units, duplicates, parse_errors)
-
-
-def _symbol(op: Operation) -> str | None:
-    value = getattr(op.properties.get("sym_name"), "value", None)
-    return value if isinstance(value, str) else None
+    return Analysis(uri, version, source, module, settings, units, parse_errors)
 
 
 def kernel_ops(module: Module) -> list[Operation]:
@@ -469,3 +489,16 @@ def _cut(
         c1 = bisect.bisect_left(comment_starts, bounds[i + 1][1]) if i + 1 < len(bounds) else len(comments)
         units.append(Unit(op, start, end, 0, diagnostics[d0:d1], part, comments=comments[c0:c1]))
     return units
+
+
+class _DocumentVerifier(Verifier):
+    """A verifier whose diagnostics point into the document: the kernels it looks at may have
+    moved since they were parsed (`Analysis.span`)."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        super().__init__(analysis.module, analysis.settings.verify_options())
+        self.source = analysis.source
+        self.analysis = analysis
+
+    def op_span(self, op: Operation) -> Span:
+        return self.analysis.span(op.head_span, op)

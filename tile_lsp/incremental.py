@@ -7,14 +7,17 @@ in place of the old one, and verified on its own (`verify_isolated`); the units 
 move by the edit's length (`Unit.shift`).
 
 An edit between the kernels of a `cuda_tile.module` (or between its braces and the first or
-last) parses again only the text between the kernels around it, item by item: comments and
-blank lines typed there, kernels pasted, deleted or renamed as a whole
-(`_reparse_between_kernels`). One in the comments before or after the module finds those
-comments again (`_edit_around_module`). Anything else — an edit in a `global` (other kernels
-check their `get_global` against it), one that leaves something other than whole items between
-kernels (a half-typed kernel, a lone `/`), one that changes the module's own text or braces, or
-one that changes which names are defined twice (the "redefinition" errors come from the whole
-symbol table) — analyses the document from scratch.
+last, or inside a `global`) parses again only the text between the kernels around it, as the
+module's loop over its items does (`_reparse_between_kernels`): comments and blank lines,
+kernels pasted, deleted or renamed as a whole, a kernel half typed (text that is no item: its
+errors go to the unit before it). One in the comments before or after the module finds those
+comments again (`_edit_around_module`). Anything else — an edit that leaves a bracket open
+across the kernels after it, or that changes the module's own text or braces — analyses the
+document from scratch.
+
+The module's symbol table (names defined twice, what `get_global`s name) is no unit's: each
+analysis checks it again from the kernels' names and `get_global`s (`Analysis._symbol_table`),
+so adding, renaming or removing a kernel or a global needs nothing more here.
 
 Nothing here is in proportion to the document's size: the server says where the text changed
 (`region`, from the didChange ranges) and hands over the new text's `DocumentSource` with
@@ -120,8 +123,6 @@ def _reparse_one_kernel(
     assert old_op is not None
     if old_op.name != "cuda_tile.entry":
         return None
-    if previous.duplicates and _symbol(old_op) in previous.duplicates:
-        return None
     kernel_start = unit.start + unit.shift
     kernel_end = unit.end + unit.shift  # type: ignore[operator]
     module = previous.module
@@ -171,29 +172,19 @@ def _reparse_one_kernel(
     parse_errors = None
     if previous.parse_errors == [] and not any(d.is_error for d in item.diagnostics):
         parse_errors = []
-    return Analysis(
-        previous.uri, version, source, module, previous.settings, new_units, previous.duplicates, parse_errors
-    )
-
-
-# The codes of the symbol table's diagnostics (a name defined twice, a `get_global` that names
-# no global): the module's table is checked only when every item in it verifies, so adding or
-# removing an item may make them all come or go.
-_TABLE_CODES = frozenset({"symbol-redefinition", "unknown-global", "global-type"})
+    return Analysis(previous.uri, version, source, module, previous.settings, new_units, parse_errors)
 
 
 def _reparse_between_kernels(
     previous: Analysis, source: DocumentSource, version: int | None, region: tuple[int, int, int]
 ) -> Analysis | None:
     """An edit between the kernels of a `cuda_tile.module` (or between its `{` and the first,
-    or the last and its `}`) after which only whole items lie there: comments or blank lines
-    typed, an item pasted, deleted or edited as a whole (renamed). The text from the end of the
-    unit before the edit to the start of the one after it is parsed again item by item
-    (`parse_item`); its items replace the ones it held and are verified on their own; the
-    units after it move. Anything that could change another item's diagnostics analyses from
-    scratch: a `global` added or removed, or a `get_global` (they check against the symbol
-    table), a name defined twice, or items added or removed while the symbol table's errors
-    show (they go when an item fails to verify)."""
+    or the last and its `}`, or inside a `global`): the text from the end of the unit before
+    the edit to the start of the one after it is parsed again as the module's loop over its
+    items parses it (`parse_item(recover=True)`); its whole items replace the ones it held and
+    are verified on their own, text that is no item gives its errors to the unit before it;
+    the units after it move. None when the parse runs into the module's `}` (a bracket left
+    open): what the whole parse makes of that is its own."""
     units = previous.units
     module_op = _module_op(previous)
     if module_op is None:
@@ -281,20 +272,8 @@ def _reparse_between_kernels(
     if len(block.ops[a : b - 1]) != len(removed) or any(x is not y for x, y in zip(block.ops[a : b - 1], removed)):
         return None
     added = [item.op for item in items]
-    if any(op.name == "cuda_tile.global" for op in removed + added):  # type: ignore[operator]
-        return None
-    if any(nested.name == "cuda_tile.get_global" for op in added for nested in op.walk()):  # type: ignore[union-attr]
-        return None
-    kernels = [unit.op for unit in units[1 : a + 1]] + added + [unit.op for unit in units[b:-1]]
-    if not kernels:
+    if not added and a == 0 and trailer:
         return None  # no item left: the document is no longer cut into kernels
-    names = [symbol for op in kernels if (symbol := _symbol(op)) is not None]
-    duplicates = frozenset(n for n in names if names.count(n) > 1) if len(set(names)) < len(names) else frozenset()
-    changed_names = {_symbol(op) for op in removed + added}
-    if duplicates != previous.duplicates or changed_names & duplicates:
-        return None
-    if (removed or added) and any(d.code in _TABLE_CODES for unit in units for d in unit.diagnostics):
-        return None
     # Splice the new items in place of the old ones.
     module = previous.module
     block.ops[a : b - 1] = added
@@ -331,9 +310,8 @@ def _reparse_between_kernels(
         op = item.op
         diagnostics = list(item.diagnostics)
         held = owned_diagnostics[i + 1]  # an error before it may point at its first token
-        if not any(d.is_error for d in diagnostics) and not any(
-            d.is_error and d.span.start < op.span.end for d in held  # type: ignore[union-attr]
-        ):
+        end = op.span.end  # type: ignore[union-attr]
+        if not any(d.is_error for d in diagnostics) and not any(d.is_error and d.span.start < end for d in held):
             diagnostics += verify_isolated(module, op, options)
         diagnostics += held
         owned_end = op.span.end if trailer and i == len(items) - 1 else starts[i + 1]  # type: ignore[union-attr]
@@ -388,7 +366,7 @@ def _reparse_between_kernels(
     parse_errors = None
     if previous.parse_errors == [] and not any(d.is_error for item in items for d in item.diagnostics) and not loose:
         parse_errors = []
-    return Analysis(previous.uri, version, source, module, previous.settings, new_units, duplicates, parse_errors)
+    return Analysis(previous.uri, version, source, module, previous.settings, new_units, parse_errors)
 
 
 def _occurrences_replaced(unit: Unit, lo: int, hi: int, found: list[Occurrence]) -> dict[str, object]:
@@ -472,7 +450,6 @@ def _edit_around_module(
         previous.module,
         previous.settings,
         new_units,
-        previous.duplicates,
         previous.parse_errors,
     )
 
@@ -510,11 +487,6 @@ def _moved(comment: Comment, delta: int) -> Comment:
 
 def _moved_occurrence(occ: Occurrence, delta: int) -> Occurrence:
     return dataclasses.replace(occ, span=Span(occ.span.start + delta, occ.span.end + delta))
-
-
-def _symbol(op) -> str | None:
-    value = getattr(op.properties.get("sym_name"), "value", None)
-    return value if isinstance(value, str) else None
 
 
 def _kernel_comments(item: ItemResult, text: str, start: int, end: int) -> list[Comment]:

@@ -692,18 +692,14 @@ def verify(module: Module, options: VerifyOptions | None = None) -> list[Diagnos
 def verify_isolated(module: Module, op: Operation, options: VerifyOptions | None = None) -> list[Diagnostic]:
     """Verify again one op of `module` that is isolated from above (a kernel or a global of a
     `cuda_tile.module`, or one at top level), as `verify` would within the module: the op as a
-    unit, its symbol uses against the enclosing symbol table, the whole-module rules on its ops.
-    Its diagnostics are those `verify` gives inside it, unless the symbols its table defines
-    changed (the caller checks that). `module.source` must be the text `op` was parsed from."""
+    unit, the whole-module rules on its ops. Not the symbol table it stands in (names defined
+    twice, what its `get_global`s name): that is the whole table's, which `verify` checks once
+    every item verifies (`structure.verify_symbol_table`, which the caller runs when it wants
+    it). `module.source` must be the text `op` was parsed from."""
     _load_verifiers()
     verifier = Verifier(module, options)
     verifier.scope = op
     verifier._verify_unit(op)
-    from .structure import check_symbol_uses
-
-    parent = op.parent
-    if parent is not None:
-        verifier._guard(lambda _: check_symbol_uses(verifier, parent, op), op)
     for check in MODULE_CHECKS:
         try:
             check(verifier)

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import Block, Operation
@@ -173,9 +175,11 @@ def _walk_table_ops(ops: list[Operation]):
             yield from _walk_table([b for region in nested.regions for b in region.blocks])
 
 
-def verify_symbol_table(v: Verifier, blocks: list[Block]) -> None:
+def verify_symbol_table(v: Verifier, blocks: list[Block], users: Iterable[Operation] | None = None) -> None:
     """Symbols defined in `blocks` are unique; the symbol uses under them resolve. Runs for
-    each `cuda_tile.module`, and for the top level (MLIR's `builtin.module` is a symbol table too)."""
+    each `cuda_tile.module`, and for the top level (MLIR's `builtin.module` is a symbol table
+    too). `users`: the `get_global` ops under `blocks`, when the caller knows them (the
+    language server keeps them per kernel); else they are found by walking the blocks."""
     symbols: dict[str, Operation] = {}
     for block in blocks:
         for op in block.ops:
@@ -191,21 +195,14 @@ def verify_symbol_table(v: Verifier, blocks: list[Block]) -> None:
                     prefix=False,
                     related=[Related("see existing symbol definition here", v.op_span(first), v.source)],
                 )
-    for op in _walk_table(blocks):
-        if op.name == "cuda_tile.get_global":
-            _check_get_global(v, op, symbols)
+    if users is None:
+        users = (op for op in _walk_table(blocks) if op.name == "cuda_tile.get_global")
+    for op in users:
+        _check_get_global(v, op, symbols)
 
 
-def check_symbol_uses(v: Verifier, table: Block, user: Operation) -> None:
-    """The symbol uses inside `user` resolve in the symbol table `table` (the block holding it)."""
-    symbols: dict[str, Operation] = {}
-    for op in table.ops:
-        name = _symbol_name(op)
-        if name is not None:
-            symbols.setdefault(name, op)
-    for op in _walk_table_ops([user]):
-        if op.name == "cuda_tile.get_global":
-            _check_get_global(v, op, symbols)
+# The codes of the diagnostics `verify_symbol_table` gives.
+SYMBOL_TABLE_CODES = frozenset({"symbol-redefinition", "unknown-global", "global-type"})
 
 
 @region_verifier("module")

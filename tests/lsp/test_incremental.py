@@ -360,3 +360,74 @@ def test_typing_a_kernel_between_kernels(where, auto_close):
     # `entry` of the kernel after it, on its line, which makes that kernel part of the text
     # skipped after the error); without, every state whose brackets are all closed.
     assert reused >= (len(typing) if auto_close else whole), (reused, whole)
+
+
+def test_a_pasted_kernel_renamed_keystroke_by_keystroke():
+    """A kernel pasted (its name now defined twice) and then renamed one character at a time:
+    the "redefinition" error comes and goes with the names, and no keystroke parses the
+    document again (the symbol table is the analysis's, checked from the kernels' names)."""
+    text = _multi_kernel_text()
+    start = text.index("  entry @")
+    end = text.index("\n  }\n", start) + len("\n  }\n")
+    kernel = text[start:end]
+    name = kernel[len("  entry @") : kernel.index("(")]
+    settings = Settings()
+    current = analyze("file:///t.tileir", text, 1, settings)
+    at = text.index("  // between kernels")
+    pasted = text[:at] + kernel + text[at:]
+    # Then the copy's `@name` -> `@namexyz` one character at a time, and one taken back.
+    second = pasted.index(f"entry @{name}(", at) + len(f"entry @{name}")
+    states = [pasted] + [pasted[:second] + "xyz"[:k] + pasted[second:] for k in (1, 2, 3, 2)]
+    seen = []
+    for version, new_text in enumerate(states, start=2):
+        before = current
+        current = reanalyze(before, new_text, version)
+        fresh = analyze("file:///t.tileir", new_text, version, settings)
+        assert current.module is before.module, f"state {version}: analysed from scratch"
+        assert _snapshot(current) == _snapshot(fresh), f"state {version}"
+        seen.append(len(_redefinitions(current)))
+    assert seen == [1, 0, 0, 0, 0]
+
+
+_GLOBALS = """cuda_tile.module @m {
+  global @g <f32: [0.0, 1.0]> : tile<2xf32>
+  entry @broken() {
+    %c = constant <f32: 1.0> : tile<f32>
+    %d = negi %c : tile<f32>
+    return
+  }
+  entry @user() {
+    %p = get_global @g : tile<ptr<f32>>
+    return
+  }
+  entry @lost() {
+    %p = get_global @missing : tile<ptr<f32>>
+    return
+  }
+}
+"""
+
+
+def test_symbol_table_errors_follow_edits_anywhere():
+    """The symbol table is checked once every kernel verifies, as the verifier does: fixing an
+    error in one kernel shows the unknown `get_global` in another (it stayed hidden after the
+    fix before); a global's element type changed, deleted or restored is checked against its
+    users; all without parsing the document again, and as a fresh analysis."""
+    settings = Settings()
+    text = _GLOBALS
+    current = analyze("file:///g.tileir", text, 1, settings)
+    assert [d.code for d in current.diagnostics] == ["operand-type"]
+    fixed = text.replace("negi %c", "negf %c")
+    retyped = fixed.replace("<f32: [0.0, 1.0]> : tile<2xf32>", "<i32: [0, 1]> : tile<2xi32>")
+    found = fixed.replace("@missing", "@g")
+    deleted = found.replace("  global @g <f32: [0.0, 1.0]> : tile<2xf32>\n", "")
+    codes = []
+    for version, new_text in enumerate([fixed, retyped, fixed, found, deleted, found], start=2):
+        before = current
+        current = reanalyze(before, new_text, version)
+        fresh = analyze("file:///g.tileir", new_text, version, settings)
+        assert current.module is before.module, f"version {version}: analysed from scratch"
+        assert _snapshot(current) == _snapshot(fresh), f"version {version}"
+        codes.append([d.code for d in current.diagnostics])
+    # (MLIR's symbol table verifier stops at its first error.)
+    assert codes == [["unknown-global"], ["global-type"], ["unknown-global"], [], ["unknown-global"], []]
