@@ -204,6 +204,10 @@ def _reparse_between_kernels(
         else:
             hi = mid
     a = lo - 1
+    if a and any(d.is_error for d in units[a].diagnostics):
+        # A kernel left open ends where the next item starts, if no further right
+        # (`Parser.next_item_here`): the edit may change where it ends. It is parsed again.
+        a -= 1
     b = a + 1
     while b < len(units) - 1 and units[b].start + units[b].shift < old_end:
         b += 1

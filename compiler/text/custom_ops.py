@@ -60,7 +60,13 @@ def parse_entry(parser: Parser, op: Operation) -> None:
     if parser.accept("optimization_hints"):
         parser.expect("=")
         op.properties["optimization_hints"] = parser.parse_optimization_hints_body(op.name)
-    region = parser.parse_region(args, isolated=True)
+    outer = parser.kernel_column
+    if op.name_span is not None:  # see Parser.next_item_here
+        parser.kernel_column = parser.source.line_col(op.name_span.start)[1]
+    try:
+        region = parser.parse_region(args, isolated=True)
+    finally:
+        parser.kernel_column = outer
     op.add_region(region)
     ensure_terminator(parser, region, "return", op.name_span)
     parse_attr_dict(parser, op, keyword=True)

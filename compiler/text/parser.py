@@ -179,6 +179,8 @@ _DI_STRUCT_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 _BIT_TYPES = {"b8", "b16", "b32", "b64"}  # the spec grammar's untyped bit types
 _ALIAS_DEFINITION = re.compile(r"^[ \t]*([#!][A-Za-z_][\w$.-]*)[ \t]*=", re.M)
 _BALANCED_OPEN = {"<": ">", "(": ")", "[": "]", "{": "}"}
+# The items of a module (`Parser.next_item_here`).
+_ITEM_KEYWORDS = frozenset({"entry", "cuda_tile.entry", "global", "cuda_tile.global"})
 
 
 class _Scope:
@@ -238,6 +240,8 @@ class Parser:
         # that starts in one is not parsed here; the parser goes on where the range ends.
         self.skips: list[tuple[int, int]] | None = None
         self.skipped: list[tuple[int, int]] = []  # (where each skip happened, where it went)
+        # The column of the `entry` whose body is being parsed (`next_item_here`).
+        self.kernel_column: int | None = None
 
     # ---------------------------------------------------------------- token helpers
 
@@ -275,13 +279,15 @@ class Parser:
             nxt = self.lexer.at.get(end)
             self.tok = nxt if nxt is not None else self.lexer.token_at(end)
             return tok
-        span = None
-        if "\n" in self.text[self.prev_end : self.tok.start]:
-            # Like MLIR: punctuation missing at the end of a line is reported where
-            # that line ends, not at the start of the next one.
-            span = Span(self.prev_end, self.prev_end)
-        self.fail(f"expected '{text}'" if what is None else f"expected {what}", span)
+        self.fail(f"expected '{text}'" if what is None else f"expected {what}", self._at_line_end())
         raise AssertionError  # unreachable
+
+    def _at_line_end(self) -> Span | None:
+        """Like MLIR: what is missing at the end of a line is reported where that line ends,
+        not at the start of the next one (None: the current token is on the same line)."""
+        if "\n" in self.text[self.prev_end : self.tok.start]:
+            return Span(self.prev_end, self.prev_end)
+        return None
 
     def expect_kind(self, kind: str, what: str) -> Token:
         if self.tok.kind == kind:
@@ -413,14 +419,19 @@ class Parser:
         value, string or word first on a line after the line where the failed one started
         (`op_start`), at bracket depth 0. The token the error was found at may be that start
         (`bogus1` then `bogus2` on the next line: the first fails at the second's name)."""
-        start_line = self.source.line_col(op_start)[0]
+        start_line, column = self.source.line_col(op_start)
         # The brackets the failed op opened before the error are still open: an error inside
         # `{foo = 2.5 : i64}` must not take that dictionary's `}` for its block's end.
+        # Whatever is open, the next kernel or global of the module (no further right than the
+        # failed op) is where skipping ends (`next_item_here`), even one the failed op read
+        # into (an unclosed `<` is looked for as far as it takes).
         error_at = self.tok.start
         depth = 0
         if op_start < error_at:
             self.reset_to(op_start)
             while self.tok.kind != L.EOF and self.tok.start < error_at:
+                if self._next_item_after(column, start_line):
+                    return
                 if self.tok.kind == L.PUNCT and self.tok.text in "({[":
                     depth += 1
                 elif self.tok.kind == L.PUNCT and self.tok.text in ")]}":
@@ -428,6 +439,8 @@ class Parser:
                 self.advance()
         while self.tok.kind != L.EOF:
             tok = self.tok
+            if self._next_item_after(column, start_line):
+                return
             if tok.kind == L.PUNCT:
                 if tok.text in "({[":
                     depth += 1
@@ -446,6 +459,26 @@ class Parser:
                 if tok.kind in (L.HASH, L.BANG) and top_level:
                     return
             self.advance()
+
+    def next_item_here(self, column: int | None = None) -> bool:
+        """Whether the current token is an `entry` or `global` first on its line at or left of
+        `column` (default: the column of the kernel being parsed): the next item of the module,
+        taken as the end of a kernel (or of an op after an error) that left a bracket open.
+        Without this, a `{` not closed while typing makes its kernel take in every kernel after
+        it, and the only error is at the module's `{`. (Recovery only: a kernel nested in a
+        kernel, which MLIR's parser takes and no tool can compile or write as bytecode, is
+        read as such when it is indented deeper than the kernel around it.)"""
+        tok = self.tok
+        if tok.kind is not _IDENT or tok.text not in _ITEM_KEYWORDS:
+            return False
+        if column is None:
+            column = self.kernel_column
+            if column is None:
+                return False
+        return self._starts_line(tok) and self.source.line_col(tok.start)[1] <= column
+
+    def _next_item_after(self, column: int, line: int) -> bool:
+        return self.next_item_here(column) and self.source.line_col(self.tok.start)[0] > line
 
     def _starts_line(self, tok: Token) -> bool:
         i = tok.start - 1
@@ -585,10 +618,12 @@ class Parser:
         try:
             if self.tok.kind == L.STRING:
                 op = self.parse_generic_operation(num_results)
-            elif self.tok.kind == L.IDENT:
+            elif self.tok.kind == L.IDENT and not (results and self.next_item_here()):
                 op = self.parse_custom_operation(num_results)
             else:
-                self.fail("expected operation name")
+                # (`%c =` typed last in a kernel left open: the next kernel is not its op; the
+                # error goes where the `=` is, as for a missing token.)
+                self.fail("expected operation name", self._at_line_end() if self.tok.kind == L.IDENT else None)
                 return None
         finally:
             self._operand_spans.pop()
@@ -827,7 +862,7 @@ class Parser:
                 region.add_block(block)
                 self.parse_block_label(block)
                 self.parse_block_body(block)
-            if self.tok.kind == L.EOF:
+            if self.tok.kind == L.EOF or self.next_item_here():
                 self.error("expected '}' to close the region opened here", open_tok.span)
             else:
                 close = self.expect("}")
@@ -861,7 +896,7 @@ class Parser:
         self.expect(":")
 
     def parse_block_body(self, block: Block) -> None:
-        while self.tok.kind not in (L.EOF, L.CARET) and not self.at("}"):
+        while self.tok.kind not in (L.EOF, L.CARET) and not self.at("}") and not self.next_item_here():
             if self.skips is not None and self._skip(self.tok.start):
                 continue
             op = self.parse_block_item()

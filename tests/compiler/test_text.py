@@ -104,6 +104,62 @@ def test_every_failed_op_is_reported_when_the_next_one_starts_where_it_failed():
     assert [text[d.span.start : d.span.end] for d in errors] == ["bogus1", "bogus2", "bogus3", "bogus4"]
 
 
+_CLEAN = "  entry @{name}(%n: tile<i32>) {{\n    %c = constant <f32: 1.0> : tile<f32>\n    return\n  }}\n"
+
+
+@pytest.mark.parametrize(
+    ("half", "message", "at"),
+    [
+        # A kernel's `{` not closed: the error is at that `{`.
+        ("  entry @k(%n: tile<i32>) {\n    %c = constant <f32: 1.0> : tile<f32>\n", "expected '}'", "{\n"),
+        # An `(` not closed in the signature.
+        ("  entry @k(%n: tile<i32>\n", "expected ')'", "\n"),
+        # `%c =` last in a kernel left open: the next line's `entry` is not its op.
+        ("  entry @k(%n: tile<i32>) {\n    %c =\n", "expected operation name", "\n"),
+        # An unclosed `<`, which a dense literal looks for as far as it takes.
+        ("  entry @k(%n: tile<i32>) {\n    %c = constant <f32\n", None, None),
+    ],
+)
+def test_a_bracket_left_open_ends_at_the_next_kernel(half, message, at):
+    """What a kernel typed without its closing brackets leaves: the error is where it is, and
+    the kernels after it are still kernels of the module, verified (one took in every kernel
+    after it, and the only error was at the module's `{`)."""
+    from compiler.verify import verify
+
+    text = (
+        "cuda_tile.module @m {\n"
+        + _CLEAN.format(name="a")
+        + half
+        + _CLEAN.format(name="b")
+        + _CLEAN.format(name="c")
+        + "}\n"
+    )
+    result = parse(text, "half.tileir")
+    errors = [d for d in result.diagnostics if d.is_error]
+    assert errors
+    start = text.index(half)
+    assert all(start <= d.span.start <= start + len(half) for d in errors), [d.message for d in errors]
+    if message is not None:
+        assert errors[0].message.startswith(message), errors[0].message
+        assert text[errors[0].span.start :].startswith(at)
+    kernels = result.module.ops[0].regions[0].blocks[0].ops
+    names = [op.properties["sym_name"].value for op in kernels]
+    assert names[0] == "a" and names[-2:] == ["b", "c"]
+    # The kernels after it verify as they would without it.
+    assert not [d for d in verify(result.module) if d.span.start > start + len(half)]
+
+
+def test_a_kernel_nested_deeper_in_a_kernel_is_still_read_so():
+    """The end of a kernel left open is taken at the next `entry` no further right than it;
+    one indented deeper is nested in it, as MLIR's parser reads it (valid text stays valid)."""
+    inner = "    entry @inner() {\n      return\n    }\n"
+    text = "cuda_tile.module @m {\n  entry @outer() {\n" + inner + "    return\n  }\n}\n"
+    result = parse(text, "nested.tileir")
+    assert not result.diagnostics
+    outer = result.module.ops[0].regions[0].blocks[0].ops[0]
+    assert [op.name for op in outer.regions[0].blocks[0].ops] == ["cuda_tile.entry", "cuda_tile.return"]
+
+
 @pytest.mark.parametrize(
     ("attribute", "message"),
     [
