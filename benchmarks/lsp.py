@@ -22,7 +22,9 @@ under new names) it measures, in the same run:
 
 The last lines compare the edit -> diagnostics time of the largest document with the
 smallest's: it should not grow with the document (no work in proportion to its size per
-keystroke). The whole-document times above are round trips through pygls's client, whose
+keystroke); then, in this process, the server's work per keystroke while a whole kernel is
+typed between two others (brackets closed by the editor as typed, and not), at the smallest
+and the largest size. The whole-document times above are round trips through pygls's client, whose
 decoding of megabytes of numbers is part of them; the server's own work on the largest
 document is timed in this process too (best of --repeat): semantic tokens the first time and
 after an edit, formatting as opened and after edits inside kernels.
@@ -258,12 +260,12 @@ _TYPED_KERNEL = """  entry @typed(%a: tile<ptr<f32>>, %n: tile<i32>) {
 """
 
 
-def _typing_between_kernels(size: int) -> tuple[float, float, int, int]:
+def _typing_between_kernels(size: int, auto_close: bool) -> tuple[float, float, int, int]:
     """Per keystroke, the server's work (in this process) while a kernel is typed between the
-    two middle kernels of a `size`-line document, brackets closed as typed: the edit applied
-    to the document as the server's store applies a didChange (text, line index, changed
-    region), then the re-analysis. (median s, worst s, keystrokes analysed from scratch,
-    keystrokes)."""
+    two middle kernels of a `size`-line document, brackets closed as typed (as VS Code does)
+    or not (as a plain editor): the edit applied to the document as the server's store applies
+    a didChange (text, line index, changed region), then the re-analysis. (median s, worst s,
+    keystrokes analysed from scratch, keystrokes)."""
     from tile_lsp.documents import Settings, analyze
     from tile_lsp.incremental import reanalyze
     from tile_lsp.store import DocumentSource, merge_change
@@ -283,12 +285,12 @@ def _typing_between_kernels(size: int) -> tuple[float, float, int, int]:
     # A new line after the kernel's `}` (Enter), then the kernel.
     for version, ch in enumerate("\n" + _TYPED_KERNEL.rstrip("\n"), start=2):
         start = time.perf_counter()
-        if pending and ch == pending[-1]:  # typed over the closer the editor put there
+        if auto_close and pending and ch == pending[-1]:  # typed over the closer the editor put there
             pending.pop()
             cursor += 1
             continue
-        inserted = ch + closers.get(ch, "")
-        if ch in closers:
+        inserted = ch + closers.get(ch, "") if auto_close else ch
+        if auto_close and ch in closers:
             pending.append(closers[ch])
         source = source.edited(cursor, cursor, inserted)
         region = merge_change(None, cursor, cursor, len(inserted))
@@ -415,13 +417,14 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     status = asyncio.run(_main(sizes, args.edits, args.queries))
     _print_server_work(sizes[-1], args.repeat)
-    for size in (sizes[0], sizes[-1]):
-        median, worst, fresh, count = _typing_between_kernels(size)
-        print(
-            f"typing a kernel between two at {size:,} lines (in this process, {count} keystrokes, brackets "
-            f"closed as typed): {median * 1e3:.1f} ms median, {worst * 1e3:.1f} ms worst per keystroke; "
-            f"{fresh} analysed from scratch"
-        )
+    for auto_close in (True, False):
+        for size in (sizes[0], sizes[-1]):
+            median, worst, fresh, count = _typing_between_kernels(size, auto_close)
+            print(
+                f"typing a kernel between two at {size:,} lines (in this process, {count} keystrokes, brackets "
+                f"{'closed as typed' if auto_close else 'typed by hand'}): {median * 1e3:.1f} ms median, "
+                f"{worst * 1e3:.1f} ms worst per keystroke; {fresh} analysed from scratch"
+            )
     return status
 
 
