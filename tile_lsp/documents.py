@@ -20,9 +20,12 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 
 from lsprotocol import types as lsp
 
+from compiler.ir import attributes as A
 from compiler.ir.core import Block, Comment, Module, Operation, Region, Value
 from compiler.ir.diagnostics import Diagnostic, Severity
 from compiler.ir.source import SourceFile, Span
@@ -124,6 +127,15 @@ class Unit:
     loose: list[Occurrence] = field(default_factory=list)
     # The `get_global` ops in `op`, once the symbol table was checked (`symbol_users`).
     users: list[Operation] | None = None
+    # What the symbol table check reads of every unit at every analysis, kept so that it reads
+    # them at C speed (`Analysis._symbol_table`): whether any diagnostic is an error, the name.
+    has_error: bool = field(init=False)
+    name: str | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.has_error = any(d.is_error for d in self.diagnostics)
+        sym = self.op.properties.get("sym_name") if self.op is not None else None
+        self.name = sym.value if isinstance(sym, A.StringAttr) else None
 
     def covers(self, offset: int) -> bool:
         local = offset - self.shift
@@ -249,10 +261,15 @@ class Analysis:
         units = self.units
         if len(units) < 3 or units[1].op is None or units[1].op.parent is None:
             return []  # not cut into kernels: the whole verification gave them
-        if any(d.is_error for unit in units for d in unit.diagnostics):
+        if any(map(_HAS_ERROR, units)):
             return []
+        items = units[1:-1]
+        users = list(chain.from_iterable(map(Unit.symbol_users, items)))
+        if not users:
+            names = list(map(_NAME, items))
+            if len(set(names)) == len(names):
+                return []  # (what is left to check, in proportion to the kernels)
         verifier = _DocumentVerifier(self)
-        users = [op for unit in units[1:-1] for op in unit.symbol_users()]
         try:
             verify_symbol_table(verifier, [units[1].op.parent], users)
         except OpFailed:
@@ -489,6 +506,10 @@ def _cut(
         c1 = bisect.bisect_left(comment_starts, bounds[i + 1][1]) if i + 1 < len(bounds) else len(comments)
         units.append(Unit(op, start, end, 0, diagnostics[d0:d1], part, comments=comments[c0:c1]))
     return units
+
+
+_HAS_ERROR = attrgetter("has_error")
+_NAME = attrgetter("name")
 
 
 class _DocumentVerifier(Verifier):
