@@ -125,14 +125,17 @@ class Unit:
     # between two others), in the unit's own coordinates: a re-parsed unit's index adds them
     # (a whole analysis's index has them already).
     loose: list[Occurrence] = field(default_factory=list)
-    # The `get_global` ops in `op`, once the symbol table was checked (`symbol_users`).
-    users: list[Operation] | None = None
     # What the symbol table check reads of every unit at every analysis, kept so that it reads
-    # them at C speed (`Analysis._symbol_table`): whether any diagnostic is an error, the name.
+    # them at C speed (`Analysis._symbol_table`): the `get_global` ops in `op` (found once: a
+    # unit replaced with new diagnostics keeps them), whether any diagnostic is an error, the
+    # name.
+    users: list[Operation] | None = None
     has_error: bool = field(init=False)
     name: str | None = field(init=False)
 
     def __post_init__(self) -> None:
+        if self.users is None:
+            self.users = [] if self.op is None else [o for o in self.op.walk() if o.name == "cuda_tile.get_global"]
         self.has_error = any(d.is_error for d in self.diagnostics)
         sym = self.op.properties.get("sym_name") if self.op is not None else None
         self.name = sym.value if isinstance(sym, A.StringAttr) else None
@@ -146,12 +149,6 @@ class Unit:
             index = SourceIndex.of(module, [self.op], self.item.references)
             self.index = SourceIndex(module, index.occurrences + self.loose, index.ops) if self.loose else index
         return self.index
-
-    def symbol_users(self) -> list[Operation]:
-        """The ops in the unit's op that use a symbol of the module's table (found once)."""
-        if self.users is None:
-            self.users = [] if self.op is None else [o for o in self.op.walk() if o.name == "cuda_tile.get_global"]
-        return self.users
 
     def gap_occurrences(self, module: Module) -> list[Occurrence]:
         """The index's occurrences after the op's end (see `loose`), in the unit's coordinates."""
@@ -247,7 +244,8 @@ class Analysis:
         if self._diagnostics is None:
             found: list[Diagnostic] = []
             for unit in self.units:
-                found.extend(d.moved(unit.shift) for d in unit.diagnostics)
+                if unit.diagnostics:
+                    found.extend(d.moved(unit.shift) for d in unit.diagnostics)
             found += self._symbol_table()
             found.sort(key=lambda d: (d.span.start, d.severity))
             self._diagnostics = found
@@ -264,11 +262,11 @@ class Analysis:
         if any(map(_HAS_ERROR, units)):
             return []
         items = units[1:-1]
-        users = list(chain.from_iterable(map(Unit.symbol_users, items)))
-        if not users:
+        if not any(map(_USERS, items)):
             names = list(map(_NAME, items))
             if len(set(names)) == len(names):
                 return []  # (what is left to check, in proportion to the kernels)
+        users = list(chain.from_iterable(map(_USERS, items)))
         verifier = _DocumentVerifier(self)
         try:
             verify_symbol_table(verifier, [units[1].op.parent], users)
@@ -510,6 +508,7 @@ def _cut(
 
 _HAS_ERROR = attrgetter("has_error")
 _NAME = attrgetter("name")
+_USERS = attrgetter("users")
 
 
 class _DocumentVerifier(Verifier):
