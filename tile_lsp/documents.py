@@ -171,6 +171,8 @@ class Analysis:
     parse_errors: list[Diagnostic] | None = None
     positions: Positions = field(init=False)
     _diagnostics: list[Diagnostic] | None = None
+    # The symbol table's errors, once checked (an edit that cannot change them hands them on).
+    symbol_errors: list[Diagnostic] | None = None
     _shifts: dict[int, int] | None = None
 
     def __post_init__(self) -> None:
@@ -246,7 +248,9 @@ class Analysis:
             for unit in self.units:
                 if unit.diagnostics:
                     found.extend(d.moved(unit.shift) for d in unit.diagnostics)
-            found += self._symbol_table()
+            if self.symbol_errors is None:
+                self.symbol_errors = self._symbol_table()
+            found += self.symbol_errors
             found.sort(key=lambda d: (d.span.start, d.severity))
             self._diagnostics = found
         return self._diagnostics

@@ -172,7 +172,13 @@ def _reparse_one_kernel(
     parse_errors = None
     if previous.parse_errors == [] and not any(d.is_error for d in item.diagnostics):
         parse_errors = []
-    return Analysis(previous.uri, version, source, module, previous.settings, new_units, parse_errors)
+    analysis = Analysis(previous.uri, version, source, module, previous.settings, new_units, parse_errors)
+    # The symbol table's errors stay none when the kernel (its name the same) neither uses a
+    # global nor has an error, before or after: nothing it checks changed.
+    new_unit = new_units[unit_index]
+    if previous.symbol_errors == [] and not (unit.users or new_unit.users or unit.has_error or new_unit.has_error):
+        analysis.symbol_errors = []
+    return analysis
 
 
 def _reparse_between_kernels(
