@@ -8,8 +8,10 @@ under new names) it measures, in the same run:
 - open -> publishDiagnostics, against the anchor: the core's own parse+verify of the same
   text in this process (`compiler.verify.check_text`). `open/core` is the server's overhead on
   a whole-document analysis (parse with references recorded, index, verify).
-- didChange (a line typed inside one kernel in the middle of the document) ->
-  publishDiagnostics, median of --edits, against the same anchor. `change/core` is the
+- didChange (a comment typed at the end of the same line of the same kernel in the middle of
+  each document, then taken out) -> publishDiagnostics, median of --edits, against the same
+  anchor; the documents are all open and the edits go round them (one per document per
+  round), so that the sizes are compared on the same minutes of this machine. `change/core` is the
   issue's "server overhead" ratio (target <= 1.5); since only the edited kernel is parsed and
   verified again, it falls as the document grows.
 - the same edit's time per kernel size: `change` should stay flat across document sizes (it
@@ -102,97 +104,80 @@ def _kernel_lines(text: str) -> list[int]:
     return [i for i, line in enumerate(text.split("\n")) if line.startswith("    %")]
 
 
-async def _measure(client: Client, size: int, edits: int, queries: int) -> dict[str, float]:
-    files = sorted((ROOT / "examples").glob("*.tileir"))
-    text, _, lines = build_module(files, size)
-    uri = f"file:///bench/doc_{size}.tileir"
-    core = _core_seconds(text, 2 if size > 5000 else 3)
+class _Doc:
+    """One open benchmark document and what was measured on it."""
 
-    opened = await _await_publish(
+    def __init__(self, size: int) -> None:
+        files = sorted((ROOT / "examples").glob("*.tileir"))
+        self.text, _, self.lines = build_module(files, size)
+        self.uri = f"file:///bench/doc_{size}.tileir"
+        self.core = _core_seconds(self.text, 2 if size > 5000 else 3)
+        self.candidates = _kernel_lines(self.text)
+        # The same line of the same kernel at every size (the module is grouped by kernel: the
+        # middle kernel is a copy of the same one): the edit's own cost does not change with size.
+        lines = self.text.split("\n")
+        entries = [i for i, line in enumerate(lines) if line.startswith("  entry @")]
+        self.middle = next(i for i in self.candidates if i > entries[len(entries) // 2]) + 4
+        self.line_length = len(lines[self.middle])
+        self.version = 1
+        self.opened = 0.0
+        self.change_times: list[float] = []
+
+
+async def _open(client: Client, doc: _Doc) -> None:
+    doc.opened = await _await_publish(
         client,
-        uri,
+        doc.uri,
         lambda: client.text_document_did_open(
             lsp.DidOpenTextDocumentParams(
-                text_document=lsp.TextDocumentItem(uri=uri, language_id="tileir", version=1, text=text)
+                text_document=lsp.TextDocumentItem(uri=doc.uri, language_id="tileir", version=1, text=doc.text)
             )
         ),
     )
-    if client.diagnostics.get(uri):
-        raise SystemExit(f"benchmarks/lsp.py: the {size}-line document has diagnostics: {client.diagnostics[uri][:2]}")
-
-    candidates = _kernel_lines(text)
-    # The same line of the same kernel at every size (the module is grouped by kernel: the
-    # middle kernel is a copy of the same one): the edit's own cost does not change with size.
-    lines_of = text.split("\n")
-    entries = [i for i, line in enumerate(lines_of) if line.startswith("  entry @")]
-    middle = next(i for i in candidates if i > entries[len(entries) // 2]) + 4
-    change_times = []
-    version = 1
-    for n in range(edits):
-        # Type a comment at the end of a line in the middle kernel, then take it out again.
-        line_text = text.split("\n", middle + 1)[middle]
-        at = lsp.Position(line=middle, character=len(line_text))
-        insert = n % 2 == 0
-        after = lsp.Position(line=middle, character=len(line_text) + 3)
-        rng = lsp.Range(start=at, end=at) if insert else lsp.Range(start=at, end=after)
-        version += 1
-        change = lsp.TextDocumentContentChangePartial(range=rng, text=" //" if insert else "")
-        change_times.append(
-            await _await_publish(
-                client,
-                uri,
-                lambda change=change, version=version: client.text_document_did_change(
-                    lsp.DidChangeTextDocumentParams(
-                        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                        content_changes=[change],
-                    )
-                ),
-            )
-        )
-    # Leave the document as it was opened (an even number of edits) for the queries.
-    if edits % 2:
-        line_text = text.split("\n", middle + 1)[middle]
-        version += 1
-        client.text_document_did_change(
-            lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[
-                    lsp.TextDocumentContentChangePartial(
-                        range=lsp.Range(
-                            start=lsp.Position(line=middle, character=len(line_text)),
-                            end=lsp.Position(line=middle, character=len(line_text) + 3),
-                        ),
-                        text="",
-                    )
-                ],
-            )
+    if client.diagnostics.get(doc.uri):
+        raise SystemExit(
+            f"benchmarks/lsp.py: the {doc.lines}-line document has diagnostics: {client.diagnostics[doc.uri][:2]}"
         )
 
-    doc_lines = text.split("\n")
+
+async def _edit(client: Client, doc: _Doc, n: int) -> None:
+    """Type a comment at the end of a line in the middle kernel (n even), or take it out."""
+    at = lsp.Position(line=doc.middle, character=doc.line_length)
+    after = lsp.Position(line=doc.middle, character=doc.line_length + 3)
+    insert = n % 2 == 0
+    rng = lsp.Range(start=at, end=at) if insert else lsp.Range(start=at, end=after)
+    doc.version += 1
+    change = lsp.TextDocumentContentChangePartial(range=rng, text=" //" if insert else "")
+    params = lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
+        content_changes=[change],
+    )
+    doc.change_times.append(await _await_publish(client, doc.uri, lambda: client.text_document_did_change(params)))
+
+
+async def _queries(client: Client, doc: _Doc, queries: int) -> dict[str, float]:
+    """Hover, completion and the whole-document requests on `doc` (as opened), then close it."""
+    doc_lines = doc.text.split("\n")
     hover_times, completion_times = [], []
-    step = max(1, len(candidates) // queries)
-    for i in candidates[::step][:queries]:
+    step = max(1, len(doc.candidates) // queries)
+    ident = lsp.TextDocumentIdentifier(uri=doc.uri)
+    for i in doc.candidates[::step][:queries]:
         column = doc_lines[i].index("%") + 1  # on the first value of the line
         position = lsp.Position(line=i, character=column)
-        ident = lsp.TextDocumentIdentifier(uri=uri)
         start = time.perf_counter()
         await client.text_document_hover_async(lsp.HoverParams(text_document=ident, position=position))
         hover_times.append(time.perf_counter() - start)
         start = time.perf_counter()
         await client.text_document_completion_async(lsp.CompletionParams(text_document=ident, position=position))
         completion_times.append(time.perf_counter() - start)
-
-    ident = lsp.TextDocumentIdentifier(uri=uri)
-    whole = await _whole_document(client, ident, middle, version)
-
+    whole = await _whole_document(client, ident, doc.middle, doc.version)
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=ident))
-    change = statistics.median(change_times)
     return {
         **whole,
-        "lines": lines,
-        "core": core,
-        "open": opened,
-        "change": change,
+        "lines": doc.lines,
+        "core": doc.core,
+        "open": doc.opened,
+        "change": statistics.median(doc.change_times),
         "hover": statistics.median(hover_times) if hover_times else float("nan"),
         "completion": statistics.median(completion_times) if completion_times else float("nan"),
     }
@@ -384,9 +369,17 @@ async def _main(sizes: list[int], edits: int, queries: int) -> int:
         f"{'format ms':>10}"
     )
     print(header)
+    # Every document is opened first; then the edits go round them (one edit of each document
+    # per round: this machine's speed drifts within minutes, and the sizes are compared).
+    docs = [_Doc(size) for size in sizes]
+    for doc in docs:
+        await _open(client, doc)
+    for n in range(edits + edits % 2):  # (an even number: each document is left as opened)
+        for doc in docs:
+            await _edit(client, doc, n)
     results = []
-    for size in sizes:
-        r = await _measure(client, size, edits, queries)
+    for doc in docs:
+        r = await _queries(client, doc, queries)
         results.append(r)
         print(
             f"{r['lines']:>7,} {r['core'] * 1e3:9.1f} {r['open'] * 1e3:9.1f} {r['open'] / r['core']:9.2f} "
@@ -401,10 +394,12 @@ async def _main(sizes: list[int], edits: int, queries: int) -> int:
     await client.stop()
     if len(results) > 1:
         first, last = results[0], results[-1]
+        rounds = [b / a for a, b in zip(docs[0].change_times, docs[-1].change_times)]
         print(
             f"edit -> diagnostics, {last['lines']:,} vs {first['lines']:,} lines: "
-            f"{last['change'] / first['change']:.2f}x for a {last['lines'] / first['lines']:.0f}x larger document "
-            "(same kernel sizes; target: about 1x)"
+            f"{statistics.median(rounds):.2f}x (median of the rounds' ratios; {min(rounds):.2f}-{max(rounds):.2f}) "
+            f"for a {last['lines'] / first['lines']:.0f}x larger document (the same line of the same kernel "
+            "edited; target: about 1x)"
         )
     big = results[-1]
     print(
