@@ -158,7 +158,9 @@ def _settle_memory() -> None:
     moved out of the garbage collector's reach (`gc.freeze`). Otherwise a full collection,
     which the edits' new objects set off every few hundred keystrokes, walks them all: a 0.67 s
     pause at 50,000 lines, in the middle of typing. What was frozen before (the previous
-    analysis, garbage now) is collected first, once per whole analysis."""
+    analysis, garbage now) is collected first, once per whole analysis. Frozen objects that
+    become garbage meanwhile (a kernel's IR replaced by an edit: its ops and blocks hold each
+    other) wait for that, or for the document's close: at most one copy of the analysis."""
     gc.unfreeze()
     gc.collect()
     gc.freeze()
