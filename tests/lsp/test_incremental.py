@@ -441,3 +441,42 @@ def test_symbol_table_errors_follow_edits_anywhere():
         codes.append([d.code for d in current.diagnostics])
     # (MLIR's symbol table verifier stops at its first error.)
     assert codes == [["unknown-global"], ["global-type"], ["unknown-global"], [], ["unknown-global"], []]
+
+
+# Pieces typed at random places by `test_random_edits_anywhere_match_a_fresh_analysis`: brackets,
+# keywords, half and whole kernels, names, strings, comments.
+_PIECES = [
+    "{", "}", "(", ")", "<", ">", "\n", "\n  ", " ", "entry", "entry @k", "  entry @z() {\n    return\n  }\n",
+    "%x = ", "global", "// c", "return", ":", ",", "@", "%", "tile<f32>", '"', "}\n", "x",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_edits_anywhere_match_a_fresh_analysis(seed):
+    """Characters and pieces typed or deleted anywhere — inside kernels, between them, in the
+    module's own text, brackets left open or closed twice — and now and then the text put
+    back: every analysis equals a fresh one, whichever path it took."""
+    rng = random.Random(seed)
+    original = _multi_kernel_text()
+    text = original
+    settings = Settings()
+    current = analyze("file:///t.tileir", text, 1, settings)
+    reused = 0
+    for version in range(2, 42):
+        at = rng.randrange(len(text) + 1)
+        roll = rng.random()
+        if roll < 0.55:
+            new_text = text[:at] + rng.choice(_PIECES) + text[at:]
+        elif roll < 0.9:
+            new_text = text[:at] + text[at + rng.choice([1, 1, 1, 2, 5, 20]) :]
+        else:
+            new_text = original
+        before = current
+        current = reanalyze(before, new_text, version)
+        fresh = analyze("file:///t.tileir", new_text, version, settings)
+        what = f"version {version}: at {at}, {new_text[max(0, at - 30) : at + 30]!r}"
+        assert _snapshot(current) == _snapshot(fresh), what
+        assert _features(current) == _features(fresh), what
+        reused += current.module is before.module
+        text = new_text
+    assert reused > 10, "most random edits should not parse the document again"
