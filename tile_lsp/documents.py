@@ -25,7 +25,6 @@ from operator import attrgetter
 
 from lsprotocol import types as lsp
 
-from compiler.ir import attributes as A
 from compiler.ir.core import Block, Comment, Module, Operation, Region, Value
 from compiler.ir.diagnostics import Diagnostic, Severity
 from compiler.ir.source import SourceFile, Span
@@ -33,7 +32,7 @@ from compiler.text.index import Kind, Occurrence, SourceIndex
 from compiler.text.parser import ItemResult, ParseOptions, parse
 from compiler.verify import VerifyOptions, verify
 from compiler.verify.engine import OpFailed, Verifier, verify_isolated
-from compiler.verify.structure import SYMBOL_TABLE_CODES, verify_symbol_table
+from compiler.verify.structure import SYMBOL_TABLE_CODES, symbol_name, symbol_users, verify_symbol_table
 
 from .convert import Positions
 from .store import DocumentSource
@@ -135,10 +134,9 @@ class Unit:
 
     def __post_init__(self) -> None:
         if self.users is None:
-            self.users = [] if self.op is None else [o for o in self.op.walk() if o.name == "cuda_tile.get_global"]
+            self.users = [] if self.op is None else symbol_users([self.op])
         self.has_error = any(d.is_error for d in self.diagnostics)
-        sym = self.op.properties.get("sym_name") if self.op is not None else None
-        self.name = sym.value if isinstance(sym, A.StringAttr) else None
+        self.name = None if self.op is None else symbol_name(self.op)
 
     def covers(self, offset: int) -> bool:
         local = offset - self.shift
@@ -202,9 +200,9 @@ class Analysis:
         if unit.op is not None:
             _move_ir(unit.op, shift)
         if index is not None:
-            moved = [_shift_occurrence(occ, shift) for occ in index.occurrences]
+            moved = [shift_occurrence(occ, shift) for occ in index.occurrences]
             unit.index = SourceIndex(index.module, moved, index.ops)
-        unit.loose = [_shift_occurrence(occ, shift) for occ in unit.loose]
+        unit.loose = [shift_occurrence(occ, shift) for occ in unit.loose]
         unit.diagnostics = [d.moved(shift) for d in unit.diagnostics]
         unit.comments = [Comment(c.text, Span(c.span.start + shift, c.span.end + shift)) for c in unit.comments]
         unit.start += shift
@@ -300,7 +298,7 @@ class Analysis:
         if unit is None or index is None:
             return None
         occ = index.at(offset - unit.shift, kinds)
-        return _shift_occurrence(occ, unit.shift) if occ is not None else None
+        return shift_occurrence(occ, unit.shift) if occ is not None else None
 
     def op_at(self, offset: int) -> Operation | None:
         """The innermost op whose text covers `offset`."""
@@ -321,8 +319,8 @@ class Analysis:
         index = unit.get_index(self.module) if unit is not None else None
         if unit is None or index is None:
             return []
-        local = _shift_occurrence(occ, -unit.shift)
-        return [_shift_occurrence(o, unit.shift) for o in index.references_to(local)]
+        local = shift_occurrence(occ, -unit.shift)
+        return [shift_occurrence(o, unit.shift) for o in index.references_to(local)]
 
     def definition(self, occ: Occurrence) -> Occurrence | None:
         for other in self.references(occ):
@@ -342,7 +340,7 @@ class Analysis:
             if index is None:
                 continue
             local = index.starting_in(start - shift, end - shift)
-            found.extend(_shift_occurrence(occ, shift) for occ in local)
+            found.extend(shift_occurrence(occ, shift) for occ in local)
         found.sort(key=lambda o: (o.span.start, -o.span.end))
         return found
 
@@ -411,7 +409,8 @@ def _move_ir(root: Operation, shift: int) -> None:
                     argument.span = moved(argument.span)
 
 
-def _shift_occurrence(occ: Occurrence, shift: int) -> Occurrence:
+def shift_occurrence(occ: Occurrence, shift: int) -> Occurrence:
+    """`occ` moved `shift` characters (itself when 0)."""
     if not shift:
         return occ
     return dataclasses.replace(occ, span=Span(occ.span.start + shift, occ.span.end + shift))

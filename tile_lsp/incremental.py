@@ -38,7 +38,7 @@ from compiler.text.index import Occurrence, SourceIndex
 from compiler.text.parser import ItemResult, ParseOptions, parse_item
 from compiler.verify.engine import verify_isolated
 
-from .documents import UNIT_OPS, Analysis, Unit, analyze
+from .documents import UNIT_OPS, Analysis, Unit, analyze, shift_occurrence
 from .store import DocumentSource
 
 # Compare texts this many characters at a time when looking for the edit (C-speed slices).
@@ -160,7 +160,7 @@ def _reparse_one_kernel(
         for c in unit.comments
         if c.span.start >= unit.end  # type: ignore[operator]
     ]
-    loose = [_moved_occurrence(occ, unit.shift + delta) for occ in gap]
+    loose = [shift_occurrence(occ, unit.shift + delta) for occ in gap]
     new_units[unit_index] = Unit(
         op, op.span.start, op.span.end, 0, diagnostics, item=item, comments=comments, loose=loose
     )
@@ -210,14 +210,13 @@ def _reparse_between_kernels(
         else:
             hi = mid
     a = lo - 1
-    if a and any(d.is_error for d in units[a].diagnostics):
+    if a and units[a].has_error:
         # A kernel left open ends where the next item starts, if no further right
         # (`Parser.next_item_here`): the edit may change where it ends. It is parsed again.
         a -= 1
     b = a + 1
     while b < len(units) - 1 and units[b].start + units[b].shift < old_end:
         b += 1
-    trailer = b == len(units) - 1
     # The module's braces: a region left open ends where its last item does.
     last_end = units[-2].end + units[-2].shift  # type: ignore[operator]
     if body.span is None or old_text[body.span.start] != "{" or body.span.end <= last_end:
@@ -228,7 +227,15 @@ def _reparse_between_kernels(
     if any(d.span.start + header.shift == body.span.start for d in header.diagnostics):
         return None  # the module's `{` is not closed (its `}` was skipped after an error)
     left = units[a].end + units[a].shift if a else body.span.start + 1  # type: ignore[operator]
-    right = body.span.end - 1 if trailer else units[b].start + units[b].shift
+    close = body.span.end - 1  # the module's `}`
+
+    def bound(b: int) -> tuple[bool, int]:
+        """Whether unit `b` is the trailer, and where the text parsed again ends: where `b`
+        starts, or at the module's `}` (in the old text's offsets)."""
+        trailer = b == len(units) - 1
+        return trailer, close if trailer else units[b].start + units[b].shift
+
+    trailer, right = bound(b)
     if start < left or old_end > right:
         return None  # the edit reaches into the module's own text
     # Parse what lies in between again, as the module's loop over its items does: whole items
@@ -252,8 +259,7 @@ def _reparse_between_kernels(
                 if trailer:
                     return None  # into the module's `}`: the whole parse decides
                 b += 1
-                trailer = b == len(units) - 1
-                right = body.span.end - 1 if trailer else units[b].start + units[b].shift
+                trailer, right = bound(b)
                 new_right = right + delta
             if op is None:
                 loose.append((token.start, item))
@@ -275,8 +281,7 @@ def _reparse_between_kernels(
         ):
             break
         b += 1
-        trailer = b == len(units) - 1
-        right = body.span.end - 1 if trailer else units[b].start + units[b].shift
+        trailer, right = bound(b)
         new_right = right + delta
     removed = [unit.op for unit in units[a + 1 : b]]
     if len(block.ops[a : b - 1]) != len(removed) or any(x is not y for x, y in zip(block.ops[a : b - 1], removed)):
@@ -383,7 +388,7 @@ def _occurrences_replaced(unit: Unit, lo: int, hi: int, found: list[Occurrence])
     """The fields of `unit` that change when the occurrences in [lo, hi) of the document are
     replaced by `found` (document offsets): its loose ones (a re-parsed unit), else its index."""
     shift = unit.shift
-    moved = [_moved_occurrence(occ, -shift) for occ in found]
+    moved = [shift_occurrence(occ, -shift) for occ in found]
     if unit.item is not None:
         kept = [occ for occ in unit.loose if not lo <= occ.span.start + shift < hi]
         return {"loose": kept + moved, "index": None} if moved or len(kept) < len(unit.loose) else {}
@@ -441,7 +446,7 @@ def _edit_around_module(
             diagnostics=[d.moved(delta) if d.span.start >= old_end else d for d in header.diagnostics],
             index=SourceIndex(
                 index.module,
-                [_moved_occurrence(o, delta) if o.span.start >= old_end else o for o in index.occurrences],
+                [shift_occurrence(o, delta) if o.span.start >= old_end else o for o in index.occurrences],
                 index.ops,
             ),
             comments=lexer.comments + [_moved(c, delta) for c in header.comments if c.span.start >= module_start],
@@ -493,10 +498,6 @@ def _move_own_spans(op: Operation, delta: int) -> None:
 
 def _moved(comment: Comment, delta: int) -> Comment:
     return Comment(comment.text, Span(comment.span.start + delta, comment.span.end + delta))
-
-
-def _moved_occurrence(occ: Occurrence, delta: int) -> Occurrence:
-    return dataclasses.replace(occ, span=Span(occ.span.start + delta, occ.span.end + delta))
 
 
 def _kernel_comments(item: ItemResult, text: str, start: int, end: int) -> list[Comment]:

@@ -149,7 +149,8 @@ for _name in _TERMINATORS:
 # the module's symbol table
 
 
-def _symbol_name(op: Operation) -> str | None:
+def symbol_name(op: Operation) -> str | None:
+    """The symbol `op` defines (its `sym_name`), if any."""
     attr = op.properties.get("sym_name")
     return attr.value if isinstance(attr, A.StringAttr) else None
 
@@ -178,12 +179,12 @@ def _walk_table_ops(ops: list[Operation]):
 def verify_symbol_table(v: Verifier, blocks: list[Block], users: Iterable[Operation] | None = None) -> None:
     """Symbols defined in `blocks` are unique; the symbol uses under them resolve. Runs for
     each `cuda_tile.module`, and for the top level (MLIR's `builtin.module` is a symbol table
-    too). `users`: the `get_global` ops under `blocks`, when the caller knows them (the
-    language server keeps them per kernel); else they are found by walking the blocks."""
+    too). `users`: `symbol_users` of the blocks' ops, when the caller has them (the language
+    server keeps them per kernel)."""
     symbols: dict[str, Operation] = {}
     for block in blocks:
         for op in block.ops:
-            name = _symbol_name(op)
+            name = symbol_name(op)
             if name is None:
                 continue
             first = symbols.setdefault(name, op)
@@ -195,10 +196,14 @@ def verify_symbol_table(v: Verifier, blocks: list[Block], users: Iterable[Operat
                     prefix=False,
                     related=[Related("see existing symbol definition here", v.op_span(first), v.source)],
                 )
-    if users is None:
-        users = (op for op in _walk_table(blocks) if op.name == "cuda_tile.get_global")
-    for op in users:
+    for op in symbol_users([op for block in blocks for op in block.ops]) if users is None else users:
         _check_get_global(v, op, symbols)
+
+
+def symbol_users(ops: list[Operation]) -> list[Operation]:
+    """The ops in `ops` and nested in them (not inside a nested symbol table) that use a symbol
+    of the table they stand in: the `get_global`s, which `verify_symbol_table` checks."""
+    return [op for op in _walk_table_ops(ops) if op.name == "cuda_tile.get_global"]
 
 
 # The codes of the diagnostics `verify_symbol_table` gives.
