@@ -34,8 +34,8 @@ def arrays(shell: Shell) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @pytest.fixture(autouse=True)
 def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    # What CI has; on a GPU machine `auto` would still run the interpreter (no GPU backend yet),
-    # but with another note.
+    # What CI has: these tests run the CPU interpreter everywhere (test_magic_gpu.py runs cells
+    # on a GPU).
     monkeypatch.setenv("TILEIR_NO_GPU", "1")
 
 

@@ -195,6 +195,24 @@ def test_cli_auto_runs_on_the_gpu_and_says_so(tmp_path: Path) -> None:
     assert "check arg2 = arg0 + arg1: ok" in done.stdout
 
 
+def test_cli_bench_rows_for_both_gpu_backends_and_the_cpu() -> None:
+    n = 1 << 16
+    done = subprocess.run(
+        [sys.executable, "-m", "compiler", "bench", str(VADD), "--grid", str(n // 1024), "--cutile-args",
+         "--arg", f"rand:{n}:f32", "--arg", f"rand:{n}:f32", "--arg", f"zeros:{n}:f32",
+         "--backend", "triton,tileiras,cpu", "--repeat", "3", "--warmup", "1", "--rounds", "2"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[1].split() == ["backend", "median", "min", "GB/s", "ratio"], done.stdout
+    table = [line.split() for line in lines[2:]]
+    assert [r[0] for r in table] == ["triton", "tileiras", "cpu"], done.stdout
+    # The GPU rows' bandwidth: 3 arrays of n f32 in the median time, far above the interpreter's.
+    gbs = {r[0]: float(r[5]) for r in table}
+    assert gbs["triton"] > 10 * gbs["cpu"] and gbs["tileiras"] > 10 * gbs["cpu"], done.stdout
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_cluster_launches_equal_the_cpu_interpreter(backend: str) -> None:
     # num_cta_in_cga = 2: tileiras' cubin declares clusters of 2 (the driver applies them); the
