@@ -23,7 +23,11 @@ Checked here, each at the attribute's own range:
   tileiras never sees: fix renames it to `tt.num_warps`);
 * the internal lowering dialects (nv_tileaa, nv_tileas, cute, cute_nvgpu, cutlass,
   nvgpu, nvvm, llvm) are not legal input: any op of theirs, or type or attribute value
-  of theirs, is an error `unregistered dialect: <name>`, as tileiras reports it.
+  of theirs, is an error `unregistered dialect: <name>`, as tileiras reports it;
+* a kernel or global whose name is not a PTX identifier (`@"a.b"`, `@"1x"`): the dialect
+  accepts any string, but tileiras 13.5 refuses the module with nothing but "failed to
+  compile Tile IR program" (a warning, at the name; the Triton lowering writes such names
+  as identifiers of its own and compiles them).
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from ..ir.core import Operation
 from ..ir.diagnostics import Fix, Related, Severity, TextEdit
 from ..ir.source import Span
 from .engine import Verifier
-from .registry import module_check
+from .registry import module_check, op_verifier
+from .structure import symbol_name
 
 # Compute capabilities tileiras knows, as `major * 10 + minor`.
 KNOWN_SMS = (70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)
@@ -436,3 +441,61 @@ def _check_internal_dialects(v: Verifier, op: Operation) -> None:
                         prefix=False,
                     )
                     return
+
+
+# ---------------------------------------------------------------------------- PTX names
+
+# What tileiras compiles as a kernel's or a global's name, probed with tileiras 13.5 (`a$b`,
+# `_1`, `$a`, `add` compile; `a.b`, `a-b`, `1x`, `_`, `$`, `%x`, `é`, `a b` do not): PTX's
+# identifiers, but for those starting with `%`.
+_PTX_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_$]*|[_$][A-Za-z0-9_$]+")
+# The symbol after the op's name: quoted, or bare.
+_SYMBOL_RE = re.compile(r'@(?:"(?:[^"\\\n]|\\.)*"|[\w$.\-]+)')
+
+
+def is_ptx_name(name: str) -> bool:
+    return _PTX_NAME_RE.fullmatch(name) is not None
+
+
+@op_verifier("entry", "global")
+def _check_ptx_name(v: Verifier, op: Operation) -> None:
+    name = symbol_name(op)
+    if name is None or is_ptx_name(name):
+        return
+    what = "kernel" if op.name == "cuda_tile.entry" else "global"
+    span = _symbol_span(v, op)
+    fixes = []
+    if span is not None and op.name == "cuda_tile.entry":  # nothing in the module names a kernel
+        fixes = [Fix(f"Rename to @{_ptx_name(v, name)}", (TextEdit(span, "@" + _ptx_name(v, name)),))]
+    _warning(
+        v,
+        op,
+        f"tileiras cannot compile a {what} named '{name}': the name must be a PTX identifier (letters, "
+        "digits, '_' and '$', starting with a letter, or with '_' or '$' and one more character)",
+        span,
+        "ptx-name",
+        fixes=fixes,
+    )
+
+
+def _symbol_span(v: Verifier, op: Operation) -> Span | None:
+    header = _header(v, op)
+    if header is None:
+        return None
+    text, start, end = header
+    if op.name_span is not None:
+        start = max(start, op.name_span.end)
+    m = _SYMBOL_RE.search(text, start, end)
+    return Span(m.start(), m.end()) if m is not None else None
+
+
+def _ptx_name(v: Verifier, name: str) -> str:
+    """`name` as a PTX identifier that names nothing else in the module."""
+    base = re.sub(r"[^A-Za-z0-9_$]", "_", name)
+    if not base or not base[0].isalpha():
+        base = "k" + base
+    taken = {symbol_name(op) for op in v.walk() if op.name in ("cuda_tile.entry", "cuda_tile.global")}
+    new, n = base, 1
+    while new in taken:
+        new, n = f"{base}_{n}", n + 1
+    return new

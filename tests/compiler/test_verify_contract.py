@@ -128,3 +128,42 @@ def test_internal_dialect_op_is_rejected() -> None:
 
 def test_other_unregistered_ops_are_fine() -> None:
     assert _diags(_module("", '  "test.op"() : () -> ()\n')) == []
+
+
+# ---------------------------------------------------------------------------- PTX names
+
+
+def _named(kernel: str, global_: str = "g") -> str:
+    return (
+        "cuda_tile.module @m {\n"
+        f'  global @"{global_}" <f32: [1.0]> : tile<1xf32>\n'
+        f'  entry @"{kernel}"() {{\n    return\n  }}\n'
+        "  entry @a_b() {\n    return\n  }\n"
+        "}\n"
+    )
+
+
+@pytest.mark.parametrize("name", ["k", "a$b", "_1", "$a", "add", "K9_$"])
+def test_ptx_identifiers_are_quiet(name: str) -> None:
+    assert _diags(_named(name, name + "g")) == []
+
+
+@pytest.mark.parametrize(("name", "fixed"), [("a.b", "a_b_1"), ("1x", "k1x"), ("_", "k_"), ("a b", "a_b_1"), ("é", "k_")])
+def test_a_kernel_name_tileiras_refuses_is_a_warning_with_a_rename(name: str, fixed: str) -> None:
+    text = _named(name)
+    (d,) = _diags(text)
+    assert d.severity.name == "WARNING" and d.code == "ptx-name"
+    assert d.message.startswith(f"tileiras cannot compile a kernel named '{name}': the name must be a PTX identifier")
+    assert text[d.span.start : d.span.end] == f'@"{name}"'
+    (fix,) = d.fixes
+    (edit,) = fix.edits
+    assert edit.new_text == f"@{fixed}"  # `a_b` is taken: the next free name
+    renamed = text[: edit.span.start] + edit.new_text + text[edit.span.end :]
+    assert _diags(renamed) == []
+
+
+def test_a_global_name_tileiras_refuses_is_a_warning_without_a_fix() -> None:
+    text = _named("k", "g.x")
+    (d,) = _diags(text)
+    assert d.code == "ptx-name" and d.message.startswith("tileiras cannot compile a global named 'g.x'")
+    assert text[d.span.start : d.span.end] == '@"g.x"' and not d.fixes  # its get_globals name it too

@@ -308,3 +308,22 @@ def test_tileiras_that_makes_no_cubin(
     # --version answers, compiling makes no file: a clear error, not a missing-file traceback.
     with pytest.raises(LaunchError, match=r"^tileiras could not compile the module for sm_90: tileiras 0\.0$"):
         compile_tileiras(vector_add, "sm_90")
+
+
+# Names probed against tileiras: what `tileir check` warns of (verify.contract.is_ptx_name)
+# must be exactly what tileiras refuses, and its refusal must say why (tileiras does not).
+PROBED_NAMES = ["a$b", "_1", "$a", "add", "x__", "a.b", "a-b", "1x", "_", "$", "%x", "é", "a b"]
+
+
+@pytest.mark.parametrize("name", PROBED_NAMES)
+def test_tileiras_refuses_exactly_the_names_check_warns_of(name: str) -> None:
+    from compiler.verify.contract import is_ptx_name
+
+    require_tileiras()
+    module = load_module(f'cuda_tile.module @m {{\n  entry @"{name}"() {{\n    return\n  }}\n}}\n', "names.tileir")
+    if is_ptx_name(name):
+        assert compile_tileiras(module, "sm_90", use_cache=False).info.kernels
+        return
+    with pytest.raises(LaunchError) as failed:
+        compile_tileiras(module, "sm_90", use_cache=False)
+    assert str(failed.value).endswith(f"(the kernel name '{name}' is not a PTX identifier, which tileiras requires)")
