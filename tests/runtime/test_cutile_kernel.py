@@ -122,3 +122,55 @@ def test_tuples_lists_and_torch_tensors_reach_the_kernel() -> None:
     ta, tb, tout = torch.from_numpy(a), torch.from_numpy(b), torch.zeros(64)
     launch_cutile(tupadd, grid=4, args=[(ta, tb), tout, 16], backend="cpu")
     np.testing.assert_array_equal(tout.numpy(), a + b)
+
+
+# On a GPU (marker `gpu`; the tileiras cubins of these kernels come from .ci/gpu-prepare where
+# tileiras is not installed): a cuTile kernel function with the arrays cuTile users hold,
+# torch GPU tensors (in place) and NumPy arrays (copied over and back), and with a tuple and a
+# list of arrays (cuTile's v2 convention), on both GPU backends.
+GPU_CASES = [(4, 32), (8, 16)]  # (grid, tile) of the vadd kernel; .ci/gpu-prepare builds these
+
+
+def gpu_prepare_modules():
+    """(label, module) of each module the GPU tests below export (.ci/gpu-prepare builds
+    them with tileiras)."""
+    from compiler.runtime import load_module
+    from compiler.runtime.cutile import export_cutile
+
+    vadd = _vadd()
+    tupadd, listsum = _pair_and_list_kernels()
+    a = np.zeros(128, np.float32)
+    calls = [(vadd, [a, a, a, tile]) for _, tile in GPU_CASES]
+    calls += [(tupadd, [(a, a), a, 16]), (listsum, [[a, a, a], a, 16])]
+    return [
+        (f"cuTile kernel {k._pyfunc.__name__} for {len(args)} arguments", load_module(export_cutile(k, args)[0]))
+        for k, args in calls
+    ]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("backend", ["triton", "tileiras"])
+@pytest.mark.parametrize(("grid", "tile"), GPU_CASES)
+def test_a_cutile_kernel_function_runs_on_the_gpu(backend: str, grid: int, tile: int) -> None:
+    torch = pytest.importorskip("torch")
+    vadd = _vadd()
+    n = grid * tile
+    a, b, c = torch.rand(n, device="cuda"), torch.rand(n, device="cuda"), torch.zeros(n, device="cuda")
+    result = launch_cutile(vadd, grid=(grid,), args=[a, b, c, tile], backend=backend)
+    assert result.backend == backend
+    assert torch.equal(c, a + b)
+    ha, hb, hc = a.cpu().numpy(), b.cpu().numpy(), np.zeros(n, np.float32)
+    launch_cutile(vadd, grid=(grid,), args=[ha, hb, hc, tile], backend=backend)
+    np.testing.assert_array_equal(hc, ha + hb)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("backend", ["triton", "tileiras"])
+def test_tuple_and_list_arguments_of_a_cutile_kernel_on_the_gpu(backend: str) -> None:
+    torch = pytest.importorskip("torch")
+    tupadd, listsum = _pair_and_list_kernels()
+    a, b, out = torch.rand(64, device="cuda"), torch.rand(64, device="cuda"), torch.zeros(64, device="cuda")
+    launch_cutile(tupadd, grid=4, args=[(a, b), out, 16], backend=backend)
+    assert torch.equal(out, a + b)
+    launch_cutile(listsum, grid=4, args=[[a, b, a], out, 16], backend=backend)
+    torch.testing.assert_close(out, a + b + a)
