@@ -79,3 +79,31 @@ def test_dominance_names_the_definition() -> None:
 def test_valid_module_has_no_diagnostics() -> None:
     text = GENERIC.split("    %b =")[0] + "    return\n  }\n}\n"
     assert _found(text) == []
+
+
+REPEATED = """cuda_tile.module @m {
+  entry @k() {
+    %a = constant <i32: 1> : tile<i32>
+    %b = constant <i32: 2> : tile<i32>
+    %c = "cuda_tile.constant"() <{value = dense<3> : tile<i64>}> : () -> tile<i32>
+    %d = addi %a, %b : tile<i32>
+    %e = "cuda_tile.addi"(%a, %b) : (tile<i32>, tile<i32>) -> tile<i32>
+    %f = "cuda_tile.addi"(%a, %b) : (tile<i32>, tile<i32>) -> tile<i64>
+    %g = "cuda_tile.addi"(%a) : (tile<i32>) -> tile<i32>
+    %h = "cuda_tile.constant"() : () -> tile<i32>
+    return
+  }
+}
+"""
+
+
+def test_ops_like_one_that_passed_are_checked_where_they_differ() -> None:
+    # The checks of an op's signature are skipped for a signature that passed before
+    # (engine._signature): a property's type, a result type, the operand count and a
+    # property's presence each make another signature.
+    assert _found(REPEATED) == [
+        (5, "type-rule", "'cuda_tile.constant' op failed to verify that all of {value, result} have same type"),
+        (8, "type-rule", "'cuda_tile.addi' op failed to verify that all of {lhs, rhs, result} have same type"),
+        (9, "operand-count", "'cuda_tile.addi' op expected 2 operands, but found 1"),
+        (10, "missing-attribute", "'cuda_tile.constant' op requires attribute 'value'"),
+    ]
