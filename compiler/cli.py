@@ -1547,8 +1547,9 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         return EXIT_ERRORS
     module, entry = loaded
     start = time.perf_counter()
+    options = {"num_warps": args.num_warps, "num_stages": args.num_stages}
     try:
-        source = lower(module, entry, target)
+        source = lower(module, entry, target, options)
     except LowerError as exc:
         _err(_lowering_error(exc.report()))  # an op or type the target cannot do
         return EXIT_ERRORS
@@ -1557,7 +1558,6 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         output: str | bytes = source.text
         elapsed = time.perf_counter() - start
     else:
-        options = {"num_warps": args.num_warps, "num_stages": args.num_stages}
         try:
             with _triton_prints():
                 compiled = compile_source(source, use_cache=not args.no_cache, **options)

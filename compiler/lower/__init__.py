@@ -45,12 +45,16 @@ def _module(module: Module | str | os.PathLike | bytes) -> Module:
 
 
 def lower(
-    module: Module | str | os.PathLike | bytes, kernel: str | Operation | None = None, arch: str | Target | None = None
+    module: Module | str | os.PathLike | bytes,
+    kernel: str | Operation | None = None,
+    arch: str | Target | None = None,
+    forced: dict[str, Any] | None = None,
 ) -> KernelSource:
     """The generated Triton module of `kernel` (None: the only one) of a verified module (or
-    a path, IR text or bytecode, as `compiler.runtime.launch` takes)."""
+    a path, IR text or bytecode, as `compiler.runtime.launch` takes). `forced`: the compile
+    options that will be forced (see `lower_entry`)."""
     module = _module(module)
-    return lower_entry(module, _entry(module, kernel), arch)
+    return lower_entry(module, _entry(module, kernel), arch, forced=forced)
 
 
 def to_triton(
@@ -71,7 +75,7 @@ def compile(  # noqa: A001 - the API the issue names
     """Triton's compile of `kernel` for `arch` (default sm_90): source, `.asm[...]` (ttir,
     ttgir, llir, ptx), `.cubin`, `.params`, `.shared`, `.registers`, `.spills`. `options`
     are Triton's (num_warps, num_stages, num_ctas, maxnreg, ...)."""
-    return compile_source(lower(module, kernel, arch), use_cache=use_cache, **options)
+    return compile_source(lower(module, kernel, arch, options), use_cache=use_cache, **options)
 
 
 __all__ = [

@@ -221,7 +221,12 @@ class Codegen:
     """Writes the Triton module of one kernel of a verified module."""
 
     def __init__(
-        self, module: Module, entry: Operation, target: Target | str | None = None, ones: frozenset[int] = frozenset()
+        self,
+        module: Module,
+        entry: Operation,
+        target: Target | str | None = None,
+        ones: frozenset[int] = frozenset(),
+        forced: dict[str, Any] | None = None,
     ) -> None:
         self.module = module
         self.entry = entry
@@ -241,6 +246,9 @@ class Codegen:
         self.buffers: dict[str, Param] = {}
         self.inline_asm: list[str] = []
         self.options: dict[str, Any] = {}
+        self.forced = {k: v for k, v in (forced or {}).items() if v is not None}
+        # The `for` loops written unrolled twice (`mma_plan`).
+        self.unrolled: frozenset[Operation] = frozenset()
         self.current: Operation | None = None
         # Values produced by memory ops' tokens (for barriers) and flags of enclosing loops.
         self.memory_tokens: set[Value] = set()
@@ -321,8 +329,16 @@ class Codegen:
         if needs_return_flag(self.entry):
             self.return_flag = self.fresh("returned")
             self.emit(f"{self.return_flag} = tl.full((), 0, tl.int1)", self.entry)
-        self.emit_block(block)
         self.options.update(launch_options(self.entry, self.target))
+        planned, unrolled = mma_plan(self.entry, self.target)
+        # Unrolled loops are sized for the plan's stages: not where the IR's hints or the
+        # caller set others (twice the loads at 5 stages overflow shared memory); nor in a
+        # cluster (Triton 3.6's CTA planning asserts on the unrolled loop: "CTA tiling is
+        # already determined", seen on an H100).
+        stages = self.forced.get("num_stages", self.options.get("num_stages"))
+        if stages == planned.get("num_stages") and self.forced.get("num_ctas", self.options.get("num_ctas", 1)) == 1:
+            self.unrolled = unrolled
+        self.emit_block(block)
         if not any(line.strip() for line in self.lines):
             self.emit("pass", self.entry)
         body = self.lines
@@ -654,7 +670,7 @@ def _tile_bytes(v: Value) -> int:
 
 
 # A product tile of at most this many rows and columns is one warpgroup's m64n64 wgmma: the
-# loop streams its operands with little reuse (see _mma_defaults and ops_view's TMA decision;
+# loop streams its operands with little reuse (see mma_plan and ops_view's TMA decision;
 # measured on 64x64 tiles only, hence the column bound too).
 SMALL_PRODUCT = 64
 # Ops a loaded tile may pass through on its way to a product operand (no arithmetic).
@@ -678,9 +694,18 @@ def feeds_small_product(v: Value, depth: int = 4) -> bool:
     return False
 
 
-def _mma_defaults(entry: Operation) -> dict[str, Any]:
+# Shared memory a block may use, in KiB, by compute capability (CUDA's opt-in maximum; an
+# unknown one is taken as the smallest).
+_MAX_SHARED_KIB = {80: 163, 86: 99, 87: 163, 89: 99, 90: 227, 100: 227, 101: 227, 103: 227, 110: 227, 120: 99, 121: 99}
+# What a pipeline's stages leave free for the epilogue's staging and layout conversions.
+_EPILOGUE_KIB = 64
+_UNROLLED_EPILOGUE_KIB = 32  # a small product's epilogue (a 64x64 tile) needs less
+
+
+def mma_plan(entry: Operation, target: Target | None = None) -> tuple[dict[str, Any], frozenset[Operation]]:
     """num_warps and num_stages for a kernel with a matrix multiply, from the shape of its
-    loops (measured on H200s with Triton 3.6, benchmarks/gpu.py; README "Running on a GPU"):
+    loops, and the `for` loops to unroll twice (ops_control) (measured on H200s and H100s
+    with Triton 3.6, benchmarks/gpu.py; README "Running on a GPU"):
 
     - 8 warps (two warpgroups sharing each product): 4096^3 f16 matmul 0.21 ms vs 0.73 at 4;
       but 4 where a loop's product feeds another product (flash attention: the softmax of
@@ -696,13 +721,25 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
       f16 / bf16 in ms: 8 warps, 4 stages, TMA 0.0582 0.0601 / 0.0576 0.0560; the same
       without TMA 0.0545 0.0572 / 0.0501 0.0544; 4 warps, 5 stages, no TMA 0.0556 0.0567 /
       0.0473 0.0539 (tileiras 0.054-0.055 / 0.046-0.051 in the same rounds).
+    - such a kernel's product loops (`for` loops written as ranges) are unrolled twice
+      (`tl.range(..., loop_unroll_factor=2)`) with 3 stages where three copies of two
+      iterations' loads fit the target's shared memory (less _UNROLLED_EPILOGUE_KIB): on an
+      H100, 10 interleaved passes, medians in ms, f16 / bf16: unrolled, 3 stages 0.0657 /
+      0.0660; 5 stages, not unrolled 0.0676 / 0.0677; unrolled, 2 stages 0.090 / 0.089;
+      tileiras 0.0652 / 0.0655.
+    - the stage budgets shrink with the target's shared memory (`_MAX_SHARED_KIB`): sm_80
+      gets at most 99 KiB of stages, sm_86/89/120 35 KiB (at least 2 stages), sm_90/100 160.
     """
     if not any(op.name in _MMA for op in entry.walk()):
-        return {}
+        return {}, frozenset()
+    from .ops_control import counted_for
+
+    shared = _MAX_SHARED_KIB.get(target.cc if target is not None else 90, min(_MAX_SHARED_KIB.values())) * 1024
     opts: dict[str, Any] = {"num_warps": 8}
     chained = False
     small = all(_small_product(op) for op in entry.walk() if op.name in _MMA)  # in loops or not
     stage_bytes = 0
+    loops: list[Operation] = []
     for loop in entry.walk():
         if loop.name not in ("cuda_tile.for", "cuda_tile.loop") or not loop.regions:
             continue
@@ -710,6 +747,7 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
         products = [op for op in body if op.name in _MMA]
         if not products:
             continue
+        loops.append(loop)
         stage_bytes = max(stage_bytes, sum(_tile_bytes(op.results[0]) for op in body if op.name in _LOADS))
         derived: set[Value] = set()
         for op in body:
@@ -717,14 +755,20 @@ def _mma_defaults(entry: Operation) -> dict[str, Any]:
                 chained = True
             if op.name in _MMA or any(v in derived for v in op.operands):
                 derived.update(op.results)
+    unrolled: frozenset[Operation] = frozenset()
     if chained:
         opts["num_warps"] = 4
     elif stage_bytes:
         most = 6 if small else 4
-        opts["num_stages"] = max(2, min(most, _STAGE_BUDGET // stage_bytes))
+        budget = min(_STAGE_BUDGET, shared - _EPILOGUE_KIB * 1024)
+        opts["num_stages"] = max(2, min(most, budget // stage_bytes))
         if small:
             opts["num_warps"] = 4
-    return opts
+            if all(op.name == "cuda_tile.for" and counted_for(op) for op in loops):
+                if 3 * 2 * stage_bytes <= shared - _UNROLLED_EPILOGUE_KIB * 1024:
+                    opts["num_stages"] = 3
+                    unrolled = frozenset(loops)
+    return opts, unrolled
 
 
 def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
@@ -735,11 +779,11 @@ def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
     cluster: sm_90 and newer only); `occupancy` (CTAs per SM) → maxnreg, the register cap
     that lets that many CTAs fit (65536 registers per SM), as `__launch_bounds__` does.
     Discardable attributes `tt.num_warps` / `tt.num_stages` on the entry (Triton's names)
-    are taken as they are. Otherwise the heuristic of `_mma_defaults` for kernels with a
+    are taken as they are. Otherwise the heuristic of `mma_plan` for kernels with a
     matrix multiply, and 4 warps with Triton's default of 3 pipeline stages for the rest
     (memory-bound: 8 or 16 warps measured slower for softmax and layer norm on an H200).
     """
-    opts: dict[str, Any] = _mma_defaults(entry)
+    opts: dict[str, Any] = mma_plan(entry, target)[0]
     if any(op.name == "cuda_tile.assert" for op in entry.walk()):
         opts["debug"] = True  # Triton compiles device_assert only in debug mode
     hints = entry.attr("optimization_hints")
@@ -771,10 +815,17 @@ def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
 
 
 def lower_entry(
-    module: Module, entry: Operation, target: Target | str | None = None, ones: frozenset[int] = frozenset()
+    module: Module,
+    entry: Operation,
+    target: Target | str | None = None,
+    ones: frozenset[int] = frozenset(),
+    forced: dict[str, Any] | None = None,
 ) -> KernelSource:
     """The Triton module of one kernel (see `Codegen`). Raises LowerError. `ones`: positions
-    of integer entry parameters whose value is 1 at launch, compiled as that constant."""
+    of integer entry parameters whose value is 1 at launch, compiled as that constant.
+    `forced`: the compile options the caller will force (`compile_source`'s overrides; None
+    values are not forced): the code is written for them (a loop unrolled for the lowering's
+    own number of stages is not, for another)."""
     from . import ops  # noqa: F401  (registers the emitters)
 
-    return Codegen(module, entry, target, ones).lower()
+    return Codegen(module, entry, target, ones, forced).lower()

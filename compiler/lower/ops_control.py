@@ -236,6 +236,16 @@ def _bound_ok(t: Type) -> bool:
     return getattr(e, "width", 0) in (32, 64)
 
 
+def counted_for(op: Operation) -> bool:
+    """Whether the `for` op is written as a Python `for` over a range (Triton's software
+    pipeliner works on those), not as a while loop: no return inside it, a signed 32- or
+    64-bit induction variable."""
+    iv_arg = op.regions[0].blocks[0].arguments[0]
+    return (
+        "return" not in _exits(op.regions[0], count_top=False) and not op.flag("unsignedCmp") and _bound_ok(iv_arg.type)
+    )
+
+
 @emitter("for")
 def _for(e: OpEmit) -> None:
     lb, ub, step = e.operands[:3]
@@ -250,11 +260,14 @@ def _for(e: OpEmit) -> None:
     body_exits = _exits(e.op.regions[0], count_top=False)
     frame = LoopFrame(e.op, carried)
     unsigned = e.flag("unsignedCmp")
-    if "return" not in body_exits and not unsigned and _bound_ok(iv_arg.type):
+    if counted_for(e.op):
         # Under Triton's interpreter `range` yields Python ints: cast to the bound type
         # (a no-op when compiled, where the induction variable already has it).
         raw = e.tmp(iv + "_i")
-        e.line(f"for {raw} in range({lb}, {ub}, {step}):")
+        if e.op in e.cg.unrolled:  # two iterations per step of the pipeline (codegen.mma_plan)
+            e.line(f"for {raw} in tl.range({lb}, {ub}, {step}, loop_unroll_factor=2):")
+        else:
+            e.line(f"for {raw} in range({lb}, {ub}, {step}):")
         e.cg.indent += 1
         e.line(f"{iv} = tl.cast({raw}, {tltypes.dtype(iv_arg.type)})")
         e.cg.indent -= 1

@@ -629,10 +629,11 @@ def prepare_triton(
 
     ones, divisible_entry = specialise(entry, binding.values)
     try:
-        src = lower_entry(module, entry, arch or g.arch, ones)
+        tuning = _tuning()
+        src = lower_entry(module, entry, arch or g.arch, ones, tuning)
         jit_params = [p for p in src.params if p.kind != "scratch"]
         divisible = [j for j, p in enumerate(jit_params) if p.kind == "buffer" or p.index in divisible_entry]
-        compiled = compile_source(src, divisible=divisible, **_tuning())
+        compiled = compile_source(src, divisible=divisible, **tuning)
     except LowerError as e:
         raise LaunchError(e.report(), kind="backend") from None
     slots = abi.slots_triton(compiled.params)

@@ -148,7 +148,9 @@ def test_ptx_identifiers_are_quiet(name: str) -> None:
     assert _diags(_named(name, name + "g")) == []
 
 
-@pytest.mark.parametrize(("name", "fixed"), [("a.b", "a_b_1"), ("1x", "k1x"), ("_", "k_"), ("a b", "a_b_1"), ("é", "k_")])
+@pytest.mark.parametrize(
+    ("name", "fixed"), [("a.b", "a_b_1"), ("1x", "k1x"), ("_", "k_"), ("a b", "a_b_1"), ("é", "k_")]
+)
 def test_a_kernel_name_tileiras_refuses_is_a_warning_with_a_rename(name: str, fixed: str) -> None:
     text = _named(name)
     (d,) = _diags(text)

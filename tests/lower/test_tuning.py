@@ -1,5 +1,5 @@
 """What the lowering chooses for speed without changing a result: the compile options of its
-default heuristic (compiler.lower.codegen._mma_defaults) and the GPU-only fast paths of a few
+default heuristic (compiler.lower.codegen.mma_plan) and the GPU-only fast paths of a few
 helpers (native max.f32 / ex2.approx.ftz.f32 on the GPU, spelled out under Triton's
 interpreter). The results themselves are the per-op suite's business (test_float, test_math,
 test_reduce: under Triton's interpreter here, on both branches on a GPU)."""
@@ -28,7 +28,7 @@ def _options(name: str) -> dict:
     [
         ("matmul_f16", 8, 3),  # 128x256x64 f16 tiles: 48 KiB of loads per iteration
         ("matmul_f16_t128", 8, 4),  # 128x128x64: 32 KiB
-        ("matmul_skinny_bf16", 4, 5),  # 64x64x128: 32 KiB, a 64x64 product (one warpgroup)
+        ("matmul_skinny_bf16", 4, 3),  # 64x64x128: 32 KiB, a 64x64 product: unrolled twice, 3 stages
         ("attention", 4, None),  # Q K^T feeds P V in the same loop: Triton's 3 stages
     ],
 )
@@ -52,6 +52,53 @@ def test_one_large_product_outside_the_loop_makes_the_kernel_a_large_product_one
     (entry,) = load_module(text.replace(ftof, ftof + large)).entries()
     options = launch_options(entry, Target.parse("sm_90"))
     assert options["num_warps"] == 8 and 2 <= options["num_stages"] <= 4
+
+
+def _loop_line(text: str) -> str:
+    (line,) = [ln for ln in text.splitlines() if ln.lstrip().startswith("for ")]
+    return line
+
+
+def test_a_small_product_loop_is_unrolled_where_shared_memory_holds_it() -> None:
+    """The 64x8192x8192 kernel's loop is unrolled twice with 3 stages on sm_90 (192 KiB of
+    stages: 6 copies of 32 KiB); not on sm_80 (163 KiB a block), nor where the caller forces
+    other stages (twice the loads at 5 stages would not fit)."""
+    module = load_module(KERNELS / "gpu_matmul_skinny_f16.tileir")
+    (entry,) = module.entries()
+    unrolled = lower_entry(module, entry, "sm_90")
+    assert "in tl.range(" in _loop_line(unrolled.text) and "loop_unroll_factor=2" in _loop_line(unrolled.text)
+    assert unrolled.options == {"num_warps": 4, "num_stages": 3}
+    for arch, forced in (("sm_80", None), ("sm_90", {"num_stages": 5})):
+        plain = lower_entry(module, entry, arch, forced=forced)
+        assert " in range(" in _loop_line(plain.text), (arch, forced)
+    assert lower_entry(module, entry, "sm_80").options == {"num_warps": 4, "num_stages": 3}  # 99 KiB of stages
+    # The same stages forced as planned keep the unrolled loop.
+    assert "loop_unroll_factor=2" in lower_entry(module, entry, "sm_90", forced={"num_stages": 3}).text
+
+
+def test_a_small_product_loop_in_a_cluster_is_not_unrolled() -> None:
+    """examples/matmul (64x64 products) is unrolled; with `num_cta_in_cga = 2` it is not:
+    Triton 3.6's CTA planning asserts on the unrolled loop of a cluster (seen on an H100)."""
+    from tests.corpus import matmul_cluster_text
+
+    for text, unrolled in (
+        ((KERNELS.parents[1] / "examples" / "matmul.tileir").read_text(), True),
+        (matmul_cluster_text(), False),
+    ):
+        module = load_module(text)
+        (entry,) = module.entries()
+        assert ("loop_unroll_factor=2" in _loop_line(lower_entry(module, entry, "sm_90").text)) is unrolled
+
+
+def test_stage_budgets_follow_the_targets_shared_memory() -> None:
+    (entry,) = load_module(KERNELS / "gpu_matmul_f16.tileir").entries()  # 48 KiB of loads per iteration
+    stages = {arch: launch_options(entry, Target.parse(arch))["num_stages"] for arch in ("sm_80", "sm_86", "sm_90")}
+    assert stages == {"sm_80": 2, "sm_86": 2, "sm_90": 3}
+
+
+def test_the_unrolled_kernel_fits_shared_memory_without_spills() -> None:
+    (k,) = compile_for((KERNELS / "gpu_matmul_skinny_f16.tileir").read_text(), arches=("sm_90",))
+    assert 6 * 32 * 1024 <= k.shared <= 227 * 1024 and k.spills == 0
 
 
 def test_operands_of_a_small_product_load_through_pointers() -> None:
