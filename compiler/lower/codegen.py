@@ -329,14 +329,11 @@ class Codegen:
         if needs_return_flag(self.entry):
             self.return_flag = self.fresh("returned")
             self.emit(f"{self.return_flag} = tl.full((), 0, tl.int1)", self.entry)
-        self.options.update(launch_options(self.entry, self.target))
-        planned, unrolled = mma_plan(self.entry, self.target)
+        self.options.update(launch_options(self.entry, self.target, self.forced))
+        planned, unrolled = mma_plan(self.entry, self.target, cluster=self.options.get("num_ctas", 1) > 1)
         # Unrolled loops are sized for the plan's stages: not where the IR's hints or the
-        # caller set others (twice the loads at 5 stages overflow shared memory); nor in a
-        # cluster (Triton 3.6's CTA planning asserts on the unrolled loop: "CTA tiling is
-        # already determined", seen on an H100).
-        stages = self.forced.get("num_stages", self.options.get("num_stages"))
-        if stages == planned.get("num_stages") and self.forced.get("num_ctas", self.options.get("num_ctas", 1)) == 1:
+        # caller set others (twice the loads at 5 stages overflow shared memory).
+        if self.options.get("num_stages") == planned.get("num_stages"):
             self.unrolled = unrolled
         self.emit_block(block)
         if not any(line.strip() for line in self.lines):
@@ -702,7 +699,9 @@ _EPILOGUE_KIB = 64
 _UNROLLED_EPILOGUE_KIB = 32  # a small product's epilogue (a 64x64 tile) needs less
 
 
-def mma_plan(entry: Operation, target: Target | None = None) -> tuple[dict[str, Any], frozenset[Operation]]:
+def mma_plan(
+    entry: Operation, target: Target | None = None, cluster: bool = False
+) -> tuple[dict[str, Any], frozenset[Operation]]:
     """num_warps and num_stages for a kernel with a matrix multiply, from the shape of its
     loops, and the `for` loops to unroll twice (ops_control) (measured on H200s and H100s
     with Triton 3.6, benchmarks/gpu.py; README "Running on a GPU"):
@@ -721,9 +720,12 @@ def mma_plan(entry: Operation, target: Target | None = None) -> tuple[dict[str, 
       f16 / bf16 in ms: 8 warps, 4 stages, TMA 0.0582 0.0601 / 0.0576 0.0560; the same
       without TMA 0.0545 0.0572 / 0.0501 0.0544; 4 warps, 5 stages, no TMA 0.0556 0.0567 /
       0.0473 0.0539 (tileiras 0.054-0.055 / 0.046-0.051 in the same rounds).
-    - such a kernel's product loops (`for` loops written as ranges) are unrolled twice
+    - such a kernel's product loops (`for` loops written as ranges; not in a `cluster`:
+      Triton 3.6's CTA planning asserts "CTA tiling is already determined" on the unrolled
+      loop, seen on an H100) are unrolled twice
       (`tl.range(..., loop_unroll_factor=2)`) with 3 stages where three copies of two
-      iterations' loads fit the target's shared memory (less _UNROLLED_EPILOGUE_KIB): on an
+      iterations' loads fit the target's shared memory (less _UNROLLED_EPILOGUE_KIB) and
+      that is more than the plain pipeline holds (fewer than 6 stages of it fit): on an
       H100, 10 interleaved passes, medians in ms, f16 / bf16: unrolled, 3 stages 0.0657 /
       0.0660; 5 stages, not unrolled 0.0676 / 0.0677; unrolled, 2 stages 0.090 / 0.089;
       tileiras 0.0652 / 0.0655.
@@ -764,14 +766,19 @@ def mma_plan(entry: Operation, target: Target | None = None) -> tuple[dict[str, 
         opts["num_stages"] = max(2, min(most, budget // stage_bytes))
         if small:
             opts["num_warps"] = 4
-            if all(op.name == "cuda_tile.for" and counted_for(op) for op in loops):
-                if 3 * 2 * stage_bytes <= shared - _UNROLLED_EPILOGUE_KIB * 1024:
-                    opts["num_stages"] = 3
-                    unrolled = frozenset(loops)
+            # Unrolled only where that puts more bytes in flight than the plain pipeline can
+            # (its stages are short of 6 for lack of room): small tiles gain nothing, and
+            # compile longer (examples/matmul, 1.5 KiB an iteration: 605 ms in-process against
+            # 430 unrolled).
+            roomy = 3 * 2 * stage_bytes <= shared - _UNROLLED_EPILOGUE_KIB * 1024
+            plain = all(op.name == "cuda_tile.for" and counted_for(op) for op in loops)
+            if opts["num_stages"] < 6 and roomy and plain and not cluster:
+                opts["num_stages"] = 3
+                unrolled = frozenset(loops)
     return opts, unrolled
 
 
-def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
+def launch_options(entry: Operation, target: Target, forced: dict[str, Any] | None = None) -> dict[str, Any]:
     """Triton compile options from what the IR says, else a default heuristic.
 
     From the kernel's `optimization_hints` (the entry for the target's `sm_XX`, else
@@ -782,10 +789,9 @@ def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
     are taken as they are. Otherwise the heuristic of `mma_plan` for kernels with a
     matrix multiply, and 4 warps with Triton's default of 3 pipeline stages for the rest
     (memory-bound: 8 or 16 warps measured slower for softmax and layer norm on an H200).
+    `forced`: options the caller sets (None values are not), taken last.
     """
-    opts: dict[str, Any] = mma_plan(entry, target)[0]
-    if any(op.name == "cuda_tile.assert" for op in entry.walk()):
-        opts["debug"] = True  # Triton compiles device_assert only in debug mode
+    forced = {k: v for k, v in (forced or {}).items() if v is not None}
     hints = entry.attr("optimization_hints")
     chosen = None
     for key, d in getattr(hints, "entries", ()):
@@ -793,14 +799,19 @@ def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
             chosen = d
         elif key == "default" and chosen is None:
             chosen = d
+    ctas = _hint_int(chosen, "num_cta_in_cga") if chosen is not None else None
+    # Triton 3.6's cluster planning asserts ("Cannot find store-like ops") on a kernel
+    # that stores nothing; such a kernel has nothing to share across a cluster anyway.
+    if not (ctas and ctas > 1 and target.cc >= 90 and any(op.name in _STORES for op in entry.walk())):
+        ctas = None
+    opts: dict[str, Any] = mma_plan(entry, target, cluster=max(ctas or 1, forced.get("num_ctas", 1)) > 1)[0]
+    if any(op.name == "cuda_tile.assert" for op in entry.walk()):
+        opts["debug"] = True  # Triton compiles device_assert only in debug mode
     if chosen is not None:
         warps = _hint_int(chosen, "num_worker_warps_per_cta")
         if warps and warps & (warps - 1) == 0 and warps <= 32:
             opts["num_warps"] = warps
-        ctas = _hint_int(chosen, "num_cta_in_cga")
-        # Triton 3.6's cluster planning asserts ("Cannot find store-like ops") on a kernel
-        # that stores nothing; such a kernel has nothing to share across a cluster anyway.
-        if ctas and ctas > 1 and target.cc >= 90 and any(op.name in _STORES for op in entry.walk()):
+        if ctas:
             opts["num_ctas"] = ctas
         occupancy = _hint_int(chosen, "occupancy")
         if occupancy and occupancy > 0:
@@ -811,6 +822,7 @@ def launch_options(entry: Operation, target: Target) -> dict[str, Any]:
         a = entry.attributes.get(name)
         if isinstance(getattr(a, "value", None), int):
             opts[key] = int(a.value)  # type: ignore[union-attr]
+    opts.update(forced)
     return opts
 
 

@@ -76,18 +76,21 @@ def test_a_small_product_loop_is_unrolled_where_shared_memory_holds_it() -> None
     assert "loop_unroll_factor=2" in lower_entry(module, entry, "sm_90", forced={"num_stages": 3}).text
 
 
-def test_a_small_product_loop_in_a_cluster_is_not_unrolled() -> None:
-    """examples/matmul (64x64 products) is unrolled; with `num_cta_in_cga = 2` it is not:
-    Triton 3.6's CTA planning asserts on the unrolled loop of a cluster (seen on an H100)."""
-    from tests.corpus import matmul_cluster_text
-
-    for text, unrolled in (
-        ((KERNELS.parents[1] / "examples" / "matmul.tileir").read_text(), True),
-        (matmul_cluster_text(), False),
-    ):
+def test_a_small_product_loop_in_a_cluster_or_with_small_tiles_is_not_unrolled() -> None:
+    """The skinny kernel with `num_cta_in_cga = 2` is not unrolled (Triton 3.6's CTA planning
+    asserts on the unrolled loop of a cluster, seen on an H100); nor is examples/matmul, whose
+    1.5 KiB an iteration already fill 6 plain stages (unrolling only compiled longer)."""
+    text = (KERNELS / "gpu_matmul_skinny_f16.tileir").read_text()
+    hint = "optimization_hints=<default = {}>"
+    assert hint in text
+    cluster = text.replace(hint, "optimization_hints=<sm_90 = {num_cta_in_cga = 2}>")
+    matmul = (KERNELS.parents[1] / "examples" / "matmul.tileir").read_text()
+    for text, unrolled, stages in ((text, True, 3), (cluster, False, 5), (matmul, False, 6)):
         module = load_module(text)
         (entry,) = module.entries()
-        assert ("loop_unroll_factor=2" in _loop_line(lower_entry(module, entry, "sm_90").text)) is unrolled
+        src = lower_entry(module, entry, "sm_90")
+        assert ("loop_unroll_factor=2" in _loop_line(src.text)) is unrolled
+        assert src.options["num_stages"] == stages
 
 
 def test_stage_budgets_follow_the_targets_shared_memory() -> None:
