@@ -85,8 +85,8 @@ def test_a_small_product_loop_in_a_cluster_or_with_small_tiles_is_not_unrolled()
     assert hint in text
     cluster = text.replace(hint, "optimization_hints=<sm_90 = {num_cta_in_cga = 2}>")
     matmul = (KERNELS.parents[1] / "examples" / "matmul.tileir").read_text()
-    for text, unrolled, stages in ((text, True, 3), (cluster, False, 5), (matmul, False, 6)):
-        module = load_module(text)
+    for case, unrolled, stages in ((text, True, 3), (cluster, False, 5), (matmul, False, 6)):
+        module = load_module(case)
         (entry,) = module.entries()
         src = lower_entry(module, entry, "sm_90")
         assert ("loop_unroll_factor=2" in _loop_line(src.text)) is unrolled
