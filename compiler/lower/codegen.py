@@ -768,8 +768,8 @@ def mma_plan(
             opts["num_warps"] = 4
             # Unrolled only where that puts more bytes in flight than the plain pipeline can
             # (its stages are short of 6 for lack of room): small tiles gain nothing, and
-            # compile longer (examples/matmul, 1.5 KiB an iteration: 605 ms in-process against
-            # 430 unrolled).
+            # compile longer (examples/matmul, 1.5 KiB an iteration: benchmarks/compile.py
+            # 1.07x of tileiras' time unrolled, 0.70-0.78x plain).
             roomy = 3 * 2 * stage_bytes <= shared - _UNROLLED_EPILOGUE_KIB * 1024
             plain = all(op.name == "cuda_tile.for" and counted_for(op) for op in loops)
             if opts["num_stages"] < 6 and roomy and plain and not cluster:
