@@ -82,6 +82,19 @@ def shell() -> Shell:
     return Shell()
 
 
+@pytest.fixture
+def arrays(shell: Shell):
+    """The vector-add cells' inputs, bound in the notebook as a, b, c (and NumPy as np)."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    a = rng.random(4000, dtype=np.float32)
+    b = rng.random(4000, dtype=np.float32)
+    c = np.zeros(4000, dtype=np.float32)
+    shell.ns.update(np=np, a=a, b=b, c=c)
+    return a, b, c
+
+
 @pytest.fixture(scope="session")
 def kernelspec() -> Iterator[Path]:
     """The kernelspec in a temporary prefix; JUPYTER_PATH points at it for the session."""

@@ -4,7 +4,6 @@ cell under `--check` before the launch, in one line, without a traceback."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from .conftest import CellRun, Shell, example
@@ -16,16 +15,6 @@ RUN = "%%tileir vadd_check --run vector_add --grid 4 --args a,b,c --cutile-args"
 @pytest.fixture(autouse=True)
 def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TILEIR_NO_GPU", "1")
-
-
-@pytest.fixture
-def arrays(shell: Shell) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(2)
-    a = rng.random(4000, dtype=np.float32)
-    b = rng.random(4000, dtype=np.float32)
-    c = np.zeros(4000, dtype=np.float32)
-    shell.ns.update(np=np, a=a, b=b, c=c)
-    return a, b, c
 
 
 def no_traceback(run: CellRun) -> None:

@@ -22,16 +22,6 @@ def no_traceback(run: CellRun) -> None:
     assert 'File "' not in everything
 
 
-@pytest.fixture
-def arrays(shell: Shell) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(1)
-    a = rng.random(4000, dtype=np.float32)
-    b = rng.random(4000, dtype=np.float32)
-    c = np.zeros(4000, dtype=np.float32)
-    shell.ns.update(np=np, a=a, b=b, c=c)
-    return a, b, c
-
-
 @pytest.fixture(autouse=True)
 def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     # What CI has: these tests run the CPU interpreter everywhere (test_magic_gpu.py runs cells

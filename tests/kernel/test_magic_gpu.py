@@ -16,16 +16,6 @@ VECTOR_ADD = example("vector_add")
 RUN = "%%tileir vadd_gpu --run vector_add --grid 4 --args a,b,c --cutile-args"
 
 
-@pytest.fixture
-def arrays(shell: Shell) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(7)
-    a = rng.random(4000, dtype=np.float32)
-    b = rng.random(4000, dtype=np.float32)
-    c = np.zeros(4000, dtype=np.float32)
-    shell.ns.update(a=a, b=b, c=c)
-    return a, b, c
-
-
 def test_auto_runs_a_cell_on_the_gpu_and_says_so(shell: Shell, arrays) -> None:
     a, b, c = arrays
     run = shell.run(f"{RUN} --check 'arg2 = arg0 + arg1'\n{VECTOR_ADD}")
