@@ -720,15 +720,14 @@ def mma_plan(
       f16 / bf16 in ms: 8 warps, 4 stages, TMA 0.0582 0.0601 / 0.0576 0.0560; the same
       without TMA 0.0545 0.0572 / 0.0501 0.0544; 4 warps, 5 stages, no TMA 0.0556 0.0567 /
       0.0473 0.0539 (tileiras 0.054-0.055 / 0.046-0.051 in the same rounds).
-    - such a kernel's product loops (`for` loops written as ranges; not in a `cluster`:
-      Triton 3.6's CTA planning asserts "CTA tiling is already determined" on the unrolled
-      loop, seen on an H100) are unrolled twice
+    - such a kernel's product loops (`for` loops written as ranges) are unrolled twice
       (`tl.range(..., loop_unroll_factor=2)`) with 3 stages where three copies of two
       iterations' loads fit the target's shared memory (less _UNROLLED_EPILOGUE_KIB) and
       that is more than the plain pipeline holds (fewer than 6 stages of it fit): on an
       H100, 10 interleaved passes, medians in ms, f16 / bf16: unrolled, 3 stages 0.0657 /
       0.0660; 5 stages, not unrolled 0.0676 / 0.0677; unrolled, 2 stages 0.090 / 0.089;
-      tileiras 0.0652 / 0.0655.
+      tileiras 0.0652 / 0.0655. Not in a `cluster`: Triton 3.6's CTA planning asserts
+      ("CTA tiling is already determined") on the unrolled loop, seen on an H100.
     - the stage budgets shrink with the target's shared memory (`_MAX_SHARED_KIB`): sm_80
       gets at most 99 KiB of stages, sm_86/89/120 35 KiB (at least 2 stages), sm_90/100 160.
     """
@@ -771,8 +770,8 @@ def mma_plan(
             # compile longer (examples/matmul, 1.5 KiB an iteration: benchmarks/compile.py
             # 1.07x of tileiras' time unrolled, 0.70-0.78x plain).
             roomy = 3 * 2 * stage_bytes <= shared - _UNROLLED_EPILOGUE_KIB * 1024
-            plain = all(op.name == "cuda_tile.for" and counted_for(op) for op in loops)
-            if opts["num_stages"] < 6 and roomy and plain and not cluster:
+            ranges = all(op.name == "cuda_tile.for" and counted_for(op) for op in loops)
+            if opts["num_stages"] < 6 and roomy and ranges and not cluster:
                 opts["num_stages"] = 3
                 unrolled = frozenset(loops)
     return opts, unrolled
