@@ -329,12 +329,8 @@ class Codegen:
         if needs_return_flag(self.entry):
             self.return_flag = self.fresh("returned")
             self.emit(f"{self.return_flag} = tl.full((), 0, tl.int1)", self.entry)
-        self.options.update(launch_options(self.entry, self.target, self.forced))
-        planned, unrolled = mma_plan(self.entry, self.target, cluster=self.options.get("num_ctas", 1) > 1)
-        # Unrolled loops are sized for the plan's stages: not where the IR's hints or the
-        # caller set others (twice the loads at 5 stages overflow shared memory).
-        if self.options.get("num_stages") == planned.get("num_stages"):
-            self.unrolled = unrolled
+        options, self.unrolled = launch_plan(self.entry, self.target, self.forced)
+        self.options.update(options)
         self.emit_block(block)
         if not any(line.strip() for line in self.lines):
             self.emit("pass", self.entry)
@@ -699,9 +695,7 @@ _EPILOGUE_KIB = 64
 _UNROLLED_EPILOGUE_KIB = 32  # a small product's epilogue (a 64x64 tile) needs less
 
 
-def mma_plan(
-    entry: Operation, target: Target | None = None, cluster: bool = False
-) -> tuple[dict[str, Any], frozenset[Operation]]:
+def mma_plan(entry: Operation, target: Target, cluster: bool = False) -> tuple[dict[str, Any], frozenset[Operation]]:
     """num_warps and num_stages for a kernel with a matrix multiply, from the shape of its
     loops, and the `for` loops to unroll twice (ops_control) (measured on H200s and H100s
     with Triton 3.6, benchmarks/gpu.py; README "Running on a GPU"):
@@ -735,7 +729,7 @@ def mma_plan(
         return {}, frozenset()
     from .ops_control import counted_for
 
-    shared = _MAX_SHARED_KIB.get(target.cc if target is not None else 90, min(_MAX_SHARED_KIB.values())) * 1024
+    shared = _MAX_SHARED_KIB.get(target.cc, min(_MAX_SHARED_KIB.values())) * 1024
     opts: dict[str, Any] = {"num_warps": 8}
     chained = False
     small = all(_small_product(op) for op in entry.walk() if op.name in _MMA)  # in loops or not
@@ -778,7 +772,15 @@ def mma_plan(
 
 
 def launch_options(entry: Operation, target: Target, forced: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Triton compile options from what the IR says, else a default heuristic.
+    """Triton compile options from what the IR says, else a default heuristic (`launch_plan`)."""
+    return launch_plan(entry, target, forced)[0]
+
+
+def launch_plan(
+    entry: Operation, target: Target, forced: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], frozenset[Operation]]:
+    """Triton compile options from what the IR says, else a default heuristic, and the loops
+    to write unrolled (`mma_plan`'s, for the stages it planned).
 
     From the kernel's `optimization_hints` (the entry for the target's `sm_XX`, else
     `default`): `num_worker_warps_per_cta` → num_warps; `num_cta_in_cga` → num_ctas (a
@@ -803,7 +805,8 @@ def launch_options(entry: Operation, target: Target, forced: dict[str, Any] | No
     # that stores nothing; such a kernel has nothing to share across a cluster anyway.
     if not (ctas and ctas > 1 and target.cc >= 90 and any(op.name in _STORES for op in entry.walk())):
         ctas = None
-    opts: dict[str, Any] = mma_plan(entry, target, cluster=max(ctas or 1, forced.get("num_ctas", 1)) > 1)[0]
+    planned, unrolled = mma_plan(entry, target, cluster=max(ctas or 1, forced.get("num_ctas", 1)) > 1)
+    opts = dict(planned)
     if any(op.name == "cuda_tile.assert" for op in entry.walk()):
         opts["debug"] = True  # Triton compiles device_assert only in debug mode
     if chosen is not None:
@@ -822,7 +825,11 @@ def launch_options(entry: Operation, target: Target, forced: dict[str, Any] | No
         if isinstance(getattr(a, "value", None), int):
             opts[key] = int(a.value)  # type: ignore[union-attr]
     opts.update(forced)
-    return opts
+    # Unrolled loops are sized for the plan's stages: not where the IR's hints or the caller
+    # set others (twice the loads at 5 stages overflow shared memory).
+    if opts.get("num_stages") != planned.get("num_stages"):
+        unrolled = frozenset()
+    return opts, unrolled
 
 
 def lower_entry(

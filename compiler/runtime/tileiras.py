@@ -168,16 +168,14 @@ def compile_tileiras(module: Module, arch: str, *, use_cache: bool = True, opt_l
     try:
         cubin = _run(tool, bytecode, arch, opt_level)
     except Exception as e:
-        failure = e
-        cause = _named_cause(module)
-        if cause is not None:  # tileiras itself says only "failed to compile Tile IR program"
-            failure = _error(f"{e} ({cause})")
+        cause = _named_cause(module)  # tileiras itself says only "failed to compile Tile IR program"
+        failure = e if cause is None else _error(f"{e} ({cause})")
         if use_cache:
             # Recorded, so that a machine without tileiras that gets this cache says why
             # there is no cubin rather than "not cached".
             with contextlib.suppress(OSError):
                 _write_refusal(root, input_key, f"{failure} (tileiras {_release(version)})")
-        if failure is e:
+        if cause is None:
             raise
         raise failure from None
     try:
@@ -193,15 +191,13 @@ def compile_tileiras(module: Module, arch: str, *, use_cache: bool = True, opt_l
 def _named_cause(module: Module) -> str | None:
     """What in `module` tileiras is known to refuse without saying why: a kernel or global
     whose name is not a PTX identifier (`tileir check` warns of it, `ptx-name`)."""
-    from ..verify.contract import is_ptx_name
+    from ..verify.contract import misnamed
     from ..verify.structure import symbol_name
 
     for op in module.walk():
-        if op.name in ("cuda_tile.entry", "cuda_tile.global"):
-            name = symbol_name(op)
-            if name is not None and not is_ptx_name(name):
-                what = "kernel" if op.name == "cuda_tile.entry" else "global"
-                return f"the {what} name '{name}' is not a PTX identifier, which tileiras requires"
+        what = misnamed(op)
+        if what is not None:
+            return f"the {what} name '{symbol_name(op)}' is not a PTX identifier, which tileiras requires"
     return None
 
 

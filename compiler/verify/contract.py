@@ -449,24 +449,28 @@ def _check_internal_dialects(v: Verifier, op: Operation) -> None:
 # `_1`, `$a`, `add` compile; `a.b`, `a-b`, `1x`, `_`, `$`, `%x`, `é`, `a b` do not): PTX's
 # identifiers, but for those starting with `%`.
 _PTX_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_$]*|[_$][A-Za-z0-9_$]+")
-# The symbol after the op's name: quoted, or bare.
-_SYMBOL_RE = re.compile(r'@(?:"(?:[^"\\\n]|\\.)*"|[\w$.\-]+)')
+_NAMED = {"cuda_tile.entry": "kernel", "cuda_tile.global": "global"}
 
 
-def is_ptx_name(name: str) -> bool:
-    return _PTX_NAME_RE.fullmatch(name) is not None
+def misnamed(op: Operation) -> str | None:
+    """ "kernel" or "global" when `op` is one whose name tileiras refuses (not a PTX
+    identifier), else None. The tileiras backend explains its failures with it too."""
+    what = _NAMED.get(op.name)
+    name = symbol_name(op) if what is not None else None
+    return what if name is not None and _PTX_NAME_RE.fullmatch(name) is None else None
 
 
 @op_verifier("entry", "global")
 def _check_ptx_name(v: Verifier, op: Operation) -> None:
-    name = symbol_name(op)
-    if name is None or is_ptx_name(name):
+    what = misnamed(op)
+    if what is None:
         return
-    what = "kernel" if op.name == "cuda_tile.entry" else "global"
+    name = symbol_name(op)
     span = _symbol_span(v, op)
     fixes = []
-    if span is not None and op.name == "cuda_tile.entry":  # nothing in the module names a kernel
-        fixes = [Fix(f"Rename to @{_ptx_name(v, name)}", (TextEdit(span, "@" + _ptx_name(v, name)),))]
+    if span is not None and what == "kernel":  # nothing in the module names a kernel
+        new = "@" + _ptx_name(op, name)  # type: ignore[arg-type]
+        fixes = [Fix(f"Rename to {new}", (TextEdit(span, new),))]
     _warning(
         v,
         op,
@@ -479,22 +483,24 @@ def _check_ptx_name(v: Verifier, op: Operation) -> None:
 
 
 def _symbol_span(v: Verifier, op: Operation) -> Span | None:
+    """The `@name` token right after the op's name."""
     header = _header(v, op)
-    if header is None:
+    if header is None or op.name_span is None:
         return None
-    text, start, end = header
-    if op.name_span is not None:
-        start = max(start, op.name_span.end)
-    m = _SYMBOL_RE.search(text, start, end)
-    return Span(m.start(), m.end()) if m is not None else None
+    from ..text.lexer import SYMBOL, Lexer
+
+    text, _, end = header
+    tok = Lexer(text).token_at(op.name_span.end)
+    return tok.span if tok.kind == SYMBOL and tok.end <= end else None
 
 
-def _ptx_name(v: Verifier, name: str) -> str:
-    """`name` as a PTX identifier that names nothing else in the module."""
+def _ptx_name(op: Operation, name: str) -> str:
+    """`name` as a PTX identifier that names nothing else in the symbol table `op` stands in."""
     base = re.sub(r"[^A-Za-z0-9_$]", "_", name)
     if not base or not base[0].isalpha():
         base = "k" + base
-    taken = {symbol_name(op) for op in v.walk() if op.name in ("cuda_tile.entry", "cuda_tile.global")}
+    table = op.parent.ops if op.parent is not None else [op]
+    taken = {symbol_name(item) for item in table}
     new, n = base, 1
     while new in taken:
         new, n = f"{base}_{n}", n + 1

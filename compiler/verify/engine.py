@@ -449,7 +449,7 @@ def _signature(op: Operation) -> tuple:
     alive while it is verified, so an id seen here stands for one object. (A property is
     present when named: none is ever stored as None.)"""
     opdef = op.opdef
-    plan = opdef._plans.get("verify") or _plan(opdef)  # type: ignore[union-attr]
+    plan = _plan(opdef)  # type: ignore[arg-type]
     props = op.properties
     key = (
         opdef,
