@@ -11,7 +11,10 @@ Triton 3.6 compiles `tl.log`, `tl.log2`, `tl.sin`, `tl.cos`, `tl.exp2` (f32 and 
 `tl.exp` (f64) to exactly the PTX of the matching libdevice functions (checked: identical
 instruction streams), and its interpreter runs them with NumPy. Those are used wherever they
 are accurate, so the kernels also run under Triton's interpreter. libdevice calls (which
-the interpreter cannot run) remain for tan, sinh, cosh, tanh, pow and atan2.
+the interpreter cannot run) remain for tan, sinh, cosh, tanh, pow and atan2. f32 exp2 and
+the floor inside exp are the one instruction libdevice ends in, written as inline PTX
+(`ops_float.ptx_unary`: linking libdevice costs a compile ~55 ms), `tl.*` under Triton's
+interpreter.
 
 The lowering per op, with its GPU bound in ulps against the CPU interpreter as (f32 | f64);
 f16 and bf16 take the f32 path:
@@ -24,7 +27,7 @@ f16 and bf16 take the f32 path:
            f32 rounding<approx>: tl.exp = ex2.approx(x * log2(e)) (3 + |x|: the rounding
                 of that product is amplified by |x|).
            f64: tl.exp (2).
-    exp2   tl.exp2: ex2.approx.f32 (3); f64 (2).
+    exp2   f32: ex2.approx.f32 (3); f64: tl.exp2 (2).
     log    tl.log (2 | 2)        log2   tl.log2 (2 | 3)
     sin    tl.sin (3 | 3)        cos    tl.cos (3 | 3)
     tan    libdevice.tan (5 | 3)       sinh   libdevice.sinh (4 | 4)
@@ -50,9 +53,9 @@ accuracy; tanh.approx.f32 would cost ~2^-11 relative error).
 
 from __future__ import annotations
 
-from .codegen import GPU_ONLY, OpEmit
+from .codegen import OpEmit
 from .ops_conversion import float_name
-from .ops_float import down32, flush, flush_helper, flushes_subnormals, up32
+from .ops_float import down32, flush, flush_helper, flushes_subnormals, gpu_instruction, ptx_unary, up32
 from .registry import emitter
 
 # Cody-Waite split of ln 2: LN2_HI has 15 significant bits, so n * LN2_HI is exact in f32 for
@@ -60,32 +63,17 @@ from .registry import emitter
 _EXP_F32 = """@triton.jit
 def {name}(x):
     # e^x in f32 (ops_math): exact reduction to r in [-ln2/2, ln2/2], then 2^(r log2 e) 2^n.
-    n = tl.floor(x * 1.4426950408889634 + 0.5)
+    n = {floor}(x * 1.4426950408889634 + 0.5)
     n = tl.where(n > 200.0, 200.0, tl.where(n < -200.0, -200.0, n))
     n = tl.where(n != n, 0.0, n)
     r = x - n * 0.693145751953125
     r = r - n * 1.428606765330187e-06
-    y = tl.exp2(r * 1.4426950408889634)
+    y = {exp2}(r * 1.4426950408889634)
     k = n.to(tl.int32)
     k1 = k >> 1
     s1 = ((k1 + 127) << 23).to(tl.float32, bitcast=True)
     s2 = ((k - k1 + 127) << 23).to(tl.float32, bitcast=True)
     return (y * s1) * s2
-"""
-
-
-# exp2 flush_to_zero (cuTile's softmax and attention use it): on the GPU one MUFU.EX2, the
-# instruction tl.exp2 compiles to, with the flushing it does anyway; under Triton's interpreter
-# (no inline PTX) the flushes around tl.exp2 spelled out.
-_EXP2_FTZ_F32 = f"""@triton.jit
-def {{name}}(x):
-    # 2^x in f32, subnormal inputs and results flushed to zeros of their sign
-    if INTERPRETED:
-        out = {{flush}}(tl.exp2({{flush}}(x)))
-    else:
-        out = tl.inline_asm_elementwise("ex2.approx.ftz.f32 $0, $1;", "=f,f", [x], dtype=tl.float32, \
-is_pure=True, pack=1)  {GPU_ONLY}
-    return out
 """
 
 
@@ -103,8 +91,13 @@ def _f32_expr(e: OpEmit, op: str, args: list[str]) -> str:
         mode = e.keyword("rounding_mode", "full") or "full"
         if mode == "approx":
             return f"tl.exp({x})"
-        return f"{e.helper('_fm_exp_f32', _EXP_F32)}({x})"
-    if op in ("exp2", "log", "log2", "sin", "cos"):
+        source = _EXP_F32.replace("{floor}", ptx_unary(e, "floor", "f32")).replace(
+            "{exp2}", ptx_unary(e, "exp2", "f32")
+        )
+        return f"{e.helper('_fm_exp_f32', source)}({x})"
+    if op == "exp2":
+        return f"{ptx_unary(e, 'exp2', 'f32')}({x})"
+    if op in ("log", "log2", "sin", "cos"):
         return f"tl.{op}({x})"
     if op == "rsqrt":
         return f"tl.div_rn(tl.full((), 1.0, tl.float32), tl.sqrt_rn({x}))"
@@ -131,8 +124,13 @@ def _math(e: OpEmit) -> None:
     ftz = flushes_subnormals(e, t)
     wide = [up32(e, a, t) for a in args]
     if ftz and op == "exp2":
-        source = _EXP2_FTZ_F32.replace("{flush}", flush_helper(e))
-        e.assign(f"{e.helper('_fm_exp2_ftz_f32', source)}({wide[0]})")
+        # (cuTile's softmax and attention use it) one MUFU.EX2, which flushes anyway; under
+        # Triton's interpreter the flushes around tl.exp2 spelled out.
+        flush_ = flush_helper(e)
+        helper = gpu_instruction(
+            e, "_fm_exp2_ftz_f32", "ex2.approx.ftz.f32", f"{flush_}(tl.exp2({flush_}(x)))", "tl.float32", "f"
+        )
+        e.assign(f"{helper}({wide[0]})")
         return
     if ftz:
         wide = [flush(e, a) for a in wide]
