@@ -109,6 +109,30 @@ def test_exp_f32_reduction_is_accurate() -> None:
     run_ops({"e": ("exp %a : tile<4096xf32>", "f32")}, {"a": ("f32", x)}, (4096,), ulp=2)
 
 
+def test_exp_exp2_floor_ceil_need_no_libdevice() -> None:
+    """f32 exp and exp2, and floor/ceil on f32 and f64, compile to the one instruction
+    libdevice would end in (ex2.approx.f32, cvt.rmi, cvt.rpi) without libdevice in the
+    module: linking it costs every compile ~55 ms (ops_float.ptx_unary)."""
+    body = [
+        "%ee_r = exp %e : tile<128xf32>",
+        "%xx_r = exp2 %x : tile<128xf32>",
+        "%ff_r = floor %f : tile<128xf32>",
+        "%cc_r = ceil %c : tile<128xf64>",
+    ]
+    ins = [("e", "f32"), ("x", "f32"), ("f", "f32"), ("c", "f64")]
+    text = kernel_text(
+        ins,
+        [(n * 2, t) for n, t in ins],
+        body,
+        (128,),
+    )
+    (k,) = compile_for(text, arches=("sm_90",), use_cache=False)
+    assert "__nv_" not in k.asm["llir"]
+    ptx = k.asm["ptx"]
+    for instruction in ("ex2.approx.f32", "cvt.rmi.f32.f32", "cvt.rpi.f64.f64"):
+        assert instruction in ptx, instruction
+
+
 def test_libdevice_functions_on_f16_and_f64_compile() -> None:
     """tan, sinh, cosh, tanh, pow, atan2 on f16 (through f32) and f64: libdevice, which
     Triton's interpreter cannot run; the kernel compiles and calls no external function
