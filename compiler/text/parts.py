@@ -38,13 +38,15 @@ from .printer import Printer
 MIN_PART_CHARS = 60_000
 
 # One pass over the text: a string (its braces are not braces), a comment (the same), a
-# brace, or `entry @name` starting a line (after spaces).
+# brace, or `entry @name` starting a line (after spaces). Every alternative starts with a
+# literal character (the line break for `entry`, not `^`; `\{|\}`, not `[{}]`): then `re`
+# skips to the next of them with a set lookup per character, 4.6x as fast as trying each
+# alternative at every position (the scan was a tenth of a part's work).
 _SCAN_RE = re.compile(
     r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"?'
     r"|//[^\n]*"
-    r"|[{}]"
-    r"|^[ \t]*+(?:cuda_tile\.)?entry[ \t]++@([\w$.\-]++)?",
-    re.M,
+    r"|\{|\}"
+    r"|\n[ \t]*+((?:cuda_tile\.)?entry)[ \t]++@([\w$.\-]++)?"
 )
 # What may follow the `{` that opens a kernel's body on its line.
 _LINE_REST_RE = re.compile(r"[ \t]*+(?://[^\n]*+)?(?:\n|\Z)")
@@ -97,9 +99,8 @@ def _scan(text: str) -> _Plan | None:
             continue
         else:
             if not stack:
-                continue  # a kernel outside any module: not one of a module's parts
-            keyword = start + len(m.group()) - len(m.group().lstrip(" \t"))
-            kernel = _Kernel(keyword, m.group(1))
+                continue  # a kernel outside any module (the text's first line too): not one of a module's parts
+            kernel = _Kernel(m.start(1), m.group(2))
             by_region.setdefault(stack[-1], []).append(kernel)
             pending.append((kernel, len(stack)))
     if stack or not by_region:
@@ -266,7 +267,7 @@ def _runs(plan: _Plan, parts: int) -> list[list[_Kernel]]:
 
 def _kernels_task(source: SourceFile, plan: _Plan, runs: list[list[_Kernel]], index: int, options, work):
     def run() -> tuple[object] | None:  # (the work's answer,), or None: not parsed as planned
-        others = [(k.start, k.end) for i, run in enumerate(runs) if i != index for k in run]
+        others = _ranges(source.text, [k for i, run in enumerate(runs) if i != index for k in run])
         parser, result = _parse(source, others, options)
         if result is None or parser.skipped != others:
             return None
@@ -276,6 +277,20 @@ def _kernels_task(source: SourceFile, plan: _Plan, runs: list[list[_Kernel]], in
         return (work(result.module),)
 
     return run
+
+
+def _ranges(text: str, kernels: list[_Kernel]) -> list[tuple[int, int]]:
+    """The text of `kernels` as ranges to skip, kernels separated by nothing but spaces in
+    one: after each skip the lexer reads a window of tokens ahead (~2,000 characters), which
+    for a kernel skipped on its own was the next kernel, skipped in turn (a part parsed half
+    the kernels for 64 % of the whole module's instructions)."""
+    ranges: list[tuple[int, int]] = []
+    for k in kernels:
+        if ranges and text[ranges[-1][1] : k.start].isspace():
+            ranges[-1] = (ranges[-1][0], k.end)
+        else:
+            ranges.append((k.start, k.end))
+    return ranges
 
 
 # --------------------------------------------------------------------------------------------
