@@ -93,6 +93,40 @@ def test_check_in_parts():
     assert check_text_in_parts(text, "t.tileir", None, parts=4) is True
 
 
+def test_a_part_lexes_little_of_the_kernels_it_skips(monkeypatch):
+    """The other parts' kernels are skipped as one range where only spaces separate them (a
+    comment between two keeps them apart): after each skip the lexer reads a window of text
+    ahead, which, kernel by kernel, was the next kernel to skip (a part lexed 83 % of a
+    two-part module)."""
+    from compiler.ir.source import SourceFile
+    from compiler.text import lexer
+    from compiler.text.parser import ParseOptions
+
+    text = big_module(copies=12, comments=False)
+    plan = parts._scan(text)
+    assert plan is not None
+    first, second = parts._runs(plan, 2)
+    ranges = parts._ranges(text, second)
+    assert ranges == [(second[0].start, second[-1].end)]
+    commented = big_module(copies=12)
+    plan_c = parts._scan(commented)
+    assert len(parts._ranges(commented, parts._runs(plan_c, 2)[1])) > 1
+
+    lexed = []
+    fill = lexer.TokenStream._fill
+
+    def counting(self, pos, *args):
+        token = fill(self, pos, *args)
+        lexed.append(self._hi - pos)
+        return token
+
+    monkeypatch.setattr(lexer.TokenStream, "_fill", counting)
+    parser, result = parts._parse(SourceFile(text, "t.tileir"), ranges, ParseOptions())
+    assert result is not None and parser.skipped == ranges
+    own = first[-1].end - first[0].start
+    assert sum(lexed) < own + (len(text) - own) * 0.2, (sum(lexed), own, len(text))
+
+
 def test_a_global_used_by_a_kernel_of_another_part():
     use = "  entry @reads_table() {\n    %p = get_global @table : tile<ptr<f32>>\n    return\n  }\n"
     text = big_module(extra=use)
