@@ -102,26 +102,27 @@ def flush(e: OpEmit, x: str) -> str:
 # libdevice into any module that calls one of its functions and optimises the whole of it,
 # which costs ~55 ms of every such compile (measured: a 1024-element tl.floor kernel 150 ms,
 # the same without libdevice 95 ms) for the one instruction `tl.floor` / `tl.exp2` end in.
-# (instruction, the `tl` function Triton's interpreter runs instead, dtype, constraint)
 _PTX_UNARY = {
-    ("floor", "f32"): ("cvt.rmi.f32.f32", "tl.floor", "tl.float32", "f"),
-    ("ceil", "f32"): ("cvt.rpi.f32.f32", "tl.ceil", "tl.float32", "f"),
-    ("floor", "f64"): ("cvt.rmi.f64.f64", "tl.floor", "tl.float64", "d"),
-    ("ceil", "f64"): ("cvt.rpi.f64.f64", "tl.ceil", "tl.float64", "d"),
-    ("exp2", "f32"): ("ex2.approx.f32", "tl.exp2", "tl.float32", "f"),
+    ("floor", "f32"): "cvt.rmi.f32.f32",
+    ("ceil", "f32"): "cvt.rpi.f32.f32",
+    ("floor", "f64"): "cvt.rmi.f64.f64",
+    ("ceil", "f64"): "cvt.rpi.f64.f64",
+    ("exp2", "f32"): "ex2.approx.f32",
 }
+_CONSTRAINT = {"f32": "f", "f64": "d"}  # inline PTX's register kinds
 
 
-def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, dtype: str, constraint: str) -> str:
-    """The name of a helper that is one PTX `instruction` on the GPU and `interpreted` (an
-    expression of `x`) under Triton's interpreter, which has no inline PTX."""
+def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t: str) -> str:
+    """The name of a helper that is one PTX `instruction` on `t` (f32/f64) on the GPU and
+    `interpreted` (an expression of `x`) under Triton's interpreter, which has no inline PTX."""
+    c = _CONSTRAINT[t]
     source = f"""@triton.jit
 def {{name}}(x):
     # {instruction} on the GPU
     if INTERPRETED:
         out = {interpreted}
     else:
-        out = tl.inline_asm_elementwise("{instruction} $0, $1;", "={constraint},{constraint}", [x], dtype={dtype}, \
+        out = tl.inline_asm_elementwise("{instruction} $0, $1;", "={c},{c}", [x], dtype={_DTYPE[t]}, \
 is_pure=True, pack=1)  {GPU_ONLY}
     return out
 """
@@ -130,8 +131,7 @@ is_pure=True, pack=1)  {GPU_ONLY}
 
 def ptx_unary(e: OpEmit, fn: str, t: str) -> str:
     """The helper computing `tl.<fn>` on `t` (f32/f64) without libdevice (`_PTX_UNARY`)."""
-    instruction, interpreted, dtype, constraint = _PTX_UNARY[fn, t]
-    return gpu_instruction(e, f"_fp_{fn}_{t}", instruction, f"{interpreted}(x)", dtype, constraint)
+    return gpu_instruction(e, f"_fp_{fn}_{t}", _PTX_UNARY[fn, t], f"tl.{fn}(x)", t)
 
 
 def up32(e: OpEmit, x: str, t: str) -> str:

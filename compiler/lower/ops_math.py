@@ -127,9 +127,7 @@ def _math(e: OpEmit) -> None:
         # (cuTile's softmax and attention use it) one MUFU.EX2, which flushes anyway; under
         # Triton's interpreter the flushes around tl.exp2 spelled out.
         flush_ = flush_helper(e)
-        helper = gpu_instruction(
-            e, "_fm_exp2_ftz_f32", "ex2.approx.ftz.f32", f"{flush_}(tl.exp2({flush_}(x)))", "tl.float32", "f"
-        )
+        helper = gpu_instruction(e, "_fm_exp2_ftz_f32", "ex2.approx.ftz.f32", f"{flush_}(tl.exp2({flush_}(x)))", "f32")
         e.assign(f"{helper}({wide[0]})")
         return
     if ftz:
