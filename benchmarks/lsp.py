@@ -25,7 +25,8 @@ under new names) it measures, in the same run:
 The last lines compare the edit -> diagnostics time of the largest document with the
 smallest's: it should not grow with the document (no work in proportion to its size per
 keystroke); then, in this process, the server's work per keystroke while a whole kernel is
-typed between two others (brackets closed by the editor as typed, and not), at the smallest
+typed between two others and after the last (brackets closed by the editor as typed, and
+not: typed last, a `{` takes the module's `}` until the kernel's own is typed), at the smallest
 and the largest size. The whole-document times above are round trips through pygls's client, whose
 decoding of megabytes of numbers is part of them; the server's own work on the largest
 document is timed in this process too (best of --repeat): semantic tokens the first time and
@@ -250,12 +251,13 @@ _TYPED_KERNEL = """  entry @typed(%a: tile<ptr<f32>>, %n: tile<i32>) {
 """
 
 
-def _typing_between_kernels(size: int, auto_close: bool) -> tuple[float, float, int, int]:
+def _typing_a_kernel(size: int, auto_close: bool, last: bool) -> tuple[float, float, int, int]:
     """Per keystroke, the server's work (in this process) while a kernel is typed between the
-    two middle kernels of a `size`-line document, brackets closed as typed (as VS Code does)
-    or not (as a plain editor): the edit applied to the document as the server's store applies
-    a didChange (text, line index, changed region), then the re-analysis. (median s, worst s,
-    keystrokes analysed from scratch, keystrokes)."""
+    two middle kernels of a `size`-line document (`last`: after the last kernel, before the
+    module's `}`), brackets closed as typed (as VS Code does) or not (as a plain editor): the
+    edit applied to the document as the server's store applies a didChange (text, line index,
+    changed region), then the re-analysis. (median s, worst s, keystrokes analysed from
+    scratch, keystrokes)."""
     from tile_lsp.documents import Settings, analyze
     from tile_lsp.incremental import reanalyze
     from tile_lsp.store import DocumentSource, merge_change
@@ -264,7 +266,8 @@ def _typing_between_kernels(size: int, auto_close: bool) -> tuple[float, float, 
     text, _, _ = build_module(files, size)
     lines = text.split("\n")
     entries = [i for i, line in enumerate(lines) if line.startswith("  entry @")]
-    at = sum(len(x) + 1 for x in lines[: entries[len(entries) // 2]]) - 1  # after a kernel's `}`
+    after = len(lines) - 2 if last else entries[len(entries) // 2]  # the module's `}`, or a kernel
+    at = sum(len(x) + 1 for x in lines[:after]) - 1  # after a kernel's `}`
     from tile_lsp.server import SETTLE_CHARS, _settle_memory
 
     gc.collect()  # what this process made before is not the server's
@@ -422,14 +425,16 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     status = asyncio.run(_main(sizes, args.edits, args.queries))
     _print_server_work(sizes[-1], args.repeat)
-    for auto_close in (True, False):
-        for size in (sizes[0], sizes[-1]):
-            median, worst, fresh, count = _typing_between_kernels(size, auto_close)
-            print(
-                f"typing a kernel between two at {size:,} lines (in this process, {count} keystrokes, brackets "
-                f"{'closed as typed' if auto_close else 'typed by hand'}): {median * 1e3:.1f} ms median, "
-                f"{worst * 1e3:.1f} ms worst per keystroke; {fresh} analysed from scratch"
-            )
+    for last in (False, True):
+        for auto_close in (True, False):
+            for size in (sizes[0], sizes[-1]):
+                median, worst, fresh, count = _typing_a_kernel(size, auto_close, last)
+                print(
+                    f"typing a kernel {'after the last' if last else 'between two'} at {size:,} lines (in this "
+                    f"process, {count} keystrokes, brackets {'closed as typed' if auto_close else 'typed by hand'}): "
+                    f"{median * 1e3:.1f} ms median, {worst * 1e3:.1f} ms worst per keystroke; "
+                    f"{fresh} analysed from scratch"
+                )
     return status
 
 

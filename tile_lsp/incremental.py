@@ -11,9 +11,11 @@ last, or inside a `global`) parses again only the text between the kernels aroun
 module's loop over its items does (`_reparse_between_kernels`): comments and blank lines,
 kernels pasted, deleted or renamed as a whole, a kernel half typed (text that is no item: its
 errors go to the unit before it). One in the comments before or after the module finds those
-comments again (`_edit_around_module`). Anything else — an edit that leaves a bracket open
-across the kernels after it, or that changes the module's own text or braces — analyses the
-document from scratch.
+comments again (`_edit_around_module`). A kernel typed last without its `}` takes the
+module's `}`: the module's loop then runs to the end of the text (an error at its `{`), and
+that state is re-parsed in place too until the kernel's `}` gives the module's back. Anything
+else — an edit that changes the module's own text, or its `}` with text after it — analyses
+the document from scratch.
 
 The module's symbol table (names defined twice, what `get_global`s name) is no unit's: each
 analysis checks it again from the kernels' names and `get_global`s (`Analysis._symbol_table`),
@@ -31,11 +33,11 @@ import bisect
 import dataclasses
 
 from compiler.ir.core import Comment, Operation
-from compiler.ir.diagnostics import Diagnostic
+from compiler.ir.diagnostics import Diagnostic, Severity
 from compiler.ir.source import Span
 from compiler.text import lexer as L
 from compiler.text.index import Occurrence, SourceIndex
-from compiler.text.parser import ItemResult, ParseOptions, parse_item
+from compiler.text.parser import UNCLOSED_REGION, ItemResult, ParseOptions, parse_item
 from compiler.verify.engine import verify_isolated
 
 from .documents import UNIT_OPS, Analysis, Unit, analyze, shift_occurrence
@@ -125,6 +127,13 @@ def _reparse_one_kernel(
         return None
     kernel_start = unit.start + unit.shift
     kernel_end = unit.end + unit.shift  # type: ignore[operator]
+    # A diagnostic from its end to the next token's start may be its own (`expected ':',
+    # found end of input`: at the token after its text) or the text's after it (`eturn` after
+    # `r}`): which is not known, so that text is parsed again with it (`_reparse_between_kernels`).
+    following = units[unit_index + 1]
+    next_token = L.Lexer(previous.text).token_at(kernel_end).start
+    if any(kernel_end <= d.span.start + u.shift <= next_token for u in (unit, following) for d in u.diagnostics):
+        return None
     module = previous.module
     gap = unit.gap_occurrences(module)  # what is indexed after the kernel did not change either
     item = parse_item(source, kernel_start, module, ParseOptions(record_references=True))
@@ -217,21 +226,23 @@ def _reparse_between_kernels(
     b = a + 1
     while b < len(units) - 1 and units[b].start + units[b].shift < old_end:
         b += 1
-    # The module's braces: a region left open ends where its last item does.
-    last_end = units[-2].end + units[-2].shift  # type: ignore[operator]
-    if body.span is None or old_text[body.span.start] != "{" or body.span.end <= last_end:
+    # The module's braces. Its `}` may be missing (taken by the last kernel, typed without
+    # its own `}`, or skipped after an error): its loop over its items then goes on to the
+    # end of the text, and the only sign is the error at its `{`.
+    if body.span is None or block.span is None or old_text[body.span.start] != "{":
         return None
-    if old_text[body.span.end - 1] != "}":
-        return None
+    was_open = _is_open(body)
     header = units[0]
-    if any(d.span.start + header.shift == body.span.start for d in header.diagnostics):
-        return None  # the module's `{` is not closed (its `}` was skipped after an error)
+    if was_open != any(d.span.start + header.shift == body.span.start for d in header.diagnostics):
+        return None
+    if not was_open and old_text[body.span.end - 1] != "}":
+        return None
     left = units[a].end + units[a].shift if a else body.span.start + 1  # type: ignore[operator]
-    close = body.span.end - 1  # the module's `}`
+    close = len(old_text) if was_open else body.span.end - 1  # where the module's items end
 
     def bound(b: int) -> tuple[bool, int]:
         """Whether unit `b` is the trailer, and where the text parsed again ends: where `b`
-        starts, or at the module's `}` (in the old text's offsets)."""
+        starts, or where the module's items end (in the old text's offsets)."""
         trailer = b == len(units) - 1
         return trailer, close if trailer else units[b].start + units[b].shift
 
@@ -246,21 +257,35 @@ def _reparse_between_kernels(
     lexer = L.Lexer(text)
     items: list[ItemResult] = []
     loose: list[tuple[int, ItemResult]] = []
+    is_open = was_open  # the module's `}` missing in the new text
     token = lexer.token_at(left)
     while True:
         while token.start < new_right:
+            if token.kind == L.CARET:
+                return None  # a block label: the module's region gets a second block
             item = parse_item(source, token.start, previous.module, ParseOptions(record_references=True), recover=True)
             op = item.op
-            if item.end <= token.start:
-                return None  # a `}`: the module ends here
+            if item.end <= token.start:  # a `}`: the module's loop ends here
+                if not (trailer and is_open) or lexer.token_at(token.end).kind != L.EOF:
+                    return None  # text after it is parsed again at the top level
+                # The module's `}` typed, or a kernel closed that had taken it.
+                is_open = False
+                new_right = token.start
+                break
             while item.end > new_right:
                 # It ran into the kernel after it (`e` typed before `entry` on its line:
                 # skipping to the next line skips that kernel): the kernel goes, the parse goes on.
-                if trailer:
-                    return None  # into the module's `}`: the whole parse decides
-                b += 1
-                trailer, right = bound(b)
-                new_right = right + delta
+                if not trailer:
+                    b += 1
+                    trailer, right = bound(b)
+                    new_right = right + delta
+                    continue
+                # It took the module's `}` (a kernel's `{` typed before its `}`): the module's
+                # loop goes on to the end of the text, if only comments come after.
+                if is_open or L.Lexer(old_text).token_at(close + 1).kind != L.EOF:
+                    return None
+                is_open = True
+                new_right = len(text)
             if op is None:
                 loose.append((token.start, item))
             elif op.span is None or op.name not in UNIT_OPS:
@@ -283,6 +308,9 @@ def _reparse_between_kernels(
         b += 1
         trailer, right = bound(b)
         new_right = right + delta
+    # The text parsed again ends at `new_right` (the kernel after it, the module's `}`), or at
+    # the end of the text when the module's `}` was or is missing.
+    reparsed_to = len(text) if trailer and (was_open or is_open) else new_right
     removed = [unit.op for unit in units[a + 1 : b]]
     if len(block.ops[a : b - 1]) != len(removed) or any(x is not y for x, y in zip(block.ops[a : b - 1], removed)):
         return None
@@ -295,9 +323,18 @@ def _reparse_between_kernels(
     for op in added:
         op.parent = block  # type: ignore[union-attr]
     module.source = source
-    _stretch_ancestors(module_op, delta)
+    if trailer and (was_open or is_open):
+        # The module's region ends at its `}`, or where its last item does, its block at the
+        # end of the text (as the whole parse leaves them).
+        if is_open:
+            item_end = max([item.end for item in items] + [piece.end for _, piece in loose] + [left])
+            _set_module_end(module_op, item_end, len(text))
+        else:
+            _set_module_end(module_op, new_right + 1, new_right)
+    else:
+        _stretch_ancestors(module_op, delta)
     options = previous.settings.verify_options()
-    comments = [c for c in lexer.comments if left <= c.span.start < new_right]
+    comments = [c for c in lexer.comments if left <= c.span.start < reparsed_to]
     if loose:  # the comments in text skipped after an error
         comments += [c for start, piece in loose for c in _kernel_comments(piece, text, start, piece.end)]
         comments.sort(key=lambda c: c.span.start)
@@ -370,16 +407,29 @@ def _reparse_between_kernels(
             last,
             start=end - last.shift,
             # (An error at the module's `}` came from the text before it: "expected ...".)
-            diagnostics=[d for d in last.diagnostics if d.span.start + last.shift > new_right]
+            diagnostics=[d for d in last.diagnostics if d.span.start + last.shift > reparsed_to]
             + [d.moved(-last.shift) for d in owned_diagnostics[-1]],
             comments=[_moved(c, -last.shift) for c in comments if c.span.start >= end]
-            + [c for c in last.comments if c.span.start + last.shift >= new_right],
+            + [c for c in last.comments if c.span.start + last.shift >= reparsed_to],
             tokens=None,
-            **_occurrences_replaced(last, -(1 << 62), new_right, owned_occurrences[-1]),
+            **_occurrences_replaced(last, -(1 << 62), reparsed_to, owned_occurrences[-1]),
         )
     new_units = units[:a] + [before] + new_units + after
+    if is_open != was_open:  # the error at the module's `{` comes or goes
+        first = new_units[0]
+        kept = [d for d in first.diagnostics if d.span.start + first.shift != body.span.start]
+        if is_open:
+            opened = Span(body.span.start, body.span.start + 1)
+            kept.append(Diagnostic(Severity.ERROR, "syntax", UNCLOSED_REGION, opened, source).moved(-first.shift))
+            kept.sort(key=lambda d: d.span.start)
+        new_units[0] = dataclasses.replace(first, diagnostics=kept, tokens=None)
     parse_errors = None
-    if previous.parse_errors == [] and not any(d.is_error for item in items for d in item.diagnostics) and not loose:
+    if (
+        previous.parse_errors == []
+        and not is_open
+        and not any(d.is_error for item in items for d in item.diagnostics)
+        and not loose
+    ):
         parse_errors = []
     return Analysis(previous.uri, version, source, module, previous.settings, new_units, parse_errors)
 
@@ -419,6 +469,10 @@ def _edit_around_module(
         lexer = L.Lexer(source.text)
         if lexer.token_at(module_end).kind != L.EOF:
             return None
+        body = module_op.regions[0]
+        if body.span is not None and _is_open(body):  # its block ends at the end of the text
+            block = body.blocks[0]
+            block.span = Span(block.span.start, block.span.end + delta)  # type: ignore[union-attr]
         trailer = units[-1]
         shift = trailer.shift
         trailer = dataclasses.replace(
@@ -481,6 +535,21 @@ def _module_op(analysis: Analysis) -> Operation | None:
     if not parent.regions or not parent.regions[0].blocks:
         return None
     return parent
+
+
+def _is_open(body) -> bool:
+    """Whether a module's region `body` has no `}`: its span then ends where its last item does
+    and its block's at the end of the text (with a `}`, the block ends where the `}` starts)."""
+    return body.span.end != body.blocks[0].span.end + 1
+
+
+def _set_module_end(module_op: Operation, end: int, block_end: int) -> None:
+    """The module `module_op` (and its region) now ends at `end`, its block at `block_end`."""
+    module_op.span = Span(module_op.span.start, end)  # type: ignore[union-attr]
+    body = module_op.regions[0]
+    body.span = Span(body.span.start, end)  # type: ignore[union-attr]
+    block = body.blocks[0]
+    block.span = Span(block.span.start, block_end)  # type: ignore[union-attr]
 
 
 def _move_own_spans(op: Operation, delta: int) -> None:

@@ -138,6 +138,11 @@ def parse_item(
     return ItemResult(op, parser.prev_end, parser.diagnostics, parser.references)
 
 
+# The error at a region's `{` when its `}` is missing (taken by a kernel left open inside it,
+# or skipped after an error): the language server adds and removes it as an edit opens and
+# closes a module.
+UNCLOSED_REGION = "expected '}' to close the region opened here"
+
 _SPLIT_RE = re.compile(r"^// -----.*$", re.M)
 
 
@@ -863,7 +868,7 @@ class Parser:
                 self.parse_block_label(block)
                 self.parse_block_body(block)
             if self.tok.kind == L.EOF or self.next_item_here():
-                self.error("expected '}' to close the region opened here", open_tok.span)
+                self.error(UNCLOSED_REGION, open_tok.span)
             else:
                 close = self.expect("}")
                 region.span = Span(open_tok.start, close.end)
@@ -1810,11 +1815,14 @@ class Parser:
         start = self.tok.start
         if self.tok.text not in _BALANCED_OPEN:
             return ""
+        opened = self.tok.span
         stack = []
         while True:
             tok = self.tok
             if tok.kind == L.EOF:
-                self.fail("unbalanced brackets", Span(start, tok.end))
+                # At the bracket never closed (not up to the end of the text, which would
+                # mark all of it and move with every edit after it).
+                self.fail("unbalanced brackets", opened)
             if tok.text in _BALANCED_OPEN and tok.kind == L.PUNCT:
                 stack.append(_BALANCED_OPEN[tok.text])
             elif tok.kind == L.PUNCT and stack and tok.text == stack[-1]:

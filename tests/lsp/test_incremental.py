@@ -42,7 +42,15 @@ def _snapshot(analysis):
     diags = [(d.severity, d.message, d.span.start, d.span.end) for d in analysis.diagnostics]
     occs = [(o.span.start, o.span.end, o.kind, o.is_definition) for o in analysis.occurrences()]
     comments = [(c.text, c.span.start, c.span.end) for c in analysis.comments()]
-    return diags, occs, comments
+    # The spans of the module (where its region and block end, with its `}` or without),
+    # which the next edit's re-analysis starts from. (Kernels keep their spans when the
+    # units after an edit move: `Unit.shift`.)
+    modules = [
+        (op.span, [(r.span, [b.span for b in r.blocks]) for r in op.regions])
+        for op in analysis.module.ops
+        if op.name == "cuda_tile.module"
+    ]
+    return diags, occs, comments, modules
 
 
 def _features(analysis):
@@ -332,16 +340,17 @@ def _auto_closed(prefix: str) -> str:
     return prefix + "".join(reversed(pending))
 
 
-@pytest.mark.parametrize("where", ["between", "first", "last", "after a kernel"])
+@pytest.mark.parametrize("where", ["between", "first", "last", "last, a comment after", "after a kernel"])
 @pytest.mark.parametrize("auto_close", [True, False])
 def test_typing_a_kernel_between_kernels(where, auto_close):
     """A kernel typed character by character before the first kernel, between two (on the
     line of the next one's `entry`, or on a new line after a kernel's `}`), or before the
-    module's `}`: every state matches a fresh analysis, and while the brackets are closed (an
-    editor closes them as they are typed) the text that is not yet a kernel is re-parsed on its
-    own: its errors and types belong to the unit before it, as in a whole analysis (an error
-    pointing at the next kernel's `entry`, to that kernel, which is then not verified)."""
-    text = _multi_kernel_text()
+    module's `}` (the module left open while the kernel's `{` is): every state matches a fresh
+    analysis, and while the brackets are closed (an editor closes them as they are typed) the
+    text that is not yet a kernel is re-parsed on its own: its errors and types belong to the
+    unit before it, as in a whole analysis (an error pointing at the next kernel's `entry`, to
+    that kernel, which is then not verified)."""
+    text = _multi_kernel_text() + ("// after the module\n" if where == "last, a comment after" else "")
     lines = text.split("\n")
     entries = [i for i, line in enumerate(lines) if line.startswith("  entry @")]
     line = {"between": entries[2], "first": entries[0], "after a kernel": entries[2]}.get(where)
@@ -368,7 +377,9 @@ def test_typing_a_kernel_between_kernels(where, auto_close):
     # skipped after the error). Without, so is every state typed on a line of its own (a
     # bracket left open ends at the next kernel's `entry`: Parser.next_item_here), and every
     # state whose brackets are all closed.
-    everything = auto_close or where == "after a kernel"
+    # Typed last, a `{` before its `}` takes the module's `}`: the module is left open (the
+    # error at its `{`) until the kernel's `}` is typed, and it is re-parsed in place too.
+    everything = auto_close or where != "between" and where != "first"
     assert reused >= (len(typing) if everything else whole), (reused, whole)
 
 
@@ -451,19 +462,16 @@ _PIECES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_random_edits_anywhere_match_a_fresh_analysis(seed):
-    """Characters and pieces typed or deleted anywhere — inside kernels, between them, in the
-    module's own text, brackets left open or closed twice — and now and then the text put
-    back: every analysis equals a fresh one, whichever path it took."""
-    rng = random.Random(seed)
-    original = _multi_kernel_text()
+def _random_edits(rng: random.Random, original: str, place) -> int:
+    """40 pieces typed or text deleted at `place(text)`, and now and then the text put back:
+    every analysis equals a fresh one, whichever path it took. How many were re-analysed in
+    place."""
     text = original
     settings = Settings()
     current = analyze("file:///t.tileir", text, 1, settings)
     reused = 0
     for version in range(2, 42):
-        at = rng.randrange(len(text) + 1)
+        at = place(text)
         roll = rng.random()
         if roll < 0.55:
             new_text = text[:at] + rng.choice(_PIECES) + text[at:]
@@ -479,4 +487,24 @@ def test_random_edits_anywhere_match_a_fresh_analysis(seed):
         assert _features(current) == _features(fresh), what
         reused += current.module is before.module
         text = new_text
+    return reused
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_edits_anywhere_match_a_fresh_analysis(seed):
+    """Characters and pieces typed or deleted anywhere — inside kernels, between them, in the
+    module's own text, brackets left open or closed twice."""
+    rng = random.Random(seed)
+    reused = _random_edits(rng, _multi_kernel_text(), lambda text: rng.randrange(len(text) + 1))
     assert reused > 10, "most random edits should not parse the document again"
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_random_edits_at_the_module_end_match_a_fresh_analysis(seed):
+    """The same in the last 400 characters (the last kernel, the module's `}`, a comment after
+    it): brackets typed there take the module's `}` and give it back, errors point at the end
+    of the text, at a kernel's end or past it."""
+    rng = random.Random(seed)
+    original = _multi_kernel_text() + ("// after the module\n" if seed else "")
+    reused = _random_edits(rng, original, lambda text: rng.randrange(len(text) - 400, len(text) + 1))
+    assert reused > 25, "most edits at the end should not parse the document again"
