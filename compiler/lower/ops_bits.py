@@ -2,7 +2,7 @@
 pointer casts, pack and unpack. All exact (bitwise equal to `compiler/interp/ops_bits.py`) in
 Triton's compiler and in Triton 3.6's interpreter.
 
-    constant    A splat is `tl.full(shape, v, dtype)`. Integers (and f8 formats, which travel
+    constant    A splat is `tl.full(shape, v, dtype)`. Integers (and f8 and f4 formats, which travel
                 as tl.uint8 bits) use their value. Floats that are finite, not -0.0 and whose
                 shortest decimal converts back to the same bits in their format are written as
                 that decimal (readable; Triton converts a Python float with round-to-nearest,
@@ -40,7 +40,12 @@ Triton's compiler and in Triton 3.6's interpreter.
     unpack      The inverse: bytes reshaped to (m/N, 2, …, 2) and merged pairwise with
                 `tl.split` (low | high << 8, << 16, << 32) into the uint of the element width,
                 then bitcast; i1: each byte split into bits with `tl.join` and reshaped.
-    i4 and f4E2M1FN have no Triton representation: pack/unpack/exti/trunci of them are refused.
+    4-bit elements  i4 is held sign-extended in an int8, f4E2M1FN as its code in a uint8
+                (tltypes). trunci to i4 sign-extends the low 4 bits (`(x << 4) >> 4` in
+                int8); exti from i4 unsigned masks them (`& 0xF`). pack takes each pair's
+                codes as one byte (low | high << 4), unpack splits a byte into its nibbles
+                (i4: sign-extended). (No op but these, the shape ops and, for f4E2M1FN,
+                constant and ftof takes them.)
 """
 
 from __future__ import annotations
@@ -69,15 +74,23 @@ def _name(e: OpEmit, suffix: str) -> str:
     return e.tmp(f"{e.op.results[0].name or 'v'}_{suffix}")
 
 
-def _reject_nibbles(e: OpEmit, t: Type) -> None:
-    el = tltypes.element_of(t)
-    if (isinstance(el, IntegerType) and el.width == 4) or (isinstance(el, FloatType) and el.name == "f4E2M1FN"):
-        raise e.error(f"{el} tiles have no representation in Triton (no 4-bit types)")
+def _sign_extended_nibble(x: str) -> str:
+    """An int8 tensor holding the low 4 bits of `x` (an 8-bit tensor) sign-extended: an i4."""
+    return f"(({x}.to(tl.int8, bitcast=True) << 4) >> 4)"
+
+
+def _nibble_code(x: str, t: Type) -> str:
+    """The 4-bit codes (uint8, 0..15) of `x`, a tile of `t` (i4 or f4E2M1FN)."""
+    if isinstance(tltypes.element_of(t), IntegerType):
+        return f"({x}.to(tl.uint8, bitcast=True) & 0xF)"
+    return x
 
 
 def _bit_width(t: Type) -> int:
-    """Width in bits of the Triton representation of the elements of `t`."""
+    """Width in bits of the Triton representation of the elements of `t` (4-bit elements: 4)."""
     el = tltypes.element_of(t)
+    if tltypes.is_nibble(el):
+        return 4
     if isinstance(el, IntegerType):
         return el.width
     if isinstance(el, FloatType):
@@ -130,10 +143,12 @@ def _scalar_splat(t: Type, value: int, shape: tuple[int, ...]) -> str:
     if isinstance(el, IntegerType):
         if el.width == 1:
             return f"tl.full({st}, {value & 1}, tl.int1)"
+        if el.width == 4:
+            return f"tl.full({st}, {((value & 0xF) ^ 8) - 8}, tl.int8)"  # held sign-extended
         return f"tl.full({st}, {value}, {tltypes.dtype(el)})"
     assert isinstance(el, FloatType)
     if tltypes.is_bits_float(el):
-        return f"tl.full({st}, {value & 0xFF}, tl.uint8)"
+        return f"tl.full({st}, {value & (0xF if tltypes.is_nibble(el) else 0xFF)}, tl.uint8)"
     literal = _float_literal(el.name, value)
     dt = tltypes.dtype(el)
     if literal is not None:
@@ -179,7 +194,7 @@ def _constant(e: OpEmit) -> None:
     shape = e.shape(t)
     values = list(attr.values)  # type: ignore[union-attr]
     el = tltypes.element_of(t)
-    if isinstance(el, IntegerType) and el.width not in (1, 8, 16, 32, 64):
+    if isinstance(el, IntegerType) and el.width not in (1, 4, 8, 16, 32, 64):
         raise e.error(f"{el} tiles have no representation in Triton")
     if attr.splat or len(set(values)) == 1:  # type: ignore[union-attr]
         e.assign(_scalar_splat(t, values[0], shape))
@@ -187,7 +202,7 @@ def _constant(e: OpEmit) -> None:
     n = math.prod(shape)
     assert len(values) == n, "the verifier checks the element count"
     dt = e.dtype(t)
-    if isinstance(el, IntegerType) and el.width > 1:
+    if isinstance(el, IntegerType) and el.width > 4:  # (i4 would wrap at 8 bits)
         affine = _affine(values, el.width)
         if affine is not None:
             start, step = affine
@@ -218,12 +233,19 @@ def _constant(e: OpEmit) -> None:
 
     from ..interp import dtypes as idtypes
 
-    arr = idtypes.array_from_bits(values, el, shape)
-    if isinstance(el, IntegerType) and el.width == 1:
-        data = arr.astype(np.uint8).tobytes()
+    if tltypes.is_nibble(el):
+        # One byte each, as held: i4 sign-extended, f4E2M1FN its code.
+        codes = np.array([v & 0xF for v in values], dtype=np.uint8)
+        integer = isinstance(el, IntegerType)
+        data = (((codes ^ 8).astype(np.int8) - 8) if integer else codes).tobytes()
+        signature = "*i8" if integer else "*u8"
     else:
-        data = np.ascontiguousarray(arr).tobytes()
-    signature = tltypes.memory_signature(t)
+        arr = idtypes.array_from_bits(values, el, shape)
+        if isinstance(el, IntegerType) and el.width == 1:
+            data = arr.astype(np.uint8).tobytes()
+        else:
+            data = np.ascontiguousarray(arr).tobytes()
+        signature = tltypes.memory_signature(t)
     digest = hashlib.sha256(signature.encode() + data).hexdigest()[:16]
     buf = e.cg.buffer(f"constant:{signature}:{digest}", signature, data, True, "constant_table")
     index = flat_index(e, shape)
@@ -262,11 +284,12 @@ def _select(e: OpEmit) -> None:
 @emitter("bitcast")
 def _bitcast(e: OpEmit) -> None:
     (x,) = e.operands
-    src, dst = e.dtype(e.operand_types[0]), e.dtype(e.result_types[0])
+    src_t, dst_t = e.operand_types[0], e.result_types[0]
+    src, dst = e.dtype(src_t), e.dtype(dst_t)
+    if _bit_width(src_t) != _bit_width(dst_t):
+        raise e.error(f"cannot reinterpret {src_t} as {dst_t} (different widths)")
     if src == dst:
         e.alias(x)
-    elif _bit_width(e.operand_types[0]) != _bit_width(e.result_types[0]):
-        raise e.error(f"cannot reinterpret {e.operand_types[0]} as {e.result_types[0]} (different widths)")
     else:
         e.assign(f"{x}.to({dst}, bitcast=True)")
 
@@ -295,12 +318,12 @@ def _ptr_to_int(e: OpEmit) -> None:
 def _exti(e: OpEmit) -> None:
     (x,) = e.operands
     src_t, dst_t = e.operand_types[0], e.result_types[0]
-    _reject_nibbles(e, src_t)
-    _reject_nibbles(e, dst_t)
     dt = e.dtype(dst_t)
     w = tltypes.int_width(src_t)
     signed = e.keyword("signedness") == "signed"
-    if w == 1:
+    if w == 4:  # held sign-extended in an int8
+        e.assign(f"{x}.to({dt})" if signed else f"{_nibble_code(x, src_t)}.to({dt})")
+    elif w == 1:
         # Triton's cast of an int1 zero-extends: 0 / 1; signed, true is -1.
         e.assign(f"-({x}.to({dt}))" if signed else f"{x}.to({dt})")
     elif signed:
@@ -312,11 +335,11 @@ def _exti(e: OpEmit) -> None:
 @emitter("trunci")
 def _trunci(e: OpEmit) -> None:
     (x,) = e.operands
-    src_t, dst_t = e.operand_types[0], e.result_types[0]
-    _reject_nibbles(e, src_t)
-    _reject_nibbles(e, dst_t)
+    dst_t = e.result_types[0]
     if tltypes.int_width(dst_t) == 1:
         e.assign(f"({x} & 1) != 0")
+    elif tltypes.int_width(dst_t) == 4:
+        e.assign(_sign_extended_nibble(f"{x}.to(tl.int8)"))
     else:
         e.assign(f"{x}.to({e.dtype(dst_t)})")
 
@@ -366,10 +389,14 @@ def _split_halves(e: OpEmit, x: str, n: int, bits: int, parts: int, narrow: bool
 def _pack(e: OpEmit) -> None:
     (x,) = e.operands
     src_t = e.operand_types[0]
-    _reject_nibbles(e, src_t)
     (n,) = e.shape(src_t)
     (m,) = e.shape(e.result_types[0])
     w = _bit_width(src_t)
+    if w == 4:
+        assert n == 2 * m
+        merged = _merge_pairs(e, _nibble_code(x, src_t), m, 2, 4, "tl.uint8")
+        e.assign(f"{merged}.to(tl.int8, bitcast=True)")
+        return
     if w == 1:
         assert n == 8 * m
         bits = _name(e, "bits")
@@ -391,10 +418,14 @@ def _pack(e: OpEmit) -> None:
 def _unpack(e: OpEmit) -> None:
     (x,) = e.operands
     dst_t = e.result_types[0]
-    _reject_nibbles(e, dst_t)
     (m,) = e.shape(e.operand_types[0])
     (n,) = e.shape(dst_t)
     w = _bit_width(dst_t)
+    if w == 4:
+        assert n == 2 * m
+        pieces = _split_halves(e, f"{x}.to(tl.uint8, bitcast=True)", m, 8, 2, narrow=False)
+        e.assign(pieces if tltypes.is_bits_float(dst_t) else _sign_extended_nibble(pieces))
+        return
     if w == 1:
         assert n == 8 * m
         pieces = _split_halves(e, f"{x}.to(tl.uint8, bitcast=True)", m, 8, 8, narrow=False)

@@ -6,7 +6,8 @@ ops_conversion.py`, `rounding.py`), in Triton's compiler and in Triton 3.6's int
 (it runs the same source: no inline PTX, no libdevice here).
 
 Representation (tltypes): f16/f32/f64 are Triton floats, tf32 is an f32 holding a tf32 value,
-bf16 is tl.bfloat16, and f8E4M3FN / f8E5M2 / f8E8M0FNU are tl.uint8 bit patterns.
+bf16 is tl.bfloat16, and f8E4M3FN / f8E5M2 / f8E8M0FNU are tl.uint8 bit patterns, f4E2M1FN a
+tl.uint8 holding its 4-bit code.
 
 Why not Triton's own conversions everywhere: Triton 3.6's interpreter stores bf16 as raw
 uint16 and converts f32 -> bf16 by truncation (its `_convert_float`), and int/f64 -> bf16 by
@@ -23,7 +24,8 @@ has no fp8e4nv; Triton has no e8m0. So:
     f8 -> f32       integer decoding: E5M2 is the top byte of an f16; E4M3FN's 7 value bits
                     shifted left by 20 are an f32 that is the value times 2^-120 (normal and
                     subnormal alike); E8M0 is 2^(s - 127) (s = 0: the f32 subnormal 2^-127).
-                    0x7F/0xFF (E4M3FN), 0x7D-0x7F (E5M2), 0xFF (E8M0) are NaN.
+                    0x7F/0xFF (E4M3FN), 0x7D-0x7F (E5M2), 0xFF (E8M0) are NaN. f4E2M1FN's 3
+                    value bits shifted left by 22 are the value times 2^-126.
     the rest        `round_helper` (f64 -> bf16 / tf32 / f8, f32 -> tf32 / f8, i32 and i64 ->
                     bf16 / tf32, every directed mode): exact rounding of a float (f32 or f64
                     bits) plus the sign of a residual (exact value minus that float) into a
@@ -35,7 +37,8 @@ has no fp8e4nv; Triton has no e8m0. So:
                     and NaN follow the spec's table as interp/rounding.py does: f16, bf16, f32,
                     tf32 overflow to inf or max by direction; f8E4M3FN and f8E5M2 saturate to
                     +-max (infinities too), NaN -> 0x7F for f8E4M3FN (as tileiras and the
-                    hardware give, not the table's +max); f8E8M0FNU rounds the
+                    hardware give, not the table's +max); f4E2M1FN saturates to +-6 and
+                    takes NaN to +6 (it has neither); f8E8M0FNU rounds the
                     magnitude into [2^-127, 2^127] (zero -> 2^-127), NaN -> 0xFF. `ftz`
                     flushes results below the smallest normal after rounding (as the
                     interpreter does).
@@ -84,6 +87,7 @@ class Fmt:
     signed: bool = True
     no_zero: bool = False  # f8E8M0FNU: codes 1..255 of the IEEE-like layout, stored minus one
     shift: int = 0  # tf32: the code sits 13 bits up in an f32
+    sign_bit: int | None = None  # where the sign is (None: the top bit of `bits`)
 
     @property
     def limit(self) -> int:
@@ -101,11 +105,13 @@ FORMATS = {
     "f8E4M3FN": Fmt("f8E4M3FN", 8, 3, -6, 0x7E, None, True, 0x7F),
     # Virtual layout with a zero code below 2^-127: code = exponent + 128, stored code - 1.
     "f8E8M0FNU": Fmt("f8E8M0FNU", 8, 0, -127, 255, None, True, 0xFF, signed=False, no_zero=True),
+    # A 4-bit code in a uint8: saturates to +-6, and NaN (it has none) becomes +6.
+    "f4E2M1FN": Fmt("f4E2M1FN", 8, 1, 0, 0x7, None, True, 0x7, sign_bit=3),
 }
 _UINT = {8: "tl.uint8", 16: "tl.uint16", 32: "tl.uint32", 64: "tl.uint64"}
 _INT = {8: "tl.int8", 16: "tl.int16", 32: "tl.int32", 64: "tl.int64"}
 MODES = {"nearest_even": "rn", "zero": "rz", "negative_inf": "rm", "positive_inf": "rp", "approx": "rn", "full": "rn"}
-F8 = ("f8E4M3FN", "f8E5M2", "f8E8M0FNU")
+F8 = ("f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN")  # the formats held as uint8 codes
 # Canonical NaN bit patterns (NVIDIA's: positive, every payload bit set), by Triton dtype.
 CANONICAL_NAN = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "tf32": 0x7FFFE000, "f64": 0x7FFFFFFFFFFFFFFF}
 BITS_OF = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64}
@@ -167,6 +173,14 @@ def {name}(bits):
     out = tl.where(s == 0, tl.full((), 0x00400000, tl.uint32), s << 23)
     out = tl.where(s == 0xFF, tl.full((), 0x7FC00000, tl.uint32), out)
     return out.to(tl.float32, bitcast=True)
+""",
+    "f4E2M1FN": """@triton.jit
+def {name}(bits):
+    # f4E2M1FN code -> f32, exact: its 3 value bits shifted left by 22 are an f32 equal to the
+    # value times 2^-126 (0.5 and 1.5 x 2^-126 for the subnormal, the normals alike).
+    b = bits.to(tl.uint32)
+    mag = ((b & 0x7) << 22).to(tl.float32, bitcast=True) * 8.507059173023462e37
+    return (mag.to(tl.uint32, bitcast=True) | ((b & 0x8) << 28)).to(tl.float32, bitcast=True)
 """,
 }
 
@@ -313,7 +327,8 @@ def _round_source(width: int, f: Fmt, mode: str, residual: bool, ftz: bool) -> s
     if f.shift:
         lines.append(f"    out = out << {f.shift}")
     if f.signed:
-        lines.append(f"    out = out | tl.where(neg, {1 << (f.bits - 1):#x}, 0).to({ou})")
+        sign_bit = f.bits - 1 if f.sign_bit is None else f.sign_bit
+        lines.append(f"    out = out | tl.where(neg, {1 << sign_bit:#x}, 0).to({ou})")
     lines.append(f"    return tl.where(nan, tl.full((), {f.nan_bits:#x}, {ou}), out)")
     return "\n".join(lines) + "\n"
 

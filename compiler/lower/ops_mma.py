@@ -46,15 +46,16 @@ mmai   signed x signed: one int8 dot with an int32 accumulator (exact, wraps mod
        one int8 dot plus row/column sums (tl.sum in int32), all mod 2^32: bit-exact.
 mmaf_scaled  Triton 3.6's `dot_scaled` is not used (its emulation upcasts through bf16 and
        the interpreter cannot run it); instead both operands are dequantized exactly to f32:
-       the f8 value (via the f16 conversion above) times 2^(s - 127) for its block's
-       f8E8M0FNU scale s (s = 0xFF: NaN). Every dequantized value has at most 4 significant
-       bits, so it is exact in f32 (also as a subnormal) and in tf32; the dot then runs with
+       the f8 value (via the f16 conversion above) or the f4E2M1FN value (its code decoded,
+       ops_conversion) times its block's scale: 2^(s - 127) for an f8E8M0FNU scale s (s =
+       0xFF: NaN), the decoded value of an f8E4M3FN one (NVFP4's scales, f4E2M1FN only).
+       Every dequantized value has at most 4 significant bits (f4 x e4m3: 2 + 4 bits, at
+       least 2^-10), so it is exact in f32 (also as a subnormal) and in tf32; the dot then runs with
        input_precision="tf32" on the tensor cores, products exact, f32 sums: the bound of
        mmaf with u = 2^-24 (the interpreter sums in f64, then rounds once). Differences:
        a dequantized value above f32's range (448 * 2^127) is already infinite here, and
        tensor cores may treat subnormal tf32 inputs (|value| < 2^-126, scales below about
-       2^-117) as zero. f4E2M1FN operands and f8E4M3FN scales are refused (the lowering has
-       no representation of 4-bit tiles).
+       2^-117) as zero.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from __future__ import annotations
 from ..ir.types import Type
 from . import tltypes
 from .codegen import OpEmit
+from .ops_conversion import to_f32
 from .ops_shape import concat
 from .registry import emitter
 
@@ -244,9 +246,9 @@ def _mmaf_scaled(e: OpEmit) -> None:
     a, b, c, sa_, sb_ = e.operands[:5]
     ta, tb, tc, tsa, tsb = e.operand_types[:5]
     el, scale_el = _el(ta), _el(tsa)
-    if el not in ("f8E4M3FN", "f8E5M2"):
-        raise e.error(f"mmaf_scaled of {el} operands is not supported by the Triton lowering (no 4-bit tiles)")
-    if scale_el != "f8E8M0FNU":
+    if el not in ("f8E4M3FN", "f8E5M2", "f4E2M1FN"):
+        raise e.error(f"mmaf_scaled of {el} operands is not supported by the Triton lowering")
+    if scale_el not in ("f8E8M0FNU", "f8E4M3FN"):
         raise e.error(f"mmaf_scaled with {scale_el} scales is not supported by the Triton lowering")
     if _el(tc) != "f32":
         raise e.error("mmaf_scaled needs an f32 accumulator")
@@ -256,7 +258,19 @@ def _mmaf_scaled(e: OpEmit) -> None:
     block = k // shape_sa[-1]
     if block * shape_sa[-1] != k or block * shape_sb[-2] != k:
         raise e.error(f"scale tiles {shape_sa} and {shape_sb} do not divide K = {k}")
-    scale = e.helper("_e8m0_to_f32", _E8M0_TO_F32)
+    if scale_el == "f8E8M0FNU":
+        e8m0 = e.helper("_e8m0_to_f32", _E8M0_TO_F32)
+
+        def scale(x: str) -> str:
+            return f"{e8m0}({x})"
+    else:
+
+        def scale(x: str) -> str:
+            return to_f32(e, x, scale_el)
+
+    def value(x: str) -> str:
+        return to_f32(e, x, el) if el == "f4E2M1FN" else f"{f8_to_f16(e, x, el)}.to(tl.float32)"
+
     lead = shape_a[:-2]
     m, n = shape_a[-2], shape_b[-1]
     nb = shape_sa[-1]
@@ -267,16 +281,16 @@ def _mmaf_scaled(e: OpEmit) -> None:
     # Each scale repeated over its block of K: (.., M, nb) -> (.., M, nb, V) -> (.., M, K).
     xa = e.tmp("scale_a")
     e.line(
-        f"{xa} = tl.reshape(tl.broadcast_to(tl.reshape({scale}({sa_}), {shape(m, nb, 1)}, can_reorder=False), "
+        f"{xa} = tl.reshape(tl.broadcast_to(tl.reshape({scale(sa_)}, {shape(m, nb, 1)}, can_reorder=False), "
         f"{shape(m, nb, block)}), {shape(m, k)}, can_reorder=False)"
     )
     xb = e.tmp("scale_b")
     e.line(
-        f"{xb} = tl.reshape(tl.broadcast_to(tl.reshape({scale}({sb_}), {shape(nb, 1, n)}, can_reorder=False), "
+        f"{xb} = tl.reshape(tl.broadcast_to(tl.reshape({scale(sb_)}, {shape(nb, 1, n)}, can_reorder=False), "
         f"{shape(nb, block, n)}), {shape(k, n)}, can_reorder=False)"
     )
     da, db = e.tmp("lhs_scaled"), e.tmp("rhs_scaled")
-    e.line(f"{da} = {f8_to_f16(e, a, el)}.to(tl.float32) * {xa}")
-    e.line(f"{db} = {f8_to_f16(e, b, el)}.to(tl.float32) * {xb}")
+    e.line(f"{da} = {value(a)} * {xa}")
+    e.line(f"{db} = {value(b)} * {xb}")
     da, db = pad_k(e, da, db, shape_a, shape_b, "tl.float32", 16)
     e.assign(f"tl.dot({da}, {db}, acc={c}, input_precision='tf32', out_dtype=tl.float32)")

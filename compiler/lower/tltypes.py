@@ -4,12 +4,18 @@ Element types of tile values:
 
     i1 → tl.int1    i8/i16/i32/i64 → tl.int8 ... tl.int64 (signless values held signed;
                     unsigned ops reinterpret with `.to(tl.uintN, bitcast=True)`)
+    i4 → tl.int8 holding the value sign-extended, as the interpreter holds it (no arithmetic
+                    takes i4: only conversions, `pack`/`unpack` and the shape ops)
     f16/bf16/f32/f64 → tl.float16/bfloat16/float32/float64
     tf32 → tl.float32 holding only tf32 values (as the interpreter holds them)
     f8E4M3FN, f8E5M2, f8E8M0FNU → tl.uint8 bit patterns. Triton lacks fp8e4nv on sm_80 and
         has no e8m0 at all, and its own conversions do not saturate as Tile IR's do, so the
         small formats travel as bits and are converted with integer code (exact everywhere);
         `mmaf` bitcasts them to Triton's fp8 types where the target has them.
+    f4E2M1FN → tl.uint8 holding the 4-bit code (sign in bit 3), for the same reasons (Triton
+        has no 4-bit type). In memory two share a byte (the interpreter's packing, lower index
+        in the low nibble), which no Triton pointer can address: pointers to f4E2M1FN (and so
+        its loads, stores and views) are refused; `pack`/`unpack` reach its bytes.
     ptr<T> → a Triton pointer to `memory_dtype(T)`
 
 Scalar kernel parameters of float type are passed as their bits (an integer of the same
@@ -21,10 +27,12 @@ from __future__ import annotations
 
 from ..ir.types import FloatType, IntegerType, PointerType, TileType, Type
 
-_INT = {1: "tl.int1", 8: "tl.int8", 16: "tl.int16", 32: "tl.int32", 64: "tl.int64"}
+_INT = {1: "tl.int1", 4: "tl.int8", 8: "tl.int8", 16: "tl.int16", 32: "tl.int32", 64: "tl.int64"}
 _UINT = {1: "tl.int1", 8: "tl.uint8", 16: "tl.uint16", 32: "tl.uint32", 64: "tl.uint64"}
 _FLOAT = {"f16": "tl.float16", "bf16": "tl.bfloat16", "f32": "tl.float32", "tf32": "tl.float32", "f64": "tl.float64"}
-BITS_FORMATS = ("f8E4M3FN", "f8E5M2", "f8E8M0FNU")
+BITS_FORMATS = ("f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN")
+# Formats whose elements lie two to a byte in memory.
+PACKED_FORMATS = ("f4E2M1FN",)
 # Triton's own fp8 types, for mmaf operands (sm_89 and newer).
 TRITON_FP8 = {"f8E4M3FN": "tl.float8e4nv", "f8E5M2": "tl.float8e5"}
 # Signature strings of `triton.compile` for memory element types.
@@ -70,12 +78,28 @@ def memory_dtype(t: Type) -> str:
     e = element_of(t)
     if isinstance(e, IntegerType) and e.width == 1:
         return "tl.int8"
+    _refuse_packed(e)
     return dtype(e)
+
+
+def is_nibble(t: Type) -> bool:
+    """Whether `t`'s elements are 4 bits wide (i4, f4E2M1FN): two to a byte in memory."""
+    e = element_of(t)
+    return (isinstance(e, IntegerType) and e.width == 4) or (isinstance(e, FloatType) and e.name in PACKED_FORMATS)
+
+
+def _refuse_packed(e: Type) -> None:
+    if is_nibble(e):
+        raise LoweringTypeError(
+            f"the Triton lowering cannot address {e} memory (two elements to a byte; a Triton pointer "
+            "addresses whole bytes): load its bytes as i8 and `unpack` them"
+        )
 
 
 def memory_signature(t: Type) -> str:
     """The `triton.compile` signature string of a pointer to `t` elements (`*fp32`)."""
     e = element_of(t)
+    _refuse_packed(e)
     if isinstance(e, IntegerType) and e.width in _SIG_INT:
         return "*i8" if e.width == 1 else "*" + _SIG_INT[e.width]
     if isinstance(e, FloatType):

@@ -69,12 +69,8 @@ from .harness import ARCHES, run_both
 # (case id, arch or "*") -> a substring of the LowerError's text. Keep it short: each entry is a
 # kernel users cannot compile. Case ids: `examples/NAME`, `samples/NAME[_13.1|_13.3]`,
 # `FILE.mlir:CHUNK:KERNEL` (see `cases()`).
-_F4 = "cannot hold f4E2M1FN values"  # no 4-bit element type in Triton: f4E2M1FN tiles are refused
-REFUSALS: dict[tuple[str, str], str] = {
-    ("conversion.mlir:0:ftof", "*"): _F4,
-    ("dense_attr.mlir:2:kernel", "*"): _F4,
-    ("ops.mlir:0:test", "*"): _F4,
-}
+# (Empty since f4E2M1FN and i4 tiles are held as bytes: every case compiles.)
+REFUSALS: dict[tuple[str, str], str] = {}
 
 # Ulp bounds of the Triton-interpreter comparison, by kernel (file stem without the bytecode
 # version); kernels not listed must match bitwise.

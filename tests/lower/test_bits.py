@@ -416,17 +416,108 @@ def test_pack_unpack(count: int) -> None:
                 assert got.tobytes() == raw.tobytes(), name
 
 
-def test_pack_refuses_nibbles() -> None:
+# The 16 f4E2M1FN values by code (sign in bit 3).
+F4_VALUES = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], dtype=np.float32)
+
+
+def _nibbles(b: np.ndarray) -> np.ndarray:
+    """The 4-bit codes of bytes `b`, the low nibble of each byte first."""
+    u = b.view(np.uint8)
+    return np.stack([u & 0xF, u >> 4], axis=1).reshape(-1)
+
+
+def test_i4() -> None:
+    """i4 (an int8 sign-extended in Triton, which has no 4-bit type): bytes unpacked into
+    nibbles and packed back, extended both ways, truncated to; bitwise on both backends and
+    checked against NumPy."""
+    n = 256  # bytes; 512 nibbles
+    rng = np.random.default_rng(4)
+    b = rng.integers(-128, 128, n).astype(np.int8)
+    w = rng.integers(-(1 << 15), 1 << 15, 2 * n).astype(np.int16)
+    t8, t4, t16 = f"tile<{n}xi8>", f"tile<{2 * n}xi4>", f"tile<{2 * n}xi16>"
+    body = [
+        f"%n4 = unpack %b : {t8} -> {t4}",
+        f"%s_r = exti %n4 signed : {t4} -> {t16}",
+        f"%u_r = exti %n4 unsigned : {t4} -> {t16}",
+        f"%rp_r = pack %n4 : {t4} -> {t8}",
+        f"%t = trunci %w : {t16} -> {t4}",
+        f"%te_r = exti %t signed : {t4} -> {t16}",
+        f"%tu_r = exti %t unsigned : {t4} -> tile<{2 * n}xi32>",
+    ]
+    wide = (2 * n,)
+    outs = {"s": ("i16", wide), "u": ("i16", wide), "rp": ("i8", (n,)), "te": ("i16", wide), "tu": ("i32", wide)}
+    ins = {"b": ("i8", b), "w": ("i16", w)}
+    cpu = run(ins, outs, body, (1,), in_shapes={"b": (n,), "w": wide})
+    got = dict(zip(outs, cpu[len(ins) :], strict=True))
+    codes = _nibbles(b)
+    assert np.array_equal(got["s"], (codes.astype(np.int16) ^ 8) - 8) and np.array_equal(got["u"], codes)
+    assert np.array_equal(got["rp"], b)
+    assert np.array_equal(got["te"], ((w.astype(np.int32) & 0xF) ^ 8) - 8)
+    assert np.array_equal(got["tu"], w.astype(np.int32) & 0xF)
+
+
+# tileiras 13.5 refuses f4E2M1FN for sm_80 and sm_90 ("Incompatibility with architecture
+# 'sm_90': unsupported type 'f4E2M1FN'"); the Triton lowering's integer code runs everywhere.
+F4_REFUSED = r"unsupported type 'f4E2M1FN'"
+
+
+def test_f4e2m1fn() -> None:
+    """f4E2M1FN (a uint8 code in Triton): bytes unpacked and packed back, decoded from every
+    code, rounded into from f32 (midpoints and next to them, saturation, NaN), dense constants
+    (a table and a select chain); bitwise on both backends, and checked against ml_dtypes."""
+    n = 256  # bytes; 512 nibbles
+    b = np.random.default_rng(5).integers(-128, 128, n).astype(np.int8)
+    # Every f4 value, the midpoints between neighbours and next to them, beyond +-6, NaN.
+    grid = np.unique(np.abs(F4_VALUES.astype(np.float64)))
+    mids = (grid[:-1] + grid[1:]) / 2
+    x = np.concatenate([grid, mids, np.nextafter(mids, 0), np.nextafter(mids, 9), [5.0, 6.5, 7.0, 1e30, np.inf]])
+    x = np.resize(np.concatenate([x, -x, [np.nan, -np.nan]]).astype(np.float32), 2 * n)
+    consts = np.arange(32) % 16
+    f4c = "[" + ", ".join(str(float(F4_VALUES[v])) for v in consts[::-1]) + "]"
+    t8, tf4 = f"tile<{n}xi8>", f"tile<{2 * n}xf4E2M1FN>"
+    body = [
+        f"%f4 = unpack %b : {t8} -> {tf4}",
+        f"%df_r = ftof %f4 : {tf4} -> tile<{2 * n}xf32>",
+        f"%dh_r = ftof %f4 : {tf4} -> tile<{2 * n}xf16>",
+        f"%fp_r = pack %f4 : {tf4} -> {t8}",
+        f"%c = ftof %x : tile<{2 * n}xf32> -> {tf4}",
+        f"%cp_r = pack %c : {tf4} -> {t8}",
+        f"%cf = constant <f4E2M1FN: {f4c}> : tile<32xf4E2M1FN>",
+        "%cf_r = ftof %cf : tile<32xf4E2M1FN> -> tile<32xf32>",
+        "%cs = constant <f4E2M1FN: [-6.0, 0.5, 0.5, 0.5]> : tile<4xf4E2M1FN>",
+        "%cs_r = ftof %cs : tile<4xf4E2M1FN> -> tile<4xf32>",
+    ]
+    wide = (2 * n,)
+    outs = {
+        "df": ("f32", wide), "dh": ("f16", wide), "fp": ("i8", (n,)), "cp": ("i8", (n,)),
+        "cf": ("f32", (32,)), "cs": ("f32", (4,)),
+    }  # fmt: skip
+    ins = {"b": ("i8", b), "x": ("f32", x)}
+    cpu = run(ins, outs, body, (1,), in_shapes={"b": (n,), "x": wide}, tileiras_refuses=F4_REFUSED)
+    got = dict(zip(outs, cpu[len(ins) :], strict=True))
+    codes = _nibbles(b)
+    assert np.array_equal(got["fp"], b)
+    assert np.array_equal(got["df"].view(np.uint32), F4_VALUES[codes].view(np.uint32))  # -0.0 too
+    assert np.array_equal(got["dh"], F4_VALUES[codes].astype(np.float16))
+    # f32 -> f4E2M1FN: round to nearest even as ml_dtypes does for the finite values, saturating
+    # at +-6; NaN -> +6 (the interpreter's rule for a format without NaN).
+    rounded = _nibbles(got["cp"])
+    finite = np.isfinite(x) & (np.abs(x) <= 6)
+    want = x[finite].astype(ml_dtypes.float4_e2m1fn).view(np.uint8) & 0xF
+    assert np.array_equal(rounded[finite], want)
+    big = ~np.isnan(x) & (np.abs(x) > 6)
+    assert np.array_equal(rounded[big], np.where(x[big] > 0, 0x7, 0xF))
+    assert np.all(rounded[np.isnan(x)] == 0x7)
+    assert np.array_equal(got["cf"], F4_VALUES[consts[::-1]])
+    assert got["cs"].tolist() == [-6.0, 0.5, 0.5, 0.5]
+
+
+def test_nibble_memory_is_refused() -> None:
+    """A pointer to f4E2M1FN (two elements to a byte) is refused with the way around it."""
     from compiler.lower import LowerError
 
-    text = kernel_text(
-        [("x", "i8")],
-        [("p", "i8")],
-        ["%t = trunci %x : tile<4xi8> -> tile<4xi4>", "%p_r = pack %t : tile<4xi4> -> tile<2xi8>"],
-        (4,),
-        out_shapes={"p": (2,)},
-    )
-    with pytest.raises(LowerError, match="i4"):
+    text = kernel_text([("x", "f4E2M1FN")], [("y", "f32")], ["%y_r = ftof %x : tile<4xf4E2M1FN> -> tile<4xf32>"], (4,))
+    with pytest.raises(LowerError, match="two elements to a byte.*unpack"):
         source_of(text)
 
 
@@ -512,10 +603,17 @@ def _compile_kernel() -> str:
         "%pi_r = ptr_to_int %ps : tile<64xptr<i16>> -> tile<64xi64>",
         "%c6_r = constant <f64: 0.1> : tile<64xf64>",
         "%c7_r = constant <bf16: [" + ", ".join(f"0x{(v * 31) & 0xFFFF:X}" for v in range(8)) + "]> : tile<8xbf16>",
+        "%n4 = unpack %pk : tile<256xi8> -> tile<512xi4>",
+        "%n4p_r = pack %n4 : tile<512xi4> -> tile<256xi8>",
+        "%f4 = ftof %x : tile<64xf32> -> tile<64xf4E2M1FN>",
+        "%f4p_r = pack %f4 : tile<64xf4E2M1FN> -> tile<32xi8>",
+        "%c8 = constant <f4E2M1FN: " + str([float(F4_VALUES[v % 16]) for v in range(32)]) + "> : tile<32xf4E2M1FN>",
+        "%c8_r = ftof %c8 : tile<32xf4E2M1FN> -> tile<32xf32>",
     ]
     outs = [("c2", "i32"), ("c4", "f16"), ("se", "i32"), ("up", "f64"), ("bu", "i1"), ("pi", "i64"), ("c6", "f64"),
-            ("c7", "bf16")]  # fmt: skip
-    return kernel_text([("x", "f32")], outs, body, shape, out_shapes={"up": (32,), "c7": (8,)})
+            ("c7", "bf16"), ("n4p", "i8"), ("f4p", "i8"), ("c8", "f32")]  # fmt: skip
+    sizes = {"up": (32,), "c7": (8,), "n4p": (256,), "f4p": (32,), "c8": (32,)}
+    return kernel_text([("x", "f32")], outs, body, shape, out_shapes=sizes)
 
 
 def test_compiles_for_every_target() -> None:

@@ -283,7 +283,8 @@ def test_what_the_lowering_cannot_do_is_one_diagnostic_with_status_1(
     status, out, err = run(capsys, "compile", path, "--arch", "sm_90")
     assert status == 1 and out == ""
     assert one_error_line(err) == (
-        f"{path}:2:3: error: entry: the Triton lowering cannot pass pointers to f4E2M1FN [target sm_90]"
+        f"{path}:2:3: error: entry: the Triton lowering cannot address f4E2M1FN memory (two elements to a byte; "
+        "a Triton pointer addresses whole bytes): load its bytes as i8 and `unpack` them [target sm_90]"
     )
     # An op without an emitter (taken away here: every op of vector add has one).
     monkeypatch.delitem(registry.EMITTERS, "cuda_tile.addf")

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from .harness import ON_GPU, compile_for, run_both, source_of
+from .test_bits import F4_VALUES, _nibbles
 from .test_shape import NP, _io_args, io_kernel, run_io, run_io_pair, tile
 
 RNG = np.random.default_rng(9)
@@ -196,10 +197,10 @@ def test_mmai_signedness_and_wrap(sl, sr, mkn, lead):
 # -- mmaf_scaled ----------------------------------------------------------------------------------------
 
 
-def scaled_text(el: str, sa, sb, sc, ssa, ssb) -> str:
+def scaled_text(el: str, sa, sb, sc, ssa, ssb, scale: str = "f8E8M0FNU") -> str:
     return (
         f"%r = mmaf_scaled %a, %b, %c, %sa, %sb : {tile(sa, el)}, {tile(sb, el)}, {tile(sc, 'f32')}, "
-        f"{tile(ssa, 'f8E8M0FNU')}, {tile(ssb, 'f8E8M0FNU')}"
+        f"{tile(ssa, scale)}, {tile(ssb, scale)}"
     )
 
 
@@ -249,18 +250,56 @@ def test_mmaf_scaled_nan_scale_overflow_and_tiny_scales():
     assert r[3, 2] == np.float32(32 * 448.0 * 2.0**-120)
 
 
-def test_f4_operands_are_refused():
-    # (The lowering has no 4-bit tiles: the first op that makes one is refused.)
-    from compiler.lower import LowerError
+def _f4_scaled(scale: str, m: int, k: int, n: int):
+    """(body, inputs) of an `mmaf_scaled` of f4E2M1FN operands unpacked from bytes `%pa`, `%pb`
+    (blocks of 32 for f8E8M0FNU scales, 16 for f8E4M3FN)."""
+    block = 32 if scale == "f8E8M0FNU" else 16
+    sa, sb, sc = shapes(m, k, n)
+    ssa, ssb = (m, k // block), (k // block, n)
+    f4 = "f4E2M1FN"
+    body = f"""%a1 = unpack %pa : {tile((m * k // 2,), "i8")} -> {tile((m * k,), f4)}
+    %a = reshape %a1 : {tile((m * k,), f4)} -> {tile(sa, f4)}
+    %b1 = unpack %pb : {tile((k * n // 2,), "i8")} -> {tile((k * n,), f4)}
+    %b = reshape %b1 : {tile((k * n,), f4)} -> {tile(sb, f4)}
+    """ + scaled_text(f4, sa, sb, sc, ssa, ssb, scale)
+    inputs = [("pa", (m * k // 2,), "i8"), ("pb", (k * n // 2,), "i8"), ("c", sc, "f32"), ("sa", ssa, scale),
+              ("sb", ssb, scale)]  # fmt: skip
+    return body, inputs
 
-    body = """%a = constant <f4E2M1FN: 1.0> : tile<16x32xf4E2M1FN>
-    %b = constant <f4E2M1FN: 1.0> : tile<32x16xf4E2M1FN>
-    %c = constant <f32: 0.0> : tile<16x16xf32>
-    %sa = constant <f8E8M0FNU: 1.0> : tile<16x1xf8E8M0FNU>
-    %sb = constant <f8E8M0FNU: 1.0> : tile<1x16xf8E8M0FNU>
-    """ + scaled_text("f4E2M1FN", (16, 32), (32, 16), (16, 16), (16, 1), (1, 16))
-    with pytest.raises(LowerError, match="f4E2M1FN"):
-        source_of(io_kernel([], [], body))
+
+@pytest.mark.parametrize("scale", ["f8E8M0FNU", "f8E4M3FN"])
+def test_mmaf_scaled_f4_operands(scale):
+    """f4E2M1FN operands, unpacked from random bytes (every code, -0.0 included): MXFP4
+    (f8E8M0FNU scales over blocks of 32) and NVFP4 (f8E4M3FN scales over blocks of 16); both
+    backends within the bound of the exact result."""
+    m, k, n = 16, 64, 8
+    block = 32 if scale == "f8E8M0FNU" else 16
+    sa, sb, sc = shapes(m, k, n)
+    ssa, ssb = (m, k // block), (k // block, n)
+    pa = RNG.integers(-128, 128, m * k // 2).astype(np.int8)
+    pb = RNG.integers(-128, 128, k * n // 2).astype(np.int8)
+    c = RNG.standard_normal(sc).astype(np.float32)
+    if scale == "f8E8M0FNU":
+        xa, xb = ((2.0 ** RNG.integers(-20, 21, s)).astype(NP[scale]) for s in (ssa, ssb))
+    else:  # e4m3 scales of every magnitude, subnormals included
+        xa, xb = ((RNG.standard_normal(s) * 2.0 ** RNG.integers(-9, 5, s)).astype(NP[scale]) for s in (ssa, ssb))
+    body, inputs = _f4_scaled(scale, m, k, n)
+    cpu, tri = run_io_pair(inputs, [("r", sc, "f32")], body, [pa, pb, c, xa, xb])
+    a64 = F4_VALUES[_nibbles(pa)].reshape(sa).astype(np.float64) * np.repeat(xa.astype(np.float64), block, axis=-1)
+    b64 = F4_VALUES[_nibbles(pb)].reshape(sb).astype(np.float64) * np.repeat(xb.astype(np.float64), block, axis=-2)
+    exact, mag = exact_mma(a64, b64, c)
+    for r in (cpu[0], tri[0]):
+        assert np.all(np.abs(r.astype(np.float64) - exact) <= 2.0**-24 * np.abs(exact) + (k + 1) * 2.0**-24 * mag)
+
+
+def test_mmaf_scaled_f4_compiles_everywhere():
+    """NVFP4 (f4E2M1FN with f8E4M3FN scales), which tileiras refuses for sm_80 and sm_90,
+    compiles for every target to a tf32 tensor-core dot, without spills."""
+    body, inputs = _f4_scaled("f8E4M3FN", 64, 64, 64)
+    for k in compile_for(io_kernel(inputs, [("r", (64, 64), "f32")], body), "k"):
+        assert k.spills == 0
+        tf32_dot = r"(mma\.sync\.aligned\.\w+\.row\.col\.f32\.tf32|wgmma\.\S+\.f32\.tf32|tcgen05\.mma)"
+        assert re.search(tf32_dot, k.asm["ptx"])
 
 
 # -- the matmul example and compiled code ---------------------------------------------------------------
