@@ -1,6 +1,6 @@
-"""Smoke test of benchmarks/lsp.py's keystroke timing: a kernel typed between two others in a
-1,000-line document, with the editor closing brackets and without, is re-analysed in place at
-every keystroke (none from scratch). The full benchmark (a real client, 50,000 lines) is not run
+"""Smoke test of benchmarks/lsp.py's keystroke timing: a kernel typed between two others, or after
+the last one, in a 1,000-line document, with the editor closing brackets and without, is
+re-analysed in place at every keystroke (none from scratch). The full benchmark (a real client, 50,000 lines) is not run
 here."""
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ def _bench():
     return module
 
 
+@pytest.mark.parametrize("last", [False, True])
 @pytest.mark.parametrize("auto_close", [True, False])
-def test_typing_a_kernel_is_never_analysed_from_scratch(auto_close):
-    median, worst, fresh, count = _bench()._typing_between_kernels(1000, auto_close)
+def test_typing_a_kernel_is_never_analysed_from_scratch(auto_close, last):
+    median, worst, fresh, count = _bench()._typing_a_kernel(1000, auto_close, last)
     assert count > 80 and fresh == 0
     assert 0 < median <= worst

@@ -286,7 +286,8 @@ async def test_ptx_errors(client):
     assert caught.value.code == -32803
     name = f4.rsplit("/", 1)[-1]
     assert caught.value.message == (
-        f"{name}:2:3: error: entry: the Triton lowering cannot pass pointers to f4E2M1FN [target sm_90]"
+        f"{name}:2:3: error: entry: the Triton lowering cannot address f4E2M1FN memory (two elements to a byte; "
+        "a Triton pointer addresses whole bytes): load its bytes as i8 and `unpack` them [target sm_90]"
     )
 
 
