@@ -373,6 +373,8 @@ class Codegen:
             try:
                 if isinstance(e, PointerType):
                     self.params.append(Param(name, "pointer", tltypes.scalar_signature(t), t, i))
+                    if tltypes.is_nibble_pointer(t):  # the byte pointer as a nibble address
+                        prologue.append((None, f"{name} = {name}.to(tl.int64) * 2"))
                     continue
                 sig = tltypes.scalar_signature(t)
                 self.params.append(Param(name, "scalar", sig, t, i))

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..interp import InterpError, dtypes
+from ..interp.memory import pack_nibbles, unpack_nibbles
 from ..ir.core import Module, Operation
 from ..ir.types import IntegerType, PointerType, TileType
 from .codegen import KernelSource, LowerError, Target
@@ -244,6 +245,7 @@ def run(
     binder = ArgumentChecks()
     call: list[Any] = []
     write_back: list[tuple[np.ndarray, np.ndarray]] = []
+    unpack_back: list[tuple[np.ndarray, np.ndarray]] = []  # 4-bit arrays: (the caller's, packed)
     # (argument index, the read-only array or the bytes of a read-only strided view, the copy
     # the kernel gets, which of the two): checked after the run (module doc).
     read_only: list[tuple[int, np.ndarray, np.ndarray, bool]] = []
@@ -281,7 +283,14 @@ def run(
                 )
             binder.check_dtype(where, element, arg.dtype)
             if dtypes.memory_bits(element.pointee) == 4:
-                raise LaunchError(f"{where}: 4-bit element arrays are not supported by the triton-interpret backend")
+                # Two to a byte in memory, as on every backend: a packed copy (unpacked back).
+                if arg.size % 2:
+                    raise LaunchError(f"{where}: 4-bit elements are stored in pairs; the array has an odd size")
+                placed = pack_nibbles(arg)
+                if arg.flags.writeable:
+                    unpack_back.append((arg, placed))
+                call.append(_torch_view(placed, p.signature))
+                continue
             placed = arg
             if not arg.flags.c_contiguous or not arg.flags.writeable:
                 placed = np.ascontiguousarray(arg).copy()
@@ -315,6 +324,8 @@ def run(
             builder.options = options
         for original, placed in write_back:
             original[...] = placed
+        for original, packed in unpack_back:
+            original[...] = unpack_nibbles(packed, original.dtype, original.size).reshape(original.shape)
         if out is not None:
             stdout.write(out.getvalue())
     elapsed = time.perf_counter() - start

@@ -294,12 +294,31 @@ def _bitcast(e: OpEmit) -> None:
         e.assign(f"{x}.to({dst}, bitcast=True)")
 
 
+# Bit 62 of a pointer to 4-bit elements marks the upper nibble of its byte (the interpreter's
+# pointers, compiler/interp/memory.py); the lowering holds them as nibble addresses (tltypes).
+_NIBBLE_TAG = 1 << 62
+
+
+def _from_nibble_address(n: str) -> str:
+    return f"(({n} >> 1) | (({n} & 1) << 62))"
+
+
+def _to_nibble_address(a: str) -> str:
+    return f"(({a} & {_NIBBLE_TAG - 1:#x}) * 2 + (({a} >> 62) & 1))"
+
+
 @emitter("int_to_ptr", "ptr_to_ptr")
 def _to_pointer(e: OpEmit) -> None:
     (x,) = e.operands
-    src, dst = e.dtype(e.operand_types[0]), e.dtype(e.result_types[0])
-    if src == dst:
+    src_t, dst_t = e.operand_types[0], e.result_types[0]
+    src, dst = e.dtype(src_t), e.dtype(dst_t)
+    from_nibbles, to_nibbles = tltypes.is_nibble_pointer(src_t), tltypes.is_nibble_pointer(dst_t)
+    if from_nibbles == to_nibbles and src == dst:
         e.alias(x)
+    elif to_nibbles:
+        e.assign(_to_nibble_address(x if src == "tl.int64" else f"{x}.to(tl.int64)"))
+    elif from_nibbles:
+        e.assign(f"{_from_nibble_address(x)}.to({dst})")
     else:
         e.assign(f"{x}.to({dst})")
 
@@ -307,8 +326,9 @@ def _to_pointer(e: OpEmit) -> None:
 @emitter("ptr_to_int")
 def _ptr_to_int(e: OpEmit) -> None:
     (x,) = e.operands
-    assert isinstance(tltypes.element_of(e.operand_types[0]), PointerType)
-    e.assign(f"{x}.to(tl.int64)")
+    t = e.operand_types[0]
+    assert isinstance(tltypes.element_of(t), PointerType)
+    e.assign(_from_nibble_address(x) if tltypes.is_nibble_pointer(t) else f"{x}.to(tl.int64)")
 
 
 # -- width changes ---------------------------------------------------------------------------

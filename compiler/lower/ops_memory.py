@@ -7,6 +7,13 @@ where the byte is non-zero; stored as 0/1); the f8 formats travel as uint8 bits;
 values are read from f32 memory with the low 13 mantissa bits cleared and any NaN made
 the quiet NaN 0x7FC00000, as the interpreter holds tf32 tiles. All exact.
 
+f4E2M1FN (the one 4-bit type memory holds; tltypes): its pointers are nibble addresses N;
+a load reads the byte at N >> 1 and takes its nibble (N & 1: the upper one); masked-off
+lanes take the padding's code. Stores are refused: two lanes (or two tile blocks) that
+write the two nibbles of one byte would each have to read and rewrite it.
+`ptr_to_int`/`int_to_ptr`/`ptr_to_ptr` turn N into the interpreter's pointer (byte
+address, bit 62 for the upper nibble) and back.
+
     offset         `ptr + off` (Triton scales by the pointee size); i8/i16 offsets are
                    sign-extended to int32 first, an i1 offset is read as signed (-1/0).
     load_ptr_tko   `tl.load(ptr, mask, other)`: masked-off lanes take `paddingValue`, or
@@ -148,8 +155,11 @@ def load_memory(
     sem: str = "weak",
     scope: str = "gpu",
 ) -> str:
-    """An expression loading memory elements (memory dtype) at `ptr` (a tensor of
-    `shape`, or a scalar pointer when shape is ()), `other` where `mask` is false."""
+    """An expression loading memory elements (memory dtype; 4-bit elements: their codes) at
+    `ptr` (a tensor of `shape`, or a scalar pointer when shape is ()), `other` where `mask`
+    is false."""
+    if tltypes.is_nibble(element):
+        return _load_nibbles(e, ptr, mask, other, sem)
     if sem in ("weak", "relaxed"):
         args = [ptr]
         if mask is not None:
@@ -186,6 +196,23 @@ def load_memory(
     return call if mem == int_dtype(bits) else f"{call}.to({mem}, bitcast=True)"
 
 
+def _load_nibbles(e: OpEmit, addr: str, mask: str | None, other: str | None, sem: str) -> str:
+    """The codes (uint8) of the f4E2M1FN elements at nibble addresses `addr`."""
+    if sem not in ("weak", "relaxed"):
+        raise e.error(f"{sem} loads of 4-bit elements are not supported by the Triton lowering")
+    args = [f"({addr} >> 1).to(tl.pointer_type(tl.uint8))"]
+    if mask is not None:
+        args.append(f"mask={mask}")
+    if sem == "relaxed":
+        args.append("volatile=True")
+    byte = e.tmp("byte")
+    e.line(f"{byte} = tl.load({', '.join(args)})")
+    code = f"(({byte} >> (({addr} & 1) * 4).to(tl.uint8)) & 0xF)"
+    if mask is None:
+        return code
+    return f"tl.where({mask}, {code}, {other if other is not None else 0})"
+
+
 def store_memory(
     e: OpEmit,
     ptr: str,
@@ -197,6 +224,11 @@ def store_memory(
     scope: str = "gpu",
 ) -> None:
     """Statements storing the memory elements `value` at `ptr` where `mask` holds."""
+    if tltypes.is_nibble(element):
+        raise e.error(
+            f"stores of {element} (two elements to a byte) are not supported by the Triton lowering: `pack` "
+            "pairs of them into i8 and store the bytes"
+        )
     if sem == "weak":
         m = f", mask={mask}" if mask is not None else ""
         e.line(f"tl.store({ptr}, {value}{m})")
@@ -379,6 +411,8 @@ def _atomic_cas(e: OpEmit) -> None:
 def _alloca(e: OpEmit) -> None:
     rt = e.result_types[0]
     element = pointee(rt)
+    if tltypes.is_nibble(element):
+        raise e.error(f"alloca of {element} (two elements to a byte) is not supported by the Triton lowering")
     count = e.int_attr("num_elem", 0) or 0
     alignment = e.int_attr("alignment", 1) or 1
     if count < 0 or alignment <= 0 or alignment & (alignment - 1):

@@ -344,6 +344,8 @@ def _tma_reason(e: OpEmit, v: ViewInfo, op) -> str | None:
         return "rank"
     itemsize = v.extra["itemsize"]
     element = tltypes.element_of(v.element)
+    if tltypes.is_nibble(element):
+        return "4-bit elements are read a byte at a time"
     if mode == "auto" and itemsize > 2:
         return "elements wider than 16 bits use pointers (heuristic)"
     if mode == "auto" and op.name == "cuda_tile.load_view_tko" and feeds_small_product(op.results[0]):
@@ -600,15 +602,14 @@ def padding_expr(v: ViewInfo) -> str:
     """The value (memory dtype) a load yields outside the tensor: the padding keyword's
     bits in the element type, or zero."""
     element = tltypes.element_of(v.element)
-    mem = tltypes.memory_dtype(element)
     if v.padding is None or not isinstance(element, FloatType):
         return "0"
     bits = padding_bits(v.padding, element.name)
     if bits == 0:
         return "0"
-    if tltypes.is_bits_float(element):
+    if tltypes.is_bits_float(element):  # (f8 bits, f4E2M1FN codes)
         return bits_literal(bits, 8, "tl.uint8")
-    return bits_literal(bits, memory_bits(element), mem)
+    return bits_literal(bits, memory_bits(element), tltypes.memory_dtype(element))
 
 
 def _origin32(o: str) -> str:
@@ -638,7 +639,7 @@ def _load_view(e: OpEmit) -> None:
         e.line(f"{result} = {from_memory(e, raw, element)}")
         e.token(1, memory=True)
         return
-    tile = _addresses(e, v, version=sem == "weak")
+    tile = _addresses(e, v, version=sem == "weak" and not tltypes.is_nibble(element))
     pad = padding_expr(v)
     if tile.full is not None:
         # The loaded elements are the result itself unless they need a conversion.

@@ -13,10 +13,13 @@ Element types of tile values:
         small formats travel as bits and are converted with integer code (exact everywhere);
         `mmaf` bitcasts them to Triton's fp8 types where the target has them.
     f4E2M1FN → tl.uint8 holding the 4-bit code (sign in bit 3), for the same reasons (Triton
-        has no 4-bit type). In memory two share a byte (the interpreter's packing, lower index
-        in the low nibble), which no Triton pointer can address: pointers to f4E2M1FN (and so
-        its loads, stores and views) are refused; `pack`/`unpack` reach its bytes.
-    ptr<T> → a Triton pointer to `memory_dtype(T)`
+        has no 4-bit type).
+    ptr<T> → a Triton pointer to `memory_dtype(T)`. f4E2M1FN elements lie two to a byte
+        (lower index in the low nibble), which no Triton pointer addresses: a pointer to them
+        is a tl.int64 *nibble address* (2 x the byte address, + 1 for the upper nibble),
+        so that element offsets add to it; a kernel parameter is a byte pointer made into one
+        in the prologue. As an integer (`ptr_to_int`) it is the interpreter's pointer: the
+        byte address, bit 62 set for an upper nibble.
 
 Scalar kernel parameters of float type are passed as their bits (an integer of the same
 width) and bitcast in the kernel's prologue: Triton's interpreter types a Python float as
@@ -63,6 +66,8 @@ def dtype(t: Type) -> str:
         if e.name in BITS_FORMATS:
             return "tl.uint8"
     if isinstance(e, PointerType):
+        if is_nibble(e.pointee):
+            return "tl.int64"  # a nibble address
         return f"tl.pointer_type({memory_dtype(e.pointee)})"
     raise LoweringTypeError(f"the Triton lowering cannot hold {e} values")
 
@@ -89,11 +94,15 @@ def is_nibble(t: Type) -> bool:
 
 
 def _refuse_packed(e: Type) -> None:
+    # Memory of 4-bit elements is read through nibble addresses (ops_memory), never typed.
     if is_nibble(e):
-        raise LoweringTypeError(
-            f"the Triton lowering cannot address {e} memory (two elements to a byte; a Triton pointer "
-            "addresses whole bytes): load its bytes as i8 and `unpack` them"
-        )
+        raise LoweringTypeError(f"the Triton lowering has no memory type for {e} (two elements to a byte)")
+
+
+def is_nibble_pointer(t: Type) -> bool:
+    """Whether `t` (a tile of) pointers to 4-bit elements: nibble addresses."""
+    e = element_of(t)
+    return isinstance(e, PointerType) and is_nibble(e.pointee)
 
 
 def memory_signature(t: Type) -> str:
@@ -122,7 +131,7 @@ def scalar_signature(t: Type) -> str:
         if e.name in _SIG_FLOAT or e.name in BITS_FORMATS:
             return _SIG_INT[max(width, 8)]
     if isinstance(e, PointerType):
-        return memory_signature(e.pointee)
+        return "*u8" if is_nibble(e.pointee) else memory_signature(e.pointee)
     raise LoweringTypeError(f"the Triton lowering cannot pass a {e} parameter")
 
 

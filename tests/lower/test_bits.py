@@ -512,15 +512,6 @@ def test_f4e2m1fn() -> None:
     assert got["cs"].tolist() == [-6.0, 0.5, 0.5, 0.5]
 
 
-def test_nibble_memory_is_refused() -> None:
-    """A pointer to f4E2M1FN (two elements to a byte) is refused with the way around it."""
-    from compiler.lower import LowerError
-
-    text = kernel_text([("x", "f4E2M1FN")], [("y", "f32")], ["%y_r = ftof %x : tile<4xf4E2M1FN> -> tile<4xf32>"], (4,))
-    with pytest.raises(LowerError, match="two elements to a byte.*unpack"):
-        source_of(text)
-
-
 # -- pointer casts ---------------------------------------------------------------------------------
 
 

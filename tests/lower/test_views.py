@@ -28,6 +28,7 @@ import pytest
 from compiler.lower.build import tool_path
 
 from .harness import TRITON_INTERPRETED, compile_for, run_both, source_of
+from .test_bits import F4_REFUSED, F4_VALUES
 from .test_memory import tf32_values_agree
 
 # -- IR spelling ----------------------------------------------------------------------------------
@@ -742,3 +743,114 @@ def test_views_compile_everywhere() -> None:
     for elem in ("i1", "f8E4M3FN", "i64"):
         for k in compile_for(copy_1d(elem, 64)):
             assert k.spills == 0
+
+
+# -- f4E2M1FN memory (two elements to a byte) ---------------------------------------------------------
+
+
+def test_nibble_loads() -> None:
+    """Loads of f4E2M1FN (two to a byte, read through nibble addresses): by a 1-D partition
+    (a partial tile, NaN padding), from an odd nibble (through a byte pointer and back,
+    `offset` by 1; -inf padding), by a
+    column-major 2-D partition (+inf padding), by pointer tiles with a mask and a padding
+    tile; the interpreter's pointer of an upper nibble (bit 62) through ptr_to_int, and back
+    through int_to_ptr. Bitwise on both backends, the values checked against the input;
+    compiles for every target."""
+    f4, n = "f4E2M1FN", 13
+    v1, v1o = tv(["%n"], [1], f4), tv([5], [1], f4)
+    p1, p1o = pv([8], v1, "nan"), pv([8], v1o, "neg_inf")
+    v2 = tv([4, 6], [1, 4], f4)  # column-major: element (i, j) at nibble i + 4 j
+    p2 = pv([4, 4], v2, "pos_inf")
+    out = pv([64], tv([64], [1], "f32"))
+    pt, pe = pv([1], tv([1], [1], "i64")), pv([2], tv([2], [1], "f32"))
+    body = f"""
+    %z = constant <i32: 0> : tile<i32>
+    %one = constant <i32: 1> : tile<i32>
+    {make_tv("va", "a", ["%n"], [1], f4)}
+    %pa = make_partition_view %va : {p1}
+    {load("x0", "pa", p1, ["%z"], [8], f4)}
+    {load("x1", "pa", p1, ["%one"], [8], f4)}
+    %a8 = ptr_to_ptr %a : tile<ptr<{f4}>> -> tile<ptr<i8>>
+    %a4 = ptr_to_ptr %a8 : tile<ptr<i8>> -> tile<ptr<{f4}>>
+    %a1 = offset %a4, %one : tile<ptr<{f4}>>, tile<i32> -> tile<ptr<{f4}>>
+    {make_tv("vo", "a1", [5], [1], f4)}
+    %po = make_partition_view %vo : {p1o}
+    {load("x2", "po", p1o, ["%z"], [8], f4)}
+    {make_tv("v2", "a", [4, 6], [1, 4], f4)}
+    %p2 = make_partition_view %v2 : {p2}
+    {load("x3", "p2", p2, ["%z", "%one"], [4, 4], f4)}
+    %x3f = reshape %x3 : tile<4x4x{f4}> -> tile<16x{f4}>
+    %io = iota : tile<8xi32>
+    %three = constant <i32: 3> : tile<8xi32>
+    %step = muli %io, %three : tile<8xi32>
+    %ar = reshape %a : tile<ptr<{f4}>> -> tile<1xptr<{f4}>>
+    %ab = broadcast %ar : tile<1xptr<{f4}>> -> tile<8xptr<{f4}>>
+    %ap = offset %ab, %step : tile<8xptr<{f4}>>, tile<8xi32> -> tile<8xptr<{f4}>>
+    %six = constant <i32: 4> : tile<8xi32>
+    %mask = cmpi less_than %io, %six, signed : tile<8xi32> -> tile<8xi1>
+    %pad = constant <{f4}: -4.0> : tile<8x{f4}>
+    %x4, %x4t = load_ptr_tko weak %ap, %mask, %pad : tile<8xptr<{f4}>>, tile<8xi1>, tile<8x{f4}> -> tile<8x{f4}>, token
+    %i01 = cat %x0, %x1 dim = 0 : tile<8x{f4}>, tile<8x{f4}> -> tile<16x{f4}>
+    %i24 = cat %x2, %x4 dim = 0 : tile<8x{f4}>, tile<8x{f4}> -> tile<16x{f4}>
+    %i0124 = cat %i01, %i24 dim = 0 : tile<16x{f4}>, tile<16x{f4}> -> tile<32x{f4}>
+    %i3 = cat %x3f, %x3f dim = 0 : tile<16x{f4}>, tile<16x{f4}> -> tile<32x{f4}>
+    %all = cat %i0124, %i3 dim = 0 : tile<32x{f4}>, tile<32x{f4}> -> tile<64x{f4}>
+    %y = ftof %all : tile<64x{f4}> -> tile<64xf32>
+    {make_tv("vy", "y_out", [64], [1], "f32")}
+    %py = make_partition_view %vy : {out}
+    {store("y", "py", out, ["%z"], [64], "f32")}
+    %i0 = ptr_to_int %a : tile<ptr<{f4}>> -> tile<i64>
+    %i1 = ptr_to_int %a1 : tile<ptr<{f4}>> -> tile<i64>
+    %tag = subi %i1, %i0 : tile<i64>
+    %back = int_to_ptr %i1 : tile<i64> -> tile<ptr<{f4}>>
+    %br = reshape %back : tile<ptr<{f4}>> -> tile<1xptr<{f4}>>
+    %bb = broadcast %br : tile<1xptr<{f4}>> -> tile<2xptr<{f4}>>
+    %i2 = iota : tile<2xi32>
+    %bp = offset %bb, %i2 : tile<2xptr<{f4}>>, tile<2xi32> -> tile<2xptr<{f4}>>
+    %e, %et = load_ptr_tko weak %bp : tile<2xptr<{f4}>> -> tile<2x{f4}>, token
+    %ef_r = ftof %e : tile<2x{f4}> -> tile<2xf32>
+    %tag_r = reshape %tag : tile<i64> -> tile<1xi64>
+    {make_tv("vt", "t_out", [1], [1], "i64")}
+    %pt = make_partition_view %vt : {pt}
+    {store("tag_r", "pt", pt, ["%z"], [1], "i64")}
+    {make_tv("ve", "e_out", [2], [1], "f32")}
+    %pe = make_partition_view %ve : {pe}
+    {store("ef_r", "pe", pe, ["%z"], [2], "f32")}
+    """
+    params = (
+        f"%a: tile<ptr<{f4}>>, %y_out: tile<ptr<f32>>, %t_out: tile<ptr<i64>>, %e_out: tile<ptr<f32>>, %n: tile<i32>"
+    )
+    rng = np.random.default_rng(11)
+    values = F4_VALUES
+    codes = rng.integers(0, 16, 24)  # n = 13 of them in the 1-D views; 24 in the 4x6 one
+    a = values[codes].astype(ml_dtypes.float4_e2m1fn)
+    args = [a, np.zeros(64, np.float32), np.zeros(1, np.int64), np.zeros(2, np.float32), n]
+    text = module(body, params)
+    cpu, _ = run_both(text, "k", 1, args, tileiras_refuses=F4_REFUSED)
+    y, tag, e = cpu[1], cpu[2], cpu[3]
+    x = values[codes]
+    assert np.array_equal(y[:13], x[:13]) and np.all(y[13:16] == 6.0)  # NaN padding: +6 (no NaN)
+    assert np.array_equal(y[16:21], x[1:6]) and np.all(y[21:24] == -6.0)  # -inf padding: -6
+    assert np.array_equal(y[24:28], x[0:12:3]) and np.all(y[28:32] == -4.0)  # masked off: the padding
+    col = x.reshape(6, 4).T  # (i, j) = x[i + 4 j]
+    want = np.concatenate([col[:, 4:6], np.full((4, 2), 6.0, np.float32)], axis=1)  # tile (0, 1): columns 4..7
+    assert np.array_equal(y[32:48].reshape(4, 4), want) and np.array_equal(y[48:], y[32:48])
+    assert tag[0] == 1 << 62 and np.array_equal(e, x[1:3])
+    for k in compile_for(text, "k"):  # (tileiras compiles f4E2M1FN for sm_100 only)
+        assert k.spills == 0
+
+
+def test_nibble_stores_are_refused() -> None:
+    from compiler.lower import LowerError
+
+    f4 = "f4E2M1FN"
+    view = pv([8], tv([8], [1], f4))
+    body = f"""
+    %z = constant <i32: 0> : tile<i32>
+    %x = constant <{f4}: 1.0> : tile<8x{f4}>
+    {make_tv("va", "a", [8], [1], f4)}
+    %pa = make_partition_view %va : {view}
+    {store("x", "pa", view, ["%z"], [8], f4)}
+    """
+    with pytest.raises(LowerError, match=r"stores of f4E2M1FN .* `pack` pairs of them into i8"):
+        source_of(module(body, f"%a: tile<ptr<{f4}>>"))

@@ -16,6 +16,7 @@ from pygls.exceptions import JsonRpcException
 from compiler.bytecode import write_bytecode
 from compiler.text import parse
 from tests.conformance.harness import shared_dir
+from tests.lower.harness import F4_STORE
 
 from .util import open_document, position_of
 
@@ -174,7 +175,6 @@ async def test_conversions_report_progress(client, tmp_path):
 VECTOR_ADD = ROOT / "examples" / "vector_add.tileir"
 TWO_KERNELS = "cuda_tile.module @m {\n  entry @first() {\n    return\n  }\n  entry @second() {\n    return\n  }\n}\n"
 WRONG = "cuda_tile.module @m {\n  entry @k(%a: tile<i32>) {\n    %c = addf %a, %a : tile<i32>\n    return\n  }\n}\n"
-F4_POINTER = "cuda_tile.module @m {\n  entry @k(%p: tile<ptr<f4E2M1FN>>) {\n    return\n  }\n}\n"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -280,14 +280,14 @@ async def test_ptx_errors(client):
     assert caught.value.code == -32803  # RequestFailed
     assert "has errors; no PTX generated" in caught.value.message and "must be tile of f16" in caught.value.message
 
-    f4, _ = await open_document(client, F4_POINTER)
+    f4, _ = await open_document(client, F4_STORE)
     with pytest.raises(JsonRpcException) as caught:
         await request(client, "tileir/ptx", {"textDocument": {"uri": f4}, "arch": "sm_90"})
     assert caught.value.code == -32803
     name = f4.rsplit("/", 1)[-1]
     assert caught.value.message == (
-        f"{name}:2:3: error: entry: the Triton lowering cannot address f4E2M1FN memory (two elements to a byte; "
-        "a Triton pointer addresses whole bytes): load its bytes as i8 and `unpack` them [target sm_90]"
+        f"{name}:6:5: error: store_ptr_tko: stores of f4E2M1FN (two elements to a byte) are not supported by the "
+        "Triton lowering: `pack` pairs of them into i8 and store the bytes [target sm_90]"
     )
 
 
