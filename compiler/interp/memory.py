@@ -138,12 +138,16 @@ def memory_image(value: Any) -> np.ndarray:
     return np.ascontiguousarray(data).reshape(-1)
 
 
-def pack_nibbles(values: np.ndarray) -> np.ndarray:
+def pack_nibbles(values: np.ndarray, words: bool = False) -> np.ndarray:
     """The bytes holding `values` (1-D, i4 as int8 or f4E2M1FN) packed in little-endian
-    nibble order: element 2k in bits 3..0 of byte k, element 2k+1 in bits 7..4."""
+    nibble order: element 2k in bits 3..0 of byte k, element 2k+1 in bits 7..4. `words`:
+    zero bytes added up to a whole number of 32-bit words (the Triton lowering stores a
+    nibble by swapping the word around it)."""
     codes = nibble_codes(np.asarray(values).reshape(-1))
-    if codes.size % 2:
-        codes = np.concatenate([codes, np.zeros(1, np.uint8)])
+    packed = -(-codes.size // 2)
+    size = -(-packed // 4) * 4 if words else packed
+    if codes.size < 2 * size:
+        codes = np.concatenate([codes, np.zeros(2 * size - codes.size, np.uint8)])
     return (codes[0::2] | (codes[1::2] << np.uint8(4))).astype(np.uint8)
 
 

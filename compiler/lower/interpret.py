@@ -286,7 +286,7 @@ def run(
                 # Two to a byte in memory, as on every backend: a packed copy (unpacked back).
                 if arg.size % 2:
                     raise LaunchError(f"{where}: 4-bit elements are stored in pairs; the array has an odd size")
-                placed = pack_nibbles(arg)
+                placed = pack_nibbles(arg, words=True)
                 if arg.flags.writeable:
                     unpack_back.append((arg, placed))
                 call.append(_torch_view(placed, p.signature))
@@ -324,8 +324,8 @@ def run(
             builder.options = options
         for original, placed in write_back:
             original[...] = placed
-        for original, packed in unpack_back:
-            original[...] = unpack_nibbles(packed, original.dtype, original.size).reshape(original.shape)
+        for original, placed in unpack_back:
+            original[...] = unpack_nibbles(placed, original.dtype, original.size).reshape(original.shape)
         if out is not None:
             stdout.write(out.getvalue())
     elapsed = time.perf_counter() - start

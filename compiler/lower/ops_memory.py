@@ -9,8 +9,13 @@ the quiet NaN 0x7FC00000, as the interpreter holds tf32 tiles. All exact.
 
 f4E2M1FN (the one 4-bit type memory holds; tltypes): its pointers are nibble addresses N;
 a load reads the byte at N >> 1 and takes its nibble (N & 1: the upper one); masked-off
-lanes take the padding's code. Stores are refused: two lanes (or two tile blocks) that
-write the two nibbles of one byte would each have to read and rewrite it.
+lanes take the padding's code. A store cannot write half a byte, and the other half may be
+another lane's or another tile block's element: each lane replaces its nibble in the
+aligned 32-bit word around it by compare-and-swap, again until its swap finds the word it
+read (a loop while any lane is pending). Lanes writing the same word each keep the
+others' nibbles; two writing the same nibble leave one of their values, as plain stores
+do. The launchers pad their packed copies to whole words (and device allocations are
+256-byte aligned, so a word around an element lies in its allocation). Slow, exact.
 `ptr_to_int`/`int_to_ptr`/`ptr_to_ptr` turn N into the interpreter's pointer (byte
 address, bit 62 for the upper nibble) and back.
 
@@ -61,6 +66,8 @@ launch of one `Module` object (initialized once, spec 003 6.2.1), a fresh one to
 """
 
 from __future__ import annotations
+
+import math
 
 from ..ir.attributes import SymbolRefAttr
 from ..ir.types import FloatType, IntegerType, PointerType, Type, memory_bits
@@ -199,7 +206,7 @@ def load_memory(
 def _load_nibbles(e: OpEmit, addr: str, mask: str | None, other: str | None, sem: str) -> str:
     """The codes (uint8) of the f4E2M1FN elements at nibble addresses `addr`."""
     if sem not in ("weak", "relaxed"):
-        raise e.error(f"{sem} loads of 4-bit elements are not supported by the Triton lowering")
+        raise e.error(f"{sem} loads of f4E2M1FN (two elements to a byte) are not supported by the Triton lowering")
     args = [f"({addr} >> 1).to(tl.pointer_type(tl.uint8))"]
     if mask is not None:
         args.append(f"mask={mask}")
@@ -211,6 +218,40 @@ def _load_nibbles(e: OpEmit, addr: str, mask: str | None, other: str | None, sem
     if mask is None:
         return code
     return f"tl.where({mask}, {code}, {other if other is not None else 0})"
+
+
+_ANY_I32 = """@triton.jit
+def {name}(a, b):
+    return a | b
+"""
+
+
+def _store_nibbles(e: OpEmit, addr: str, value: str, mask: str | None, shape: tuple[int, ...], sem: str) -> None:
+    """Statements storing the f4E2M1FN codes `value` at nibble addresses `addr` (module doc)."""
+    if sem != "weak":
+        raise e.error(
+            f"{sem} stores of f4E2M1FN (two elements to a byte) are not supported by the Triton lowering: a weak "
+            "store is"
+        )
+    scratch = e.cg.buffer("cas scratch", "*i64", bytes(8), False, hint="cas_scratch")
+    word, keep, put, pending = e.tmp("word"), e.tmp("keep"), e.tmp("put"), e.tmp("pending")
+    old, new, prev = e.tmp("old"), e.tmp("new"), e.tmp("prev")
+    e.line(f"{word} = (({addr} >> 1) & -4).to(tl.pointer_type(tl.int32))")
+    shift = f"((({addr} >> 1) & 3) * 8 + ({addr} & 1) * 4).to(tl.int32)"
+    e.line(f"{keep} = ~(tl.full((), 15, tl.int32) << {shift})")
+    e.line(f"{put} = ({value}.to(tl.int32) & 15) << {shift}")
+    e.line(f"{pending} = {mask if mask is not None else f'tl.full({list(shape)}, 1, tl.int1)'}")
+    flat = f"{pending}.to(tl.int32)"
+    if len(shape) > 1:
+        flat = f"tl.reshape({flat}, [{math.prod(shape)}], can_reorder=True)"
+    # (tl.reduce with a jitted combiner: Triton's interpreter cannot call tl.max, a JITFunction.)
+    e.line(f"while tl.reduce({flat}, 0, {e.helper('_any_i32', _ANY_I32)}) != 0:")
+    e.line(f"    {old} = tl.load({word}, mask={pending}, other=0, volatile=True)")
+    e.line(f"    {new} = tl.where({pending}, ({old} & {keep}) | {put}, 0)")
+    # Lanes done (or masked off) swap 0 for 0 in a private scratch word.
+    target = f"tl.where({pending}, {word}, {scratch}.to(tl.pointer_type(tl.int32), bitcast=True))"
+    e.line(f"    {prev} = tl.atomic_cas({target}, {old}, {new}, sem='relaxed', scope='gpu')")
+    e.line(f"    {pending} = {pending} & ({prev} != {old})")
 
 
 def store_memory(
@@ -225,10 +266,8 @@ def store_memory(
 ) -> None:
     """Statements storing the memory elements `value` at `ptr` where `mask` holds."""
     if tltypes.is_nibble(element):
-        raise e.error(
-            f"stores of {element} (two elements to a byte) are not supported by the Triton lowering: `pack` "
-            "pairs of them into i8 and store the bytes"
-        )
+        _store_nibbles(e, ptr, value, mask, shape, sem)
+        return
     if sem == "weak":
         m = f", mask={mask}" if mask is not None else ""
         e.line(f"tl.store({ptr}, {value}{m})")

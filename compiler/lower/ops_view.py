@@ -683,7 +683,7 @@ def _store_view(e: OpEmit) -> None:
         e.line(f"{desc}.store([{', '.join(by_dim)}], {value})")
         e.token(0, memory=True)
         return
-    tile = _addresses(e, v, version=sem == "weak")
+    tile = _addresses(e, v, version=sem == "weak" and not tltypes.is_nibble(element))
     if tile.full is not None:
         e.line(f"if {tile.full}:")
         e.cg.indent += 1

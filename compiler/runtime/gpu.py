@@ -529,7 +529,7 @@ def _pointer(
         def unpack(packed: np.ndarray, original: np.ndarray = array) -> None:
             original[...] = unpack_nibbles(packed, original.dtype, original.size).reshape(original.shape)
 
-        return b.place(pack_nibbles(array), where, not array.flags.writeable, unpack)
+        return b.place(pack_nibbles(array, words=True), where, not array.flags.writeable, unpack)
     return _place_host(b, array, strided, where, strided_t)
 
 

@@ -94,14 +94,14 @@ def assert_same(
         )
 
 
-# What the lowering refuses (a store of 4-bit elements, which share bytes): for the tests of the
-# faces that report it.
-F4_STORE = """cuda_tile.module @m {
+# What the lowering refuses (an ordered store of 4-bit elements, which share bytes): for the
+# tests of the faces that report it.
+F4_RELEASE_STORE = """cuda_tile.module @m {
   entry @k(%p: tile<ptr<f4E2M1FN>>) {
     %x = constant <f4E2M1FN: 1.0> : tile<8xf4E2M1FN>
     %pp = reshape %p : tile<ptr<f4E2M1FN>> -> tile<1xptr<f4E2M1FN>>
     %pb = broadcast %pp : tile<1xptr<f4E2M1FN>> -> tile<8xptr<f4E2M1FN>>
-    %t = store_ptr_tko weak %pb, %x : tile<8xptr<f4E2M1FN>>, tile<8xf4E2M1FN> -> token
+    %t = store_ptr_tko release device %pb, %x : tile<8xptr<f4E2M1FN>>, tile<8xf4E2M1FN> -> token
     return
   }
 }
