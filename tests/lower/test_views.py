@@ -29,7 +29,7 @@ from compiler.lower.build import tool_path
 
 from .harness import TRITON_INTERPRETED, compile_for, run_both, source_of
 from .test_bits import F4_REFUSED, F4_VALUES
-from .test_memory import tf32_values_agree
+from .test_memory import ptrs, tf32_values_agree
 
 # -- IR spelling ----------------------------------------------------------------------------------
 
@@ -783,11 +783,9 @@ def test_nibble_loads() -> None:
     %io = iota : tile<8xi32>
     %three = constant <i32: 3> : tile<8xi32>
     %step = muli %io, %three : tile<8xi32>
-    %ar = reshape %a : tile<ptr<{f4}>> -> tile<1xptr<{f4}>>
-    %ab = broadcast %ar : tile<1xptr<{f4}>> -> tile<8xptr<{f4}>>
-    %ap = offset %ab, %step : tile<8xptr<{f4}>>, tile<8xi32> -> tile<8xptr<{f4}>>
-    %six = constant <i32: 4> : tile<8xi32>
-    %mask = cmpi less_than %io, %six, signed : tile<8xi32> -> tile<8xi1>
+    {ptrs("ap", "a", f4, 8, "step")}
+    %four = constant <i32: 4> : tile<8xi32>
+    %mask = cmpi less_than %io, %four, signed : tile<8xi32> -> tile<8xi1>
     %pad = constant <{f4}: -4.0> : tile<8x{f4}>
     %x4, %x4t = load_ptr_tko weak %ap, %mask, %pad : tile<8xptr<{f4}>>, tile<8xi1>, tile<8x{f4}> -> tile<8x{f4}>, token
     %i01 = cat %x0, %x1 dim = 0 : tile<8x{f4}>, tile<8x{f4}> -> tile<16x{f4}>
@@ -878,9 +876,7 @@ def test_nibble_stores() -> None:
     %b8 = broadcast %bb : tile<1xi32> -> tile<8xi32>
     %step = muli %io, %three : tile<8xi32>
     %off = addi %step, %b8 : tile<8xi32>
-    %cr = reshape %c : tile<ptr<{f4}>> -> tile<1xptr<{f4}>>
-    %cb = broadcast %cr : tile<1xptr<{f4}>> -> tile<8xptr<{f4}>>
-    %cp = offset %cb, %off : tile<8xptr<{f4}>>, tile<8xi32> -> tile<8xptr<{f4}>>
+    {ptrs("cp", "c", f4, 8, "off")}
     %five = constant <i32: 5> : tile<8xi32>
     %mask = cmpi less_than %io, %five, signed : tile<8xi32> -> tile<8xi1>
     %ct = store_ptr_tko weak %cp, %y, %mask : tile<8xptr<{f4}>>, tile<8x{f4}>, tile<8xi1> -> token
