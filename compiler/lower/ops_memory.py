@@ -12,10 +12,13 @@ a load reads the byte at N >> 1 and takes its nibble (N & 1: the upper one); mas
 lanes take the padding's code. A store cannot write half a byte, and the other half may be
 another lane's or another tile block's element: each lane replaces its nibble in the
 aligned 32-bit word around it by compare-and-swap, again until its swap finds the word it
-read (a loop while any lane is pending). Lanes writing the same word each keep the
-others' nibbles; two writing the same nibble leave one of their values, as plain stores
-do. The launchers pad their packed copies to whole words (and device allocations are
-256-byte aligned, so a word around an element lies in its allocation). Slow, exact.
+read (a loop while any lane is pending; slow, exact). Lanes writing the same word each
+keep the others' nibbles; two writing the same nibble leave one of their values, as plain
+stores do. The launchers pad their packed copies to whole words (and device allocations
+are 256-byte aligned, so a word around an element lies in its allocation). A view whose
+tiles run along a unit-stride dimension last, an even number of elements long, first
+tries pairs: where every pair of neighbours starts on a byte and is masked alike, the
+tile is stored as whole bytes (`tl.store`), else by the loop.
 `ptr_to_int`/`int_to_ptr`/`ptr_to_ptr` turn N into the interpreter's pointer (byte
 address, bit 62 for the upper nibble) and back.
 
@@ -226,6 +229,40 @@ def {name}(a, b):
 """
 
 
+def store_nibble_pairs(e: OpEmit, addr: str, value: str, mask: str | None, shape: tuple[int, ...], sem: str) -> None:
+    """`_store_nibbles` for a tile whose last dimension (even) runs over consecutive nibbles:
+    as whole bytes when every pair of neighbours along it starts on a byte and is masked
+    alike (module doc)."""
+    pairs = (*shape[:-1], shape[-1] // 2, 2)
+    lo, hi, vlo, vhi = e.tmp("n_lo"), e.tmp("n_hi"), e.tmp("v_lo"), e.tmp("v_hi")
+    e.line(f"{lo}, {hi} = tl.split(tl.reshape({addr}, {list(pairs)}, can_reorder=False))")
+    e.line(f"{vlo}, {vhi} = tl.split(tl.reshape({value}, {list(pairs)}, can_reorder=False))")
+    odd = f"({lo} & 1) != 0"
+    m = None
+    if mask is not None:
+        mlo, mhi = e.tmp("m_lo"), e.tmp("m_hi")
+        full = f"tl.broadcast_to({mask}, {list(shape)})"
+        e.line(f"{mlo}, {mhi} = tl.split(tl.reshape({full}, {list(pairs)}, can_reorder=False))")
+        odd = f"({odd}) | ({mlo} != {mhi})"
+        m = mlo
+    e.line(f"if {_any(e, odd, pairs[:-1])} == 0:")
+    stored = f"({vlo} | ({vhi} << 4)).to(tl.uint8)"
+    e.line(f"    tl.store(({lo} >> 1).to(tl.pointer_type(tl.uint8)), {stored}{f', mask={m}' if m else ''})")
+    e.line("else:")
+    e.cg.indent += 1
+    _store_nibbles(e, addr, value, mask, shape, sem)
+    e.cg.indent -= 1
+
+
+def _any(e: OpEmit, flags: str, shape: tuple[int, ...]) -> str:
+    """A scalar: non-zero where any of the int1 `flags` (a tensor of `shape`) holds. (A
+    `tl.reduce` with a jitted combiner: Triton's interpreter cannot call `tl.max`, a JITFunction.)"""
+    flat = f"({flags}).to(tl.int32)"
+    if len(shape) > 1:
+        flat = f"tl.reshape({flat}, [{math.prod(shape)}], can_reorder=True)"
+    return f"tl.reduce({flat}, 0, {e.helper('_any_i32', _ANY_I32)})"
+
+
 def _store_nibbles(e: OpEmit, addr: str, value: str, mask: str | None, shape: tuple[int, ...], sem: str) -> None:
     """Statements storing the f4E2M1FN codes `value` at nibble addresses `addr` (module doc)."""
     if sem != "weak":
@@ -241,11 +278,7 @@ def _store_nibbles(e: OpEmit, addr: str, value: str, mask: str | None, shape: tu
     e.line(f"{keep} = ~(tl.full((), 15, tl.int32) << {shift})")
     e.line(f"{put} = ({value}.to(tl.int32) & 15) << {shift}")
     e.line(f"{pending} = {mask if mask is not None else f'tl.full({list(shape)}, 1, tl.int1)'}")
-    flat = f"{pending}.to(tl.int32)"
-    if len(shape) > 1:
-        flat = f"tl.reshape({flat}, [{math.prod(shape)}], can_reorder=True)"
-    # (tl.reduce with a jitted combiner: Triton's interpreter cannot call tl.max, a JITFunction.)
-    e.line(f"while tl.reduce({flat}, 0, {e.helper('_any_i32', _ANY_I32)}) != 0:")
+    e.line(f"while {_any(e, pending, shape)} != 0:")
     e.line(f"    {old} = tl.load({word}, mask={pending}, other=0, volatile=True)")
     e.line(f"    {new} = tl.where({pending}, ({old} & {keep}) | {put}, 0)")
     # Lanes done (or masked off) swap 0 for 0 in a private scratch word.

@@ -94,6 +94,7 @@ from .ops_memory import (
     memory_bits,
     ordering,
     store_memory,
+    store_nibble_pairs,
     to_memory,
 )
 from .registry import emitter
@@ -684,7 +685,9 @@ def _store_view(e: OpEmit) -> None:
         e.token(0, memory=True)
         return
     tile = _addresses(e, v, version=sem == "weak" and not tltypes.is_nibble(element))
-    if tile.full is not None:
+    if tltypes.is_nibble(element) and _pairs_along_last(v) and sem == "weak":
+        store_nibble_pairs(e, tile.ptr, value, tile.mask, tile.shape, sem)
+    elif tile.full is not None:
         e.line(f"if {tile.full}:")
         e.cg.indent += 1
         store_memory(e, tile.ptr, value, tile.fast_mask, element, tile.shape, sem, scope)
@@ -696,6 +699,14 @@ def _store_view(e: OpEmit) -> None:
     else:
         store_memory(e, tile.ptr, value, tile.mask, element, tile.shape, sem, scope)
     e.token(0, memory=True)
+
+
+def _pairs_along_last(v: ViewInfo) -> bool:
+    """Whether the tiles of `v` run over consecutive elements along their last dimension, an
+    even number of them (4-bit elements may then be stored a byte at a time)."""
+    return (
+        v.kind in ("partition", "strided") and bool(v.tile) and v.tile[-1] % 2 == 0 and v.strides[v.dim_map[-1]] == "1"
+    )
 
 
 @emitter("atomic_red_view_tko")

@@ -843,7 +843,9 @@ def test_nibble_stores() -> None:
     nibble (so that neighbouring tile blocks share the byte at each tile's edge) with a
     partial last tile, by a column-major 2-D partition (lanes of one tile sharing bytes
     that are not neighbours in the tile), by masked pointer tiles (lanes sharing a 32-bit
-    word, not a byte); the other nibbles of
+    word, not a byte), and as whole bytes where pairs of neighbours start on a byte (a 1-D
+    partition from a byte, its partial tile by the loop; a row-major 2-D one); the other
+    nibbles of
     every byte keep their values. Bitwise on both backends; the values checked; compiles
     for every target. An ordered store is refused."""
     f4, n = "f4E2M1FN", 21
@@ -851,6 +853,7 @@ def test_nibble_stores() -> None:
     p1 = pv([8], v1)
     v2 = tv([4, 6], [1, 4], f4)
     p2 = pv([4, 2], v2)
+    p3 = pv([4, 2], tv([12, 2], [2, 1], f4))  # row-major: pairs of neighbours share a byte
     src = pv([8], tv([24], [1], "f32"))
     body = f"""
     {BIDS}
@@ -880,14 +883,28 @@ def test_nibble_stores() -> None:
     %five = constant <i32: 5> : tile<8xi32>
     %mask = cmpi less_than %io, %five, signed : tile<8xi32> -> tile<8xi1>
     %ct = store_ptr_tko weak %cp, %y, %mask : tile<8xptr<{f4}>>, tile<8x{f4}>, tile<8xi1> -> token
+    %yd = ftof %x : tile<8xf32> -> tile<8x{f4}>
+    {make_tv("vd", "d", ["%n"], [1], f4)}
+    %pd = make_partition_view %vd : {p1}
+    {store("yd", "pd", p1, ["%bx"], [8], f4)}
+    %ye = reshape %yd : tile<8x{f4}> -> tile<4x2x{f4}>
+    {make_tv("ve", "e", [12, 2], [2, 1], f4)}
+    %pe = make_partition_view %ve : {p3}
+    {store("ye", "pe", p3, ["%bx", "%z"], [4, 2], f4)}
     """
-    params = f"%s: tile<ptr<f32>>, %a: tile<ptr<{f4}>>, %b: tile<ptr<{f4}>>, %c: tile<ptr<{f4}>>, %n: tile<i32>"
+    params = (
+        f"%s: tile<ptr<f32>>, %a: tile<ptr<{f4}>>, %b: tile<ptr<{f4}>>, %c: tile<ptr<{f4}>>, %d: tile<ptr<{f4}>>, "
+        f"%e: tile<ptr<{f4}>>, %n: tile<i32>"
+    )
     text = module(body, params)
     rng = np.random.default_rng(12)
     x = F4_VALUES[rng.integers(0, 16, 24)]
-    a, b, c = (F4_VALUES[rng.integers(0, 16, size)].astype(ml_dtypes.float4_e2m1fn) for size in (24, 24, 48))
-    cpu, _ = run_both(text, "k", 3, [x, a.copy(), b.copy(), c.copy()] + [n], tileiras_refuses=F4_REFUSED)
-    got_a, got_b, got_c = (r.astype(np.float32) for r in cpu[1:4])
+    a, b, c, d, e = (
+        F4_VALUES[rng.integers(0, 16, size)].astype(ml_dtypes.float4_e2m1fn) for size in (24, 24, 48, 24, 24)
+    )
+    arrays = [a, b, c, d, e]
+    cpu, _ = run_both(text, "k", 3, [x, *(v.copy() for v in arrays), n], tileiras_refuses=F4_REFUSED)
+    got_a, got_b, got_c, got_d, got_e = (r.astype(np.float32) for r in cpu[1:6])
     want_a = a.astype(np.float32)
     want_a[1 : 1 + n] = x[:n]  # tiles of 8 from nibble 1; the last one partial (n = 21)
     assert np.array_equal(got_a.view(np.uint32), want_a.view(np.uint32))
@@ -900,6 +917,14 @@ def test_nibble_stores() -> None:
         for i in range(5):
             want_c[16 * blk + 3 * i] = x[8 * blk + i]
     assert np.array_equal(got_c.view(np.uint32), want_c.view(np.uint32))
+    # Pairs tried for the three views along a unit stride: from nibble 1 (a) every tile falls
+    # to the loop; from a byte (d) tiles 0 and 1 are whole bytes, the partial tile 2 takes
+    # the loop (its pair 20, 21 is masked unalike); the row-major 2-D tiles (e) are bytes.
+    assert source_of(text).count("tl.store((n_lo") == 3
+    want_d = d.astype(np.float32)
+    want_d[:n] = x[:n]
+    assert np.array_equal(got_d.view(np.uint32), want_d.view(np.uint32))
+    assert np.array_equal(got_e.view(np.uint32), x.view(np.uint32))
     for k in compile_for(text, "k"):
         assert k.spills == 0 and "atom.global" in k.asm["ptx"] and ".cas" in k.asm["ptx"]
 
