@@ -151,6 +151,12 @@ def pack_nibbles(values: np.ndarray, words: bool = False) -> np.ndarray:
     return (codes[0::2] | (codes[1::2] << np.uint8(4))).astype(np.uint8)
 
 
+def unpack_nibbles_into(original: np.ndarray, data: np.ndarray) -> None:
+    """Write the packed bytes `data` back into the array of 4-bit elements they were packed
+    from (a launcher's copy, after the run)."""
+    original[...] = unpack_nibbles(data, original.dtype, original.size).reshape(original.shape)
+
+
 def unpack_nibbles(data: np.ndarray, dtype: np.dtype, count: int | None = None) -> np.ndarray:
     """The inverse of `pack_nibbles`: `count` elements of `dtype` from packed bytes."""
     data = np.asarray(data, dtype=np.uint8).reshape(-1)

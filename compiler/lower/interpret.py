@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..interp import InterpError, dtypes
-from ..interp.memory import pack_nibbles, unpack_nibbles
+from ..interp.memory import unpack_nibbles_into
 from ..ir.core import Module, Operation
 from ..ir.types import IntegerType, PointerType, TileType
 from .codegen import KernelSource, LowerError, Target
@@ -284,9 +284,7 @@ def run(
             binder.check_dtype(where, element, arg.dtype)
             if dtypes.memory_bits(element.pointee) == 4:
                 # Two to a byte in memory, as on every backend: a packed copy (unpacked back).
-                if arg.size % 2:
-                    raise LaunchError(f"{where}: 4-bit elements are stored in pairs; the array has an odd size")
-                placed = pack_nibbles(arg, words=True)
+                placed = binder.packed(where, arg, words=True)
                 if arg.flags.writeable:
                     unpack_back.append((arg, placed))
                 call.append(_torch_view(placed, p.signature))
@@ -325,7 +323,7 @@ def run(
         for original, placed in write_back:
             original[...] = placed
         for original, placed in unpack_back:
-            original[...] = unpack_nibbles(placed, original.dtype, original.size).reshape(original.shape)
+            unpack_nibbles_into(original, placed)
         if out is not None:
             stdout.write(out.getvalue())
     elapsed = time.perf_counter() - start

@@ -46,9 +46,9 @@ mmai   signed x signed: one int8 dot with an int32 accumulator (exact, wraps mod
        one int8 dot plus row/column sums (tl.sum in int32), all mod 2^32: bit-exact.
 mmaf_scaled  Triton 3.6's `dot_scaled` is not used (its emulation upcasts through bf16 and
        the interpreter cannot run it); instead both operands are dequantized exactly to f32:
-       the f8 value (via the f16 conversion above) or the f4E2M1FN value (its code decoded,
-       ops_conversion) times its block's scale: 2^(s - 127) for an f8E8M0FNU scale s (s =
-       0xFF: NaN), the decoded value of an f8E4M3FN one (NVFP4's scales, f4E2M1FN only).
+       the f8 or f4E2M1FN value times its block's scale, 2^(s - 127) for an f8E8M0FNU
+       scale s (s = 0xFF: NaN) or an f8E4M3FN one (NVFP4's scales, f4E2M1FN only), each
+       decoded exactly by ops_conversion's `to_f32`.
        Every dequantized value has at most 4 significant bits (f4 x e4m3: 2 + 4 bits, at
        least 2^-10), so it is exact in f32 (also as a subnormal) and in tf32; the dot then runs with
        input_precision="tf32" on the tensor cores, products exact, f32 sums: the bound of
@@ -81,16 +81,6 @@ def {name}(bits, e4m3: tl.constexpr):
         out = b << 8
     return out.to(tl.float16, bitcast=True)
 """
-
-_E8M0_TO_F32 = """@triton.jit
-def {name}(bits):
-    # f8E8M0FNU bits (uint8) -> f32: 2^(s - 127), exact (s = 0 is the subnormal 2^-127); 0xFF is NaN.
-    s = bits.to(tl.uint32)
-    out = tl.where(s == 0, tl.full((), 0x00400000, tl.uint32), s << 23)
-    out = tl.where(s == 0xFF, tl.full((), 0x7FC00000, tl.uint32), out)
-    return out.to(tl.float32, bitcast=True)
-"""
-
 
 # bf16 x bf16 + f32 (module doc): under Triton's interpreter, whose dot multiplies the
 # uint16 bits it holds bf16 in, the operands widened to f32 (exact; products exact in f32).
@@ -258,19 +248,6 @@ def _mmaf_scaled(e: OpEmit) -> None:
     block = k // shape_sa[-1]
     if block * shape_sa[-1] != k or block * shape_sb[-2] != k:
         raise e.error(f"scale tiles {shape_sa} and {shape_sb} do not divide K = {k}")
-    if scale_el == "f8E8M0FNU":
-        e8m0 = e.helper("_e8m0_to_f32", _E8M0_TO_F32)
-
-        def scale(x: str) -> str:
-            return f"{e8m0}({x})"
-    else:
-
-        def scale(x: str) -> str:
-            return to_f32(e, x, scale_el)
-
-    def value(x: str) -> str:
-        return to_f32(e, x, el) if el == "f4E2M1FN" else f"{f8_to_f16(e, x, el)}.to(tl.float32)"
-
     lead = shape_a[:-2]
     m, n = shape_a[-2], shape_b[-1]
     nb = shape_sa[-1]
@@ -279,18 +256,18 @@ def _mmaf_scaled(e: OpEmit) -> None:
         return "(" + ", ".join(map(str, (*lead, *dims))) + ")"
 
     # Each scale repeated over its block of K: (.., M, nb) -> (.., M, nb, V) -> (.., M, K).
-    xa = e.tmp("scale_a")
+    xa, sa = e.tmp("scale_a"), to_f32(e, sa_, scale_el)
     e.line(
-        f"{xa} = tl.reshape(tl.broadcast_to(tl.reshape({scale(sa_)}, {shape(m, nb, 1)}, can_reorder=False), "
+        f"{xa} = tl.reshape(tl.broadcast_to(tl.reshape({sa}, {shape(m, nb, 1)}, can_reorder=False), "
         f"{shape(m, nb, block)}), {shape(m, k)}, can_reorder=False)"
     )
-    xb = e.tmp("scale_b")
+    xb, sb = e.tmp("scale_b"), to_f32(e, sb_, scale_el)
     e.line(
-        f"{xb} = tl.reshape(tl.broadcast_to(tl.reshape({scale(sb_)}, {shape(nb, 1, n)}, can_reorder=False), "
+        f"{xb} = tl.reshape(tl.broadcast_to(tl.reshape({sb}, {shape(nb, 1, n)}, can_reorder=False), "
         f"{shape(nb, block, n)}), {shape(k, n)}, can_reorder=False)"
     )
     da, db = e.tmp("lhs_scaled"), e.tmp("rhs_scaled")
-    e.line(f"{da} = {value(a)} * {xa}")
-    e.line(f"{db} = {value(b)} * {xb}")
+    e.line(f"{da} = {to_f32(e, a, el)} * {xa}")
+    e.line(f"{db} = {to_f32(e, b, el)} * {xb}")
     da, db = pad_k(e, da, db, shape_a, shape_b, "tl.float32", 16)
     e.assign(f"tl.dot({da}, {db}, acc={c}, input_precision='tf32', out_dtype=tl.float32)")

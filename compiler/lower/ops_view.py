@@ -685,7 +685,7 @@ def _store_view(e: OpEmit) -> None:
         e.token(0, memory=True)
         return
     tile = _addresses(e, v, version=sem == "weak" and not tltypes.is_nibble(element))
-    if tltypes.is_nibble(element) and _pairs_along_last(v) and sem == "weak":
+    if tltypes.is_nibble(element) and _pairs_along_last(v):
         store_nibble_pairs(e, tile.ptr, value, tile.mask, tile.shape, sem)
     elif tile.full is not None:
         e.line(f"if {tile.full}:")

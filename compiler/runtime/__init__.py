@@ -45,7 +45,7 @@ import numpy as np
 
 from ..interp import InterpError, Machine, RunOptions, dtypes, rounding
 from ..interp.machine import MAX_GRID_EXTENT, op_where
-from ..interp.memory import pack_nibbles, unpack_nibbles
+from ..interp.memory import pack_nibbles, unpack_nibbles_into
 from ..ir.core import Module, Operation, Value
 from ..ir.types import FloatType, IntegerType, PointerType, TileType, Type
 from ..modules import (  # noqa: F401 - loading modules and finding kernels: part of this API
@@ -197,6 +197,14 @@ class ArgumentChecks:
                 f"arrays; got an array of {have} ({self.conversion_advice(element.pointee, want)})"
             )
 
+    def packed(self, where: str, array: np.ndarray, words: bool = False) -> np.ndarray:
+        """The bytes of an array of 4-bit elements as memory holds them, two to a byte (spec
+        5.2.2); `words`: up to whole 32-bit words (the Triton lowering stores a nibble by
+        swapping the word around it)."""
+        if array.size % 2:
+            raise LaunchError(f"{where}: 4-bit elements are stored in pairs; the array has an odd size {array.size}")
+        return pack_nibbles(array, words)
+
     def conversion_advice(self, element: Type, want: np.dtype) -> str:
         """How to give an array of the right element type: Python's way here (`tileir run`'s
         checks say it with an --arg)."""
@@ -258,9 +266,7 @@ class _Binder(ArgumentChecks):
     def place_packed(self, array: np.ndarray, name: str, where: str) -> int:
         """4-bit elements lie two per byte in memory (spec 5.2.2): place a packed copy and
         unpack it into the caller's array after the run."""
-        if array.size % 2:
-            raise LaunchError(f"{where}: 4-bit elements are stored in pairs; the array has an odd size {array.size}")
-        packed = pack_nibbles(array)
+        packed = self.packed(where, array)
         if array.flags.writeable:
             self.unpack_back.append((array, packed))
         read_only = not array.flags.writeable
@@ -521,7 +527,7 @@ def launch(
         for original, placed in binder.write_back:
             original[...] = placed
         for original, packed in binder.unpack_back:
-            original[...] = unpack_nibbles(packed, original.dtype, original.size).reshape(original.shape)
+            unpack_nibbles_into(original, packed)
     elapsed = time.perf_counter() - start
     copy_back()
     return LaunchResult(kernel_name(entry), dims, backend, elapsed, machine, addresses, note)

@@ -36,6 +36,7 @@ in the same process) later GPU launches say so at once, and the CPU backends wor
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -46,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from ..interp import dtypes
-from ..interp.memory import pack_nibbles, unpack_nibbles
+from ..interp.memory import unpack_nibbles_into
 from ..ir.core import Module, Operation, Value
 from ..ir.types import IntegerType, PointerType, TileType
 from . import abi
@@ -522,14 +523,9 @@ def _pointer(
         )
     checks.check_dtype(where, element, array.dtype)
     if dtypes.memory_bits(element.pointee) == 4:
-        if array.size % 2:
-            raise LaunchError(f"{where}: 4-bit elements are stored in pairs; the array has an odd size {array.size}")
+        packed = checks.packed(where, array, words=True)
         b.moved += array.nbytes
-
-        def unpack(packed: np.ndarray, original: np.ndarray = array) -> None:
-            original[...] = unpack_nibbles(packed, original.dtype, original.size).reshape(original.shape)
-
-        return b.place(pack_nibbles(array, words=True), where, not array.flags.writeable, unpack)
+        return b.place(packed, where, not array.flags.writeable, functools.partial(unpack_nibbles_into, array))
     return _place_host(b, array, strided, where, strided_t)
 
 
