@@ -174,7 +174,9 @@ def _load_ptr(ctx: Ctx):
             except MemoryFault as fault:
                 raise fault_error(ctx, fault, per_block, active) from None
             if padding is not None:
-                out = np.array(np.broadcast_to(padding, (lead, *shape)), dtype=storage)
+                # order="C": a copy of a broadcast keeps its layout by default, and the
+                # reshape(-1) below must be a view of `out`, not a copy
+                out = np.array(np.broadcast_to(padding, (lead, *shape)), dtype=storage, order="C")
             else:  # the spec leaves masked-off lanes undefined: zero bits here
                 out = np.zeros((lead, *shape), dtype=storage)
             out.reshape(-1)[active] = dtypes.from_memory(raw, rt)

@@ -280,6 +280,30 @@ def test_masked_lanes_never_touch_memory_and_take_padding():
     np.testing.assert_array_equal(c, expect)
 
 
+def test_masked_load_with_padding_keeps_active_lanes_of_every_block():
+    """Per-block pointers and masks with one padding tile for all blocks: the active lanes
+    hold memory (the padding, broadcast over the group, once hid them; found by
+    tests/lower/fuzz.py)."""
+    text = module(
+        BLOCK_OFFSETS
+        + pointers("pa", "a", "f32", 8, "idx")
+        + pointers("pc", "c", "f32", 8, "idx")
+        + """
+        %la, %t0 = load_ptr_tko weak %pa : tile<8xptr<f32>> -> tile<8xf32>, token
+        %zero = constant <f32: 0.0> : tile<8xf32>
+        %m = cmpf greater_than ordered %la, %zero : tile<8xf32> -> tile<8xi1>
+        %pad = constant <f32: -2.5> : tile<8xf32>
+        %v, %t = load_ptr_tko weak %pa, %m, %pad : tile<8xptr<f32>>, tile<8xi1>, tile<8xf32> -> tile<8xf32>, token
+        %t2 = store_ptr_tko weak %pc, %v : tile<8xptr<f32>>, tile<8xf32> -> token
+        """,
+        "%a: tile<ptr<f32>>, %c: tile<ptr<f32>>",
+    )
+    a = np.random.default_rng(3).standard_normal(32).astype(np.float32)
+    c = np.zeros(32, np.float32)
+    run(text, [a, c], (4,))
+    np.testing.assert_array_equal(c, np.where(a > 0, a, np.float32(-2.5)))
+
+
 def test_load_outside_every_allocation_names_block_and_address():
     # 20 floats: block 2 reads elements 16..23, 20 is the first outside
     text = module(
