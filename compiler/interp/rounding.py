@@ -607,8 +607,10 @@ def _fallback(
     if not mask.any():
         return x, rsign
     shape = np.broadcast_shapes(mask.shape, x.shape, *(o.shape for o in operands))
-    x = np.array(np.broadcast_to(x, shape))
-    rsign = np.array(np.broadcast_to(rsign, shape), dtype=np.int8)
+    # order="C": the flat views below must be views (a copy keeps a strided or transposed
+    # operand's layout by default, and reshape(-1) of that copies)
+    x = np.array(np.broadcast_to(x, shape), order="C")
+    rsign = np.array(np.broadcast_to(rsign, shape), dtype=np.int8, order="C")
     flat_ops = [np.broadcast_to(o, shape).reshape(-1) for o in operands]
     flat_x, flat_r = x.reshape(-1), rsign.reshape(-1)
     for i in np.flatnonzero(np.broadcast_to(mask, shape)):

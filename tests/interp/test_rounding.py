@@ -533,3 +533,18 @@ def test_int64_inputs_broadcast() -> None:
     b = np.float32([[3.0], [4.0]])
     assert R.add(a, b, "f32", "zero").shape == (2, 2)
     assert R.fma(a, b, np.float32(1.0), "f32", "positive_inf").shape == (2, 2)
+
+
+def test_exact_fallback_keeps_its_results_for_strided_operands() -> None:
+    """The same as test_f64_extreme_exponents_use_exact_fallback on transposed (Fortran-order)
+    operands, as a permuted tile is: the fallback's flat writes must land in its result."""
+    big, tiny = 2.0**1000, 2.0**-1000
+    a = np.array([[big, tiny, 3 * tiny], [1e-310, 2.0**-1074, 1.5 * big]]).T
+    b = np.array([[1.5 * big, tiny * 3, 1e-20], [0.3, 0.7, 1e-300]]).T
+    c = np.array([[1.0, -(2.0**-1074), 5e-324], [-1e-310, 1e-320, 1.0]]).T
+    assert not a.flags["C_CONTIGUOUS"]
+    for mode in MODES:
+        for op, operands in (("mul", (a, b)), ("div", (a, b)), ("fma", (a, b, c)), ("sqrt", (a,))):
+            got = getattr(R, op)(*operands, "f64", mode)
+            want = getattr(R, op)(*(np.ascontiguousarray(o) for o in operands), "f64", mode)
+            assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (op, mode)
