@@ -16,6 +16,8 @@ mmaf   tl.dot(lhs, rhs, acc, out_dtype=..., input_precision=...), per input type
        f32        input_precision="ieee": f32 fused multiply-adds (no tensor core, no tf32
                   truncation);
        f64        f64 fused multiply-adds (mma.sync f64 on sm_80/sm_90, FMA on sm_100);
+                  on sm_80/sm_90 an operand not loaded straight from memory passes a
+                  register move Triton cannot see through (`_F64_FENCE`, below);
        f8E4M3FN, f8E5M2 (held as uint8 bits) are bitcast to tl.float8e4nv / tl.float8e5
                   on sm_89 and newer (native fp8 MMA, products exact, f32 sums); sm_80 has
                   no fp8e4nv, so there both formats are converted to f16 by integer code
@@ -62,7 +64,7 @@ from __future__ import annotations
 
 from ..ir.types import Type
 from . import tltypes
-from .codegen import OpEmit
+from .codegen import GPU_ONLY, OpEmit
 from .ops_conversion import to_f32
 from .ops_shape import concat
 from .registry import emitter
@@ -140,6 +142,34 @@ def pad_k(
     return a, b
 
 
+# Triton 3.6 moves an operand's conversion to the dot layout (mma.sync on sm_80/sm_90) above
+# the ops computing it, down to a narrower type where there is one (an i8, i32, f16 or f32
+# converted to f64), and then cannot lower the f64 mma ("Currently fp64 don't support largeK
+# MMA", an assertion in MMAv2.cpp; found by tests/lower/fuzz.py). A register move with side
+# effects (is_pure=False: inline PTX Triton does not look through) stops that; an operand
+# loaded straight from memory skips it, keeping the load -> shared memory path.
+_F64_FENCE = f"""@triton.jit
+def {{name}}(x):
+    if INTERPRETED:
+        out = x
+    else:
+        out = tl.inline_asm_elementwise("mov.b64 $0, $1;", "=d,d", [x], dtype=tl.float64, is_pure=False, \
+pack=1)  {GPU_ONLY}
+    return out
+"""
+_LOADS = ("load_view_tko", "load_ptr_tko")
+
+
+def _f64_operands(e: OpEmit, a: str, b: str) -> tuple[str, str]:
+    out = []
+    for i, x in enumerate((a, b)):
+        producer = e.op.operands[i].defining_op
+        if producer is not None and producer.mnemonic not in _LOADS:
+            x = f"{e.helper('_f64_fence', _F64_FENCE)}({x})"
+        out.append(x)
+    return out[0], out[1]
+
+
 @emitter("mmaf")
 def _mmaf(e: OpEmit) -> None:
     a, b, c = e.operands[:3]
@@ -168,6 +198,8 @@ def _mmaf(e: OpEmit) -> None:
             a, b = pad_k(e, la, lb, sa, sb, "tl.float16", 16)
     elif el in ("f16", "bf16", "f32", "tf32", "f64"):
         precision = "tf32" if el == "tf32" else "ieee"
+        if el == "f64" and e.target.cc < 100:
+            a, b = _f64_operands(e, a, b)
         a, b = pad_k(e, a, b, sa, sb, tltypes.dtype(ta), 16)
     else:
         raise e.error(f"mmaf of {el} operands is not supported by the Triton lowering")

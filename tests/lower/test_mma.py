@@ -85,6 +85,29 @@ def test_mmaf_exact_data_is_bitwise(el, acc, mkn, lead):
     assert np.array_equal(r.astype(np.float64), np.matmul(a.astype(np.float64), b.astype(np.float64)) + c)
 
 
+@pytest.mark.parametrize(("src", "mkn"), [("i8", (16, 16, 16)), ("f16", (32, 32, 32)), ("f32", (1, 1, 1)), ("i32", (2, 8, 2))])
+def test_mmaf_f64_of_converted_operands(src: str, mkn) -> None:
+    """f64 operands converted from a narrower type: Triton 3.6 once folded the conversion into
+    the mma operands and failed to compile for sm_80/sm_90 (an assertion in its MMAv2
+    lowering); the fence keeps them apart. Found by tests/lower/fuzz.py."""
+    sa, sb, sc = shapes(*mkn)
+    a, b = small_ints(sa, src), small_ints(sb, src)
+    c = small_ints(sc, "f64")
+    conv = "itof" if src.startswith("i") else "ftof"
+    sign = " signed" if conv == "itof" else ""
+    body = f"""%a64 = {conv} %a{sign} : {tile(sa, src)} -> {tile(sa, "f64")}
+    %b64 = {conv} %b{sign} : {tile(sb, src)} -> {tile(sb, "f64")}
+    {mma_text("f64", "f64", sa, sb, sc).replace("%a, %b", "%a64, %b64")}"""
+    inputs, outputs = [("a", sa, src), ("b", sb, src), ("c", sc, "f64")], [("r", sc, "f64")]
+    (r,) = run_io(inputs, outputs, body, [a, b, c])
+    assert np.array_equal(r, np.matmul(a.astype(np.float64), b.astype(np.float64)) + c)
+    for k in compile_for(io_kernel(inputs, outputs, body), arches=("sm_80", "sm_90")):
+        assert re.search(r"mma\.sync\.aligned\.m\w+\.row\.col\.f64\.f64\.f64\.f64", k.asm["ptx"])  # (sm_90: m16n8k16)
+    # an operand loaded straight from memory keeps the direct path
+    loaded = [("a", sa, "f64"), ("b", sb, "f64"), ("c", sc, "f64")]
+    assert "_f64_fence" not in source_of(io_kernel(loaded, outputs, mma_text("f64", "f64", sa, sb, sc)))
+
+
 @pytest.mark.parametrize(
     ("el", "acc", "mkn", "lead"),
     [("f16", "f32", (32, 64, 16), ()), ("f16", "f16", (16, 128, 16), ()), ("bf16", "f32", (32, 64, 16), ()),
