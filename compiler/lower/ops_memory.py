@@ -172,11 +172,17 @@ def load_memory(
         return _load_nibbles(e, ptr, mask, other, sem)
     if sem in ("weak", "relaxed"):
         args = [ptr]
+        select = None
         if mask is not None:
+            if other is not None and math.prod(shape) == 1 and isinstance(element, FloatType):
+                # Triton 3.6's interpreter drops an `other` of one element that is false as a
+                # bool (it tests `if other`): a -0.0 padding came back +0.0. Selected after.
+                select, other = other, None
             args += [f"mask={mask}", f"other={other if other is not None else 0}"]
         if sem == "relaxed":
             args.append("volatile=True")
-        return f"tl.load({', '.join(args)})"
+        load = f"tl.load({', '.join(args)})"
+        return load if select is None else f"tl.where({mask}, {load}, {select})"
     if sem != "acquire":
         raise e.error(f"a load cannot have {sem} ordering")
     # ld.acquire: inline PTX, one element per lane.
