@@ -85,7 +85,9 @@ def test_mmaf_exact_data_is_bitwise(el, acc, mkn, lead):
     assert np.array_equal(r.astype(np.float64), np.matmul(a.astype(np.float64), b.astype(np.float64)) + c)
 
 
-@pytest.mark.parametrize(("src", "mkn"), [("i8", (16, 16, 16)), ("f16", (32, 32, 32)), ("f32", (1, 1, 1)), ("i32", (2, 8, 2))])
+@pytest.mark.parametrize(
+    ("src", "mkn"), [("i8", (16, 16, 16)), ("f16", (32, 32, 32)), ("f32", (1, 1, 1)), ("i32", (2, 8, 2))]
+)
 def test_mmaf_f64_of_converted_operands(src: str, mkn) -> None:
     """f64 operands converted from a narrower type: Triton 3.6 once folded the conversion into
     the mma operands and failed to compile for sm_80/sm_90 (an assertion in its MMAv2

@@ -1,0 +1,873 @@
+"""Random Tile IR kernels for differential testing of the lowering.
+
+`kernel(seed)` builds a verified kernel that loads one tile block of two or three inputs, runs
+a random chain of ops on them (integer and float arithmetic, comparisons and selects,
+conversions, reshapes, permutes, broadcasts, cats, extracts, reductions, scans, `for` loops
+and `if`s) and stores a few of the results; `arguments(case)` makes its inputs, edge values
+included. The per-op suite runs each op alone; these kernels run them together: a value made by
+one op's lowering feeds another's (a permuted tile into a scan, a reduced one broadcast back
+and compared, a loop-carried one converted), where the Triton code of one op can break what the
+next expects.
+
+Only ops whose result the spec fixes are drawn (exactly rounded float ops; integer reductions,
+which are associative; float reductions only by max/min), so the interpreters must agree
+bitwise (NaN payloads aside).
+
+    python -m tests.lower.fuzz --seeds 0:500 [--compile sm_90] [--keep DIR]
+
+runs a campaign: each seed on the CPU interpreter and under Triton's interpreter, a line per
+failure with the seed, the kernel written to DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+INTS = ("i8", "i16", "i32", "i64")
+FLOATS = ("f16", "bf16", "f32", "f64")
+F8 = ("f8E4M3FN", "f8E5M2")  # only converted, moved and selected (no arithmetic on them)
+WIDTH = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
+MAX_ELEMENTS = 2048
+MAX_DIM = 128
+
+
+@dataclass(frozen=True)
+class Value:
+    name: str
+    shape: tuple[int, ...]
+    elem: str
+
+    @property
+    def type(self) -> str:
+        return f"tile<{'x'.join(map(str, self.shape))}x{self.elem}>" if self.shape else f"tile<{self.elem}>"
+
+
+def tile(shape: tuple[int, ...], elem: str) -> str:
+    return Value("", shape, elem).type
+
+
+@dataclass
+class Case:
+    seed: int
+    text: str
+    inputs: list[Operand]  # in parameter order, then the outputs
+    outputs: list[Operand]
+    blocks: int
+    ops: list[str] = field(default_factory=list)  # the op names drawn, for a campaign's tally
+
+
+class Gen:
+    def __init__(self, seed: int, blocks: int = 1) -> None:
+        self.rng = random.Random(seed)
+        self.blocks = blocks
+        self.buffers: list[Operand] = []  # pointer parameters of gathers and scatters
+        self.lines: list[str] = []
+        self.pool: list[Value] = []
+        self.used: set[str] = set()
+        self.ops: list[str] = []
+        self.n = 0
+
+    # -- helpers ---------------------------------------------------------------------------
+    def fresh(self, shape: tuple[int, ...], elem: str, prefix: str = "v") -> Value:
+        self.n += 1
+        return Value(f"%{prefix}{self.n}", shape, elem)
+
+    def emit(self, line: str, *results: Value, op: str = "", keep: bool = True) -> None:
+        self.lines.append(line)
+        for name in re.findall(r"%[A-Za-z_0-9]+", line.split("=", 1)[-1]):
+            self.used.add(name)
+        if keep:
+            self.pool.extend(results)
+        if op:
+            self.ops.append(op)
+
+    def pick(self, pred=lambda v: True) -> Value | None:
+        choices = [v for v in self.pool if pred(v)]
+        if not choices:
+            return None
+        # Recent values more often: chains of ops, not a flat fan-out of the inputs.
+        weights = [1 + i for i in range(len(choices))]
+        return self.rng.choices(choices, weights)[0]
+
+    def const(self, shape: tuple[int, ...], elem: str, value: Any = None) -> Value:
+        r = self.rng
+        if value is None:
+            if elem == "i1":
+                value = r.choice([0, 1])
+            elif elem in WIDTH:
+                w = WIDTH[elem]
+                value = r.choice(
+                    [0, 1, -1, 3, 7, -(2 ** (w - 1)), 2 ** (w - 1) - 1, r.randrange(-(2 ** (w - 1)), 2 ** (w - 1))]
+                )
+            else:
+                value = r.choice([0.0, -0.0, 1.0, -1.5, 0.25, 3.0] + ([] if elem in F8 else [1e3, -7.125]))
+        v = self.fresh(shape, elem, "c")
+        lit = repr(float(value)) if elem in FLOATS + F8 else str(int(value))
+        if lit == "-0.0":
+            lit = "-0.000000e+00"
+        self.emit(f"{v.name} = constant <{elem}: {lit}> : {v.type}", keep=False)
+        return v
+
+    def partner(self, v: Value) -> Value:
+        """Another value of v's type: from the pool, else a constant (or a broadcast scalar)."""
+        same = [w for w in self.pool if w.shape == v.shape and w.elem == v.elem and w.name != v.name]
+        if same and self.rng.random() < 0.7:
+            return self.rng.choice(same)
+        if v.shape and self.rng.random() < 0.3:
+            s = self.pick(lambda w: w.shape == () and w.elem == v.elem)
+            if s is not None:
+                return self.broadcast_scalar(s, v.shape)
+        return self.const(v.shape, v.elem)
+
+    def broadcast_scalar(self, s: Value, shape: tuple[int, ...]) -> Value:
+        ones = tuple(1 for _ in shape)
+        r1 = self.fresh(ones, s.elem)
+        self.emit(f"{r1.name} = reshape {s.name} : {s.type} -> {r1.type}", keep=False)
+        b = self.fresh(shape, s.elem)
+        self.emit(f"{b.name} = broadcast {r1.name} : {r1.type} -> {b.type}", keep=False)
+        return b
+
+    def shape_of(self, numel: int, rank: int) -> tuple[int, ...] | None:
+        """A random shape of `rank` power-of-two dims holding `numel` elements."""
+        k = int(math.log2(numel))
+        if rank == 0:
+            return () if numel == 1 else None
+        cuts = sorted(self.rng.randint(0, k) for _ in range(rank - 1))
+        dims = [2 ** (b - a) for a, b in zip([0, *cuts], [*cuts, k], strict=True)]
+        return tuple(dims) if max(dims) <= MAX_DIM else None
+
+    # -- ops ---------------------------------------------------------------------------------
+    def int_binary(self) -> bool:
+        a = self.pick(lambda v: v.elem in INTS)
+        if a is None:
+            return False
+        b = self.partner(a)
+        r = self.rng
+        op = r.choice(
+            ["addi", "subi", "muli", "andi", "ori", "xori", "maxi", "mini", "mulhii", "shli", "shri", "divi", "remi"]
+        )
+        attrs = ""
+        if op in ("maxi", "mini"):
+            attrs = " " + r.choice(["signed", "unsigned"])
+        elif op == "shri":
+            attrs = " " + r.choice(["signed", "unsigned"])
+        if op in ("shli", "shri"):  # amounts below the width (beyond it the spec says nothing)
+            m = self.const(a.shape, a.elem, WIDTH[a.elem] - 1)
+            masked = self.fresh(a.shape, a.elem)
+            self.emit(f"{masked.name} = andi {b.name}, {m.name} : {a.type}", keep=False)
+            b = masked
+        if op in ("divi", "remi"):
+            sign = r.choice(["signed", "unsigned"])
+            one = self.const(a.shape, a.elem, 1)
+            d = self.fresh(a.shape, a.elem)
+            if sign == "signed":  # no 0 and no MIN / -1: (b >>u 1) | 1
+                half = self.fresh(a.shape, a.elem)
+                self.emit(f"{half.name} = shri {b.name}, {one.name} unsigned : {a.type}", keep=False)
+                self.emit(f"{d.name} = ori {half.name}, {one.name} : {a.type}", keep=False)
+            else:
+                self.emit(f"{d.name} = ori {b.name}, {one.name} : {a.type}", keep=False)
+            b = d
+            attrs = " " + sign
+            if op == "divi" and r.random() < 0.5:
+                modes = ["zero", "positive_inf", "negative_inf"] if sign == "signed" else ["zero", "positive_inf"]
+                attrs += f" rounding<{r.choice(modes)}>"
+        out = self.fresh(a.shape, a.elem)
+        self.emit(f"{out.name} = {op} {a.name}, {b.name}{attrs} : {a.type}", out, op=op)
+        return True
+
+    def int_unary(self) -> bool:
+        a = self.pick(lambda v: v.elem in INTS)
+        if a is None:
+            return False
+        op = self.rng.choice(["negi", "absi"])
+        out = self.fresh(a.shape, a.elem)
+        self.emit(f"{out.name} = {op} {a.name} : {a.type}", out, op=op)
+        return True
+
+    def float_op(self) -> bool:
+        a = self.pick(lambda v: v.elem in FLOATS)
+        if a is None:
+            return False
+        r = self.rng
+        op = r.choice(
+            ["addf", "subf", "mulf", "divf", "maxf", "minf", "negf", "absf", "sqrt", "fma", "ceil", "floor", "remf"]
+        )
+        if op == "remf" and a.elem == "f64":
+            op = "subf"  # f64 remf is libdevice's fmod: not runnable under Triton's interpreter
+        attrs = ""
+        if op in ("addf", "subf", "mulf", "divf", "sqrt", "fma") and r.random() < 0.3:
+            # f64's directed roundings are inline PTX: not runnable under Triton's interpreter
+            modes = ["nearest_even"] if a.elem == "f64" else ["nearest_even", "zero", "negative_inf", "positive_inf"]
+            attrs = f" rounding<{r.choice(modes)}>"
+        if a.elem == "f32" and op not in ("negf", "absf", "ceil", "floor", "remf") and r.random() < 0.2:
+            attrs += " flush_to_zero"
+        if op == "fma" and a.elem in ("f32", "f64") and "rounding<" not in attrs.replace("rounding<nearest_even>", ""):
+            # a real fused tl.fma, which Triton's interpreter computes with two roundings
+            attrs = f" rounding<{r.choice(['zero', 'negative_inf', 'positive_inf'])}>" if a.elem == "f32" else ""
+            op = "fma" if a.elem == "f32" else "mulf"
+        out = self.fresh(a.shape, a.elem)
+        if op in ("negf", "absf", "sqrt", "ceil", "floor"):
+            self.emit(f"{out.name} = {op} {a.name}{attrs} : {a.type}", out, op=op)
+        elif op == "fma":
+            b, c = self.partner(a), self.partner(a)
+            self.emit(f"{out.name} = fma {a.name}, {b.name}, {c.name}{attrs} : {a.type}", out, op=op)
+        else:
+            b = self.partner(a)
+            self.emit(f"{out.name} = {op} {a.name}, {b.name}{attrs} : {a.type}", out, op=op)
+        return True
+
+    def compare(self) -> bool:
+        a = self.pick(lambda v: v.elem in INTS + FLOATS)
+        if a is None:
+            return False
+        b = self.partner(a)
+        out = self.fresh(a.shape, "i1")
+        r = self.rng
+        if a.elem in INTS:
+            pred = r.choice(
+                ["equal", "not_equal", "less_than", "less_than_or_equal", "greater_than", "greater_than_or_equal"]
+            )
+            sign = r.choice(["signed", "unsigned"])
+            self.emit(f"{out.name} = cmpi {pred} {a.name}, {b.name}, {sign} : {a.type} -> {out.type}", out, op="cmpi")
+        else:
+            pred = r.choice(
+                ["equal", "not_equal", "less_than", "less_than_or_equal", "greater_than", "greater_than_or_equal"]
+            )
+            order = r.choice(["ordered", "unordered"])
+            self.emit(f"{out.name} = cmpf {pred} {order} {a.name}, {b.name} : {a.type} -> {out.type}", out, op="cmpf")
+        return True
+
+    def select(self) -> bool:
+        c = self.pick(lambda v: v.elem == "i1")
+        if c is None:
+            return False
+        a = self.pick(lambda v: v.shape == c.shape and v.elem != "i1")
+        if a is None:
+            return False
+        b = self.partner(a)
+        out = self.fresh(a.shape, a.elem)
+        self.emit(f"{out.name} = select {c.name}, {a.name}, {b.name} : {c.type}, {a.type}", out, op="select")
+        return True
+
+    def convert(self) -> bool:
+        a = self.pick(lambda v: v.elem != "i1" or self.rng.random() < 0.3)
+        if a is None:
+            return False
+        r = self.rng
+        if a.elem in WIDTH:
+            kind = r.choice(["int", "int", "itof"]) if a.elem != "i1" else "int"
+            if kind == "int":
+                to = r.choice([e for e in INTS if e != a.elem])
+                out = self.fresh(a.shape, to)
+                if WIDTH[to] > WIDTH[a.elem]:
+                    sign = r.choice(["signed", "unsigned"])
+                    self.emit(f"{out.name} = exti {a.name} {sign} : {a.type} -> {out.type}", out, op="exti")
+                else:
+                    self.emit(f"{out.name} = trunci {a.name} : {a.type} -> {out.type}", out, op="trunci")
+            else:
+                to = r.choice(FLOATS)
+                out = self.fresh(a.shape, to)
+                sign = r.choice(["signed", "unsigned"])
+                self.emit(f"{out.name} = itof {a.name} {sign} : {a.type} -> {out.type}", out, op="itof")
+        elif a.elem in F8:
+            to = r.choice(FLOATS)
+            out = self.fresh(a.shape, to)
+            self.emit(f"{out.name} = ftof {a.name} : {a.type} -> {out.type}", out, op="ftof")
+        else:
+            if r.random() < 0.5:
+                to = r.choice([e for e in FLOATS + F8 if e != a.elem])
+                out = self.fresh(a.shape, to)
+                self.emit(f"{out.name} = ftof {a.name} : {a.type} -> {out.type}", out, op="ftof")
+            else:
+                to = r.choice(INTS)
+                out = self.fresh(a.shape, to)
+                sign = r.choice(["signed", "unsigned"])
+                self.emit(f"{out.name} = ftoi {a.name} {sign} : {a.type} -> {out.type}", out, op="ftoi")
+        return True
+
+    def reshape(self) -> bool:
+        a = self.pick()
+        if a is None:
+            return False
+        numel = math.prod(a.shape)
+        shape = self.shape_of(numel, self.rng.randint(0 if numel == 1 else 1, 3))
+        if shape is None or shape == a.shape:
+            return False
+        out = self.fresh(shape, a.elem)
+        self.emit(f"{out.name} = reshape {a.name} : {a.type} -> {out.type}", out, op="reshape")
+        return True
+
+    def permute(self) -> bool:
+        a = self.pick(lambda v: len(v.shape) >= 2)
+        if a is None:
+            return False
+        perm = list(range(len(a.shape)))
+        while perm == sorted(perm):
+            self.rng.shuffle(perm)
+        out = self.fresh(tuple(a.shape[p] for p in perm), a.elem)
+        self.emit(
+            f"{out.name} = permute {a.name} [{', '.join(map(str, perm))}] : {a.type} -> {out.type}", out, op="permute"
+        )
+        return True
+
+    def broadcast(self) -> bool:
+        a = self.pick(lambda v: len(v.shape) <= 2 and math.prod(v.shape) * 2 <= MAX_ELEMENTS)
+        if a is None:
+            return False
+        at = self.rng.randint(0, len(a.shape))
+        ones = (*a.shape[:at], 1, *a.shape[at:])
+        room = MAX_ELEMENTS // max(1, math.prod(a.shape))
+        k = self.rng.choice([n for n in (2, 4, 8, 16) if n <= min(room, MAX_DIM)] or [1])
+        r1 = self.fresh(ones, a.elem)
+        self.emit(f"{r1.name} = reshape {a.name} : {a.type} -> {r1.type}", keep=False)
+        out = self.fresh((*a.shape[:at], k, *a.shape[at:]), a.elem)
+        self.emit(f"{out.name} = broadcast {r1.name} : {r1.type} -> {out.type}", out, op="broadcast")
+        return True
+
+    def cat(self) -> bool:
+        a = self.pick(lambda v: v.shape and math.prod(v.shape) * 2 <= MAX_ELEMENTS)
+        if a is None:
+            return False
+        dim = self.rng.randrange(len(a.shape))
+        if a.shape[dim] * 2 > MAX_DIM:
+            return False
+        b = self.partner(a)
+        shape = tuple(s * 2 if d == dim else s for d, s in enumerate(a.shape))
+        out = self.fresh(shape, a.elem)
+        self.emit(f"{out.name} = cat {a.name}, {b.name} dim = {dim} : {a.type}, {b.type} -> {out.type}", out, op="cat")
+        return True
+
+    def extract(self) -> bool:
+        a = self.pick(lambda v: v.shape and max(v.shape) > 1)
+        if a is None:
+            return False
+        sub = tuple(s // self.rng.choice([f for f in (1, 2, 4) if f <= s]) for s in a.shape)
+        if sub == a.shape:
+            return False
+        idx = []
+        for s, t in zip(a.shape, sub, strict=True):
+            idx.append(self.const((), "i32", self.rng.randrange(s // t)).name)
+        out = self.fresh(sub, a.elem)
+        self.emit(f"{out.name} = extract {a.name}[{', '.join(idx)}] : {a.type} -> {out.type}", out, op="extract")
+        return True
+
+    REDUCERS = {
+        # op, attrs, identity (by width), for integers; associative and commutative, so exact
+        "addi": ("", lambda w: 0),
+        "muli": ("", lambda w: 1),
+        "xori": ("", lambda w: 0),
+        "andi": ("", lambda w: -1),
+        "ori": ("", lambda w: 0),
+        "maxi": (" signed", lambda w: -(2 ** (w - 1))),
+        "mini": (" unsigned", lambda w: -1),
+    }
+
+    def reduce_or_scan(self) -> bool:
+        a = self.pick(lambda v: v.shape and v.elem in INTS + FLOATS)
+        if a is None:
+            return False
+        r = self.rng
+        dim = r.randrange(len(a.shape))
+        if a.elem in INTS:
+            op = r.choice(list(self.REDUCERS))
+            attrs, ident = self.REDUCERS[op]
+            identity = f"{ident(WIDTH[a.elem])} : {a.elem}"
+        else:
+            op = r.choice(["maxf", "minf"])
+            attrs = ""
+            bits = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}[a.elem]
+            inf = {"f16": 0x7C00, "bf16": 0x7F80, "f32": 0x7F800000, "f64": 0x7FF0000000000000}[a.elem]
+            identity = f"{hex(inf | (1 << (bits - 1)) if op == 'maxf' else inf)} : {a.elem}"
+        s = tile((), a.elem)
+        scan = r.random() < 0.4
+        if scan:
+            out = self.fresh(a.shape, a.elem)
+            head = f"scan {a.name} dim={dim} reverse={r.choice(['true', 'false'])}"
+        else:
+            out = self.fresh(tuple(x for d, x in enumerate(a.shape) if d != dim), a.elem)
+            head = f"reduce {a.name} dim={dim}"
+        e, acc, v = (self.fresh((), a.elem, p).name for p in ("e", "a", "y"))
+        self.emit(
+            f"{out.name} = {head} identities=[{identity}] : {a.type} -> {out.type}\n"
+            f"      ({e}: {s}, {acc}: {s}) {{\n"
+            f"        {v} = {op} {e}, {acc}{attrs} : {s}\n"
+            f"        yield {v} : {s}\n"
+            f"      }}",
+            out,
+            op="scan" if scan else "reduce",
+        )
+        return True
+
+    def loop(self) -> bool:
+        a = self.pick(lambda v: v.elem in INTS + FLOATS)
+        if a is None:
+            return False
+        w = self.partner(a)
+        op = self.rng.choice(["addi", "xori", "muli", "subi"] if a.elem in INTS else ["addf", "mulf", "maxf", "subf"])
+        c0 = self.const((), "i32", 0)
+        c1 = self.const((), "i32", 1)
+        if self.rng.random() < 0.5:
+            ub = self.const((), "i32", self.rng.randint(0, 3))
+        else:  # trips that differ between tile blocks
+            ub = self.fresh((), "i32")
+            self.emit(f"{ub.name} = addi %bx, {c1.name} : tile<i32>", keep=False)
+        iv, acc, n = self.fresh((), "i32", "iv"), self.fresh(a.shape, a.elem, "acc"), self.fresh(a.shape, a.elem, "n")
+        out = self.fresh(a.shape, a.elem)
+        self.emit(
+            f"{out.name} = for {iv.name} in ({c0.name} to {ub.name}, step {c1.name}) : tile<i32> "
+            f"iter_values({acc.name} = {a.name}) -> ({a.type}) {{\n"
+            f"        {n.name} = {op} {acc.name}, {w.name} : {a.type}\n"
+            f"        continue {n.name} : {a.type}\n"
+            f"      }}",
+            out,
+            op="for",
+        )
+        return True
+
+    def branch(self) -> bool:
+        a = self.pick(lambda v: v.elem in INTS + FLOATS)
+        if a is None:
+            return False
+        c = self.pick(lambda v: v.shape == () and v.elem == "i1")
+        if c is None or self.rng.random() < 0.5:  # on the tile block: blocks take different arms
+            two = self.const((), "i32", 2)
+            zero = self.const((), "i32", 0)
+            m = self.fresh((), "i32")
+            self.emit(f"{m.name} = remi %bx, {two.name} signed : tile<i32>", keep=False)
+            c = self.fresh((), "i1")
+            self.emit(f"{c.name} = cmpi equal {m.name}, {zero.name}, signed : tile<i32> -> tile<i1>", keep=False)
+        b = self.partner(a)
+        op = self.rng.choice(["addi", "xori"] if a.elem in INTS else ["addf", "maxf"])
+        t = self.fresh(a.shape, a.elem)
+        out = self.fresh(a.shape, a.elem)
+        self.emit(
+            f"{out.name} = if {c.name} -> ({a.type}) {{\n"
+            f"        yield {a.name} : {a.type}\n"
+            f"      }} else {{\n"
+            f"        {t.name} = {op} {a.name}, {b.name} : {a.type}\n"
+            f"        yield {t.name} : {a.type}\n"
+            f"      }}",
+            out,
+            op="if",
+        )
+        return True
+
+    def iota(self) -> bool:
+        elem = self.rng.choice(["i16", "i32", "i64"])
+        n = self.rng.choice([1, 2, 8, 32, 128])
+        out = self.fresh((n,), elem)
+        self.emit(f"{out.name} = iota : {out.type}", out, op="iota")
+        return True
+
+    def mma(self) -> bool:
+        """mmai on i8 operands, or mmaf on small integers (|x| <= 15, exact in every float
+        type, so every partial sum is exact and the results bitwise)."""
+        a = self.pick(lambda v: len(v.shape) in (2, 3) and v.elem in INTS and v.shape[-1] <= 64)
+        if a is None:
+            return False
+        r = self.rng
+        lead, (m, k) = a.shape[:-2], a.shape[-2:]
+        rhs = self.pick(
+            lambda v: v.shape[:-2] == lead and len(v.shape) == len(a.shape) and v.shape[-2] == k and v.elem in INTS
+        )
+        if rhs is None:  # a's transpose: (k, m)
+            perm = [*range(len(lead)), len(lead) + 1, len(lead)]
+            rhs = self.fresh((*lead, k, m), a.elem)
+            self.emit(
+                f"{rhs.name} = permute {a.name} [{', '.join(map(str, perm))}] : {a.type} -> {rhs.type}", keep=False
+            )
+        n = rhs.shape[-1]
+        integer = r.random() < 0.4
+        el = "i8" if integer else r.choice(FLOATS)
+        acc_el = "i32" if integer else {"f16": r.choice(["f16", "f32"]), "bf16": "f32", "f32": "f32", "f64": "f64"}[el]
+
+        def operand(v: Value, elem: str, small: bool) -> Value:
+            if small:  # andi 15: 0..15
+                mask = self.const(v.shape, v.elem, 15)
+                m_ = self.fresh(v.shape, v.elem)
+                self.emit(f"{m_.name} = andi {v.name}, {mask.name} : {v.type}", keep=False)
+                v = m_
+            if elem in FLOATS:
+                out = self.fresh(v.shape, elem)
+                self.emit(f"{out.name} = itof {v.name} signed : {v.type} -> {out.type}", keep=False)
+                return out
+            if v.elem == elem:
+                return v
+            out = self.fresh(v.shape, elem)
+            verb = "trunci" if WIDTH[v.elem] > WIDTH[elem] else "exti"
+            sign = " signed" if verb == "exti" else ""
+            self.emit(f"{out.name} = {verb} {v.name}{sign} : {v.type} -> {out.type}", keep=False)
+            return out
+
+        lhs_v = operand(a, el, not integer)
+        rhs_v = operand(rhs, el, not integer)
+        acc_src = self.pick(lambda v: v.shape == (*lead, m, n) and v.elem in INTS)
+        # (small accumulators too: an mmai that overflows i32 has no fixed result)
+        acc = (
+            operand(acc_src, acc_el, True)
+            if acc_src is not None
+            else self.const((*lead, m, n), acc_el, r.randint(-5, 5))
+        )
+        out = self.fresh((*lead, m, n), acc_el)
+        if integer:
+            attrs = f" {r.choice(['signed', 'unsigned'])} {r.choice(['signed', 'unsigned'])}"
+            self.emit(
+                f"{out.name} = mmai {lhs_v.name}, {rhs_v.name}, {acc.name}{attrs} : "
+                f"{lhs_v.type}, {rhs_v.type}, {acc.type}",
+                out,
+                op="mmai",
+            )
+        else:
+            self.emit(
+                f"{out.name} = mmaf {lhs_v.name}, {rhs_v.name}, {acc.name} : {lhs_v.type}, {rhs_v.type}, {acc.type}",
+                out,
+                op="mmaf",
+            )
+        return True
+
+    def pointers(self, buf: Operand, shape: tuple[int, ...], offsets: Value) -> Value:
+        """A tile of pointers `%<buf>_ptr + offsets`."""
+        ones = self.fresh(tuple(1 for _ in shape), f"ptr<{buf.elem}>")
+        self.emit(f"{ones.name} = reshape %{buf.name}_ptr : tile<ptr<{buf.elem}>> -> {ones.type}", keep=False)
+        base = self.fresh(shape, f"ptr<{buf.elem}>")
+        if shape:
+            self.emit(f"{base.name} = broadcast {ones.name} : {ones.type} -> {base.type}", keep=False)
+        else:
+            base = ones
+        p = self.fresh(shape, f"ptr<{buf.elem}>")
+        self.emit(
+            f"{p.name} = offset {base.name}, {offsets.name} : {base.type}, {offsets.type} -> {p.type}", keep=False
+        )
+        return p
+
+    def gather(self) -> bool:
+        """A load through a tile of pointers whose offsets are data: masked where out of the
+        buffer (with a padding tile or without), or wrapped into it."""
+        v = self.pick(lambda v: v.shape and v.elem in INTS)
+        if v is None:
+            return False
+        r = self.rng
+        elem = r.choice(INTS + FLOATS + F8)
+        size = r.randint(1, 127 if v.elem == "i8" else 300)
+        buf = Operand(f"g{len(self.buffers)}", elem, (), (size,), (1,), (), None, size, view=False)
+        self.buffers.append(buf)
+        bound = self.const(v.shape, v.elem, size)
+        masked = r.random() < 0.6
+        if masked:  # lanes at or past the end, negatives included (unsigned), masked off
+            mask = self.fresh(v.shape, "i1")
+            self.emit(
+                f"{mask.name} = cmpi less_than {v.name}, {bound.name}, unsigned : {v.type} -> {mask.type}", keep=False
+            )
+            idx = v
+        else:
+            idx = self.fresh(v.shape, v.elem)
+            self.emit(f"{idx.name} = remi {v.name}, {bound.name} unsigned : {v.type}", keep=False)
+        p = self.pointers(buf, v.shape, idx)
+        out = self.fresh(v.shape, elem)
+        if not masked:
+            self.emit(
+                f"{out.name}, %t{self.n} = load_ptr_tko weak {p.name} : {p.type} -> {out.type}, token", out, op="gather"
+            )
+            return True
+        if r.random() < 0.5:
+            pad = self.const(v.shape, elem)
+            self.emit(
+                f"{out.name}, %t{self.n} = load_ptr_tko weak {p.name}, {mask.name}, {pad.name} : "
+                f"{p.type}, {mask.type}, {pad.type} -> {out.type}, token",
+                out,
+                op="gather",
+            )
+        else:
+            self.emit(
+                f"{out.name}, %t{self.n} = load_ptr_tko weak {p.name}, {mask.name} : "
+                f"{p.type}, {mask.type} -> {out.type}, token",
+                out,
+                op="gather",
+            )
+        return True
+
+    def scatter(self) -> bool:
+        """A store through a tile of pointers: tile block b's lanes to a permutation of
+        b*n .. b*n+n-1 (no two lanes at one address), masked by an i1 tile at random."""
+        v = self.pick(lambda v: v.shape and v.elem != "i1")
+        if v is None:
+            return False
+        r = self.rng
+        n = math.prod(v.shape)
+        buf = Operand(
+            f"s{len(self.buffers)}", v.elem, (), (n * self.blocks,), (1,), (), None, n * self.blocks, view=False
+        )
+        self.buffers.append(buf)
+        io = self.fresh((n,), "i32")
+        self.emit(f"{io.name} = iota : {io.type}", keep=False)
+        odd, add, top = (
+            self.const((n,), "i32", r.randrange(1, 64, 2)),
+            self.const((n,), "i32", r.randrange(n)),
+            self.const((n,), "i32", n - 1),
+        )
+        nb = self.const((), "i32", n)
+        mul, sh, wrapped, start, base, off = (self.fresh((n,), "i32") for _ in range(6))
+        self.emit(f"{mul.name} = muli {io.name}, {odd.name} : {io.type}", keep=False)
+        self.emit(f"{sh.name} = addi {mul.name}, {add.name} : {io.type}", keep=False)
+        self.emit(f"{wrapped.name} = andi {sh.name}, {top.name} : {io.type}", keep=False)
+        s0 = self.fresh((), "i32")
+        self.emit(f"{s0.name} = muli %bx, {nb.name} : tile<i32>", keep=False)
+        b1 = self.fresh((1,), "i32")
+        self.emit(f"{b1.name} = reshape {s0.name} : tile<i32> -> {b1.type}", keep=False)
+        self.emit(f"{base.name} = broadcast {b1.name} : {b1.type} -> {base.type}", keep=False)
+        self.emit(f"{off.name} = addi {wrapped.name}, {base.name} : {io.type}", keep=False)
+        offs = self.fresh(v.shape, "i32")
+        self.emit(f"{offs.name} = reshape {off.name} : {off.type} -> {offs.type}", keep=False)
+        p = self.pointers(buf, v.shape, offs)
+        mask = self.pick(lambda m: m.shape == v.shape and m.elem == "i1") if r.random() < 0.6 else None
+        if mask is None:
+            self.emit(f"%t{self.n} = store_ptr_tko weak {p.name}, {v.name} : {p.type}, {v.type} -> token", op="scatter")
+        else:
+            self.emit(
+                f"%t{self.n} = store_ptr_tko weak {p.name}, {v.name}, {mask.name} : "
+                f"{p.type}, {v.type}, {mask.type} -> token",
+                op="scatter",
+            )
+        return True
+
+    OPS = {
+        "gather": 1,
+        "scatter": 1,
+        "mma": 1,
+        "int_binary": 6,
+        "int_unary": 1,
+        "float_op": 5,
+        "compare": 2,
+        "select": 2,
+        "convert": 3,
+        "reshape": 2,
+        "permute": 2,
+        "broadcast": 2,
+        "cat": 1,
+        "extract": 1,
+        "reduce_or_scan": 3,
+        "loop": 1,
+        "branch": 1,
+        "iota": 1,
+    }
+
+
+@dataclass
+class Operand:
+    """An array parameter seen through a partition view: the tensor (`extents`, `strides` in
+    elements over a flat buffer of `size`) and how the tile maps onto it."""
+
+    name: str
+    elem: str
+    tile: tuple[int, ...]  # the tile's shape (a 0-d value is stored as one element)
+    extents: tuple[int, ...]
+    strides: tuple[int, ...]
+    dim_map: tuple[int, ...]
+    padding: str | None
+    size: int
+    view: bool = True  # False: a gather's or scatter's flat buffer, reached through pointers
+
+
+def _operand(rng: random.Random, name: str, tile_shape: tuple[int, ...], elem: str, blocks: int, load: bool) -> Operand:
+    """A random view of a flat buffer whose tile blocks 0..blocks-1 (along tile dim 0) hold the
+    tile: tile dims mapped to tensor dims in any order, the last block and the other dims
+    partial at random (padded on a load, masked on a store), rows padded in memory."""
+    tile_shape = tile_shape or (1,)
+    rank = len(tile_shape)
+    dim_map = list(range(rank))
+    if rank > 1 and rng.random() < 0.4:
+        rng.shuffle(dim_map)
+    extents = [0] * rank
+    for i, t in enumerate(tile_shape):
+        full = t * blocks if i == 0 else t
+        cut = rng.randrange(t) if rng.random() < 0.35 else 0
+        extents[dim_map[i]] = full - cut
+    order = list(range(rank))[::-1]  # innermost first: row-major, or another order
+    if rank > 1 and rng.random() < 0.3:
+        rng.shuffle(order)
+    strides = [0] * rank
+    step = 1
+    for d in order:
+        strides[d] = step
+        step *= extents[d] + (rng.choice([0, 0, 1, 3]) if d != order[-1] else 0)
+    size = sum((e - 1) * st for e, st in zip(extents, strides, strict=True)) + 1
+    partial = any(extents[dim_map[i]] < (t * blocks if i == 0 else t) for i, t in enumerate(tile_shape))
+    padding = None
+    if load and (partial or rng.random() < 0.2):
+        padding = rng.choice(["zero", "neg_zero", "nan", "pos_inf", "neg_inf"] if elem in FLOATS else ["zero"])
+    return Operand(name, elem, tile_shape, tuple(extents), tuple(strides), tuple(dim_map), padding, size)
+
+
+def _view_lines(o: Operand) -> tuple[str, list[str]]:
+    """The view type of `o` and the lines making it from `%<name>_ptr`."""
+    ext = "x".join(map(str, o.extents))
+    tv = f"tensor_view<{ext}x{o.elem}, strides=[{','.join(map(str, o.strides))}]>"
+    pad = f"padding_value = {o.padding}, " if o.padding else ""
+    dm = f", dim_map=[{', '.join(map(str, o.dim_map))}]" if o.dim_map != tuple(range(len(o.dim_map))) else ""
+    pv = f"partition_view<tile=({'x'.join(map(str, o.tile))}), {pad}{tv}{dm}>"
+    return pv, [
+        f"%{o.name}_tv = make_tensor_view %{o.name}_ptr, shape = [{', '.join(map(str, o.extents))}], "
+        f"strides = [{', '.join(map(str, o.strides))}] : {tv}",
+        f"%{o.name}_pv = make_partition_view %{o.name}_tv : {pv}",
+    ]
+
+
+def kernel(seed: int, ops: int | None = None) -> Case:
+    """The random kernel of `seed` (the same text for the same seed)."""
+    r = random.Random(seed)
+    blocks = r.choice([1, 2, 3])
+    g = Gen(r.randrange(2**32), blocks)
+    rank = r.choice([1, 2, 2, 3])
+    shape = g.shape_of(2 ** r.randint(0, 9), rank) or (16,)
+    elems = [r.choice(INTS + FLOATS) for _ in range(r.randint(2, 3))]
+    inputs = [_operand(r, f"x{i}", shape, e, blocks, load=True) for i, e in enumerate(elems)]
+    for o in inputs:
+        g.pool.append(Value(f"%{o.name}", shape, o.elem))
+    g.pool.append(Value("%bx", (), "i32"))
+    count = r.randint(6, 18)
+    count = count if ops is None else ops  # a prefix of the same ops (for shrinking a failure)
+    names, weights = zip(*Gen.OPS.items(), strict=True)
+    done = 0
+    for _ in range(count * 10):
+        if done == count:
+            break
+        if getattr(g, r.choices(names, weights)[0])():
+            done += 1
+    # Store what nothing consumed (the ends of the chains), the newest first, up to four.
+    ends = [v for v in reversed(g.pool) if v.name not in g.used and not v.name.startswith(("%x", "%bx"))]
+    results = ends[:4] or [g.pool[-1]]
+    outputs = [_operand(r, f"o{i}", v.shape, v.elem, blocks, load=False) for i, v in enumerate(results)]
+    lines = ["%tok = make_token : token", "%zero = constant <i32: 0> : tile<i32>",
+             "%bx, %by, %bz = get_tile_block_id : tile<i32>"]  # fmt: skip
+    views = {}
+    for o in inputs + outputs:
+        views[o.name], made = _view_lines(o)
+        lines += made
+    for o in inputs:
+        idx = ", ".join(["%bx"] + ["%zero"] * (len(o.tile) - 1))
+        lines.append(
+            f"%{o.name}, %{o.name}_t = load_view_tko weak %{o.name}_pv[{idx}] token = %tok : {views[o.name]}, "
+            f"{', '.join(['tile<i32>'] * len(o.tile))} -> {tile(shape, o.elem)}, token"
+        )
+    body = "\n".join(g.lines)
+    stores = []
+    for o, v in zip(outputs, results, strict=True):
+        name = f"%{o.name}_r"
+        body = re.sub(re.escape(v.name) + r"\b", name, body)
+        if v.shape == ():
+            stores.append(f"%{o.name}_r1 = reshape {name} : {v.type} -> {tile((1,), v.elem)}")
+            name = f"%{o.name}_r1"
+        idx = ", ".join(["%bx"] + ["%zero"] * (len(o.tile) - 1))
+        stores.append(
+            f"%{o.name}_st = store_view_tko weak {name}, %{o.name}_pv[{idx}] token = %tok : {tile(o.tile, o.elem)}, "
+            f"{views[o.name]}, {', '.join(['tile<i32>'] * len(o.tile))} -> token"
+        )
+    inputs += [b for b in g.buffers if b.name.startswith("g")]
+    outputs += [b for b in g.buffers if b.name.startswith("s")]
+    params = ", ".join(f"%{o.name}_ptr: tile<ptr<{o.elem}>>" for o in inputs + outputs)
+    text = "\n".join("    " + line for line in lines + body.split("\n") + stores)
+    text = f"cuda_tile.module @m {{\n  entry @k({params}) {{\n{text}\n    return\n  }}\n}}\n"
+    return Case(seed, text, inputs, outputs, blocks, g.ops)
+
+
+_NP = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+       "f16": np.float16, "f32": np.float32, "f64": np.float64}  # fmt: skip
+
+
+def _dtype(elem: str) -> np.dtype:
+    if elem in ("bf16", *F8):
+        import ml_dtypes
+
+        return np.dtype(
+            {"bf16": ml_dtypes.bfloat16, "f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}[elem]
+        )
+    return np.dtype(_NP[elem])
+
+
+def _values(rng: np.random.Generator, elem: str, n: int) -> np.ndarray:
+    dt = _dtype(elem)
+    if elem == "i1":
+        return rng.random(n) < 0.5
+    if elem in F8:  # any bit pattern
+        return rng.integers(0, 256, size=n, dtype=np.uint8).view(dt)
+    if elem in WIDTH:
+        info = np.iinfo(dt)
+        edges = np.array([0, 1, -1, 2, info.min, info.max, info.min + 1, info.max - 1], dtype=np.int64).astype(dt)
+        x = rng.integers(info.min, info.max, size=n, dtype=dt, endpoint=True)
+        x = np.where(rng.random(n) < 0.4, rng.integers(-8, 8, size=n).astype(dt), x)
+    else:
+        edges = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-40, 6.5e4, 0.5]).astype(dt)
+        x = (rng.standard_normal(n) * rng.choice([1.0, 100.0, 1e-3], size=n)).astype(dt)
+    return np.where(rng.random(n) < 0.15, edges[rng.integers(0, len(edges), size=n)], x).astype(dt)
+
+
+def arguments(case: Case) -> list[np.ndarray]:
+    """Each parameter's flat buffer: inputs with edge values among random ones, outputs filled
+    with random values too (what a masked store must leave)."""
+    rng = np.random.default_rng(case.seed)
+    return [_values(rng, o.elem, o.size) for o in case.inputs + case.outputs]
+
+
+def check(case: Case, arch: str | None = None) -> None:
+    """The case on the CPU interpreter and under Triton's interpreter, bitwise; with `arch`,
+    also compiled to a cubin for it."""
+    from tests.lower.harness import compile_for, run_both
+
+    run_both(case.text, "k", case.blocks, arguments(case))
+    if arch:
+        compile_for(case.text, "k", arches=(arch,))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tests.lower.fuzz", description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", default="0:100", help="START:END (default 0:100)")
+    p.add_argument("--compile", metavar="ARCH", help="also compile each kernel to a cubin for ARCH")
+    p.add_argument("--keep", metavar="DIR", default="fuzz-failures", help="where failing kernels are written")
+    p.add_argument("--print", action="store_true", help="print each seed's kernel and stop")
+    a = p.parse_args(argv)
+    start, _, end = a.seeds.partition(":")
+    seeds = range(int(start), int(end or int(start) + 1))
+    if a.print:
+        for s in seeds:
+            print(f"// seed {s}\n{kernel(s).text}")
+        return 0
+    import os
+    import tempfile
+    import warnings
+
+    warnings.simplefilter("ignore", RuntimeWarning)  # numpy's, for the NaNs and infs the kernels make
+
+    os.environ.setdefault("TILEIR_CACHE_DIR", tempfile.mkdtemp(prefix="tileir-fuzz-"))
+    keep = Path(a.keep)
+    failed = 0
+    t0 = time.monotonic()
+    for i, s in enumerate(seeds):
+        case = kernel(s)
+        try:
+            check(case, a.compile)
+        except BaseException as e:  # noqa: BLE001 - a campaign reports every failure and goes on
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            failed += 1
+            keep.mkdir(parents=True, exist_ok=True)
+            (keep / f"seed{s}.tileir").write_text(f"// seed {s}: {type(e).__name__}: {e}\n{case.text}")
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            print(f"seed {s}: {type(e).__name__}: {first[:300]}", flush=True)
+        if (i + 1) % 25 == 0:
+            print(f"  {i + 1} seeds, {failed} failed, {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
+    print(f"{len(seeds)} seeds, {failed} failed ({time.monotonic() - t0:.0f} s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
