@@ -76,6 +76,7 @@ from .ops_conversion import (
     rounded,
     to_f64,
 )
+from .ops_integer import i1_result
 from .registry import emitter
 
 _DTYPE = {"f16": "tl.float16", "bf16": "tl.bfloat16", "f32": "tl.float32", "f64": "tl.float64"}
@@ -389,9 +390,9 @@ def _cmpf(e: OpEmit) -> None:
     if pred not in _ORDERED:
         raise e.error(f"unknown comparison predicate '{pred}'")
     if ordered:
-        e.assign(_ORDERED[pred].format(a=a, b=b))
+        e.assign(i1_result(e, _ORDERED[pred].format(a=a, b=b)))
     else:
-        e.assign(f"~({_ORDERED[_OPPOSITE[pred]].format(a=a, b=b)})")
+        e.assign(i1_result(e, f"~({_ORDERED[_OPPOSITE[pred]].format(a=a, b=b)})"))
 
 
 # -- maxf, minf -----------------------------------------------------------------------------

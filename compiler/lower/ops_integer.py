@@ -39,6 +39,12 @@ not do that (`tl.minimum`), the constant is a typed `tl.full`.
                     uint reading (`>>` on tl.uintN is logical); signed shri is `>>` on tl.intN
                     (arithmetic). PTX: min.u32, shl.b32/shr.u32/shr.s32, selp.
     cmpi            `==`/`!=` directly; ordered predicates on the signed or uint reading.
+                    Its result (and cmpf's) passes `i1_result`: Triton 3.6's interpreter
+                    types a comparison's result as its operands (a uint32 tensor of bools
+                    after an unsigned compare), and an op joining two such results of
+                    different types (`tl.join` for a cat, `tl.where` for a select) fails
+                    there; a select of True/False makes it an int1, which the GPU compiler
+                    folds away.
 
 i1. Triton's arithmetic on tl.int1 is LLVM's i1 arithmetic on the GPU but NumPy's bool
 arithmetic in the interpreter (`True + True` is True there), so i1 ops are written as logic:
@@ -279,6 +285,21 @@ _CMP = {
 }
 
 
+_PREDICATE = """@triton.jit
+def {name}(x):
+    if INTERPRETED:
+        out = tl.where(x, True, False)
+    else:
+        out = x
+    return out
+"""
+
+
+def i1_result(e: OpEmit, expr: str) -> str:
+    """A comparison's result as a true int1 under Triton's interpreter (module doc)."""
+    return f"{e.helper('_predicate', _PREDICATE)}({expr})"
+
+
 @emitter("cmpi")
 def _cmpi(e: OpEmit) -> None:
     a, b = e.operands
@@ -288,13 +309,14 @@ def _cmpi(e: OpEmit) -> None:
         raise e.error(f"unknown comparison predicate {predicate!r}")
     w = tltypes.int_width(e.operand_types[0])
     if op in ("==", "!="):
-        e.assign(f"{a} {op} {b}")
+        expr = f"{a} {op} {b}"
     elif w == 1:
         # The 0/1 readings in int8 are the unsigned values; signed, true is -1, which
         # reverses the order: compare with the operands swapped.
         x, y = (b, a) if _signed(e) else (a, b)
-        e.assign(f"{x}.to(tl.int8) {op} {y}.to(tl.int8)")
+        expr = f"{x}.to(tl.int8) {op} {y}.to(tl.int8)"
     elif _signed(e):
-        e.assign(f"{a} {op} {b}")
+        expr = f"{a} {op} {b}"
     else:
-        e.assign(f"{_unsigned(e, a)} {op} {_unsigned(e, b)}")
+        expr = f"{_unsigned(e, a)} {op} {_unsigned(e, b)}"
+    e.assign(i1_result(e, expr))

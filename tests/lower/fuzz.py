@@ -76,6 +76,7 @@ class Gen:
         self.used: set[str] = set()
         self.ops: list[str] = []
         self.n = 0
+        self.depth = 0  # of nested regions
 
     # -- helpers ---------------------------------------------------------------------------
     def fresh(self, shape: tuple[int, ...], elem: str, prefix: str = "v") -> Value:
@@ -408,58 +409,133 @@ class Gen:
         )
         return True
 
+    def region(self, extra: list[Value], count: int) -> tuple[list[str], list[Value]]:
+        """`count` random ops in a nested region that sees the enclosing values and `extra`
+        (its block arguments): its lines (indented) and every value it can yield."""
+        saved = self.lines, self.pool
+        self.lines, self.pool = [], [*self.pool, *extra]
+        self.depth += 1
+        names, weights = zip(*self.OPS.items(), strict=True)
+        done = 0
+        for _ in range(count * 10):
+            if done == count:
+                break
+            kind = self.rng.choices(names, weights)[0]
+            if kind in ("loop", "while_loop", "branch") and self.depth > 2:
+                continue
+            if getattr(self, kind)():
+                done += 1
+        lines, pool = self.lines, self.pool
+        self.lines, self.pool = saved
+        self.depth -= 1
+        return ["\n".join("  " + line for line in chunk.split("\n")) for chunk in lines], pool
+
+    def result_of(self, pool: list[Value], like: Value, fallback: Value) -> Value:
+        """A value of `like`'s type in a region's `pool`, the newest more often (or `fallback`)."""
+        same = [v for v in pool if v.shape == like.shape and v.elem == like.elem]
+        return self.rng.choices(same, [1 + i for i in range(len(same))])[0] if same else fallback
+
+    def trip_count(self) -> Value:
+        if self.rng.random() < 0.5:
+            return self.const((), "i32", self.rng.randint(0, 3))
+        one = self.const((), "i32", 1)
+        ub = self.fresh((), "i32")  # trips that differ between tile blocks
+        self.emit(f"{ub.name} = addi %bx, {one.name} : tile<i32>", keep=False)
+        return ub
+
+    def block_condition(self) -> Value:
+        """An i1 that differs between tile blocks: bx even."""
+        two, zero = self.const((), "i32", 2), self.const((), "i32", 0)
+        m, c = self.fresh((), "i32"), self.fresh((), "i1")
+        self.emit(f"{m.name} = remi %bx, {two.name} signed : tile<i32>", keep=False)
+        self.emit(f"{c.name} = cmpi equal {m.name}, {zero.name}, signed : tile<i32> -> tile<i1>", keep=False)
+        return c
+
     def loop(self) -> bool:
+        """A `for` carrying a tile through random ops, sometimes continuing early (odd
+        iterations keep the carried value)."""
         a = self.pick(lambda v: v.elem in INTS + FLOATS)
         if a is None:
             return False
-        w = self.partner(a)
-        op = self.rng.choice(["addi", "xori", "muli", "subi"] if a.elem in INTS else ["addf", "mulf", "maxf", "subf"])
-        c0 = self.const((), "i32", 0)
-        c1 = self.const((), "i32", 1)
-        if self.rng.random() < 0.5:
-            ub = self.const((), "i32", self.rng.randint(0, 3))
-        else:  # trips that differ between tile blocks
-            ub = self.fresh((), "i32")
-            self.emit(f"{ub.name} = addi %bx, {c1.name} : tile<i32>", keep=False)
-        iv, acc, n = self.fresh((), "i32", "iv"), self.fresh(a.shape, a.elem, "acc"), self.fresh(a.shape, a.elem, "n")
+        r = self.rng
+        c0, c1 = self.const((), "i32", 0), self.const((), "i32", 1)
+        ub = self.trip_count()
+        iv, acc = self.fresh((), "i32", "iv"), self.fresh(a.shape, a.elem, "acc")
+        head = []
+        if r.random() < 0.3:
+            two = self.const((), "i32", 2)
+            m, odd = self.fresh((), "i32"), self.fresh((), "i1")
+            head = [
+                f"  {m.name} = remi {iv.name}, {two.name} signed : tile<i32>",
+                f"  {odd.name} = cmpi equal {m.name}, {c1.name}, signed : tile<i32> -> tile<i1>",
+                f"  if {odd.name} {{\n    continue {acc.name} : {a.type}\n  }}",
+            ]
+        body, pool = self.region([iv, acc], r.randint(1, 4))
+        new = self.result_of(pool[len(self.pool) :], a, acc)
         out = self.fresh(a.shape, a.elem)
+        text = "\n".join([*head, *body, f"  continue {new.name} : {a.type}"])
         self.emit(
             f"{out.name} = for {iv.name} in ({c0.name} to {ub.name}, step {c1.name}) : tile<i32> "
-            f"iter_values({acc.name} = {a.name}) -> ({a.type}) {{\n"
-            f"        {n.name} = {op} {acc.name}, {w.name} : {a.type}\n"
-            f"        continue {n.name} : {a.type}\n"
-            f"      }}",
+            f"iter_values({acc.name} = {a.name}) -> ({a.type}) {{\n{text}\n}}",
             out,
             op="for",
         )
         return True
 
+    def while_loop(self) -> bool:
+        """A `loop` counting to a trip count and leaving by `break`."""
+        a = self.pick(lambda v: v.elem in INTS + FLOATS)
+        if a is None:
+            return False
+        c0, c1 = self.const((), "i32", 0), self.const((), "i32", 1)
+        ub = self.trip_count()
+        i, acc = self.fresh((), "i32", "i"), self.fresh(a.shape, a.elem, "acc")
+        done, i1 = self.fresh((), "i1"), self.fresh((), "i32")
+        body, pool = self.region([acc], self.rng.randint(1, 3))
+        new = self.result_of(pool[len(self.pool) :], a, acc)
+        out = self.fresh(a.shape, a.elem)
+        text = "\n".join(
+            [
+                f"  {done.name} = cmpi greater_than_or_equal {i.name}, {ub.name}, signed : tile<i32> -> tile<i1>",
+                f"  if {done.name} {{\n    break {acc.name} : {a.type}\n  }}",
+                *body,
+                f"  {i1.name} = addi {i.name}, {c1.name} : tile<i32>",
+                f"  continue {i1.name}, {new.name} : tile<i32>, {a.type}",
+            ]
+        )
+        self.emit(
+            f"{out.name} = loop iter_values({i.name} = {c0.name}, {acc.name} = {a.name}) : tile<i32>, {a.type} -> "
+            f"{a.type} {{\n{text}\n}}",
+            out,
+            op="loop",
+        )
+        return True
+
     def branch(self) -> bool:
+        """An `if` whose arms run random ops and yield a value of one type."""
         a = self.pick(lambda v: v.elem in INTS + FLOATS)
         if a is None:
             return False
         c = self.pick(lambda v: v.shape == () and v.elem == "i1")
-        if c is None or self.rng.random() < 0.5:  # on the tile block: blocks take different arms
-            two = self.const((), "i32", 2)
-            zero = self.const((), "i32", 0)
-            m = self.fresh((), "i32")
-            self.emit(f"{m.name} = remi %bx, {two.name} signed : tile<i32>", keep=False)
-            c = self.fresh((), "i1")
-            self.emit(f"{c.name} = cmpi equal {m.name}, {zero.name}, signed : tile<i32> -> tile<i1>", keep=False)
-        b = self.partner(a)
-        op = self.rng.choice(["addi", "xori"] if a.elem in INTS else ["addf", "maxf"])
-        t = self.fresh(a.shape, a.elem)
+        if c is None or self.rng.random() < 0.5:  # blocks take different arms
+            c = self.block_condition()
+        arms = []
+        for _ in range(2):
+            body, pool = self.region([], self.rng.randint(0, 3))
+            v = self.result_of(pool[len(self.pool) :], a, a)
+            arms.append("\n".join([*body, f"  yield {v.name} : {a.type}"]))
         out = self.fresh(a.shape, a.elem)
-        self.emit(
-            f"{out.name} = if {c.name} -> ({a.type}) {{\n"
-            f"        yield {a.name} : {a.type}\n"
-            f"      }} else {{\n"
-            f"        {t.name} = {op} {a.name}, {b.name} : {a.type}\n"
-            f"        yield {t.name} : {a.type}\n"
-            f"      }}",
-            out,
-            op="if",
-        )
+        self.emit(f"{out.name} = if {c.name} -> ({a.type}) {{\n{arms[0]}\n}} else {{\n{arms[1]}\n}}", out, op="if")
+        return True
+
+    def early_return(self) -> bool:
+        """One tile block returns here: its later stores do not happen."""
+        if self.depth > 0 or self.blocks == 1:
+            return False
+        k = self.const((), "i32", self.rng.randrange(self.blocks))
+        c = self.fresh((), "i1")
+        self.emit(f"{c.name} = cmpi equal %bx, {k.name}, signed : tile<i32> -> tile<i1>", keep=False)
+        self.emit(f"if {c.name} {{\n  return\n}}", op="return")
         return True
 
     def iota(self) -> bool:
@@ -599,6 +675,8 @@ class Gen:
     def scatter(self) -> bool:
         """A store through a tile of pointers: tile block b's lanes to a permutation of
         b*n .. b*n+n-1 (no two lanes at one address), masked by an i1 tile at random."""
+        if self.depth > 0:  # (a store repeated by a loop would race with itself: no token orders it)
+            return False
         v = self.pick(lambda v: v.shape and v.elem != "i1")
         if v is None:
             return False
@@ -657,7 +735,9 @@ class Gen:
         "extract": 1,
         "reduce_or_scan": 3,
         "loop": 1,
+        "while_loop": 1,
         "branch": 1,
+        "early_return": 0.3,
         "iota": 1,
     }
 
@@ -676,6 +756,23 @@ class Operand:
     padding: str | None
     size: int
     view: bool = True  # False: a gather's or scatter's flat buffer, reached through pointers
+    dynamic: tuple[bool, ...] = ()  # per tensor dim: extent, stride given as parameters
+    dynamic_strides: tuple[bool, ...] = ()
+    aligned: bool = False  # the pointer parameter is assumed 16-byte aligned
+
+    def scalars(self) -> list[tuple[str, int]]:
+        """(parameter name, value) of the dynamic extents and strides, in parameter order."""
+        out = [(f"%{self.name}_e{d}", e) for d, e in enumerate(self.extents) if self.dynamic and self.dynamic[d]]
+        out += [
+            (f"%{self.name}_s{d}", st)
+            for d, st in enumerate(self.strides)
+            if self.dynamic_strides and self.dynamic_strides[d]
+        ]
+        return out
+
+    def params(self) -> list[str]:
+        ptr = f"%{self.name}_{'raw' if self.aligned else 'ptr'}: tile<ptr<{self.elem}>>"
+        return [ptr] + [f"{n}: tile<i32>" for n, _ in self.scalars()]
 
 
 def _operand(rng: random.Random, name: str, tile_shape: tuple[int, ...], elem: str, blocks: int, load: bool) -> Operand:
@@ -705,21 +802,44 @@ def _operand(rng: random.Random, name: str, tile_shape: tuple[int, ...], elem: s
     padding = None
     if load and (partial or rng.random() < 0.2):
         padding = rng.choice(["zero", "neg_zero", "nan", "pos_inf", "neg_inf"] if elem in FLOATS else ["zero"])
-    return Operand(name, elem, tile_shape, tuple(extents), tuple(strides), tuple(dim_map), padding, size)
+    # Extents and strides known only at run time, and assumptions about them and the pointer
+    dynamic = tuple(rng.random() < 0.3 for _ in range(rank))
+    dynamic_strides = tuple(rng.random() < 0.2 for _ in range(rank))
+    aligned = rng.random() < 0.4
+    return Operand(name, elem, tile_shape, tuple(extents), tuple(strides), tuple(dim_map), padding, size,
+                   True, dynamic, dynamic_strides, aligned)  # fmt: skip
 
 
-def _view_lines(o: Operand) -> tuple[str, list[str]]:
-    """The view type of `o` and the lines making it from `%<name>_ptr`."""
-    ext = "x".join(map(str, o.extents))
-    tv = f"tensor_view<{ext}x{o.elem}, strides=[{','.join(map(str, o.strides))}]>"
+def _view_lines(o: Operand, rng: random.Random) -> tuple[str, list[str]]:
+    """The view type of `o` and the lines making it from its parameters (with `assume`s that
+    hold: alignment of the pointer, bounds and divisibility of the dynamic extents and
+    strides)."""
+    lines = []
+    if o.aligned:
+        lines.append(f"%{o.name}_ptr = assume div_by<16>, %{o.name}_raw : tile<ptr<{o.elem}>>")
+    assumed = []
+    for name, value in o.scalars():
+        facts = ["bounded<0, ?>"] + [f"div_by<{k}>" for k in (16, 8, 4) if value % k == 0][:1]
+        for i, fact in enumerate(f for f in facts if rng.random() < 0.6):
+            lines.append(f"{name}_{i} = assume {fact}, {name} : tile<i32>")
+            name = f"{name}_{i}"
+        assumed.append(name)
+    names = iter(assumed)
+    ext = [next(names) if o.dynamic and o.dynamic[d] else str(e) for d, e in enumerate(o.extents)]
+    st = [next(names) if o.dynamic_strides and o.dynamic_strides[d] else str(x) for d, x in enumerate(o.strides)]
+    dims = "x".join("?" if v.startswith("%") else v for v in ext)
+    strides = ",".join("?" if v.startswith("%") else v for v in st)
+    tv = f"tensor_view<{dims}x{o.elem}, strides=[{strides}]>"
     pad = f"padding_value = {o.padding}, " if o.padding else ""
     dm = f", dim_map=[{', '.join(map(str, o.dim_map))}]" if o.dim_map != tuple(range(len(o.dim_map))) else ""
     pv = f"partition_view<tile=({'x'.join(map(str, o.tile))}), {pad}{tv}{dm}>"
-    return pv, [
-        f"%{o.name}_tv = make_tensor_view %{o.name}_ptr, shape = [{', '.join(map(str, o.extents))}], "
-        f"strides = [{', '.join(map(str, o.strides))}] : {tv}",
+    typed = f"tile<i32> -> {tv}" if any(v.startswith("%") for v in ext + st) else tv
+    lines += [
+        f"%{o.name}_tv = make_tensor_view %{o.name}_ptr, shape = [{', '.join(ext)}], "
+        f"strides = [{', '.join(st)}] : {typed}",
         f"%{o.name}_pv = make_partition_view %{o.name}_tv : {pv}",
     ]
+    return pv, lines
 
 
 def kernel(seed: int, ops: int | None = None) -> Case:
@@ -751,7 +871,7 @@ def kernel(seed: int, ops: int | None = None) -> Case:
              "%bx, %by, %bz = get_tile_block_id : tile<i32>"]  # fmt: skip
     views = {}
     for o in inputs + outputs:
-        views[o.name], made = _view_lines(o)
+        views[o.name], made = _view_lines(o, r)
         lines += made
     for o in inputs:
         idx = ", ".join(["%bx"] + ["%zero"] * (len(o.tile) - 1))
@@ -774,7 +894,7 @@ def kernel(seed: int, ops: int | None = None) -> Case:
         )
     inputs += [b for b in g.buffers if b.name.startswith("g")]
     outputs += [b for b in g.buffers if b.name.startswith("s")]
-    params = ", ".join(f"%{o.name}_ptr: tile<ptr<{o.elem}>>" for o in inputs + outputs)
+    params = ", ".join(p for o in inputs + outputs for p in o.params())
     text = "\n".join("    " + line for line in lines + body.split("\n") + stores)
     text = f"cuda_tile.module @m {{\n  entry @k({params}) {{\n{text}\n    return\n  }}\n}}\n"
     return Case(seed, text, inputs, outputs, blocks, g.ops)
@@ -811,11 +931,11 @@ def _values(rng: np.random.Generator, elem: str, n: int) -> np.ndarray:
     return np.where(rng.random(n) < 0.15, edges[rng.integers(0, len(edges), size=n)], x).astype(dt)
 
 
-def arguments(case: Case) -> list[np.ndarray]:
-    """Each parameter's flat buffer: inputs with edge values among random ones, outputs filled
-    with random values too (what a masked store must leave)."""
+def arguments(case: Case) -> list[np.ndarray | int]:
+    """Each parameter's flat buffer (inputs with edge values among random ones, outputs filled
+    with random values too: what a masked store must leave) and its dynamic extents and strides."""
     rng = np.random.default_rng(case.seed)
-    return [_values(rng, o.elem, o.size) for o in case.inputs + case.outputs]
+    return [a for o in case.inputs + case.outputs for a in [_values(rng, o.elem, o.size), *(v for _, v in o.scalars())]]
 
 
 def check(case: Case, arch: str | None = None) -> None:

@@ -1,5 +1,5 @@
 """Random kernels from tests/lower/fuzz.py: chains of ops through views, pointer gathers and
-scatters, loops and branches, each on the CPU interpreter and under Triton's interpreter (or,
+scatters, nested loops and branches (early `continue`, `break`, `return`), each on the CPU interpreter and under Triton's interpreter (or,
 with TILEIR_GPU_BACKENDS, on the GPU backends), compared bitwise; a few also compiled for every
 target. A longer campaign: `python -m tests.lower.fuzz --seeds 0:2000 [--compile sm_90]`."""
 
@@ -31,7 +31,7 @@ def test_the_seeds_draw_every_kind_of_op() -> None:
     drawn = set()
     for seed in range(60):
         drawn.update(kernel(seed).ops)
-    kinds = {"gather", "scatter", "mmai", "mmaf", "reduce", "scan", "for", "if", "permute", "broadcast", "cat",
+    kinds = {"gather", "scatter", "mmai", "mmaf", "reduce", "scan", "for", "loop", "if", "return", "permute", "broadcast", "cat",
              "extract", "reshape", "select", "cmpi", "cmpf", "exti", "trunci", "itof", "ftoi", "ftof", "iota",
              "fma", "remf", "divi", "remi", "shli", "shri"}  # fmt: skip
     assert kinds <= drawn, kinds - drawn

@@ -348,6 +348,34 @@ def test_shift_amounts_at_and_beyond_the_width(w: int) -> None:
         assert int(cpu[4][i]) == x >> min(s, w - 1)
 
 
+def test_comparison_results_of_different_operand_types_combine() -> None:
+    """cat and select of broadcast cmpi (signed, unsigned, other widths) and cmpf results:
+    Triton 3.6's interpreter typed each result as its operands (a broadcast then held uint32,
+    int16 or float32 data) and failed to join them. Found by tests/lower/fuzz.py."""
+    n = 4
+    t1, tn, t2n, t4n = (tile_type(s, "i1") for s in ((1,), (n,), (2 * n,), (4 * n,)))
+    body = [
+        "%u0 = cmpi less_than %a, %b, unsigned : tile<i32> -> tile<i1>",
+        "%s0 = cmpi greater_than %c, %d, signed : tile<i16> -> tile<i1>",
+        "%f0 = cmpf less_than unordered %x, %y : tile<f32> -> tile<i1>",
+    ]
+    for v in ("u", "s", "f"):
+        body += [f"%{v}1 = reshape %{v}0 : tile<i1> -> {t1}", f"%{v} = broadcast %{v}1 : {t1} -> {tn}"]
+    body += [
+        f"%us = cat %u, %s dim = 0 : {tn}, {tn} -> {t2n}",
+        f"%sf = cat %s, %f dim = 0 : {tn}, {tn} -> {t2n}",
+        f"%cat_r = cat %us, %sf dim = 0 : {t2n}, {t2n} -> {t4n}",
+        f"%sel_r = select %f, %u, %s : {tn}, {tn}",
+    ]
+    scalars = [("a", "i32"), ("b", "i32"), ("c", "i16"), ("d", "i16"), ("x", "f32"), ("y", "f32")]
+    text = kernel_text([], [("cat", "i1"), ("sel", "i1")], body, (n,), out_shapes={"cat": (4 * n,)}, scalars=scalars)
+    for a, b, c, d, x, y in [(-1, 2, 3, -4, 1.0, 2.0), (1, -2, -3, 4, float("nan"), 0.0), (5, 5, 0, 0, 2.0, 1.0)]:
+        u, sg, f = (a % 2**32) < (b % 2**32), c > d, not x >= y
+        cpu, _ = run_both(text, "k", 1, [a, b, c, d, x, y, np.zeros(4 * n, np.bool_), np.zeros(n, np.bool_)])
+        assert cpu[6].tolist() == [u] * n + [sg] * 2 * n + [f] * n
+        assert cpu[7].tolist() == [u if f else sg] * n
+
+
 def test_division_rounding_signs() -> None:
     """Every sign combination with exact and inexact quotients, in each rounding mode."""
     xs = [7, -7, 6, -6, 1, -1, 0, 127, -128, -127]
