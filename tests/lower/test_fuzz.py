@@ -1,7 +1,8 @@
 """Random kernels from tests/lower/fuzz.py: chains of ops through views, pointer gathers and
-scatters, nested loops and branches (early `continue`, `break`, `return`), each on the CPU interpreter and under Triton's interpreter (or,
-with TILEIR_GPU_BACKENDS, on the GPU backends), compared bitwise; a few also compiled for every
-target. A longer campaign: `python -m tests.lower.fuzz --seeds 0:2000 [--compile sm_90]`."""
+scatters, nested loops and branches (early `continue`, `break`, `return`), each on the CPU
+interpreter and under Triton's interpreter (or, with TILEIR_GPU_BACKENDS, on the GPU backends),
+compared bitwise; a few also compiled for every target. A longer campaign:
+`python -m tests.lower.fuzz --seeds 0:2000 [--compile sm_90]`."""
 
 from __future__ import annotations
 
@@ -31,9 +32,9 @@ def test_the_seeds_draw_every_kind_of_op() -> None:
     drawn = set()
     for seed in range(60):
         drawn.update(kernel(seed).ops)
-    kinds = {"gather", "scatter", "mmai", "mmaf", "reduce", "scan", "for", "loop", "if", "return", "permute", "broadcast", "cat",
-             "extract", "reshape", "select", "cmpi", "cmpf", "exti", "trunci", "itof", "ftoi", "ftof", "iota",
-             "fma", "remf", "divi", "remi", "shli", "shri"}  # fmt: skip
+    kinds = {"gather", "scatter", "mmai", "mmaf", "reduce", "scan", "for", "loop", "if", "return", "permute",
+             "broadcast", "cat", "extract", "reshape", "select", "cmpi", "cmpf", "exti", "trunci", "itof", "ftoi",
+             "ftof", "iota", "fma", "remf", "divi", "remi", "shli", "shri"}  # fmt: skip
     assert kinds <= drawn, kinds - drawn
 
 
