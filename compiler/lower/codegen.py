@@ -344,7 +344,7 @@ class Codegen:
             "from triton.language.extra import libdevice  # noqa: F401",
             "",
         ]
-        if any("INTERPRETED" in src for src in self.helpers.values()):
+        if any("INTERPRETED" in src for src in [*self.helpers.values(), *body]):
             # Whether this module runs under Triton's interpreter (module doc: GPU-only fast paths).
             header[2:2] = ["import os"]
             header[-1:-1] = ["", "INTERPRETED = tl.constexpr(os.environ.get('TRITON_INTERPRET', '0') == '1')"]

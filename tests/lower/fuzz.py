@@ -759,6 +759,10 @@ class Operand:
     dynamic: tuple[bool, ...] = ()  # per tensor dim: extent, stride given as parameters
     dynamic_strides: tuple[bool, ...] = ()
     aligned: bool = False  # the pointer parameter is assumed 16-byte aligned
+    kind: str = "partition"  # or "strided" (traversal `steps`), "gather" (indices along `sparse`)
+    steps: tuple[int, ...] = ()
+    sparse: int = 0
+    spread: tuple[int, int] = (1, 0)  # a gather's indices: iota * spread[0] + spread[1] (+ block)
 
     def scalars(self) -> list[tuple[str, int]]:
         """(parameter name, value) of the dynamic extents and strides, in parameter order."""
@@ -777,18 +781,47 @@ class Operand:
 
 def _operand(rng: random.Random, name: str, tile_shape: tuple[int, ...], elem: str, blocks: int, load: bool) -> Operand:
     """A random view of a flat buffer whose tile blocks 0..blocks-1 (along tile dim 0) hold the
-    tile: tile dims mapped to tensor dims in any order, the last block and the other dims
-    partial at random (padded on a load, masked on a store), rows padded in memory."""
+    tile. A partition view: tile dims mapped to tensor dims in any order, the last block and
+    the other dims partial at random (padded on a load, masked on a store). A strided view:
+    block b's tile starts at b * step along dim 0 (overlapping ones on a load). A gather or
+    scatter view: the rows along its sparse dim come from an index tile (out of range ones
+    padded or dropped; a scatter's indices distinct). Rows padded in memory at random."""
     tile_shape = tile_shape or (1,)
     rank = len(tile_shape)
+    kind = rng.choices(["partition", "strided", "gather"], [6, 1, 1])[0]
     dim_map = list(range(rank))
-    if rank > 1 and rng.random() < 0.4:
+    if kind == "partition" and rank > 1 and rng.random() < 0.4:
         rng.shuffle(dim_map)
     extents = [0] * rank
-    for i, t in enumerate(tile_shape):
-        full = t * blocks if i == 0 else t
-        cut = rng.randrange(t) if rng.random() < 0.35 else 0
-        extents[dim_map[i]] = full - cut
+    steps: list[int] = []
+    sparse, spread = 0, (1, 0)
+    partial = False
+    if kind == "strided":
+        for i, t in enumerate(tile_shape):
+            # a store's blocks must not overlap (they would race): steps of at least the tile
+            step = rng.randint(t if not load and i == 0 else 1, 2 * t)
+            steps.append(step)
+            reach = (blocks - 1) * step if i == 0 else 0  # where the last block's tile starts
+            extents[i] = reach + rng.randint(1, t + 2)
+            partial |= reach + t > extents[i]
+    elif kind == "gather":
+        sparse = rng.randrange(rank)
+        for i, t in enumerate(tile_shape):
+            if i == sparse and load:  # indices i * spread + b*t + c, some past the end
+                spread = (rng.randint(1, 3), rng.randint(0, 3))
+                extents[i] = rng.randint(1, 2 * t * blocks + 4)
+            else:  # (a scatter's: a permutation of b*t .. b*t+t-1, the last ones dropped)
+                full = t * blocks if i == 0 else t
+                extents[i] = full - (rng.randrange(t) if rng.random() < 0.35 else 0)
+        partial = True  # (a gather may read past the end)
+        if not load:
+            spread = (rng.randrange(1, 64, 2), rng.randrange(tile_shape[sparse]))
+    else:
+        for i, t in enumerate(tile_shape):
+            full = t * blocks if i == 0 else t
+            cut = rng.randrange(t) if rng.random() < 0.35 else 0
+            extents[dim_map[i]] = full - cut
+        partial = any(extents[dim_map[i]] < (t * blocks if i == 0 else t) for i, t in enumerate(tile_shape))
     order = list(range(rank))[::-1]  # innermost first: row-major, or another order
     if rank > 1 and rng.random() < 0.3:
         rng.shuffle(order)
@@ -798,7 +831,6 @@ def _operand(rng: random.Random, name: str, tile_shape: tuple[int, ...], elem: s
         strides[d] = step
         step *= extents[d] + (rng.choice([0, 0, 1, 3]) if d != order[-1] else 0)
     size = sum((e - 1) * st for e, st in zip(extents, strides, strict=True)) + 1
-    partial = any(extents[dim_map[i]] < (t * blocks if i == 0 else t) for i, t in enumerate(tile_shape))
     padding = None
     if load and (partial or rng.random() < 0.2):
         padding = rng.choice(["zero", "neg_zero", "nan", "pos_inf", "neg_inf"] if elem in FLOATS else ["zero"])
@@ -807,7 +839,7 @@ def _operand(rng: random.Random, name: str, tile_shape: tuple[int, ...], elem: s
     dynamic_strides = tuple(rng.random() < 0.2 for _ in range(rank))
     aligned = rng.random() < 0.4
     return Operand(name, elem, tile_shape, tuple(extents), tuple(strides), tuple(dim_map), padding, size,
-                   True, dynamic, dynamic_strides, aligned)  # fmt: skip
+                   True, dynamic, dynamic_strides, aligned, kind, tuple(steps), sparse, spread)  # fmt: skip
 
 
 def _view_lines(o: Operand, rng: random.Random) -> tuple[str, list[str]]:
@@ -831,15 +863,69 @@ def _view_lines(o: Operand, rng: random.Random) -> tuple[str, list[str]]:
     strides = ",".join("?" if v.startswith("%") else v for v in st)
     tv = f"tensor_view<{dims}x{o.elem}, strides=[{strides}]>"
     pad = f"padding_value = {o.padding}, " if o.padding else ""
-    dm = f", dim_map=[{', '.join(map(str, o.dim_map))}]" if o.dim_map != tuple(range(len(o.dim_map))) else ""
-    pv = f"partition_view<tile=({'x'.join(map(str, o.tile))}), {pad}{tv}{dm}>"
+    shape = "x".join(map(str, o.tile))
+    if o.kind == "strided":
+        pv = f"strided_view<tile=({shape}), traversal_strides=[{','.join(map(str, o.steps))}], {pad}{tv}>"
+        make = "make_strided_view"
+    elif o.kind == "gather":
+        pv = f"gather_scatter_view<tile=({shape}), {pad}{tv}, sparse_dim={o.sparse}>"
+        make = "make_gather_scatter_view"
+    else:
+        dm = f", dim_map=[{', '.join(map(str, o.dim_map))}]" if o.dim_map != tuple(range(len(o.dim_map))) else ""
+        pv = f"partition_view<tile=({shape}), {pad}{tv}{dm}>"
+        make = "make_partition_view"
     typed = f"tile<i32> -> {tv}" if any(v.startswith("%") for v in ext + st) else tv
     lines += [
         f"%{o.name}_tv = make_tensor_view %{o.name}_ptr, shape = [{', '.join(ext)}], "
         f"strides = [{', '.join(st)}] : {typed}",
-        f"%{o.name}_pv = make_partition_view %{o.name}_tv : {pv}",
+        f"%{o.name}_pv = {make} %{o.name}_tv : {pv}",
     ]
+    if o.kind == "gather":
+        lines += _index_lines(o)
     return pv, lines
+
+
+def _index_lines(o: Operand) -> list[str]:
+    """`%<name>_ix`, a gather's or scatter's index tile along its sparse dim: for a gather
+    iota * a + c (+ b*t along dim 0, b the tile block), for a scatter a permutation of
+    0 .. t-1 ((iota * odd + c) mod t; + b*t along dim 0)."""
+    t = o.tile[o.sparse]
+    ti = f"tile<{t}xi32>"
+    n = f"%{o.name}_ix"
+    steps = [
+        ("io", f"iota : {ti}"),
+        ("a", f"constant <i32: {o.spread[0]}> : {ti}"),
+        ("c", f"constant <i32: {o.spread[1]}> : {ti}"),
+        ("m", f"muli {n}_io, {n}_a : {ti}"),
+        ("s", f"addi {n}_m, {n}_c : {ti}"),
+    ]
+    if o.padding is None:  # a scatter (stores have no padding): wrapped into the tile
+        steps += [("t", f"constant <i32: {t - 1}> : {ti}"), ("w", f"andi {n}_s, {n}_t : {ti}")]
+    if o.sparse == 0:
+        last = steps[-1][0]
+        steps += [
+            ("bt", f"constant <i32: {t}> : tile<i32>"),
+            ("b0", f"muli %bx, {n}_bt : tile<i32>"),
+            ("b1", f"reshape {n}_b0 : tile<i32> -> tile<1xi32>"),
+            ("b", f"broadcast {n}_b1 : tile<1xi32> -> {ti}"),
+            ("o", f"addi {n}_{last}, {n}_b : {ti}"),
+        ]
+    lines = [f"{n}_{name} = {expr}" for name, expr in steps]
+    lines[-1] = f"{n} = {steps[-1][1]}"  # the last one is the index tile
+    return lines
+
+
+def _indices(o: Operand) -> tuple[str, str]:
+    """The index operands of a load or store of `o`'s tile block %bx, and their types."""
+    idx, types = [], []
+    for i, t in enumerate(o.tile):
+        if o.kind == "gather" and i == o.sparse:
+            idx.append(f"%{o.name}_ix")
+            types.append(f"tile<{t}xi32>")
+        else:
+            idx.append("%bx" if i == 0 else "%zero")
+            types.append("tile<i32>")
+    return ", ".join(idx), ", ".join(types)
 
 
 def kernel(seed: int, ops: int | None = None) -> Case:
@@ -874,10 +960,10 @@ def kernel(seed: int, ops: int | None = None) -> Case:
         views[o.name], made = _view_lines(o, r)
         lines += made
     for o in inputs:
-        idx = ", ".join(["%bx"] + ["%zero"] * (len(o.tile) - 1))
+        idx, types = _indices(o)
         lines.append(
             f"%{o.name}, %{o.name}_t = load_view_tko weak %{o.name}_pv[{idx}] token = %tok : {views[o.name]}, "
-            f"{', '.join(['tile<i32>'] * len(o.tile))} -> {tile(shape, o.elem)}, token"
+            f"{types} -> {tile(shape, o.elem)}, token"
         )
     body = "\n".join(g.lines)
     stores = []
@@ -887,10 +973,10 @@ def kernel(seed: int, ops: int | None = None) -> Case:
         if v.shape == ():
             stores.append(f"%{o.name}_r1 = reshape {name} : {v.type} -> {tile((1,), v.elem)}")
             name = f"%{o.name}_r1"
-        idx = ", ".join(["%bx"] + ["%zero"] * (len(o.tile) - 1))
+        idx, types = _indices(o)
         stores.append(
             f"%{o.name}_st = store_view_tko weak {name}, %{o.name}_pv[{idx}] token = %tok : {tile(o.tile, o.elem)}, "
-            f"{views[o.name]}, {', '.join(['tile<i32>'] * len(o.tile))} -> token"
+            f"{views[o.name]}, {types} -> token"
         )
     inputs += [b for b in g.buffers if b.name.startswith("g")]
     outputs += [b for b in g.buffers if b.name.startswith("s")]
