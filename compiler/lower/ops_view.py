@@ -376,6 +376,10 @@ def _tma_reason(e: OpEmit, v: ViewInfo, op) -> str | None:
         box[d] = v.tile[i]
     if any(b > 256 for b in box) or box[-1] * itemsize < 16 or (box[-1] * itemsize) % 16:
         return "box shape"
+    if (v.steps[v.dim_map.index(rank - 1)] * itemsize) % 16:
+        # A tile must start on 16 bytes along the innermost dimension (Triton's interpreter
+        # asserts it; a partition's tiles do by the box check above, a strided view's may not).
+        return "a step along the innermost dimension that is not a multiple of 16 bytes"
     size = itemsize
     for b in box:
         size *= b

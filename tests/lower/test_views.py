@@ -411,6 +411,33 @@ def test_strided_view_overlaps_and_gaps(size: int, step: int, tma: str) -> None:
             assert cpu[1][i * size + t].view(np.uint16) == np.float16(want).view(np.uint16)
 
 
+@pytest.mark.parametrize("step", [4, 8, 12])
+def test_strided_view_tma_needs_steps_of_16_bytes(step: int, tma: str) -> None:
+    """A descriptor's tile starts on 16 bytes along the innermost dimension (Triton's
+    interpreter asserts it): f16 steps of 8 elements use one, of 4 or 12 pointers. Found by
+    tests/lower/fuzz.py."""
+    n, size = 40, 8
+    count = -(-n // step)
+    src = sv([size], [step], tv([n], [1], "f16"), "zero")
+    dst = pv([size], tv([count * size], [1], "f16"))
+    body = f"""
+    {aligned(["a", "o"], "f16")}
+    {make_tv("va", "a", [n], [1], "f16")}
+    {make_tv("vo", "o", [count * size], [1], "f16")}
+    %pa = make_strided_view %va : {src}
+    %po = make_partition_view %vo : {dst}
+    {BIDS}
+    {load("x", "pa", src, ["%bx"], [size], "f16")}
+    {store("x", "po", dst, ["%bx"], [size], "f16")}
+    """
+    text = module(body, "%a_raw: tile<ptr<f16>>, %o_raw: tile<ptr<f16>>")
+    assert ("pa_desc" in source_of(text)) == (tma != "off" and step == 8)
+    a = np.arange(1, n + 1, dtype=np.float16)
+    cpu, _ = run_both(text, "k", count, [a, np.zeros(count * size, np.float16)])
+    want = [a[b * step + t] if b * step + t < n else 0 for b in range(count) for t in range(size)]
+    assert cpu[1].tolist() == want
+
+
 def test_strided_view_store_2d() -> None:
     # Overlapping stores: tile (2x8) every (1x4) over a 6x20 f32 tensor, partial at the edges.
     view = tv([6, 20], [20, 1], "f32")
