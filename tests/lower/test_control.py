@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import ON_GPU, compile_for, run_both, source_of
+from .harness import ON_GPU, TRITON_INTERPRETED, compile_for, run_both, source_of
 
 BLOCKS = 12
 _NP = {"i32": np.int32, "f32": np.float32, "i1": np.bool_, "i64": np.int64, "i8": np.int8}
@@ -336,3 +336,50 @@ def test_an_unsigned_i64_loop_ends_where_its_next_value_passes_2_to_the_64():
         n = np.zeros(2, np.int64)
         launch(text, "k", 2, [n], backend=backend)
         assert n.tolist() == [3, 3], backend
+
+
+# A `loop` that always leaves at its first `break`, whose body loads through pointers computed
+# from its iter value: Triton 3.6 proves the load dead (range analysis: i starts at 0 and only
+# grows past the break) and then fails in its TritonGPUCoalesce pass on it (an `idx < size()`
+# assertion inside LLVM's SmallVector). A Triton defect, reported as the clean diagnostic every
+# Triton failure becomes; the same kernel runs under Triton's interpreter. Found by
+# tests/lower/fuzz.py; if a Triton version compiles it, this test says so.
+DEAD_LOOP_LOAD = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<i64>>, %g: tile<ptr<i64>>, %o: tile<ptr<i64>>) {
+    %tv = make_tensor_view %x, shape = [16], strides = [1] : tensor_view<16xi64, strides=[1]>
+    %pv = make_partition_view %tv : partition_view<tile=(16), tensor_view<16xi64, strides=[1]>>
+    %ov = make_tensor_view %o, shape = [16], strides = [1] : tensor_view<16xi64, strides=[1]>
+    %po = make_partition_view %ov : partition_view<tile=(16), tensor_view<16xi64, strides=[1]>>
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %x0, %t0 = load_view_tko weak %pv[%c0] : partition_view<tile=(16), tensor_view<16xi64, strides=[1]>>, tile<i32> -> tile<16xi64>, token
+    %r = loop iter_values(%i = %c0, %acc = %x0) : tile<i32>, tile<16xi64> -> tile<16xi64> {
+      %done = cmpi greater_than_or_equal %i, %c0, signed : tile<i32> -> tile<i1>
+      if %done {
+        break %acc : tile<16xi64>
+      }
+      %k = constant <i64: 163> : tile<16xi64>
+      %m = remi %acc, %k unsigned : tile<16xi64>
+      %g1 = reshape %g : tile<ptr<i64>> -> tile<1xptr<i64>>
+      %gb = broadcast %g1 : tile<1xptr<i64>> -> tile<16xptr<i64>>
+      %p = offset %gb, %m : tile<16xptr<i64>>, tile<16xi64> -> tile<16xptr<i64>>
+      %v, %t1 = load_ptr_tko weak %p : tile<16xptr<i64>> -> tile<16xi64>, token
+      %i1 = addi %i, %c1 : tile<i32>
+      continue %i1, %v : tile<i32>, tile<16xi64>
+    }
+    %t2 = store_view_tko weak %r, %po[%c0] : tile<16xi64>, partition_view<tile=(16), tensor_view<16xi64, strides=[1]>>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+
+
+def test_a_loop_whose_loads_are_dead_meets_a_triton_defect() -> None:
+    from compiler.lower import LowerError
+
+    x = np.arange(16, dtype=np.int64)
+    if TRITON_INTERPRETED:  # (a GPU run would meet the defect)
+        cpu, _ = run_both(DEAD_LOOP_LOAD, "k", 1, [x, np.zeros(163, np.int64), np.zeros(16, np.int64)])
+        assert np.array_equal(cpu[2], x)
+    with pytest.raises(LowerError, match=r"^error: Triton could not compile the lowered kernel \(RuntimeError"):
+        compile_for(DEAD_LOOP_LOAD, "k", arches=("sm_90",))
