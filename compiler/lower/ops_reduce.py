@@ -31,10 +31,11 @@ axis order (lhs the earlier run; for reverse=True the later one), as the body ex
 Identity. The CPU interpreter (the oracle) folds the identity in once, at the end, as
 f(element = result, accumulator = identity) (in each op's argument order). That is a
 no-op for a true identity except in corner cases of floats (a sum of -0.0 values with
-identity +0.0 is +0.0; max/min give the canonical NaN), so it is applied the same way: a
-second, two-element reduction of join(identity, result) along a new minor axis (held in
-one thread: the order is kept), which runs the combiner once per result element, in
-registers. It is left out for integer bodies that are a single `addi`/`muli`/`andi`/`ori`/
+identity +0.0 is +0.0; max/min give the canonical NaN), so it is applied the same way: one
+call of the combiner on (accumulator = the identity broadcast, element = the result), in
+registers. (Written as a two-element tl.reduce of join(identity, result), Triton 3.6 failed
+in its layout pass on such a reduce of a loop-invariant tile inside a loop with a `break`;
+found by tests/lower/fuzz.py.) It is left out for integer bodies that are a single `addi`/`muli`/`andi`/`ori`/
 `xori`/`maxi`/`mini` with that op's own identity (where it changes nothing).
 
 Values from outside. A Triton combine function sees only its arguments. A 0-d `constant`
@@ -236,13 +237,12 @@ def _apply_identities(e: OpEmit, c: Combiner, results: list[str]) -> None:
     """results = f(element = results, accumulator = identities), elementwise (module doc)."""
     if identity_is_noop(e):
         return
-    ids = [identity_expr(e, i, t) for i, t in enumerate(e.operand_types)]
-    joined = [f"tl.join({i}, {r})" for i, r in zip(ids, results, strict=True)]
     shape = tltypes.shape_of(e.result_types[0])
-    joined += [f"tl.join({v}, {v})" if not shape else f"tl.join(tl.broadcast_to({v}, {list(shape)}), {v})"
-               for v in c.carried]  # fmt: skip
+    ids = [identity_expr(e, i, t) for i, t in enumerate(e.operand_types)]
+    if shape:
+        ids = [f"tl.broadcast_to({i}, {list(shape)})" for i in ids]
     outs = results + [e.tmp("unused") for _ in c.carried]
-    e.line(f"{', '.join(outs)} = tl.reduce({_pack(joined)}, {len(shape)}, {c.name})")
+    e.line(f"{', '.join(outs)} = {c.name}({', '.join(ids + c.carried + results + c.carried)})")
 
 
 def _setup(e: OpEmit, accumulator_first: bool = False) -> tuple[list[str], int, Combiner, list[str]]:

@@ -590,3 +590,43 @@ def test_softmax_example_matches():
     cpu, tri = outs
     assert np.all(np.abs(cpu - tri) <= (2 * 1023 + 4) * 2.0**-24 * np.abs(cpu))
     assert np.allclose(tri.sum(axis=1), 1.0, rtol=1e-5)
+
+
+# A scan (with its identity folded in) of a tile from outside a `loop` that leaves by `break`:
+# written as a two-element tl.reduce, the identity fold made Triton 3.6 fail in its
+# RemoveLayoutConversions pass (an assertion in a DenseMap lookup). Found by tests/lower/fuzz.py.
+SCAN_IN_BREAKING_LOOP = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f32>>, %o: tile<ptr<f32>>, %n: tile<i32>) {
+    %xv = make_tensor_view %x, shape = [4, 64], strides = [64, 1] : tensor_view<4x64xf32, strides=[64,1]>
+    %xp = make_partition_view %xv : partition_view<tile=(4x64), tensor_view<4x64xf32, strides=[64,1]>>
+    %ov = make_tensor_view %o, shape = [4, 64], strides = [64, 1] : tensor_view<4x64xf32, strides=[64,1]>
+    %op = make_partition_view %ov : partition_view<tile=(4x64), tensor_view<4x64xf32, strides=[64,1]>>
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %x0, %t0 = load_view_tko weak %xp[%c0, %c0] : partition_view<tile=(4x64), tensor_view<4x64xf32, strides=[64,1]>>, tile<i32>, tile<i32> -> tile<4x64xf32>, token
+    %r = loop iter_values(%i = %c0, %acc = %x0) : tile<i32>, tile<4x64xf32> -> tile<4x64xf32> {
+      %done = cmpi greater_than_or_equal %i, %n, signed : tile<i32> -> tile<i1>
+      if %done {
+        break %acc : tile<4x64xf32>
+      }
+      %s = scan %x0 dim=1 reverse=false identities=[0xff800000 : f32] : tile<4x64xf32> -> tile<4x64xf32>
+        (%a: tile<f32>, %b: tile<f32>) {
+          %m = maxf %a, %b : tile<f32>
+          yield %m : tile<f32>
+        }
+      %i1 = addi %i, %c1 : tile<i32>
+      continue %i1, %s : tile<i32>, tile<4x64xf32>
+    }
+    %t1 = store_view_tko weak %r, %op[%c0, %c0] : tile<4x64xf32>, partition_view<tile=(4x64), tensor_view<4x64xf32, strides=[64,1]>>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+
+
+def test_scan_in_a_loop_that_breaks_compiles() -> None:
+    x = RNG.standard_normal((4, 64)).astype(np.float32)
+    for n in (0, 2):
+        cpu, _ = run_both(SCAN_IN_BREAKING_LOOP, "k", 1, [x, np.zeros((4, 64), np.float32), n])
+        assert np.array_equal(cpu[1], np.maximum.accumulate(x, axis=1) if n else x)
+    compile_for(SCAN_IN_BREAKING_LOOP, "k")
