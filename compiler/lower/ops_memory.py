@@ -283,7 +283,8 @@ def _store_nibbles(e: OpEmit, addr: str, value: str, mask: str | None, shape: tu
     shift = f"((({addr} >> 1) & 3) * 8 + ({addr} & 1) * 4).to(tl.int32)"
     e.line(f"{keep} = ~(tl.full((), 15, tl.int32) << {shift})")
     e.line(f"{put} = ({value}.to(tl.int32) & 15) << {shift}")
-    e.line(f"{pending} = {mask if mask is not None else f'tl.full({list(shape)}, 1, tl.int1)'}")
+    # (a mask may be partial along some dimensions: the loop needs every lane's flag)
+    e.line(f"{pending} = {_broadcast(mask, shape) if mask is not None else f'tl.full({list(shape)}, 1, tl.int1)'}")
     e.line(f"while {_any(e, pending, shape)} != 0:")
     e.line(f"    {old} = tl.load({word}, mask={pending}, other=0, volatile=True)")
     e.line(f"    {new} = tl.where({pending}, ({old} & {keep}) | {put}, 0)")

@@ -36,7 +36,16 @@ import numpy as np
 INTS = ("i8", "i16", "i32", "i64")
 FLOATS = ("f16", "bf16", "f32", "f64")
 F8 = ("f8E4M3FN", "f8E5M2")  # only converted, moved and selected (no arithmetic on them)
-WIDTH = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
+F4 = ("f4E2M1FN",)  # the same, two to a byte in memory
+# i4 only converted (trunci/exti), moved and selected; it has no pointers, so never stored
+
+
+def allowed(shape: tuple[int, ...], elem: str) -> bool:
+    """f4E2M1FN tiles hold an even number of elements (they are bytes in memory)."""
+    return elem not in F4 or math.prod(shape) % 2 == 0
+
+
+WIDTH = {"i1": 1, "i4": 4, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
 MAX_ELEMENTS = 2048
 MAX_DIM = 128
 
@@ -111,9 +120,9 @@ class Gen:
                     [0, 1, -1, 3, 7, -(2 ** (w - 1)), 2 ** (w - 1) - 1, r.randrange(-(2 ** (w - 1)), 2 ** (w - 1))]
                 )
             else:
-                value = r.choice([0.0, -0.0, 1.0, -1.5, 0.25, 3.0] + ([] if elem in F8 else [1e3, -7.125]))
+                value = r.choice([0.0, -0.0, 1.0, -1.5, 0.5, 3.0] + ([] if elem in F8 + F4 else [1e3, -7.125]))
         v = self.fresh(shape, elem, "c")
-        lit = repr(float(value)) if elem in FLOATS + F8 else str(int(value))
+        lit = repr(float(value)) if elem in FLOATS + F8 + F4 else str(int(value))
         if lit == "-0.0":
             lit = "-0.000000e+00"
         self.emit(f"{v.name} = constant <{elem}: {lit}> : {v.type}", keep=False)
@@ -252,7 +261,8 @@ class Gen:
         c = self.pick(lambda v: v.elem == "i1")
         if c is None:
             return False
-        a = self.pick(lambda v: v.shape == c.shape and v.elem != "i1")
+        # (select refuses sub-byte types)
+        a = self.pick(lambda v: v.shape == c.shape and v.elem not in ("i1", "i4", *F4))
         if a is None:
             return False
         b = self.partner(a)
@@ -266,9 +276,10 @@ class Gen:
             return False
         r = self.rng
         if a.elem in WIDTH:
-            kind = r.choice(["int", "int", "itof"]) if a.elem != "i1" else "int"
+            kind = r.choice(["int", "int", "itof"]) if a.elem not in ("i1", "i4") else "int"
             if kind == "int":
-                to = r.choice([e for e in INTS if e != a.elem])
+                narrow = ["i4"] if a.elem in INTS and r.random() < 0.2 else []
+                to = r.choice(narrow or [e for e in INTS if e != a.elem])
                 out = self.fresh(a.shape, to)
                 if WIDTH[to] > WIDTH[a.elem]:
                     sign = r.choice(["signed", "unsigned"])
@@ -280,13 +291,13 @@ class Gen:
                 out = self.fresh(a.shape, to)
                 sign = r.choice(["signed", "unsigned"])
                 self.emit(f"{out.name} = itof {a.name} {sign} : {a.type} -> {out.type}", out, op="itof")
-        elif a.elem in F8:
+        elif a.elem in F8 + F4:
             to = r.choice(FLOATS)
             out = self.fresh(a.shape, to)
             self.emit(f"{out.name} = ftof {a.name} : {a.type} -> {out.type}", out, op="ftof")
         else:
             if r.random() < 0.5:
-                to = r.choice([e for e in FLOATS + F8 if e != a.elem])
+                to = r.choice([e for e in FLOATS + F8 + F4 if e != a.elem and allowed(a.shape, e)])
                 out = self.fresh(a.shape, to)
                 self.emit(f"{out.name} = ftof {a.name} : {a.type} -> {out.type}", out, op="ftof")
             else:
@@ -353,7 +364,7 @@ class Gen:
         if a is None:
             return False
         sub = tuple(s // self.rng.choice([f for f in (1, 2, 4) if f <= s]) for s in a.shape)
-        if sub == a.shape:
+        if sub == a.shape or not allowed(sub, a.elem):
             return False
         idx = []
         for s, t in zip(a.shape, sub, strict=True):
@@ -635,7 +646,7 @@ class Gen:
         if v is None:
             return False
         r = self.rng
-        elem = r.choice(INTS + FLOATS + F8)
+        elem = r.choice([e for e in INTS + FLOATS + F8 + F4 if allowed(v.shape, e)])
         size = r.randint(1, 127 if v.elem == "i8" else 300)
         buf = Operand(f"g{len(self.buffers)}", elem, (), (size,), (1,), (), None, size, view=False)
         self.buffers.append(buf)
@@ -679,7 +690,7 @@ class Gen:
         b*n .. b*n+n-1 (no two lanes at one address), masked by an i1 tile at random."""
         if self.depth > 0:  # (a store repeated by a loop would race with itself: no token orders it)
             return False
-        v = self.pick(lambda v: v.shape and v.elem != "i1")
+        v = self.pick(lambda v: v.shape and v.elem not in ("i1", "i4"))
         if v is None:
             return False
         r = self.rng
@@ -937,7 +948,8 @@ def kernel(seed: int, ops: int | None = None) -> Case:
     g = Gen(r.randrange(2**32), blocks)
     rank = r.choice([1, 2, 2, 3])
     shape = g.shape_of(2 ** r.randint(0, 9), rank) or (16,)
-    elems = [r.choice(INTS + FLOATS) for _ in range(r.randint(2, 3))]
+    elems = [r.choice(INTS + FLOATS + (r.choice(F8 + F4),)) for _ in range(r.randint(2, 3))]
+    elems = [e if allowed(shape, e) else "f32" for e in elems]
     inputs = [_operand(r, f"x{i}", shape, e, blocks, load=True) for i, e in enumerate(elems)]
     for o in inputs:
         g.pool.append(Value(f"%{o.name}", shape, o.elem))
@@ -953,7 +965,8 @@ def kernel(seed: int, ops: int | None = None) -> Case:
             done += 1
     # Store what nothing consumed (the ends of the chains), the newest first, up to four.
     ends = [v for v in reversed(g.pool) if v.name not in g.used and not v.name.startswith(("%x", "%bx"))]
-    results = ends[:4] or [g.pool[-1]]
+    ends = [v for v in ends if v.elem != "i4"]  # (no pointers to i4)
+    results = ends[:4] or [next(v for v in reversed(g.pool) if v.elem != "i4")]
     outputs = [_operand(r, f"o{i}", v.shape, v.elem, blocks, load=False) for i, v in enumerate(results)]
     lines = ["%tok = make_token : token", "%zero = constant <i32: 0> : tile<i32>",
              "%bx, %by, %bz = get_tile_block_id : tile<i32>"]  # fmt: skip
@@ -993,12 +1006,11 @@ _NP = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": n
 
 
 def _dtype(elem: str) -> np.dtype:
-    if elem in ("bf16", *F8):
+    if elem in ("bf16", *F8, *F4):
         import ml_dtypes
 
-        return np.dtype(
-            {"bf16": ml_dtypes.bfloat16, "f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}[elem]
-        )
+        names = {"bf16": "bfloat16", "f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2", "f4E2M1FN": "float4_e2m1fn"}
+        return np.dtype(getattr(ml_dtypes, names[elem]))
     return np.dtype(_NP[elem])
 
 
@@ -1008,6 +1020,9 @@ def _values(rng: np.random.Generator, elem: str, n: int) -> np.ndarray:
         return rng.random(n) < 0.5
     if elem in F8:  # any bit pattern
         return rng.integers(0, 256, size=n, dtype=np.uint8).view(dt)
+    if elem in F4:  # any of the 16 codes
+        values = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], np.float32)
+        return (values[rng.integers(0, 8, size=n)] * rng.choice([1.0, -1.0], size=n)).astype(dt)
     if elem in WIDTH:
         info = np.iinfo(dt)
         edges = np.array([0, 1, -1, 2, info.min, info.max, info.min + 1, info.max - 1], dtype=np.int64).astype(dt)
@@ -1023,7 +1038,13 @@ def arguments(case: Case) -> list[np.ndarray | int]:
     """Each parameter's flat buffer (inputs with edge values among random ones, outputs filled
     with random values too: what a masked store must leave) and its dynamic extents and strides."""
     rng = np.random.default_rng(case.seed)
-    return [a for o in case.inputs + case.outputs for a in [_values(rng, o.elem, o.size), *(v for _, v in o.scalars())]]
+    # (4-bit arrays hold whole bytes: an odd size gets one more element)
+    sizes = [o.size + (o.size % 2 if o.elem in F4 else 0) for o in case.inputs + case.outputs]
+    return [
+        a
+        for o, n in zip(case.inputs + case.outputs, sizes, strict=True)
+        for a in [_values(rng, o.elem, n), *(v for _, v in o.scalars())]
+    ]
 
 
 def check(case: Case, arch: str | None = None) -> None:
