@@ -321,8 +321,8 @@ def store_memory(
     ivalue = value if mem == ity else f"{value}.to({ity}, bitcast=True)"
     if bits >= 32:
         # An atomic exchange is a morally strong store with the requested semantics.
-        m = f", mask={mask}" if mask is not None else ""
-        e.line(f"tl.atomic_xchg({iptr}, {ivalue}{m}, sem={sem!r}, scope={scope!r})")
+        m = f", mask={dense(e, mask)}" if mask is not None else ""
+        e.line(f"tl.atomic_xchg({iptr}, {dense(e, ivalue)}{m}, sem={sem!r}, scope={scope!r})")
         return
     e.uses_inline_asm()
     reg = _ASM_REG[bits]
@@ -393,6 +393,24 @@ _RMW = {"add": "atomic_add", "addf": "atomic_add", "and": "atomic_and", "or": "a
         "xchg": "atomic_xchg"}  # fmt: skip
 
 
+# Triton 3.6's interpreter hands an atomic's values and mask to C++ code that reads them as
+# dense arrays: a broadcast tile (a NumPy view repeating one element) gave every lane but the
+# first garbage. `dense` copies them there (a select makes a new array); the GPU compiler folds
+# the select away. Found by tests/lower/fuzz.py.
+_DENSE = """@triton.jit
+def {name}(x):
+    if INTERPRETED:
+        out = tl.where(x == x, x, x)
+    else:
+        out = x
+    return out
+"""
+
+
+def dense(e: OpEmit, expr: str) -> str:
+    return f"{e.helper('_dense', _DENSE)}({expr})"
+
+
 def atomic_update(
     e: OpEmit, mode: str, ptr: str, value: str, mask: str | None, element: Type, sem: str, scope: str
 ) -> str:
@@ -413,8 +431,8 @@ def atomic_update(
         ptr = f"{ptr}.to(tl.pointer_type({ity}), bitcast=True)"
         value = f"{value}.to({ity}, bitcast=True)"
         convert_back = tltypes.dtype(element)
-    m = f", mask={mask}" if mask is not None else ""
-    call = f"tl.{fn}({ptr}, {value}{m}, sem={sem!r}, scope={scope!r})"
+    m = f", mask={dense(e, mask)}" if mask is not None else ""
+    call = f"tl.{fn}({ptr}, {dense(e, value)}{m}, sem={sem!r}, scope={scope!r})"
     if convert_back is not None:
         call = f"{call}.to({convert_back}, bitcast=True)"
     return call
@@ -472,7 +490,7 @@ def _atomic_cas(e: OpEmit) -> None:
         e.line(f"{p} = tl.where({mask}, {iptr}, {scratch}.to(tl.pointer_type({ity}), bitcast=True))")
         e.line(f"{c} = {icmp}")
         iptr, icmp, ival = p, c, f"tl.where({mask}, {ival}, {c})"
-    call = f"tl.atomic_cas({iptr}, {icmp}, {ival}, sem={sem!r}, scope={scope!r})"
+    call = f"tl.atomic_cas({iptr}, {dense(e, icmp)}, {dense(e, ival)}, sem={sem!r}, scope={scope!r})"
     if mask is not None:
         old = e.tmp("old")
         e.line(f"{old} = {call}")

@@ -137,6 +137,8 @@ class Gen:
             s = self.pick(lambda w: w.shape == () and w.elem == v.elem)
             if s is not None:
                 return self.broadcast_scalar(s, v.shape)
+        if v.elem == "i4":  # (no i4 constants)
+            return self.rng.choice(same) if same else v
         return self.const(v.shape, v.elem)
 
     def broadcast_scalar(self, s: Value, shape: tuple[int, ...]) -> Value:
@@ -699,27 +701,7 @@ class Gen:
             f"s{len(self.buffers)}", v.elem, (), (n * self.blocks,), (1,), (), None, n * self.blocks, view=False
         )
         self.buffers.append(buf)
-        io = self.fresh((n,), "i32")
-        self.emit(f"{io.name} = iota : {io.type}", keep=False)
-        odd, add, top = (
-            self.const((n,), "i32", r.randrange(1, 64, 2)),
-            self.const((n,), "i32", r.randrange(n)),
-            self.const((n,), "i32", n - 1),
-        )
-        nb = self.const((), "i32", n)
-        mul, sh, wrapped, start, base, off = (self.fresh((n,), "i32") for _ in range(6))
-        self.emit(f"{mul.name} = muli {io.name}, {odd.name} : {io.type}", keep=False)
-        self.emit(f"{sh.name} = addi {mul.name}, {add.name} : {io.type}", keep=False)
-        self.emit(f"{wrapped.name} = andi {sh.name}, {top.name} : {io.type}", keep=False)
-        s0 = self.fresh((), "i32")
-        self.emit(f"{s0.name} = muli %bx, {nb.name} : tile<i32>", keep=False)
-        b1 = self.fresh((1,), "i32")
-        self.emit(f"{b1.name} = reshape {s0.name} : tile<i32> -> {b1.type}", keep=False)
-        self.emit(f"{base.name} = broadcast {b1.name} : {b1.type} -> {base.type}", keep=False)
-        self.emit(f"{off.name} = addi {wrapped.name}, {base.name} : {io.type}", keep=False)
-        offs = self.fresh(v.shape, "i32")
-        self.emit(f"{offs.name} = reshape {off.name} : {off.type} -> {offs.type}", keep=False)
-        p = self.pointers(buf, v.shape, offs)
+        p = self.pointers(buf, v.shape, self.permuted_offsets(v.shape))
         mask = self.pick(lambda m: m.shape == v.shape and m.elem == "i1") if r.random() < 0.6 else None
         if mask is None:
             self.emit(f"%t{self.n} = store_ptr_tko weak {p.name}, {v.name} : {p.type}, {v.type} -> token", op="scatter")
@@ -731,9 +713,77 @@ class Gen:
             )
         return True
 
+    def permuted_offsets(self, shape: tuple[int, ...]) -> Value:
+        """Offsets b*n + a permutation of 0..n-1 (n = the tile's elements, b the tile block):
+        no two lanes, in this block or another, at one address."""
+        r = self.rng
+        n = math.prod(shape)
+        io = self.fresh((n,), "i32")
+        self.emit(f"{io.name} = iota : {io.type}", keep=False)
+        odd, add = self.const((n,), "i32", r.randrange(1, 64, 2)), self.const((n,), "i32", r.randrange(n))
+        top, nb = self.const((n,), "i32", n - 1), self.const((), "i32", n)
+        mul, sh, wrapped, base, off = (self.fresh((n,), "i32") for _ in range(5))
+        self.emit(f"{mul.name} = muli {io.name}, {odd.name} : {io.type}", keep=False)
+        self.emit(f"{sh.name} = addi {mul.name}, {add.name} : {io.type}", keep=False)
+        self.emit(f"{wrapped.name} = andi {sh.name}, {top.name} : {io.type}", keep=False)
+        s0, b1 = self.fresh((), "i32"), self.fresh((1,), "i32")
+        self.emit(f"{s0.name} = muli %bx, {nb.name} : tile<i32>", keep=False)
+        self.emit(f"{b1.name} = reshape {s0.name} : tile<i32> -> {b1.type}", keep=False)
+        self.emit(f"{base.name} = broadcast {b1.name} : {b1.type} -> {base.type}", keep=False)
+        self.emit(f"{off.name} = addi {wrapped.name}, {base.name} : {io.type}", keep=False)
+        offs = self.fresh(shape, "i32")
+        self.emit(f"{offs.name} = reshape {off.name} : {off.type} -> {offs.type}", keep=False)
+        return offs
+
+    ATOMIC_MODES = {
+        "i32": ["add", "and", "or", "xor", "max", "min", "umax", "umin", "xchg", "cas"],
+        "i64": ["add", "and", "or", "xor", "max", "min", "umax", "umin", "xchg", "cas"],
+        "f16": ["addf"],
+        "f32": ["addf", "xchg", "cas"],
+        "f64": ["addf", "xchg", "cas"],
+    }
+
+    def atomic(self) -> bool:
+        """An atomic_rmw_tko / atomic_cas_tko on a buffer of its own, each lane at an address
+        of its own (masked at random): the old values join the pool, the buffer is compared."""
+        if self.depth > 0:
+            return False
+        v = self.pick(lambda v: v.shape and v.elem in self.ATOMIC_MODES)
+        if v is None:
+            return False
+        r = self.rng
+        n = math.prod(v.shape)
+        buf = Operand(
+            f"a{len(self.buffers)}", v.elem, (), (n * self.blocks,), (1,), (), None, n * self.blocks, view=False
+        )
+        self.buffers.append(buf)
+        p = self.pointers(buf, v.shape, self.permuted_offsets(v.shape))
+        mode = r.choice(self.ATOMIC_MODES[v.elem])
+        mask = self.pick(lambda m: m.shape == v.shape and m.elem == "i1") if r.random() < 0.4 else None
+        m_op, m_ty = (f", {mask.name}", f", {mask.type}") if mask else ("", "")
+        ordering = r.choice(["relaxed device", "acq_rel device", "relaxed tl_blk"])
+        out = self.fresh(v.shape, v.elem)
+        if mode == "cas":
+            new = self.partner(v)
+            self.emit(
+                f"{out.name}, %t{self.n} = atomic_cas_tko {ordering} {p.name}, {v.name}, {new.name}{m_op} : "
+                f"{p.type}, {v.type}{m_ty} -> {v.type}, token",
+                out,
+                op="atomic_cas",
+            )
+        else:
+            self.emit(
+                f"{out.name}, %t{self.n} = atomic_rmw_tko {ordering} {p.name}, {mode}, {v.name}{m_op} : "
+                f"{p.type}, {v.type}{m_ty} -> {v.type}, token",
+                out,
+                op="atomic_rmw",
+            )
+        return True
+
     OPS = {
         "gather": 1,
         "scatter": 1,
+        "atomic": 1,
         "mma": 1,
         "int_binary": 6,
         "int_unary": 1,
@@ -966,7 +1016,13 @@ def kernel(seed: int, ops: int | None = None) -> Case:
     # Store what nothing consumed (the ends of the chains), the newest first, up to four.
     ends = [v for v in reversed(g.pool) if v.name not in g.used and not v.name.startswith(("%x", "%bx"))]
     ends = [v for v in ends if v.elem != "i4"]  # (no pointers to i4)
-    results = ends[:4] or [next(v for v in reversed(g.pool) if v.elem != "i4")]
+    results = ends[:4]
+    if not results:  # every value made was used: store the newest (or make one)
+        made = [v for v in reversed(g.pool) if not v.name.startswith(("%x", "%bx")) and v.elem != "i4"]
+        if not made:
+            made = [g.fresh((), "i32")]
+            g.emit(f"{made[0].name} = addi %bx, %bx : tile<i32>", made[0])
+        results = made[:1]
     outputs = [_operand(r, f"o{i}", v.shape, v.elem, blocks, load=False) for i, v in enumerate(results)]
     lines = ["%tok = make_token : token", "%zero = constant <i32: 0> : tile<i32>",
              "%bx, %by, %bz = get_tile_block_id : tile<i32>"]  # fmt: skip
@@ -994,7 +1050,7 @@ def kernel(seed: int, ops: int | None = None) -> Case:
             f"{views[o.name]}, {types} -> token"
         )
     inputs += [b for b in g.buffers if b.name.startswith("g")]
-    outputs += [b for b in g.buffers if b.name.startswith("s")]
+    outputs += [b for b in g.buffers if b.name.startswith(("s", "a"))]
     params = ", ".join(p for o in inputs + outputs for p in o.params())
     text = "\n".join("    " + line for line in lines + body.split("\n") + stores)
     text = f"cuda_tile.module @m {{\n  entry @k({params}) {{\n{text}\n    return\n  }}\n}}\n"

@@ -398,3 +398,34 @@ def test_f16_addf_reaching_inf_is_computed_on_the_cpu_and_said_under_tritons_int
     with pytest.raises(InterpError, match=r"atomic_rmw_tko: Triton's interpreter cannot compute this result") as e:
         launch(load_module(text), "k", 1, [a.copy() for a in args], backend="triton-interpret")
     assert "the cpu backend computes it" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_broadcast_values_and_masks() -> None:
+    """Atomics whose value, compare value and mask are broadcast from one element (and a
+    relaxed store, an exchange): Triton 3.6's interpreter read such tiles as dense arrays and
+    gave every lane but the first garbage. Found by tests/lower/fuzz.py."""
+    n = 8
+    t, p, m = f"tile<{n}xi32>", f"tile<{n}xptr<i32>>", f"tile<{n}xi1>"
+    body = f"""
+    %io = iota : {t}
+    {ptrs("pa", "a", "i32", n, "io")}
+    {ptrs("pb", "b", "i32", n, "io")}
+    {ptrs("pc", "c", "i32", n, "io")}
+    {ptrs("pd", "d", "i32", n, "io")}
+    %five = constant <i32: 5> : tile<1xi32>
+    %v = broadcast %five : tile<1xi32> -> {t}
+    %zero = constant <i32: 0> : tile<1xi32>
+    %z = broadcast %zero : tile<1xi32> -> {t}
+    %yes = constant <i1: 1> : tile<1xi1>
+    %all = broadcast %yes : tile<1xi1> -> {m}
+    %o1, %t1 = atomic_rmw_tko relaxed device %pa, max, %v, %all : {p}, {t}, {m} -> {t}, token
+    %o2, %t2 = atomic_cas_tko relaxed device %pb, %z, %v : {p}, {t} -> {t}, token
+    %o3, %t3 = atomic_rmw_tko relaxed device %pc, xchg, %v : {p}, {t} -> {t}, token
+    %t4 = store_ptr_tko relaxed device %pd, %v, %all : {p}, {t}, {m} -> token
+    """
+    text = module(body, "%a: tile<ptr<i32>>, %b: tile<ptr<i32>>, %c: tile<ptr<i32>>, %d: tile<ptr<i32>>")
+    arrays = [np.arange(n, dtype=np.int32) for _ in range(4)]
+    cpu, _ = run_both(text, "k", 1, arrays)
+    assert cpu[0].tolist() == [max(i, 5) for i in range(n)]
+    assert cpu[1].tolist() == [5] + list(range(1, n))  # (only lane 0 held the compare value 0)
+    assert cpu[2].tolist() == cpu[3].tolist() == [5] * n

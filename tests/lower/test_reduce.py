@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
-from .harness import ON_GPU, assert_same, compile_for, run_both, source_of
+from .harness import GPU_BACKENDS, GPU_PREPARE, ON_GPU, assert_same, compile_for, run_both, source_of
 from .test_shape import _io_args, io_kernel, run_io, run_io_pair, tile
 
 RNG = np.random.default_rng(7)
@@ -630,3 +630,57 @@ def test_scan_in_a_loop_that_breaks_compiles() -> None:
         cpu, _ = run_both(SCAN_IN_BREAKING_LOOP, "k", 1, [x, np.zeros((4, 64), np.float32), n])
         assert np.array_equal(cpu[1], np.maximum.accumulate(x, axis=1) if n else x)
     compile_for(SCAN_IN_BREAKING_LOOP, "k")
+
+
+# A scan whose result (through trunci and permute) is both operands of an unsigned mmai, the
+# scanned tile loaded through a transposed view with run-time extents and strides: Triton 3.6
+# gives the scan a layout its scan lowering cannot handle (an assertion in ScanOpToLLVM.cpp,
+# "numScanBlocks * numParallelBlocks * ... == srcValues.size()"). A Triton defect, reported as
+# the clean diagnostic every Triton failure becomes (small changes to the kernel, such as signed
+# operands or static strides, make it compile); Triton's interpreter runs it. Found by
+# tests/lower/fuzz.py (this is its shrunk kernel); if a Triton version compiles it, this test
+# says so.
+SCAN_INTO_MMAI = """cuda_tile.module @m {
+  entry @k(%x2_ptr: tile<ptr<i16>>, %x2_e0: tile<i32>, %x2_e1: tile<i32>, %x2_s0: tile<i32>, %x2_s1: tile<i32>, %o2_raw: tile<ptr<i32>>) {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %x2_e0_0 = assume bounded<0, ?>, %x2_e0 : tile<i32>
+    %x2_e1_0 = assume bounded<0, ?>, %x2_e1 : tile<i32>
+    %x2_s1_0 = assume bounded<0, ?>, %x2_s1 : tile<i32>
+    %x2_tv = make_tensor_view %x2_ptr, shape = [%x2_e0_0, %x2_e1_0], strides = [%x2_s0, %x2_s1_0] : tile<i32> -> tensor_view<?x?xi16, strides=[?,?]>
+    %x2_pv = make_partition_view %x2_tv : partition_view<tile=(64x1), tensor_view<?x?xi16, strides=[?,?]>, dim_map=[1, 0]>
+    %o2_ptr = assume div_by<16>, %o2_raw : tile<ptr<i32>>
+    %o2_tv = make_tensor_view %o2_ptr, shape = [93, 64], strides = [64, 1] : tensor_view<93x64xi32, strides=[64,1]>
+    %o2_pv = make_partition_view %o2_tv : partition_view<tile=(64x64), tensor_view<93x64xi32, strides=[64,1]>>
+    %x2, %x2_t = load_view_tko weak %x2_pv[%bx, %zero] token = %tok : partition_view<tile=(64x1), tensor_view<?x?xi16, strides=[?,?]>, dim_map=[1, 0]>, tile<i32>, tile<i32> -> tile<64x1xi16>, token
+    %v2 = scan %x2 dim=0 reverse=true identities=[-32768 : i16] : tile<64x1xi16> -> tile<64x1xi16>
+          (%e3: tile<i16>, %a4: tile<i16>) {
+            %y5 = maxi %e3, %a4 signed : tile<i16>
+            yield %y5 : tile<i16>
+          }
+    %v11 = permute %v2 [1, 0] : tile<64x1xi16> -> tile<1x64xi16>
+    %v12 = trunci %v2 : tile<64x1xi16> -> tile<64x1xi8>
+    %v13 = trunci %v11 : tile<1x64xi16> -> tile<1x64xi8>
+    %c14 = constant <i32: 2> : tile<64x64xi32>
+    %v15 = mmai %v12, %v13, %c14 unsigned unsigned : tile<64x1xi8>, tile<1x64xi8>, tile<64x64xi32>
+    %c19 = constant <i32: -2147483648> : tile<64x64xi32>
+    %o2_r = mini %v15, %c19 unsigned : tile<64x64xi32>
+    %o2_st = store_view_tko weak %o2_r, %o2_pv[%bx, %zero] token = %tok : tile<64x64xi32>, partition_view<tile=(64x64), tensor_view<93x64xi32, strides=[64,1]>>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+
+
+def test_a_scan_feeding_mmai_operands_meets_a_triton_defect() -> None:
+    from compiler.lower import LowerError
+
+    x = RNG.integers(-(2**15), 2**15, 64).astype(np.int16)
+    if not (GPU_BACKENDS or GPU_PREPARE):  # (a GPU run would meet the defect)
+        out = np.zeros((93, 64), np.int32)
+        cpu, _ = run_both(SCAN_INTO_MMAI, "k", 1, [x, 1, 64, 64, 1, out])
+        s = np.maximum.accumulate(x[::-1])[::-1].astype(np.int8).view(np.uint8).astype(np.int64)
+        assert np.array_equal(cpu[5][:64], (np.outer(s, s) + 2).astype(np.int32))
+    with pytest.raises(LowerError, match=r"^error: Triton could not compile the lowered kernel \(RuntimeError"):
+        compile_for(SCAN_INTO_MMAI, "k", arches=("sm_80",))
