@@ -382,17 +382,18 @@ def test_partition_3d_dim_map_static(tma: str) -> None:
 # -- strided views --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("size", "step"), [(8, 4), (4, 8), (16, 16)])
-def test_strided_view_overlaps_and_gaps(size: int, step: int, tma: str) -> None:
-    n = 37
-    view = tv(["%m"], [1], "f16")
-    src = sv([size], [step], view, "neg_zero")
+def strided_copy(n: int, size: int, step: int, padding: str, dynamic: bool) -> tuple[str, int]:
+    """A kernel copying tile b of a strided f16 view over `n` elements (tiles of `size` every
+    `step`; the extent a parameter `%n` where `dynamic`) to tile b of a partition view, and
+    its number of tile blocks."""
+    extent = "%m" if dynamic else n
+    src = sv([size], [step], tv([extent], [1], "f16"), padding)
     count = -(-n // step)
     dst = pv([size], tv([count * size], [1], "f16"))
     body = f"""
     {aligned(["a", "o"], "f16")}
-    %m = assume bounded<0, ?>, %n : tile<i32>
-    {make_tv("va", "a", ["%m"], [1], "f16")}
+    {"%m = assume bounded<0, ?>, %n : tile<i32>" if dynamic else ""}
+    {make_tv("va", "a", [extent], [1], "f16")}
     {make_tv("vo", "o", [count * size], [1], "f16")}
     %pa = make_strided_view %va : {src}
     %po = make_partition_view %vo : {dst}
@@ -400,9 +401,16 @@ def test_strided_view_overlaps_and_gaps(size: int, step: int, tma: str) -> None:
     {load("x", "pa", src, ["%bx"], [size], "f16")}
     {store("x", "po", dst, ["%bx"], [size], "f16")}
     """
+    params = "%a_raw: tile<ptr<f16>>, %o_raw: tile<ptr<f16>>" + (", %n: tile<i32>" if dynamic else "")
+    return module(body, params), count
+
+
+@pytest.mark.parametrize(("size", "step"), [(8, 4), (4, 8), (16, 16)])
+def test_strided_view_overlaps_and_gaps(size: int, step: int, tma: str) -> None:
+    n = 37
+    text, count = strided_copy(n, size, step, "neg_zero", dynamic=True)
     a = np.arange(1, n + 1, dtype=np.float16)
     o = np.zeros(count * size, np.float16)
-    text = module(body, "%a_raw: tile<ptr<f16>>, %o_raw: tile<ptr<f16>>, %n: tile<i32>")
     cpu, _ = run_both(text, "k", count, [a, o, n])
     for i in range(count):
         for t in range(size):
@@ -417,20 +425,7 @@ def test_strided_view_tma_needs_steps_of_16_bytes(step: int, tma: str) -> None:
     interpreter asserts it): f16 steps of 8 elements use one, of 4 or 12 pointers. Found by
     tests/lower/fuzz.py."""
     n, size = 40, 8
-    count = -(-n // step)
-    src = sv([size], [step], tv([n], [1], "f16"), "zero")
-    dst = pv([size], tv([count * size], [1], "f16"))
-    body = f"""
-    {aligned(["a", "o"], "f16")}
-    {make_tv("va", "a", [n], [1], "f16")}
-    {make_tv("vo", "o", [count * size], [1], "f16")}
-    %pa = make_strided_view %va : {src}
-    %po = make_partition_view %vo : {dst}
-    {BIDS}
-    {load("x", "pa", src, ["%bx"], [size], "f16")}
-    {store("x", "po", dst, ["%bx"], [size], "f16")}
-    """
-    text = module(body, "%a_raw: tile<ptr<f16>>, %o_raw: tile<ptr<f16>>")
+    text, count = strided_copy(n, size, step, "zero", dynamic=False)
     assert ("pa_desc" in source_of(text)) == (tma != "off" and step == 8)
     a = np.arange(1, n + 1, dtype=np.float16)
     cpu, _ = run_both(text, "k", count, [a, np.zeros(count * size, np.float16)])
