@@ -13,6 +13,12 @@ Only ops whose result the spec fixes are drawn (exactly rounded float ops; integ
 which are associative; float reductions only by max/min), so the interpreters must agree
 bitwise (NaN payloads aside).
 
+`strict` kernels keep to what NVIDIA's 13.5 tools accept where our verifier accepts more:
+tileirdisasm rejects tiles of pointers to f4E2M1FN of rank > 0 ("must have rank 0; use an f4
+tile view"), f4E2M1FN views without exactly one static unit stride ("to identify the packing
+dimension") and f4E2M1FN gather/scatter views whose sparse dimension is that one, which the
+lowering and the interpreter handle.
+
     python -m tests.lower.fuzz --seeds 0:500 [--compile sm_90] [--keep DIR]
 
 runs a campaign: each seed on the CPU interpreter and under Triton's interpreter, a line per
@@ -76,9 +82,10 @@ class Case:
 
 
 class Gen:
-    def __init__(self, seed: int, blocks: int = 1) -> None:
+    def __init__(self, seed: int, blocks: int = 1, strict: bool = False) -> None:
         self.rng = random.Random(seed)
         self.blocks = blocks
+        self.strict = strict  # only what NVIDIA's tools accept too (module doc)
         self.buffers: list[Operand] = []  # pointer parameters of gathers and scatters
         self.lines: list[str] = []
         self.pool: list[Value] = []
@@ -648,7 +655,7 @@ class Gen:
         if v is None:
             return False
         r = self.rng
-        elem = r.choice([e for e in INTS + FLOATS + F8 + F4 if allowed(v.shape, e)])
+        elem = r.choice([e for e in INTS + FLOATS + F8 + F4 if allowed(v.shape, e) and not (self.strict and e in F4)])
         size = r.randint(1, 127 if v.elem == "i8" else 300)
         buf = Operand(f"g{len(self.buffers)}", elem, (), (size,), (1,), (), None, size, view=False)
         self.buffers.append(buf)
@@ -692,7 +699,7 @@ class Gen:
         b*n .. b*n+n-1 (no two lanes at one address), masked by an i1 tile at random."""
         if self.depth > 0:  # (a store repeated by a loop would race with itself: no token orders it)
             return False
-        v = self.pick(lambda v: v.shape and v.elem not in ("i1", "i4"))
+        v = self.pick(lambda v: v.shape and v.elem not in ("i1", "i4") and not (self.strict and v.elem in F4))
         if v is None:
             return False
         r = self.rng
@@ -843,7 +850,9 @@ class Operand:
         return [ptr] + [f"{n}: tile<i32>" for n, _ in self.scalars()]
 
 
-def _operand(rng: random.Random, name: str, tile_shape: tuple[int, ...], elem: str, blocks: int, load: bool) -> Operand:
+def _operand(
+    rng: random.Random, name: str, tile_shape: tuple[int, ...], elem: str, blocks: int, load: bool, strict: bool = False
+) -> Operand:
     """A random view of a flat buffer whose tile blocks 0..blocks-1 (along tile dim 0) hold the
     tile. A partition view: tile dims mapped to tensor dims in any order, the last block and
     the other dims partial at random (padded on a load, masked on a store). A strided view:
@@ -853,6 +862,8 @@ def _operand(rng: random.Random, name: str, tile_shape: tuple[int, ...], elem: s
     tile_shape = tile_shape or (1,)
     rank = len(tile_shape)
     kind = rng.choices(["partition", "strided", "gather"], [6, 1, 1])[0]
+    if strict and elem in F4 and rank == 1 and kind == "gather":  # (its one dimension packs)
+        kind = "partition"
     dim_map = list(range(rank))
     if kind == "partition" and rank > 1 and rng.random() < 0.4:
         rng.shuffle(dim_map)
@@ -889,18 +900,23 @@ def _operand(rng: random.Random, name: str, tile_shape: tuple[int, ...], elem: s
     order = list(range(rank))[::-1]  # innermost first: row-major, or another order
     if rank > 1 and rng.random() < 0.3:
         rng.shuffle(order)
+    if strict and elem in F4 and kind == "gather" and order[0] == sparse:  # (not the packing one)
+        order[0], order[1] = order[1], order[0]
     strides = [0] * rank
     step = 1
     for d in order:
         strides[d] = step
         step *= extents[d] + (rng.choice([0, 0, 1, 3]) if d != order[-1] else 0)
+    f4_rule = strict and elem in F4
+    if f4_rule:  # exactly one unit stride (a dimension of extent 1 may have made another)
+        strides = [st if st != 1 or d == order[0] else 2 for d, st in enumerate(strides)]
     size = sum((e - 1) * st for e, st in zip(extents, strides, strict=True)) + 1
     padding = None
     if load and (partial or rng.random() < 0.2):
         padding = rng.choice(["zero", "neg_zero", "nan", "pos_inf", "neg_inf"] if elem in FLOATS else ["zero"])
     # Extents and strides known only at run time, and assumptions about them and the pointer
     dynamic = tuple(rng.random() < 0.3 for _ in range(rank))
-    dynamic_strides = tuple(rng.random() < 0.2 for _ in range(rank))
+    dynamic_strides = tuple(rng.random() < 0.2 and not f4_rule for _ in range(rank))
     aligned = rng.random() < 0.4
     return Operand(name, elem, tile_shape, tuple(extents), tuple(strides), tuple(dim_map), padding, size,
                    True, dynamic, dynamic_strides, aligned, kind, tuple(steps), sparse, spread)  # fmt: skip
@@ -992,16 +1008,17 @@ def _indices(o: Operand) -> tuple[str, str]:
     return ", ".join(idx), ", ".join(types)
 
 
-def kernel(seed: int, ops: int | None = None) -> Case:
-    """The random kernel of `seed` (the same text for the same seed)."""
+def kernel(seed: int, ops: int | None = None, strict: bool = False) -> Case:
+    """The random kernel of `seed` (the same text for the same seed); `strict`: only what
+    NVIDIA's tools accept too (module doc)."""
     r = random.Random(seed)
     blocks = r.choice([1, 2, 3])
-    g = Gen(r.randrange(2**32), blocks)
+    g = Gen(r.randrange(2**32), blocks, strict)
     rank = r.choice([1, 2, 2, 3])
     shape = g.shape_of(2 ** r.randint(0, 9), rank) or (16,)
     elems = [r.choice(INTS + FLOATS + (r.choice(F8 + F4),)) for _ in range(r.randint(2, 3))]
     elems = [e if allowed(shape, e) else "f32" for e in elems]
-    inputs = [_operand(r, f"x{i}", shape, e, blocks, load=True) for i, e in enumerate(elems)]
+    inputs = [_operand(r, f"x{i}", shape, e, blocks, load=True, strict=strict) for i, e in enumerate(elems)]
     for o in inputs:
         g.pool.append(Value(f"%{o.name}", shape, o.elem))
     g.pool.append(Value("%bx", (), "i32"))
@@ -1024,7 +1041,7 @@ def kernel(seed: int, ops: int | None = None) -> Case:
             made = [g.fresh((), "i32")]
             g.emit(f"{made[0].name} = addi %bx, %bx : tile<i32>", made[0])
         results = made[:1]
-    outputs = [_operand(r, f"o{i}", v.shape, v.elem, blocks, load=False) for i, v in enumerate(results)]
+    outputs = [_operand(r, f"o{i}", v.shape, v.elem, blocks, load=False, strict=strict) for i, v in enumerate(results)]
     lines = ["%tok = make_token : token", "%zero = constant <i32: 0> : tile<i32>",
              "%bx, %by, %bz = get_tile_block_id : tile<i32>"]  # fmt: skip
     views = {}
@@ -1114,10 +1131,31 @@ def check(case: Case, arch: str | None = None) -> None:
         compile_for(case.text, "k", arches=(arch,))
 
 
+def check_bytecode(case: Case) -> None:
+    """Our bytecode writer on the case against NVIDIA's tileirdisasm: it prints our bytes as our
+    printer prints the module, and our reader reads them back to that text too."""
+    from compiler.bytecode import read_bytecode, write_bytecode
+    from compiler.runtime import load_module
+    from tests.bytecode.util import comparable, expected_text, run_tileirdisasm
+
+    module = load_module(case.text)
+    data = write_bytecode(module, (13, 3))
+    ours = comparable(expected_text(module, (13, 3)))
+    assert comparable(expected_text(read_bytecode(data), (13, 3))) == ours, "our reader reads our bytes differently"
+    nvidia = run_tileirdisasm(data)
+    assert nvidia.ok, f"tileirdisasm rejects our bytes: {nvidia.stderr.strip()}"
+    assert comparable(nvidia.stdout) == ours, "tileirdisasm prints our bytes differently"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.lower.fuzz", description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default="0:100", help="START:END (default 0:100)")
     p.add_argument("--compile", metavar="ARCH", help="also compile each kernel to a cubin for ARCH")
+    p.add_argument(
+        "--bytecode",
+        action="store_true",
+        help="instead: strict kernels through our bytecode writer and NVIDIA's tileirdisasm",
+    )
     p.add_argument("--keep", metavar="DIR", default="fuzz-failures", help="where failing kernels are written")
     p.add_argument("--print", action="store_true", help="print each seed's kernel and stop")
     a = p.parse_args(argv)
@@ -1138,9 +1176,12 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     t0 = time.monotonic()
     for i, s in enumerate(seeds):
-        case = kernel(s)
+        case = kernel(s, strict=a.bytecode)
         try:
-            check(case, a.compile)
+            if a.bytecode:
+                check_bytecode(case)
+            else:
+                check(case, a.compile)
         except BaseException as e:  # noqa: BLE001 - a campaign reports every failure and goes on
             if isinstance(e, KeyboardInterrupt):
                 raise
