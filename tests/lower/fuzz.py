@@ -1,6 +1,7 @@
 """Random Tile IR kernels for differential testing of the lowering.
 
-`kernel(seed)` builds a verified kernel that loads one tile block of two or three inputs, runs
+`kernel(seed)` builds a verified kernel for a 1-D or 2-D grid of tile blocks; each block loads
+its tile of two or three inputs, runs
 a random chain of ops on them (integer and float arithmetic, comparisons and selects,
 conversions, reshapes, permutes, broadcasts, cats, extracts, reductions, scans, `for` loops
 and `if`s) and stores a few of the results; `arguments(case)` makes its inputs, edge values
@@ -77,14 +78,15 @@ class Case:
     text: str
     inputs: list[Operand]  # in parameter order, then the outputs
     outputs: list[Operand]
-    blocks: int
+    grid: tuple[int, int]  # tile blocks along x (tile dim 0) and y (tile dim 1)
     ops: list[str] = field(default_factory=list)  # the op names drawn, for a campaign's tally
 
 
 class Gen:
-    def __init__(self, seed: int, blocks: int = 1, strict: bool = False) -> None:
+    def __init__(self, seed: int, grid: tuple[int, int] = (1, 1), strict: bool = False) -> None:
         self.rng = random.Random(seed)
-        self.blocks = blocks
+        self.grid = grid
+        self.blocks = grid[0] * grid[1]
         self.strict = strict  # only what NVIDIA's tools accept too (module doc)
         self.buffers: list[Operand] = []  # pointer parameters of gathers and scatters
         self.lines: list[str] = []
@@ -552,9 +554,9 @@ class Gen:
 
     def early_return(self) -> bool:
         """One tile block returns here: its later stores do not happen."""
-        if self.depth > 0 or self.blocks == 1:
+        if self.depth > 0 or self.grid[0] == 1:
             return False
-        k = self.const((), "i32", self.rng.randrange(self.blocks))
+        k = self.const((), "i32", self.rng.randrange(self.grid[0]))
         c = self.fresh((), "i1")
         self.emit(f"{c.name} = cmpi equal %bx, {k.name}, signed : tile<i32> -> tile<i1>", keep=False)
         self.emit(f"if {c.name} {{\n  return\n}}", op="return")
@@ -734,7 +736,10 @@ class Gen:
         self.emit(f"{sh.name} = addi {mul.name}, {add.name} : {io.type}", keep=False)
         self.emit(f"{wrapped.name} = andi {sh.name}, {top.name} : {io.type}", keep=False)
         s0, b1 = self.fresh((), "i32"), self.fresh((1,), "i32")
-        self.emit(f"{s0.name} = muli %bx, {nb.name} : tile<i32>", keep=False)
+        gx, row, block = self.const((), "i32", self.grid[0]), self.fresh((), "i32"), self.fresh((), "i32")
+        self.emit(f"{row.name} = muli %by, {gx.name} : tile<i32>", keep=False)
+        self.emit(f"{block.name} = addi %bx, {row.name} : tile<i32>", keep=False)
+        self.emit(f"{s0.name} = muli {block.name}, {nb.name} : tile<i32>", keep=False)
         self.emit(f"{b1.name} = reshape {s0.name} : tile<i32> -> {b1.type}", keep=False)
         self.emit(f"{base.name} = broadcast {b1.name} : {b1.type} -> {base.type}", keep=False)
         self.emit(f"{off.name} = addi {wrapped.name}, {base.name} : {io.type}", keep=False)
@@ -851,16 +856,23 @@ class Operand:
 
 
 def _operand(
-    rng: random.Random, name: str, tile_shape: tuple[int, ...], elem: str, blocks: int, load: bool, strict: bool = False
+    rng: random.Random,
+    name: str,
+    tile_shape: tuple[int, ...],
+    elem: str,
+    grid: tuple[int, int],
+    load: bool,
+    strict: bool = False,
 ) -> Operand:
-    """A random view of a flat buffer whose tile blocks 0..blocks-1 (along tile dim 0) hold the
-    tile. A partition view: tile dims mapped to tensor dims in any order, the last block and
+    """A random view of a flat buffer whose tile blocks (x along tile dim 0, y along tile dim 1)
+    hold the tile. A partition view: tile dims mapped to tensor dims in any order, the last block and
     the other dims partial at random (padded on a load, masked on a store). A strided view:
     block b's tile starts at b * step along dim 0 (overlapping ones on a load). A gather or
     scatter view: the rows along its sparse dim come from an index tile (out of range ones
     padded or dropped; a scatter's indices distinct). Rows padded in memory at random."""
     tile_shape = tile_shape or (1,)
     rank = len(tile_shape)
+    blocks = [*grid, 1, 1][:rank]  # tile blocks along each tile dim
     kind = rng.choices(["partition", "strided", "gather"], [6, 1, 1])[0]
     if strict and elem in F4 and rank == 1 and kind == "gather":  # (its one dimension packs)
         kind = "partition"
@@ -874,9 +886,9 @@ def _operand(
     if kind == "strided":
         for i, t in enumerate(tile_shape):
             # a store's blocks must not overlap (they would race): steps of at least the tile
-            step = rng.randint(t if not load and i == 0 else 1, 2 * t)
+            step = rng.randint(t if not load and blocks[i] > 1 else 1, 2 * t)
             steps.append(step)
-            reach = (blocks - 1) * step if i == 0 else 0  # where the last block's tile starts
+            reach = (blocks[i] - 1) * step  # where the last block's tile starts
             extents[i] = reach + rng.randint(1, t + 2)
             partial |= reach + t > extents[i]
     elif kind == "gather":
@@ -884,19 +896,18 @@ def _operand(
         for i, t in enumerate(tile_shape):
             if i == sparse and load:  # indices i * spread + b*t + c, some past the end
                 spread = (rng.randint(1, 3), rng.randint(0, 3))
-                extents[i] = rng.randint(1, 2 * t * blocks + 4)
+                extents[i] = rng.randint(1, 2 * t * blocks[i] + 4)
             else:  # (a scatter's: a permutation of b*t .. b*t+t-1, the last ones dropped)
-                full = t * blocks if i == 0 else t
+                full = t * blocks[i]
                 extents[i] = full - (rng.randrange(t) if rng.random() < 0.35 else 0)
         partial = True  # (a gather may read past the end)
         if not load:
             spread = (rng.randrange(1, 64, 2), rng.randrange(tile_shape[sparse]))
     else:
         for i, t in enumerate(tile_shape):
-            full = t * blocks if i == 0 else t
             cut = rng.randrange(t) if rng.random() < 0.35 else 0
-            extents[dim_map[i]] = full - cut
-        partial = any(extents[dim_map[i]] < (t * blocks if i == 0 else t) for i, t in enumerate(tile_shape))
+            extents[dim_map[i]] = t * blocks[i] - cut
+        partial = any(extents[dim_map[i]] < t * blocks[i] for i, t in enumerate(tile_shape))
     order = list(range(rank))[::-1]  # innermost first: row-major, or another order
     if rank > 1 and rng.random() < 0.3:
         rng.shuffle(order)
@@ -981,11 +992,11 @@ def _index_lines(o: Operand) -> list[str]:
     ]
     if o.padding is None:  # a scatter (stores have no padding): wrapped into the tile
         steps += [("t", f"constant <i32: {t - 1}> : {ti}"), ("w", f"andi {n}_s, {n}_t : {ti}")]
-    if o.sparse == 0:
+    if o.sparse < 2:  # the tile block's own rows: + b*t, b = bx along dim 0, by along dim 1
         last = steps[-1][0]
         steps += [
             ("bt", f"constant <i32: {t}> : tile<i32>"),
-            ("b0", f"muli %bx, {n}_bt : tile<i32>"),
+            ("b0", f"muli {('%bx', '%by')[o.sparse]}, {n}_bt : tile<i32>"),
             ("b1", f"reshape {n}_b0 : tile<i32> -> tile<1xi32>"),
             ("b", f"broadcast {n}_b1 : tile<1xi32> -> {ti}"),
             ("o", f"addi {n}_{last}, {n}_b : {ti}"),
@@ -1003,7 +1014,7 @@ def _indices(o: Operand) -> tuple[str, str]:
             idx.append(f"%{o.name}_ix")
             types.append(f"tile<{t}xi32>")
         else:
-            idx.append("%bx" if i == 0 else "%zero")
+            idx.append(("%bx", "%by")[i] if i < 2 else "%zero")
             types.append("tile<i32>")
     return ", ".join(idx), ", ".join(types)
 
@@ -1012,16 +1023,16 @@ def kernel(seed: int, ops: int | None = None, strict: bool = False) -> Case:
     """The random kernel of `seed` (the same text for the same seed); `strict`: only what
     NVIDIA's tools accept too (module doc)."""
     r = random.Random(seed)
-    blocks = r.choice([1, 2, 3])
-    g = Gen(r.randrange(2**32), blocks, strict)
+    grid = (r.choice([1, 2, 3]), r.choice([1, 1, 2]))
+    g = Gen(r.randrange(2**32), grid, strict)
     rank = r.choice([1, 2, 2, 3])
     shape = g.shape_of(2 ** r.randint(0, 9), rank) or (16,)
     elems = [r.choice(INTS + FLOATS + (r.choice(F8 + F4),)) for _ in range(r.randint(2, 3))]
     elems = [e if allowed(shape, e) else "f32" for e in elems]
-    inputs = [_operand(r, f"x{i}", shape, e, blocks, load=True, strict=strict) for i, e in enumerate(elems)]
+    inputs = [_operand(r, f"x{i}", shape, e, grid, load=True, strict=strict) for i, e in enumerate(elems)]
     for o in inputs:
         g.pool.append(Value(f"%{o.name}", shape, o.elem))
-    g.pool.append(Value("%bx", (), "i32"))
+    g.pool += [Value("%bx", (), "i32"), Value("%by", (), "i32")]
     count = r.randint(6, 18)
     count = count if ops is None else ops  # a prefix of the same ops (for shrinking a failure)
     names, weights = zip(*Gen.OPS.items(), strict=True)
@@ -1032,16 +1043,21 @@ def kernel(seed: int, ops: int | None = None, strict: bool = False) -> Case:
         if getattr(g, r.choices(names, weights)[0])():
             done += 1
     # Store what nothing consumed (the ends of the chains), the newest first, up to four.
-    ends = [v for v in reversed(g.pool) if v.name not in g.used and not v.name.startswith(("%x", "%bx"))]
+    ends = [v for v in reversed(g.pool) if v.name not in g.used and not v.name.startswith(("%x", "%bx", "%by"))]
     ends = [v for v in ends if v.elem != "i4"]  # (no pointers to i4)
     results = ends[:4]
     if not results:  # every value made was used: store the newest (or make one)
-        made = [v for v in reversed(g.pool) if not v.name.startswith(("%x", "%bx")) and v.elem != "i4"]
+        made = [v for v in reversed(g.pool) if not v.name.startswith(("%x", "%bx", "%by")) and v.elem != "i4"]
         if not made:
             made = [g.fresh((), "i32")]
             g.emit(f"{made[0].name} = addi %bx, %bx : tile<i32>", made[0])
         results = made[:1]
-    outputs = [_operand(r, f"o{i}", v.shape, v.elem, blocks, load=False, strict=strict) for i, v in enumerate(results)]
+    # What is stored: a 0-d value as one element; with tile blocks along y, every value with a
+    # dimension for y (else the blocks of a row would store to one place and race).
+    least = 2 if grid[1] > 1 else 1
+    stored = [(*v.shape, *[1] * (least - len(v.shape))) for v in results]
+    outputs = [_operand(r, f"o{i}", sh, v.elem, grid, load=False, strict=strict)
+               for i, (v, sh) in enumerate(zip(results, stored, strict=True))]  # fmt: skip
     lines = ["%tok = make_token : token", "%zero = constant <i32: 0> : tile<i32>",
              "%bx, %by, %bz = get_tile_block_id : tile<i32>"]  # fmt: skip
     views = {}
@@ -1059,8 +1075,8 @@ def kernel(seed: int, ops: int | None = None, strict: bool = False) -> Case:
     for o, v in zip(outputs, results, strict=True):
         name = f"%{o.name}_r"
         body = re.sub(re.escape(v.name) + r"\b", name, body)
-        if v.shape == ():
-            stores.append(f"%{o.name}_r1 = reshape {name} : {v.type} -> {tile((1,), v.elem)}")
+        if o.tile != v.shape:
+            stores.append(f"%{o.name}_r1 = reshape {name} : {v.type} -> {tile(o.tile, v.elem)}")
             name = f"%{o.name}_r1"
         idx, types = _indices(o)
         stores.append(
@@ -1072,7 +1088,7 @@ def kernel(seed: int, ops: int | None = None, strict: bool = False) -> Case:
     params = ", ".join(p for o in inputs + outputs for p in o.params())
     text = "\n".join("    " + line for line in lines + body.split("\n") + stores)
     text = f"cuda_tile.module @m {{\n  entry @k({params}) {{\n{text}\n    return\n  }}\n}}\n"
-    return Case(seed, text, inputs, outputs, blocks, g.ops)
+    return Case(seed, text, inputs, outputs, grid, g.ops)
 
 
 _NP = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
@@ -1126,7 +1142,7 @@ def check(case: Case, arch: str | None = None) -> None:
     also compiled to a cubin for it."""
     from tests.lower.harness import compile_for, run_both
 
-    run_both(case.text, "k", case.blocks, arguments(case))
+    run_both(case.text, "k", case.grid, arguments(case))
     if arch:
         compile_for(case.text, "k", arches=(arch,))
 

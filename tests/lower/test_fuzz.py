@@ -29,7 +29,7 @@ def _our_backends_only(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("seed", range(60))
 def test_random_kernel(seed: int) -> None:
     case = kernel(seed)
-    run_both(case.text, "k", case.blocks, arguments(case))
+    run_both(case.text, "k", case.grid, arguments(case))
 
 
 @pytest.mark.parametrize("seed", range(1000, 1006))
