@@ -1,14 +1,13 @@
 """Random Tile IR kernels for differential testing of the lowering.
 
 `kernel(seed)` builds a verified kernel for a 1-D or 2-D grid of tile blocks; each block loads
-its tile of two or three inputs, runs
-a random chain of ops on them (integer and float arithmetic, comparisons and selects,
-conversions, reshapes, permutes, broadcasts, cats, extracts, reductions, scans, `for` loops
-and `if`s) and stores a few of the results; `arguments(case)` makes its inputs, edge values
-included. The per-op suite runs each op alone; these kernels run them together: a value made by
-one op's lowering feeds another's (a permuted tile into a scan, a reduced one broadcast back
-and compared, a loop-carried one converted), where the Triton code of one op can break what the
-next expects.
+its tile of two or three inputs, runs a random chain of ops on them (integer and float
+arithmetic, comparisons and selects, conversions, shape ops, matrix products, reductions,
+scans, gathers, scatters, atomics, nested loops and branches) and stores a few of the results;
+`arguments(case)` makes its inputs, edge values included. The per-op suite runs each op alone;
+these kernels run them together: a value made by one op's lowering feeds another's (a permuted
+tile into a scan, a reduced one broadcast back and compared, a loop-carried one converted),
+where the Triton code of one op can break what the next expects.
 
 Only ops whose result the spec fixes are drawn (exactly rounded float ops; integer reductions,
 which are associative; float reductions only by max/min), so the interpreters must agree
