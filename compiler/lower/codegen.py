@@ -26,7 +26,7 @@ bitcast in the prologue; integer parameters are converted to their exact type (T
 interpreter types a Python int by its magnitude).
 
 GPU-only fast paths. A few helpers have two bodies under `if INTERPRETED:` (a module-level
-constexpr, true when the module is imported under Triton's interpreter): the GPU compiles the
+constexpr, true when the module is imported under Triton's interpreter; `OpEmit.split_helper`): the GPU compiles the
 native instruction (`max.f32`, `ex2.approx.ftz.f32`), whose results equal the CPU interpreter's
 (the per-op suite checks them on a GPU), and Triton's interpreter runs the same results spelled
 out with `tl.where` and bit operations (it runs `tl.maximum` as NumPy's NaN-propagating maximum
@@ -597,6 +597,17 @@ class OpEmit:
     def helper(self, name: str, source: str) -> str:
         return self.cg.helper(name, source)
 
+    def split_helper(self, name: str, interpreted: str, gpu: str = "x", note: str = "") -> str:
+        """The name of a one-argument helper computing `gpu` (an expression of `x`) where
+        Triton compiles the module and `interpreted` under its interpreter (module doc:
+        GPU-only fast paths); `note` becomes its first line's comment."""
+        comment = f"    # {note}\n" if note else ""
+        source = (
+            f"@triton.jit\ndef {{name}}(x):\n{comment}    if INTERPRETED:\n        out = {interpreted}\n"
+            f"    else:\n        out = {gpu}\n    return out\n"
+        )
+        return self.helper(name, source)
+
     # -- views -------------------------------------------------------------------------
 
     def view(self, v: Value | int) -> ViewInfo:
@@ -648,7 +659,7 @@ def _hint_int(d: Any, key: str) -> int | None:
     return None
 
 
-_LOADS = {"cuda_tile.load_view_tko", "cuda_tile.load_ptr_tko"}
+LOADS = {"cuda_tile.load_view_tko", "cuda_tile.load_ptr_tko"}
 # Shared memory the software pipeline may fill with the loads of a matmul loop (of an H100/H200
 # SM's 227 KiB usable, leaving room for the epilogue's staging and layout conversions).
 _STAGE_BUDGET = 160 * 1024
@@ -745,7 +756,7 @@ def mma_plan(entry: Operation, target: Target, cluster: bool = False) -> tuple[d
         if not products:
             continue
         loops.append(loop)
-        stage_bytes = max(stage_bytes, sum(_tile_bytes(op.results[0]) for op in body if op.name in _LOADS))
+        stage_bytes = max(stage_bytes, sum(_tile_bytes(op.results[0]) for op in body if op.name in LOADS))
         derived: set[Value] = set()
         for op in body:
             if op.name in _MMA and any(v in derived for v in op.operands[:2]):

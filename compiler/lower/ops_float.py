@@ -113,21 +113,16 @@ _PTX_UNARY = {
 _CONSTRAINT = {"f32": "f", "f64": "d"}  # inline PTX's register kinds
 
 
-def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t: str) -> str:
+def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t: str, pure: bool = True) -> str:
     """The name of a helper that is one PTX `instruction` on `t` (f32/f64) on the GPU and
-    `interpreted` (an expression of `x`) under Triton's interpreter, which has no inline PTX."""
+    `interpreted` (an expression of `x`) under Triton's interpreter, which has no inline PTX.
+    `pure=False`: an instruction Triton may not move, merge or look through."""
     c = _CONSTRAINT[t]
-    source = f"""@triton.jit
-def {{name}}(x):
-    # {instruction} on the GPU
-    if INTERPRETED:
-        out = {interpreted}
-    else:
-        out = tl.inline_asm_elementwise("{instruction} $0, $1;", "={c},{c}", [x], dtype={_DTYPE[t]}, \
-is_pure=True, pack=1)  {GPU_ONLY}
-    return out
-"""
-    return e.helper(name, source)
+    asm = (
+        f'tl.inline_asm_elementwise("{instruction} $0, $1;", "={c},{c}", [x], dtype={_DTYPE[t]}, '
+        f"is_pure={pure}, pack=1)  {GPU_ONLY}"
+    )
+    return e.split_helper(name, interpreted, asm, note=f"{instruction} on the GPU")
 
 
 def ptx_unary(e: OpEmit, fn: str, t: str) -> str:

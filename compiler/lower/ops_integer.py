@@ -285,19 +285,9 @@ _CMP = {
 }
 
 
-_PREDICATE = """@triton.jit
-def {name}(x):
-    if INTERPRETED:
-        out = tl.where(x, True, False)
-    else:
-        out = x
-    return out
-"""
-
-
 def i1_result(e: OpEmit, expr: str) -> str:
     """A comparison's result as a true int1 under Triton's interpreter (module doc)."""
-    return f"{e.helper('_predicate', _PREDICATE)}({expr})"
+    return f"{e.split_helper('_predicate', 'tl.where(x, True, False)')}({expr})"
 
 
 @emitter("cmpi")

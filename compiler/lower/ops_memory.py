@@ -397,18 +397,8 @@ _RMW = {"add": "atomic_add", "addf": "atomic_add", "and": "atomic_and", "or": "a
 # dense arrays: a broadcast tile (a NumPy view repeating one element) gave every lane but the
 # first garbage. `dense` copies them there (a select makes a new array); the GPU compiler folds
 # the select away. Found by tests/lower/fuzz.py.
-_DENSE = """@triton.jit
-def {name}(x):
-    if INTERPRETED:
-        out = tl.where(x == x, x, x)
-    else:
-        out = x
-    return out
-"""
-
-
 def dense(e: OpEmit, expr: str) -> str:
-    return f"{e.helper('_dense', _DENSE)}({expr})"
+    return f"{e.split_helper('_dense', 'tl.where(x == x, x, x)')}({expr})"
 
 
 def atomic_update(

@@ -17,7 +17,7 @@ mmaf   tl.dot(lhs, rhs, acc, out_dtype=..., input_precision=...), per input type
                   truncation);
        f64        f64 fused multiply-adds (mma.sync f64 on sm_80/sm_90, FMA on sm_100);
                   on sm_80/sm_90 an operand not loaded straight from memory passes a
-                  register move Triton cannot see through (`_F64_FENCE`, below);
+                  register move Triton cannot see through (`_f64_operands`, below);
        f8E4M3FN, f8E5M2 (held as uint8 bits) are bitcast to tl.float8e4nv / tl.float8e5
                   on sm_89 and newer (native fp8 MMA, products exact, f32 sums); sm_80 has
                   no fp8e4nv, so there both formats are converted to f16 by integer code
@@ -64,8 +64,9 @@ from __future__ import annotations
 
 from ..ir.types import Type
 from . import tltypes
-from .codegen import GPU_ONLY, OpEmit
+from .codegen import LOADS, OpEmit
 from .ops_conversion import to_f32
+from .ops_float import gpu_instruction
 from .ops_shape import concat
 from .registry import emitter
 
@@ -148,24 +149,12 @@ def pad_k(
 # MMA", an assertion in MMAv2.cpp; found by tests/lower/fuzz.py). A register move with side
 # effects (is_pure=False: inline PTX Triton does not look through) stops that; an operand
 # loaded straight from memory skips it, keeping the load -> shared memory path.
-_F64_FENCE = f"""@triton.jit
-def {{name}}(x):
-    if INTERPRETED:
-        out = x
-    else:
-        out = tl.inline_asm_elementwise("mov.b64 $0, $1;", "=d,d", [x], dtype=tl.float64, is_pure=False, \
-pack=1)  {GPU_ONLY}
-    return out
-"""
-_LOADS = ("load_view_tko", "load_ptr_tko")
-
-
 def _f64_operands(e: OpEmit, a: str, b: str) -> tuple[str, str]:
     out = []
     for i, x in enumerate((a, b)):
         producer = e.op.operands[i].defining_op
-        if producer is not None and producer.mnemonic not in _LOADS:
-            x = f"{e.helper('_f64_fence', _F64_FENCE)}({x})"
+        if producer is not None and producer.name not in LOADS:
+            x = f"{gpu_instruction(e, '_f64_fence', 'mov.b64', 'x', 'f64', pure=False)}({x})"
         out.append(x)
     return out[0], out[1]
 

@@ -176,11 +176,7 @@ class Gen:
         op = r.choice(
             ["addi", "subi", "muli", "andi", "ori", "xori", "maxi", "mini", "mulhii", "shli", "shri", "divi", "remi"]
         )
-        attrs = ""
-        if op in ("maxi", "mini"):
-            attrs = " " + r.choice(["signed", "unsigned"])
-        elif op == "shri":
-            attrs = " " + r.choice(["signed", "unsigned"])
+        attrs = " " + r.choice(["signed", "unsigned"]) if op in ("maxi", "mini", "shri") else ""
         if op in ("shli", "shri"):  # amounts below the width (beyond it the spec says nothing)
             m = self.const(a.shape, a.elem, WIDTH[a.elem] - 1)
             masked = self.fresh(a.shape, a.elem)
@@ -432,7 +428,8 @@ class Gen:
 
     def region(self, extra: list[Value], count: int) -> tuple[list[str], list[Value]]:
         """`count` random ops in a nested region that sees the enclosing values and `extra`
-        (its block arguments): its lines (indented) and every value it can yield."""
+        (its block arguments): its lines (indented) and the values of its own it can yield
+        (`extra` and what it made)."""
         saved = self.lines, self.pool
         self.lines, self.pool = [], [*self.pool, *extra]
         self.depth += 1
@@ -446,14 +443,14 @@ class Gen:
                 continue
             if getattr(self, kind)():
                 done += 1
-        lines, pool = self.lines, self.pool
+        lines, own = self.lines, self.pool[len(saved[1]) :]
         self.lines, self.pool = saved
         self.depth -= 1
-        return ["\n".join("  " + line for line in chunk.split("\n")) for chunk in lines], pool
+        return ["\n".join("  " + line for line in chunk.split("\n")) for chunk in lines], own
 
-    def result_of(self, pool: list[Value], like: Value, fallback: Value) -> Value:
-        """A value of `like`'s type in a region's `pool`, the newest more often (or `fallback`)."""
-        same = [v for v in pool if v.shape == like.shape and v.elem == like.elem]
+    def result_of(self, values: list[Value], like: Value, fallback: Value) -> Value:
+        """One of a region's `values` of `like`'s type, the newest more often (or `fallback`)."""
+        same = [v for v in values if v.shape == like.shape and v.elem == like.elem]
         return self.rng.choices(same, [1 + i for i in range(len(same))])[0] if same else fallback
 
     def trip_count(self, least: int = 0) -> Value:
@@ -491,8 +488,8 @@ class Gen:
                 f"  {odd.name} = cmpi equal {m.name}, {c1.name}, signed : tile<i32> -> tile<i1>",
                 f"  if {odd.name} {{\n    continue {acc.name} : {a.type}\n  }}",
             ]
-        body, pool = self.region([iv, acc], r.randint(1, 4))
-        new = self.result_of(pool[len(self.pool) :], a, acc)
+        body, own = self.region([iv, acc], r.randint(1, 4))
+        new = self.result_of(own, a, acc)
         out = self.fresh(a.shape, a.elem)
         text = "\n".join([*head, *body, f"  continue {new.name} : {a.type}"])
         self.emit(
@@ -514,8 +511,8 @@ class Gen:
         ub = self.trip_count(least=1)
         i, acc = self.fresh((), "i32", "i"), self.fresh(a.shape, a.elem, "acc")
         done, i1 = self.fresh((), "i1"), self.fresh((), "i32")
-        body, pool = self.region([acc], self.rng.randint(1, 3))
-        new = self.result_of(pool[len(self.pool) :], a, acc)
+        body, own = self.region([acc], self.rng.randint(1, 3))
+        new = self.result_of(own, a, acc)
         out = self.fresh(a.shape, a.elem)
         text = "\n".join(
             [
@@ -544,8 +541,8 @@ class Gen:
             c = self.block_condition()
         arms = []
         for _ in range(2):
-            body, pool = self.region([], self.rng.randint(0, 3))
-            v = self.result_of(pool[len(self.pool) :], a, a)
+            body, own = self.region([], self.rng.randint(0, 3))
+            v = self.result_of(own, a, a)
             arms.append("\n".join([*body, f"  yield {v.name} : {a.type}"]))
         out = self.fresh(a.shape, a.elem)
         self.emit(f"{out.name} = if {c.name} -> ({a.type}) {{\n{arms[0]}\n}} else {{\n{arms[1]}\n}}", out, op="if")
@@ -730,17 +727,15 @@ class Gen:
         self.emit(f"{io.name} = iota : {io.type}", keep=False)
         odd, add = self.const((n,), "i32", r.randrange(1, 64, 2)), self.const((n,), "i32", r.randrange(n))
         top, nb = self.const((n,), "i32", n - 1), self.const((), "i32", n)
-        mul, sh, wrapped, base, off = (self.fresh((n,), "i32") for _ in range(5))
+        mul, sh, wrapped, off = (self.fresh((n,), "i32") for _ in range(4))
         self.emit(f"{mul.name} = muli {io.name}, {odd.name} : {io.type}", keep=False)
         self.emit(f"{sh.name} = addi {mul.name}, {add.name} : {io.type}", keep=False)
         self.emit(f"{wrapped.name} = andi {sh.name}, {top.name} : {io.type}", keep=False)
-        s0, b1 = self.fresh((), "i32"), self.fresh((1,), "i32")
-        gx, row, block = self.const((), "i32", self.grid[0]), self.fresh((), "i32"), self.fresh((), "i32")
+        gx, row, block, s0 = self.const((), "i32", self.grid[0]), *(self.fresh((), "i32") for _ in range(3))
         self.emit(f"{row.name} = muli %by, {gx.name} : tile<i32>", keep=False)
         self.emit(f"{block.name} = addi %bx, {row.name} : tile<i32>", keep=False)
         self.emit(f"{s0.name} = muli {block.name}, {nb.name} : tile<i32>", keep=False)
-        self.emit(f"{b1.name} = reshape {s0.name} : tile<i32> -> {b1.type}", keep=False)
-        self.emit(f"{base.name} = broadcast {b1.name} : {b1.type} -> {base.type}", keep=False)
+        base = self.broadcast_scalar(s0, (n,))
         self.emit(f"{off.name} = addi {wrapped.name}, {base.name} : {io.type}", keep=False)
         offs = self.fresh(shape, "i32")
         self.emit(f"{offs.name} = reshape {off.name} : {off.type} -> {offs.type}", keep=False)
@@ -1090,17 +1085,10 @@ def kernel(seed: int, ops: int | None = None, strict: bool = False) -> Case:
     return Case(seed, text, inputs, outputs, grid, g.ops)
 
 
-_NP = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-       "f16": np.float16, "f32": np.float32, "f64": np.float64}  # fmt: skip
-
-
 def _dtype(elem: str) -> np.dtype:
-    if elem in ("bf16", *F8, *F4):
-        import ml_dtypes
+    from compiler.interp.dtypes import DTYPE_BY_NAME
 
-        names = {"bf16": "bfloat16", "f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2", "f4E2M1FN": "float4_e2m1fn"}
-        return np.dtype(getattr(ml_dtypes, names[elem]))
-    return np.dtype(_NP[elem])
+    return DTYPE_BY_NAME[elem]
 
 
 def _values(rng: np.random.Generator, elem: str, n: int) -> np.ndarray:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from . import harness
-from .fuzz import arguments, kernel
-from .harness import compile_for, run_both
+from .fuzz import check, kernel
+from .harness import compile_for
 
 # NumPy's warnings inside Triton's interpreter, for the NaNs and infinities the kernels make
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -28,8 +28,7 @@ def _our_backends_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("seed", range(60))
 def test_random_kernel(seed: int) -> None:
-    case = kernel(seed)
-    run_both(case.text, "k", case.grid, arguments(case))
+    check(kernel(seed))
 
 
 @pytest.mark.parametrize("seed", range(1000, 1006))
