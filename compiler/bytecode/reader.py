@@ -23,6 +23,7 @@ from ..dialect.opdef import AttrDef, OpDef
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import Block, Module, Operation, Region, Value
+from ..verify.types import type_problem
 from . import newer
 from .constants import decode_dense
 from .format import (
@@ -266,6 +267,11 @@ class _FileReader:
         start, end = self.type_offsets[index]
         r = Reader(self.data, start, end)
         t = self._decode_type(r)
+        # NVIDIA's reader builds each type checked (`getChecked`): a type that breaks a rule
+        # of its own is an error of the type table, before any op is read.
+        problem = type_problem(t)
+        if problem is not None:
+            raise BytecodeError(problem.message, start)
         self.types_in_progress.discard(index)
         self.types[index] = t
         return t

@@ -10,7 +10,8 @@ of the loaded type, the mask's shape, ...); this module adds the rules of the op
   store_ptr_tko / store_view_tko: weak, relaxed or release, the same scope rule;
 - load_view_tko / store_view_tko: one index per view dimension, the view's tile type,
   index types as the view wants them (scalar tiles of one type; a 1-D tile of row indices
-  at a gather/scatter view's sparse dimension);
+  at a gather/scatter view's sparse dimension); an f4E2M1FN view packs along its one static
+  unit stride, which is not a gather/scatter view's sparse dimension (NVIDIA's 13.5 tools);
 - make_tensor_view: the base points to the view's element type, one value per `?`, all
   dynamic values of one type; make_*_view: the operand is the view's tensor_view;
 - get_tensor_shape / get_index_space_shape: one result per dimension;
@@ -29,7 +30,7 @@ from ..ir.diagnostics import Fix, TextEdit
 from ..ir.source import Span
 from .common import bit_width, deletion_fix, enum_keyword, quoted, shape_text, tile_shape
 from .registry import op_verifier
-from .types import is_power_of_two
+from .types import is_f4, is_power_of_two
 
 TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
@@ -255,6 +256,30 @@ def _check_view_access(v: Verifier, op: Operation, tile: Value | None, tile_at: 
             code="view-tile-type",
         )
     _check_indices(v, op, view, indices)
+    _check_f4_view(v, op, view)
+
+
+def _check_f4_view(v: Verifier, op: Operation, view: T.Type) -> None:
+    """NVIDIA's 13.5 tools: an f4E2M1FN view is packed along its one static unit stride (two
+    elements to a byte), so that stride must exist and be the only one, and a gather/scatter
+    view cannot pick single elements along it."""
+    tensor = view.tensor_view
+    if not isinstance(tensor, T.TensorViewType) or not is_f4(tensor.element):
+        return
+    units = [d for d, stride in enumerate(tensor.strides) if stride == 1]
+    if len(units) != 1:
+        v.fail(
+            op,
+            "an f4 view access requires exactly one statically encoded unit stride to identify the packing "
+            f"dimension; got {len(units)} in {quoted(tensor)}",
+            code="f4-view",
+        )
+    if isinstance(view, T.GatherScatterViewType) and view.sparse_dim == units[0]:
+        v.fail(
+            op,
+            f"an f4 gather/scatter view cannot use packing dimension {units[0]} as its sparse dimension",
+            code="f4-view",
+        )
 
 
 @op_verifier("load_view_tko")

@@ -86,7 +86,7 @@ def _dims_text(values: tuple[int | None, ...] | list[int | None]) -> str:
 def tile_size_problem(shape: tuple[int, ...], element: T.Type, part: str = "shape") -> TypeProblem | None:
     """TileType's own verifier: f4E2M1FN packing, then each dimension positive, a power of
     two, and the element count within `MAX_TILE_ELEMENTS`."""
-    if isinstance(element, T.FloatType) and element.name == "f4E2M1FN":
+    if is_f4(element):
         if not shape or all(d % 2 != 0 for d in shape):
             return TypeProblem("F4E2M1FN tiles must have an even number of elements", "f4-element-count", part)
     count = 1
@@ -112,7 +112,23 @@ def tile_size_problem(shape: tuple[int, ...], element: T.Type, part: str = "shap
 def tile_problem(t: T.TileType) -> TypeProblem | None:
     if not is_tile_element_type(t.element):
         return TypeProblem(f"failed to verify 'elementType': {TILE_ELEMENT_SUMMARY}", "element-type", "element")
+    if t.shape and is_f4_pointer(t.element):
+        # NVIDIA's 13.5 tools (before the shape's own rules): f4 elements are reached
+        # through views only, two to a byte.
+        return TypeProblem(
+            "tiles of ptr<f4E2M1FN> must have rank 0; use an f4 tile view for memory accesses",
+            "f4-pointer-tile",
+            "shape",
+        )
     return tile_size_problem(t.shape, t.element)
+
+
+def is_f4(t: T.Type) -> bool:
+    return isinstance(t, T.FloatType) and t.name == "f4E2M1FN"
+
+
+def is_f4_pointer(t: T.Type) -> bool:
+    return isinstance(t, T.PointerType) and is_f4(t.pointee)
 
 
 def pointer_problem(t: T.PointerType) -> TypeProblem | None:

@@ -684,11 +684,13 @@ def test_f4_view_odd_offsets_touch_single_nibbles() -> None:
 
 
 def test_f4_strided_tensor() -> None:
-    t_a = tv([3], [2], "f4E2M1FN")  # every other element: offsets 0, 2, 4 (low nibbles)
-    p_a = pv([4], t_a, "zero")
+    # every other element: rows of one element, two elements apart (offsets 0, 2, 4: low
+    # nibbles); the packing dimension is the unit-stride one, as f4 views need
+    t_a = tv([3, 1], [2, 1], "f4E2M1FN")
+    p_a = pv([4, 1], t_a, "zero")
     body = "\n".join([
-        make_tv("va", "a", [3], [2], "f4E2M1FN"), f"%pa = make_partition_view %va : {p_a}",
-        "%c0 = constant <i32: 0> : tile<i32>", load("x", "pa", p_a, ["%c0"], [4], "f4E2M1FN"),
+        make_tv("va", "a", [3, 1], [2, 1], "f4E2M1FN"), f"%pa = make_partition_view %va : {p_a}",
+        "%c0 = constant <i32: 0> : tile<i32>", load("x", "pa", p_a, ["%c0", "%c0"], [4, 1], "f4E2M1FN"),
     ])
     src = np.array([0x21, 0x43, 0x65], np.uint8)  # codes 1, 2, 3, 4, 5, 6
     _, out = run_placed(kernel(body, "%a: tile<ptr<f4E2M1FN>>"), (1,), [src])

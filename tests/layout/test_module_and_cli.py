@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -156,10 +157,10 @@ def test_cli_layout_of_bytecode_names_views_as_disasm_does(capsys, tmp_path):
     assert "index space: 4" in capsys.readouterr().out
 
 
-def test_cli_layout_of_damaged_bytecode_says_the_view_is_malformed(capsys, tmp_path):
-    """A tensor extent no text can spell (negative, from a damaged varint) is a malformed view
-    (found by the faces fuzzer: the picture's width was the max of nothing)."""
-    from compiler.bytecode import read_bytecode, write_bytecode
+def test_cli_layout_of_damaged_bytecode_names_the_broken_type(capsys, tmp_path):
+    """A tensor extent no text can spell (negative, from a damaged varint; found by the faces
+    fuzzer) is refused where the type table holds it, in tileirdisasm's words, not drawn."""
+    from compiler.bytecode import BytecodeError, read_bytecode, write_bytecode
     from compiler.ir.types import TensorViewType
 
     module = parse((EXAMPLES / "vector_add.tileir").read_text(), "v.tileir").module
@@ -169,10 +170,12 @@ def test_cli_layout_of_damaged_bytecode_says_the_view_is_malformed(capsys, tmp_p
                 r.type = TensorViewType(r.type.element, (-(1 << 62),), r.type.strides)
     bc = tmp_path / "bad.tileirbc"
     bc.write_bytes(write_bytecode(module))
-    assert read_bytecode(bc.read_bytes()) is not None
-    assert main(["layout", str(bc)]) == 0
+    message = "dimensions must have strictly positive constant sizes but got [-4611686018427387904]"
+    with pytest.raises(BytecodeError, match=re.escape(message)):
+        read_bytecode(bc.read_bytes())
+    assert main(["layout", str(bc)]) == 1
     captured = capsys.readouterr()
-    assert "Traceback" not in captured.err and "(malformed view type; no layout)" in captured.out
+    assert "Traceback" not in captured.err and captured.err.strip().endswith(message), captured.err
 
 
 @pytest.mark.parametrize(

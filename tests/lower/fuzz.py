@@ -13,11 +13,8 @@ Only ops whose result the spec fixes are drawn (exactly rounded float ops; integ
 which are associative; float reductions only by max/min), so the interpreters must agree
 bitwise (NaN payloads aside).
 
-`strict` kernels keep to what NVIDIA's 13.5 tools accept where our verifier accepts more:
-tileirdisasm rejects tiles of pointers to f4E2M1FN of rank > 0 ("must have rank 0; use an f4
-tile view"), f4E2M1FN views without exactly one static unit stride ("to identify the packing
-dimension") and f4E2M1FN gather/scatter views whose sparse dimension is that one, which the
-lowering and the interpreter handle.
+f4E2M1FN memory is reached through views only, packed along their one static unit stride,
+which a gather/scatter view's sparse dimension is not (NVIDIA's 13.5 rules, the verifier's).
 
     python -m tests.lower.fuzz --seeds 0:500 [--compile sm_90] [--keep DIR]
 
@@ -82,11 +79,10 @@ class Case:
 
 
 class Gen:
-    def __init__(self, seed: int, grid: tuple[int, int] = (1, 1), strict: bool = False) -> None:
+    def __init__(self, seed: int, grid: tuple[int, int] = (1, 1)) -> None:
         self.rng = random.Random(seed)
         self.grid = grid
         self.blocks = grid[0] * grid[1]
-        self.strict = strict  # only what NVIDIA's tools accept too (module doc)
         self.buffers: list[Operand] = []  # pointer parameters of gathers and scatters
         self.lines: list[str] = []
         self.pool: list[Value] = []
@@ -653,7 +649,7 @@ class Gen:
         if v is None:
             return False
         r = self.rng
-        elem = r.choice([e for e in INTS + FLOATS + F8 + F4 if allowed(v.shape, e) and not (self.strict and e in F4)])
+        elem = r.choice([e for e in INTS + FLOATS + F8 + F4 if allowed(v.shape, e) and e not in F4])
         size = r.randint(1, 127 if v.elem == "i8" else 300)
         buf = Operand(f"g{len(self.buffers)}", elem, (), (size,), (1,), (), None, size, view=False)
         self.buffers.append(buf)
@@ -697,7 +693,7 @@ class Gen:
         b*n .. b*n+n-1 (no two lanes at one address), masked by an i1 tile at random."""
         if self.depth > 0:  # (a store repeated by a loop would race with itself: no token orders it)
             return False
-        v = self.pick(lambda v: v.shape and v.elem not in ("i1", "i4") and not (self.strict and v.elem in F4))
+        v = self.pick(lambda v: v.shape and v.elem not in ("i1", "i4", *F4))
         if v is None:
             return False
         r = self.rng
@@ -856,7 +852,6 @@ def _operand(
     elem: str,
     grid: tuple[int, int],
     load: bool,
-    strict: bool = False,
 ) -> Operand:
     """A random view of a flat buffer whose tile blocks (x along tile dim 0, y along tile dim 1)
     hold the tile. A partition view: tile dims mapped to tensor dims in any order, the last block and
@@ -868,7 +863,7 @@ def _operand(
     rank = len(tile_shape)
     blocks = [*grid, 1, 1][:rank]  # tile blocks along each tile dim
     kind = rng.choices(["partition", "strided", "gather"], [6, 1, 1])[0]
-    if strict and elem in F4 and rank == 1 and kind == "gather":  # (its one dimension packs)
+    if elem in F4 and rank == 1 and kind == "gather":  # (its one dimension packs)
         kind = "partition"
     dim_map = list(range(rank))
     if kind == "partition" and rank > 1 and rng.random() < 0.4:
@@ -905,23 +900,23 @@ def _operand(
     order = list(range(rank))[::-1]  # innermost first: row-major, or another order
     if rank > 1 and rng.random() < 0.3:
         rng.shuffle(order)
-    if strict and elem in F4 and kind == "gather" and order[0] == sparse:  # (not the packing one)
+    if elem in F4 and kind == "gather" and order[0] == sparse:  # (not the packing one)
         order[0], order[1] = order[1], order[0]
     strides = [0] * rank
     step = 1
     for d in order:
         strides[d] = step
         step *= extents[d] + (rng.choice([0, 0, 1, 3]) if d != order[-1] else 0)
-    f4_rule = strict and elem in F4
-    if f4_rule:  # exactly one unit stride (a dimension of extent 1 may have made another)
-        strides = [st if st != 1 or d == order[0] else 2 for d, st in enumerate(strides)]
+    packing = order[0] if elem in F4 else None
+    if packing is not None:  # exactly one unit stride (a dimension of extent 1 may have made another)
+        strides = [st if st != 1 or d == packing else 2 for d, st in enumerate(strides)]
     size = sum((e - 1) * st for e, st in zip(extents, strides, strict=True)) + 1
     padding = None
     if load and (partial or rng.random() < 0.2):
         padding = rng.choice(["zero", "neg_zero", "nan", "pos_inf", "neg_inf"] if elem in FLOATS else ["zero"])
     # Extents and strides known only at run time, and assumptions about them and the pointer
     dynamic = tuple(rng.random() < 0.3 for _ in range(rank))
-    dynamic_strides = tuple(rng.random() < 0.2 and not f4_rule for _ in range(rank))
+    dynamic_strides = tuple(rng.random() < 0.2 and d != packing for d in range(rank))  # (f4: packing is static)
     aligned = rng.random() < 0.4
     return Operand(name, elem, tile_shape, tuple(extents), tuple(strides), tuple(dim_map), padding, size,
                    True, dynamic, dynamic_strides, aligned, kind, tuple(steps), sparse, spread)  # fmt: skip
@@ -1013,17 +1008,16 @@ def _indices(o: Operand) -> tuple[str, str]:
     return ", ".join(idx), ", ".join(types)
 
 
-def kernel(seed: int, ops: int | None = None, strict: bool = False) -> Case:
-    """The random kernel of `seed` (the same text for the same seed); `strict`: only what
-    NVIDIA's tools accept too (module doc)."""
+def kernel(seed: int, ops: int | None = None) -> Case:
+    """The random kernel of `seed` (the same text for the same seed)."""
     r = random.Random(seed)
     grid = (r.choice([1, 2, 3]), r.choice([1, 1, 2]))
-    g = Gen(r.randrange(2**32), grid, strict)
+    g = Gen(r.randrange(2**32), grid)
     rank = r.choice([1, 2, 2, 3])
     shape = g.shape_of(2 ** r.randint(0, 9), rank) or (16,)
     elems = [r.choice(INTS + FLOATS + (r.choice(F8 + F4),)) for _ in range(r.randint(2, 3))]
     elems = [e if allowed(shape, e) else "f32" for e in elems]
-    inputs = [_operand(r, f"x{i}", shape, e, grid, load=True, strict=strict) for i, e in enumerate(elems)]
+    inputs = [_operand(r, f"x{i}", shape, e, grid, load=True) for i, e in enumerate(elems)]
     for o in inputs:
         g.pool.append(Value(f"%{o.name}", shape, o.elem))
     g.pool += [Value("%bx", (), "i32"), Value("%by", (), "i32")]
@@ -1050,7 +1044,7 @@ def kernel(seed: int, ops: int | None = None, strict: bool = False) -> Case:
     # dimension for y (else the blocks of a row would store to one place and race).
     least = 2 if grid[1] > 1 else 1
     stored = [(*v.shape, *[1] * (least - len(v.shape))) for v in results]
-    outputs = [_operand(r, f"o{i}", sh, v.elem, grid, load=False, strict=strict)
+    outputs = [_operand(r, f"o{i}", sh, v.elem, grid, load=False)
                for i, (v, sh) in enumerate(zip(results, stored, strict=True))]  # fmt: skip
     lines = ["%tok = make_token : token", "%zero = constant <i32: 0> : tile<i32>",
              "%bx, %by, %bz = get_tile_block_id : tile<i32>"]  # fmt: skip
@@ -1157,7 +1151,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--bytecode",
         action="store_true",
-        help="instead: strict kernels through our bytecode writer and NVIDIA's tileirdisasm",
+        help="instead: the kernels through our bytecode writer and NVIDIA's tileirdisasm",
     )
     p.add_argument("--keep", metavar="DIR", default="fuzz-failures", help="where failing kernels are written")
     p.add_argument("--print", action="store_true", help="print each seed's kernel and stop")
@@ -1179,7 +1173,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     t0 = time.monotonic()
     for i, s in enumerate(seeds):
-        case = kernel(s, strict=a.bytecode)
+        case = kernel(s)
         try:
             if a.bytecode:
                 check_bytecode(case)

@@ -99,9 +99,11 @@ def assert_same(
 F4_RELEASE_STORE = """cuda_tile.module @m {
   entry @k(%p: tile<ptr<f4E2M1FN>>) {
     %x = constant <f4E2M1FN: 1.0> : tile<8xf4E2M1FN>
-    %pp = reshape %p : tile<ptr<f4E2M1FN>> -> tile<1xptr<f4E2M1FN>>
-    %pb = broadcast %pp : tile<1xptr<f4E2M1FN>> -> tile<8xptr<f4E2M1FN>>
-    %t = store_ptr_tko release device %pb, %x : tile<8xptr<f4E2M1FN>>, tile<8xf4E2M1FN> -> token
+    %v = make_tensor_view %p, shape = [8], strides = [1] : tensor_view<8xf4E2M1FN, strides=[1]>
+    %pv = make_partition_view %v : partition_view<tile=(8), tensor_view<8xf4E2M1FN, strides=[1]>>
+    %c0 = constant <i32: 0> : tile<i32>
+    %t = store_view_tko release device %x, %pv[%c0] :
+      tile<8xf4E2M1FN>, partition_view<tile=(8), tensor_view<8xf4E2M1FN, strides=[1]>>, tile<i32> -> token
     return
   }
 }

@@ -279,7 +279,7 @@ def test_what_the_lowering_cannot_do_is_one_diagnostic_with_status_1(
     status, out, err = run(capsys, "compile", path, "--arch", "sm_90")
     assert status == 1 and out == ""
     assert one_error_line(err) == (
-        f"{path}:6:5: error: store_ptr_tko: release stores of f4E2M1FN (two elements to a byte) are not "
+        f"{path}:7:5: error: store_view_tko: release stores of f4E2M1FN (two elements to a byte) are not "
         "supported by the Triton lowering: a weak store is [target sm_90]"
     )
     # An op without an emitter (taken away here: every op of vector add has one).

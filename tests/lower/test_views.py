@@ -29,7 +29,7 @@ from compiler.lower.build import tool_path
 
 from .harness import TRITON_INTERPRETED, compile_for, run_both, source_of
 from .test_bits import F4_REFUSED, F4_VALUES
-from .test_memory import ptrs, tf32_values_agree
+from .test_memory import tf32_values_agree
 
 # -- IR spelling ----------------------------------------------------------------------------------
 
@@ -774,15 +774,19 @@ def test_nibble_loads() -> None:
     """Loads of f4E2M1FN (two to a byte, read through nibble addresses): by a 1-D partition
     (a partial tile, NaN padding), from an odd nibble (through a byte pointer and back,
     `offset` by 1; -inf padding), by a
-    column-major 2-D partition (+inf padding), by pointer tiles with a mask and a padding
-    tile; the interpreter's pointer of an upper nibble (bit 62) through ptr_to_int, and back
-    through int_to_ptr. Bitwise on both backends, the values checked against the input;
-    compiles for every target."""
+    column-major 2-D partition (+inf padding), by rows of one element three apart (a partial
+    tile, -0 padding); the interpreter's pointer of an upper nibble (bit 62) through
+    ptr_to_int, and back through int_to_ptr to a view. Bitwise on both backends, the values
+    checked against the input; compiles for every target."""
     f4, n = "f4E2M1FN", 13
     v1, v1o = tv(["%n"], [1], f4), tv([5], [1], f4)
     p1, p1o = pv([8], v1, "nan"), pv([8], v1o, "neg_inf")
     v2 = tv([4, 6], [1, 4], f4)  # column-major: element (i, j) at nibble i + 4 j
     p2 = pv([4, 4], v2, "pos_inf")
+    v3 = tv([4, 1], [3, 1], f4)  # element (i, 0) at nibble 3 i
+    p3 = pv([8, 1], v3, "neg_zero")
+    ve = tv([2], [1], f4)
+    pve = pv([2], ve)
     out = pv([64], tv([64], [1], "f32"))
     pt, pe = pv([1], tv([1], [1], "i64")), pv([2], tv([2], [1], "f32"))
     body = f"""
@@ -802,14 +806,10 @@ def test_nibble_loads() -> None:
     %p2 = make_partition_view %v2 : {p2}
     {load("x3", "p2", p2, ["%z", "%one"], [4, 4], f4)}
     %x3f = reshape %x3 : tile<4x4x{f4}> -> tile<16x{f4}>
-    %io = iota : tile<8xi32>
-    %three = constant <i32: 3> : tile<8xi32>
-    %step = muli %io, %three : tile<8xi32>
-    {ptrs("ap", "a", f4, 8, "step")}
-    %four = constant <i32: 4> : tile<8xi32>
-    %mask = cmpi less_than %io, %four, signed : tile<8xi32> -> tile<8xi1>
-    %pad = constant <{f4}: -4.0> : tile<8x{f4}>
-    %x4, %x4t = load_ptr_tko weak %ap, %mask, %pad : tile<8xptr<{f4}>>, tile<8xi1>, tile<8x{f4}> -> tile<8x{f4}>, token
+    {make_tv("v3", "a", [4, 1], [3, 1], f4)}
+    %p3 = make_partition_view %v3 : {p3}
+    {load("x4c", "p3", p3, ["%z", "%z"], [8, 1], f4)}
+    %x4 = reshape %x4c : tile<8x1x{f4}> -> tile<8x{f4}>
     %i01 = cat %x0, %x1 dim = 0 : tile<8x{f4}>, tile<8x{f4}> -> tile<16x{f4}>
     %i24 = cat %x2, %x4 dim = 0 : tile<8x{f4}>, tile<8x{f4}> -> tile<16x{f4}>
     %i0124 = cat %i01, %i24 dim = 0 : tile<16x{f4}>, tile<16x{f4}> -> tile<32x{f4}>
@@ -823,11 +823,9 @@ def test_nibble_loads() -> None:
     %i1 = ptr_to_int %a1 : tile<ptr<{f4}>> -> tile<i64>
     %tag = subi %i1, %i0 : tile<i64>
     %back = int_to_ptr %i1 : tile<i64> -> tile<ptr<{f4}>>
-    %br = reshape %back : tile<ptr<{f4}>> -> tile<1xptr<{f4}>>
-    %bb = broadcast %br : tile<1xptr<{f4}>> -> tile<2xptr<{f4}>>
-    %i2 = iota : tile<2xi32>
-    %bp = offset %bb, %i2 : tile<2xptr<{f4}>>, tile<2xi32> -> tile<2xptr<{f4}>>
-    %e, %et = load_ptr_tko weak %bp : tile<2xptr<{f4}>> -> tile<2x{f4}>, token
+    {make_tv("vb", "back", [2], [1], f4)}
+    %pb = make_partition_view %vb : {pve}
+    {load("e", "pb", pve, ["%z"], [2], f4)}
     %ef_r = ftof %e : tile<2x{f4}> -> tile<2xf32>
     %tag_r = reshape %tag : tile<i64> -> tile<1xi64>
     {make_tv("vt", "t_out", [1], [1], "i64")}
@@ -851,7 +849,7 @@ def test_nibble_loads() -> None:
     x = values[codes]
     assert np.array_equal(y[:13], x[:13]) and np.all(y[13:16] == 6.0)  # NaN padding: +6 (no NaN)
     assert np.array_equal(y[16:21], x[1:6]) and np.all(y[21:24] == -6.0)  # -inf padding: -6
-    assert np.array_equal(y[24:28], x[0:12:3]) and np.all(y[28:32] == -4.0)  # masked off: the padding
+    assert np.array_equal(y[24:28], x[0:12:3]) and np.all(y[28:32] == 0) and np.all(np.signbit(y[28:32]))  # -0
     col = x.reshape(6, 4).T  # (i, j) = x[i + 4 j]
     want = np.concatenate([col[:, 4:6], np.full((4, 2), 6.0, np.float32)], axis=1)  # tile (0, 1): columns 4..7
     assert np.array_equal(y[32:48].reshape(4, 4), want) and np.array_equal(y[48:], y[32:48])
@@ -891,8 +889,9 @@ def test_nibble_stores() -> None:
     """Stores of f4E2M1FN, which cannot write half a byte: by a 1-D partition from an odd
     nibble (so that neighbouring tile blocks share the byte at each tile's edge) with a
     partial last tile, by a column-major 2-D partition (lanes of one tile sharing bytes
-    that are not neighbours in the tile), by masked pointer tiles (lanes sharing a 32-bit
-    word, not a byte), and as whole bytes where pairs of neighbours start on a byte (a 1-D
+    that are not neighbours in the tile), by rows of one element three apart from each
+    block's base, the last rows past the end (lanes sharing a 32-bit word, not a byte), and
+    as whole bytes where pairs of neighbours start on a byte (a 1-D
     partition from a byte, its partial tile by the loop; a row-major 2-D one); the other
     nibbles of
     every byte keep their values. Bitwise on both backends; the values checked; compiles
@@ -903,6 +902,7 @@ def test_nibble_stores() -> None:
     v2 = tv([4, 6], [1, 4], f4)
     p2 = pv([4, 2], v2)
     p3 = pv([4, 2], tv([12, 2], [2, 1], f4))  # row-major: pairs of neighbours share a byte
+    p4 = pv([8, 1], tv([5, 1], [3, 1], f4))
     src = pv([8], tv([24], [1], "f32"))
     body = f"""
     {BIDS}
@@ -920,18 +920,13 @@ def test_nibble_stores() -> None:
     %pb = make_partition_view %vb : {p2}
     %z = constant <i32: 0> : tile<i32>
     {store("y2", "pb", p2, ["%z", "%bx"], [4, 2], f4)}
-    %io = iota : tile<8xi32>
-    %three = constant <i32: 3> : tile<8xi32>
     %sixteen = constant <i32: 16> : tile<i32>
     %base = muli %bx, %sixteen : tile<i32>
-    %bb = reshape %base : tile<i32> -> tile<1xi32>
-    %b8 = broadcast %bb : tile<1xi32> -> tile<8xi32>
-    %step = muli %io, %three : tile<8xi32>
-    %off = addi %step, %b8 : tile<8xi32>
-    {ptrs("cp", "c", f4, 8, "off")}
-    %five = constant <i32: 5> : tile<8xi32>
-    %mask = cmpi less_than %io, %five, signed : tile<8xi32> -> tile<8xi1>
-    %ct = store_ptr_tko weak %cp, %y, %mask : tile<8xptr<{f4}>>, tile<8x{f4}>, tile<8xi1> -> token
+    %cb = offset %c, %base : tile<ptr<{f4}>>, tile<i32> -> tile<ptr<{f4}>>
+    {make_tv("vc", "cb", [5, 1], [3, 1], f4)}
+    %pc = make_partition_view %vc : {p4}
+    %yc = reshape %y : tile<8x{f4}> -> tile<8x1x{f4}>
+    {store("yc", "pc", p4, ["%z", "%z"], [8, 1], f4)}
     %yd = ftof %x : tile<8xf32> -> tile<8x{f4}>
     {make_tv("vd", "d", ["%n"], [1], f4)}
     %pd = make_partition_view %vd : {p1}

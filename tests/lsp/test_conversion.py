@@ -286,7 +286,7 @@ async def test_ptx_errors(client):
     assert caught.value.code == -32803
     name = f4.rsplit("/", 1)[-1]
     assert caught.value.message == (
-        f"{name}:6:5: error: store_ptr_tko: release stores of f4E2M1FN (two elements to a byte) are not "
+        f"{name}:7:5: error: store_view_tko: release stores of f4E2M1FN (two elements to a byte) are not "
         "supported by the Triton lowering: a weak store is [target sm_90]"
     )
 
