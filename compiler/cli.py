@@ -989,15 +989,17 @@ def _translate_text(args: argparse.Namespace, version) -> int:
 # tileir run
 
 
-def _load_kernel(args: argparse.Namespace, command: str, not_done: str):
-    """(module, entry) of `args.file` (text or bytecode, or `-`) and `args.kernel` (None: the
-    only one), or None after printing the module's diagnostics and `tileir COMMAND: 'FILE' has
-    errors; NOT_DONE`. An unreadable file or an unknown kernel is a usage error."""
+def _load_kernel(args: argparse.Namespace, command: str, not_done: str, path: str | None = None):
+    """(module, entry) of `path` (default `args.file`; text or bytecode, or `-`) and
+    `args.kernel` (None: the only one), or None after printing the module's diagnostics and
+    `tileir COMMAND: 'FILE' has errors; NOT_DONE`. An unreadable file or an unknown kernel is
+    a usage error."""
     from compiler.modules import LaunchError, find_kernel, load_module
 
+    path = args.file if path is None else path
     # Read here, not by load_module, so that a device or a pipe gets the same size cap as
     # every other command's input (`tileir run /dev/zero` is an error, not a MemoryError).
-    src = _read_input(args.file, allow_bytecode=True)
+    src = _read_input(path, allow_bytecode=True)
     try:
         if src.bytecode is not None:
             module = load_module(src.bytecode, name=src.name)
@@ -1007,7 +1009,7 @@ def _load_kernel(args: argparse.Namespace, command: str, not_done: str):
         entry = find_kernel(module, args.kernel)
     except LaunchError as exc:
         if exc.diagnostics:
-            _report(exc.diagnostics, _Tally(), name="<stdin>" if args.file == "-" else args.file)
+            _report(exc.diagnostics, _Tally(), name="<stdin>" if path == "-" else path)
             _err(f"{PROG} {command}: '{src.name}' has errors; {not_done}")
             return None
         if exc.kind == "kernel" and args.kernel is None:
@@ -1457,23 +1459,29 @@ def _arch_from_libraries() -> str | None:
 # before compiling, so that a name no ptxas knows (sm_95) is a usage error, not a failed compile.
 
 
-def _compile_target(args: argparse.Namespace):
-    """The Target of --arch (default: the local GPU's, else sm_90); a usage error if unknown."""
+def _compile_targets(args: argparse.Namespace) -> list:
+    """The Targets of --arch, one or several separated by commas (default: the local GPU's,
+    else sm_90), in order, each once; a usage error for an empty or unknown one."""
     from compiler.lower import LowerError, Target
 
-    if args.arch is not None and not args.arch.strip():
+    names = [None] if args.arch is None else [name.strip() for name in args.arch.split(",")]
+    if "" in names:
         raise CliError(
-            "--arch: empty; name an architecture such as sm_90 (or leave --arch out: the local GPU's, else sm_90)"
+            f"--arch {args.arch!r}: an empty architecture; name one or several, e.g. sm_90 or sm_80,sm_90,sm_100 "
+            "(or leave --arch out: the local GPU's, else sm_90)"
         )
-    arch = args.arch or local_arch() or FALLBACK_ARCH
-    try:
-        target = Target.parse(arch)
-    except LowerError as exc:
-        raise CliError(f"--arch: {exc.message}") from None
-    problem = arch_problem(target.cc) if args.emit != "triton" else None
-    if problem is not None:
-        raise CliError(f"--arch {arch}: {problem}")
-    return target
+    targets = []
+    for name in dict.fromkeys(names):
+        arch = name or local_arch() or FALLBACK_ARCH
+        try:
+            target = Target.parse(arch)
+        except LowerError as exc:
+            raise CliError(f"--arch: {exc.message}") from None
+        problem = arch_problem(target.cc) if args.emit != "triton" else None
+        if problem is not None:
+            raise CliError(f"--arch {arch}: {problem}")
+        targets.append(target)
+    return targets
 
 
 def arch_problem(cc: int) -> str | None:
@@ -1511,10 +1519,8 @@ def _check_compile_options(args: argparse.Namespace) -> None:
         problem = option_problem(flag[2:].replace("-", "_"), value) if value is not None else None
         if problem is not None:
             raise CliError(f"{flag} {value}: {problem}")
-    if (
-        args.output not in (None, "-")
-        and args.file != "-"
-        and os.path.realpath(args.output) == os.path.realpath(args.file)
+    if args.output not in (None, "-") and any(
+        path != "-" and os.path.realpath(args.output) == os.path.realpath(path) for path in args.file
     ):
         raise CliError(f"-o {args.output} would replace the input file")
     if args.emit == "cubin" and args.output in (None, "-") and _is_terminal(sys.stdout):
@@ -1529,9 +1535,7 @@ def _is_terminal(stream) -> bool:
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
-    import time
-
-    from compiler.lower import LowerError, compile_source, disassemble, lower
+    from compiler.lower import LowerError
     from compiler.lower.build import require_triton
 
     _check_compile_options(args)
@@ -1541,18 +1545,92 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         except LowerError as exc:
             raise CliError(f"--emit {args.emit}: {exc.message}") from None
         _require_cache(f"--emit {args.emit}")
-    target = _compile_target(args)
-    loaded = _load_kernel(args, "compile", "not compiled")
+    targets = _compile_targets(args)
+    if len(args.file) * len(targets) > 1:
+        return _compile_batch(args, targets)
+    loaded = _load_kernel(args, "compile", "not compiled", args.file[0])
     if loaded is None:
         return EXIT_ERRORS
-    module, entry = loaded
+    status, output, summary = _compile_one(args, *loaded, targets[0])
+    if output is not None:
+        _write_output(args.output or "-", output)
+        if not args.quiet:
+            _err(summary)
+    return status
+
+
+# What `tileir compile` names its outputs with when it writes several into a directory.
+EMIT_SUFFIXES = {
+    "triton": ".py",
+    "ttir": ".ttir",
+    "ttgir": ".ttgir",
+    "llir": ".ll",
+    "ptx": ".ptx",
+    "cubin": ".cubin",
+    "sass": ".sass",
+}
+
+
+def _compile_batch(args: argparse.Namespace, targets: list) -> int:
+    """Every FILE for every --arch in this one process (Triton's start-up paid once), each
+    output written to -o DIR as STEM.ARCH.EXT; all inputs are read and checked first, and a
+    kernel that fails does not stop the others (the exit status is the worst)."""
+    files = args.file
+    count = (
+        f"{len(files) * len(targets)} outputs ({len(files)} file{'s' * (len(files) != 1)}, "
+        f"{len(targets)} architecture{'s' * (len(targets) != 1)})"
+    )
+    if "-" in files:
+        raise CliError("- (standard input) cannot be one of several inputs: name the files")
+    if args.output in (None, "-"):
+        raise CliError(f"{count}: name a directory for them with -o DIR")
+    out_dir = args.output
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise CliError(f"-o {out_dir}: not a directory (several outputs go into one)")
+    stems: dict[str, str] = {}
+    for path in files:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        other = stems.setdefault(stem, path)
+        if other != path:
+            raise CliError(f"'{other}' and '{path}' would both write {stem}.*: compile them separately")
+    status = EXIT_OK
+    loaded = []
+    for path in dict.fromkeys(files):
+        kernel = _load_kernel(args, "compile", "not compiled", path)
+        if kernel is None:
+            status = EXIT_ERRORS
+        else:
+            loaded.append((path, kernel))
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"cannot make the directory '{out_dir}': {exc.strerror or exc}") from None
+    for path, kernel in loaded:
+        for target in targets:
+            done, output, summary = _compile_one(args, *kernel, target)
+            status = max(status, done)
+            if output is None:
+                continue
+            stem = os.path.splitext(os.path.basename(path))[0]
+            out = os.path.join(out_dir, f"{stem}.{target.arch}{EMIT_SUFFIXES[args.emit]}")
+            _write_output(out, output)
+            if not args.quiet:
+                _err(f"{out}: {summary}")
+    return status
+
+
+def _compile_one(args: argparse.Namespace, module, entry, target) -> tuple[int, str | bytes | None, str]:
+    """(exit status, the output or None, the summary line) of `entry` compiled for `target`;
+    a failure is reported here."""
+    from compiler.lower import LowerError, compile_source, disassemble, lower
+
     start = time.perf_counter()
     options = {"num_warps": args.num_warps, "num_stages": args.num_stages}
     try:
         source = lower(module, entry, target, options)
     except LowerError as exc:
         _err(_lowering_error(exc.report()))  # an op or type the target cannot do
-        return EXIT_ERRORS
+        return EXIT_ERRORS, None, ""
     compiled = None
     if args.emit == "triton":
         output: str | bytes = source.text
@@ -1564,7 +1642,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         except LowerError as exc:
             # Triton refused what the lowering wrote: a bug of ours, not of the input.
             _err(_lowering_error(exc.report()))
-            return EXIT_INTERNAL
+            return EXIT_INTERNAL, None, ""
         elapsed = time.perf_counter() - start  # the compile's, not the disassembler's
         if args.emit == "cubin":
             output = compiled.cubin
@@ -1575,10 +1653,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                 raise CliError(f"--emit sass: {exc.message}") from None
         else:
             output = compiled.asm[args.emit]
-    _write_output(args.output or "-", output)
-    if not args.quiet:
-        _err(_compile_summary(source, compiled, args.emit, elapsed))
-    return EXIT_OK
+    return EXIT_OK, output, _compile_summary(source, compiled, args.emit, elapsed)
 
 
 @contextlib.contextmanager
@@ -2037,23 +2112,32 @@ def _compile_parser(sub) -> None:
         description=(
             "Lower a kernel to Triton and compile it with Triton for a GPU architecture; no GPU is needed. "
             "The result goes to standard output or -o OUT (replaced atomically); a summary line (registers, "
-            "spills, shared memory, compile time) goes to standard error. Compiles are cached in "
-            "$TILEIR_CACHE_DIR (default ~/.cache/tileir)."
+            "spills, shared memory, compile time) goes to standard error. Several files and architectures "
+            "(--arch sm_80,sm_90,sm_100) are compiled in one process, which pays Triton's start-up once, into "
+            "the directory -o DIR. Compiles are cached in $TILEIR_CACHE_DIR (default ~/.cache/tileir)."
         ),
         epilog=(
-            "Example: tileir compile examples/vector_add.tileir --arch sm_90 --emit ptx -o vector_add.ptx. "
+            "Examples: tileir compile examples/vector_add.tileir --arch sm_90 --emit ptx -o vector_add.ptx; "
+            "tileir compile examples/*.tileir --arch sm_80,sm_90,sm_100 --emit cubin -o build. "
             "Exit status: 0 ok; 1 the module has errors or uses what the lowering cannot express for the "
             "target (the op and its line are named); 2 bad usage, an unreadable file, an unknown kernel, "
-            "Triton not installed; 3 Triton refused the lowered kernel (a bug in the lowering)."
+            "Triton not installed; 3 Triton refused the lowered kernel (a bug in the lowering); of several "
+            "compiles, the worst."
         ),
         allow_abbrev=False,
     )
-    compile_.add_argument("file", metavar="FILE", help="a .tileir text or .tileirbc bytecode file, or - for stdin")
+    compile_.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="+",
+        help="a .tileir text or .tileirbc bytecode file, or - for stdin; several are compiled in one process",
+    )
     compile_.add_argument("-k", "--kernel", metavar="K", help="the entry to compile (default: the only one)")
     compile_.add_argument(
         "--arch",
         metavar="ARCH",
-        help=f"the GPU architecture: sm_80, sm_90, sm_100, ... (default: the local GPU's, else {FALLBACK_ARCH})",
+        help=f"the GPU architecture: sm_80, sm_90, sm_100, ..., or several separated by commas "
+        f"(default: the local GPU's, else {FALLBACK_ARCH})",
     )
     compile_.add_argument(
         "--emit",
@@ -2064,7 +2148,13 @@ def _compile_parser(sub) -> None:
             "cubin (binary: not to a terminal), sass (the cubin disassembled by cuobjdump)"
         ),
     )
-    compile_.add_argument("-o", dest="output", metavar="OUT", help="output file (default: stdout)")
+    compile_.add_argument(
+        "-o",
+        dest="output",
+        metavar="OUT",
+        help="output file (default: stdout); with several files or architectures, a directory that receives "
+        "STEM.ARCH.EXT for each (made if missing)",
+    )
     compile_.add_argument(
         "--num-warps",
         type=int,

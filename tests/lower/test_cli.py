@@ -209,7 +209,9 @@ def test_without_nvidia_smi_the_default_is_sm_90(capsys, tmp_path: Path, monkeyp
     ("argv", "message"),
     [
         (["--arch", "bogus"], "tileir: error: --arch: unknown GPU architecture 'bogus'; use one of sm_80"),
-        (["--arch", ""], "tileir: error: --arch: empty; name an architecture such as sm_90"),  # was sm_90
+        (["--arch", ""], "tileir: error: --arch '': an empty architecture; name one or several, e.g. sm_90"),
+        (["--arch", "sm_80,"], "tileir: error: --arch 'sm_80,': an empty architecture; name one or several"),
+        (["--arch", "sm_80,bogus"], "tileir: error: --arch: unknown GPU architecture 'bogus'; use one of sm_80"),
         (["--arch", "sm_9"], "tileir: error: --arch: unknown GPU architecture 'sm_9'; use one of sm_80, sm_86, sm_87,"),
         (["--arch", "sm_70"], "tileir: error: --arch: sm_70: the Triton lowering needs sm_80 or newer"),
         (["--arch", "sm_95"], "tileir: error: --arch sm_95: Triton 3."),
@@ -227,6 +229,60 @@ def test_usage_errors_are_one_line_with_status_2(capsys, argv: list[str], messag
     status, out, err = run(capsys, "compile", VADD, *argv)
     assert status == 2 and out == ""
     assert one_error_line(err).startswith(message), err
+
+
+def test_several_files_and_architectures_in_one_process(capsys, tmp_path: Path) -> None:
+    """FILE... and --arch A,B: every file for every architecture, into -o DIR as
+    STEM.ARCH.EXT, each the same as its own compile; a summary line each, naming the file."""
+    softmax = str(REPO / "examples" / "softmax.tileir")
+    bytecode = tmp_path / "vadd.tileirbc"
+    assert run(capsys, "asm", VADD, "-o", str(bytecode))[0] == 0
+    out_dir = tmp_path / "build" / "ptx"  # made, parents too
+    status, out, err = run(
+        capsys, "compile", str(bytecode), softmax, "--arch", "sm_80,sm_90,sm_80", "--emit", "ptx", "-o", str(out_dir)
+    )
+    assert status == 0 and out == ""
+    names = [f"{stem}.{arch}.ptx" for stem in ("vadd", "softmax") for arch in ("sm_80", "sm_90")]
+    assert sorted(p.name for p in out_dir.iterdir()) == sorted(names)
+    lines = err.strip().splitlines()
+    assert [line.split(": ", 1)[0] for line in lines] == [str(out_dir / name) for name in names]
+    assert all(re.search(r": kernel @\w+  arch sm_\d+  emit ptx  registers \d+", line) for line in lines), err
+    for path, kernel in ((str(bytecode), "vector_add"), (softmax, "softmax")):
+        stem = "vadd" if kernel == "vector_add" else "softmax"
+        for arch in ("sm_80", "sm_90"):
+            want = lower_compile(load_module(path), kernel, arch).asm["ptx"]
+            assert (out_dir / f"{stem}.{arch}.ptx").read_text() == want, (stem, arch)
+
+
+def test_several_compiles_check_every_input_first_and_go_on_after_a_failure(capsys, write, tmp_path: Path) -> None:
+    good, wrong = write("good.tileir", Path(VADD).read_text()), write("wrong.tileir", WRONG)
+    (tmp_path / "sub").mkdir()
+    out_dir = tmp_path / "out"
+    for argv, message in [
+        ([good, wrong], "tileir: error: 2 outputs (2 files, 1 architecture): name a directory for them with -o DIR"),
+        ([good, "--arch", "sm_80,sm_90"], "tileir: error: 2 outputs (1 file, 2 architectures): name a directory"),
+        ([good, "-", "-o", str(out_dir)], "tileir: error: - (standard input) cannot be one of several inputs"),
+        ([good, VADD, "-o", str(out_dir)], ""),  # (distinct stems: fine)
+        ([good, write("sub/good.tileirbc", ""), "-o", str(out_dir)], f"tileir: error: '{good}' and "),
+        ([good, wrong, "-o", good], f"tileir: error: -o {good} would replace the input file"),
+        ([good, wrong, "-o", VADD], f"tileir: error: -o {VADD}: not a directory (several outputs go into one)"),
+        ([good, str(tmp_path / "missing.tileir"), "-o", str(out_dir)], "tileir: error: cannot read"),
+    ]:
+        status, _, err = run(capsys, "compile", *argv, "--emit", "triton", "-q")
+        if not message:
+            assert status == 0, err
+            continue
+        assert status == 2 and one_error_line(err).startswith(message), (argv, err)
+    assert sorted(p.name for p in out_dir.iterdir()) == ["good.sm_90.py", "vector_add.sm_90.py"]
+    # A module with errors: its diagnostics, the others compiled, status 1.
+    status, _, err = run(capsys, "compile", wrong, good, "--arch", "sm_80", "--emit", "triton", "-o", str(out_dir))
+    assert (
+        status == 1
+        and "wrong.tileir:3:15: error: 'cuda_tile.addf' op" in err
+        and f"'{wrong}' has errors; not compiled" in err
+    )
+    assert (out_dir / "good.sm_80.py").read_text() == to_triton(load_module(good), "vector_add", "sm_80")
+    assert not (out_dir / "wrong.sm_80.py").exists()
 
 
 def test_arch_spellings(capsys) -> None:
