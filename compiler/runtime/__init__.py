@@ -661,6 +661,21 @@ def _can_alarm() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
+def interrupted_loop(frame: Any, code_file: str, src: Any) -> Operation | None:
+    """The Tile IR loop (`for` or `loop`) around the op whose generated line `frame` (or the
+    nearest frame it was called from) runs, or None. The innermost frame of the generated
+    file may be a helper of it (`_predicate`, a combiner), whose lines are no op's: the
+    frame that called it is."""
+    op = None
+    while frame is not None and op is None:
+        if frame.f_code.co_filename == code_file:
+            op = src.op_at(frame.f_lineno)
+        frame = frame.f_back
+    while op is not None and op.name not in ("cuda_tile.for", "cuda_tile.loop"):
+        op = op.parent_op
+    return op
+
+
 def _interpret_with_timeout(
     module: Module, entry: Operation, dims: tuple[int, int, int], args: Sequence[Any], stdout: Any, options: RunOptions
 ) -> float:
@@ -698,13 +713,7 @@ def _interpret_with_timeout(
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     except _Alarm as alarm:
-        frame = alarm.frame
-        while frame is not None and frame.f_code.co_filename != code_file:
-            frame = frame.f_back
-        op = src.op_at(frame.f_lineno) if frame is not None else None
-        while op is not None and op.name not in ("cuda_tile.for", "cuda_tile.loop"):
-            op = op.parent_op
-        op = op or entry
+        op = interrupted_loop(alarm.frame, code_file, src) or entry
         block = getattr(interpreter.interpreter_builder, "grid_idx", None)
         t = f"{timeout:g}"
         raise InterpError(

@@ -264,6 +264,33 @@ def test_timeout_stops_a_runaway_under_tritons_interpreter(mnemonic):
     launch(FOR.replace("<i64: 9223372036854775807>", "<i64: 3>"), grid=(2,), backend="triton-interpret")
 
 
+def test_a_time_limit_inside_a_helper_names_the_loop_that_called_it():
+    """The alarm may land in a helper of the generated file (`_predicate`, whose lines are no
+    op's) called from the loop's body: the report names the loop, not the entry (seen when
+    a busy machine moved the moment of the alarm)."""
+    from types import SimpleNamespace
+
+    from compiler.lower.codegen import Target, lower_entry
+    from compiler.runtime import interrupted_loop
+
+    module = load_module(LOOP)
+    entry = find_kernel(module, None)
+    src = lower_entry(module, entry, Target.parse(None))
+    lines = src.text.splitlines()
+    helper = next(n for n, text in enumerate(lines, 1) if text.startswith("def _")) + 1  # its body's first line
+    assert src.op_at(helper) is None
+    body = next(n for n in range(1, len(lines) + 1) if (op := src.op_at(n)) is not None and op.name == "cuda_tile.cmpi")
+
+    def frame(file: str, line: int, back=None):
+        return SimpleNamespace(f_code=SimpleNamespace(co_filename=file), f_lineno=line, f_back=back)
+
+    kernel_frame = frame("k.py", body, frame("interpreter.py", 1))
+    innermost = frame("semantic.py", 3, frame("k.py", helper, frame("interpreter.py", 2, kernel_frame)))
+    loop = interrupted_loop(innermost, "k.py", src)
+    assert loop is not None and loop.name == "cuda_tile.loop"
+    assert interrupted_loop(frame("interpreter.py", 1), "k.py", src) is None  # not in the kernel: the caller says entry
+
+
 def test_keyword_spelling_and_an_interrupt_name_the_loop(kernels, capsys):
     """A Python launch spells the limits as keywords (RunOptions.limits_spelled); Ctrl-C in
     a loop is an InterruptedLaunch (still a KeyboardInterrupt) naming the loop and its
