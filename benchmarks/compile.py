@@ -29,6 +29,13 @@ that one .tileirbc file is the input of both compilers.
    new directory; warm = the same with the cache filled (a hit: lowering to source, hashing, and
    reading the cached cubin back). warm/cold is the cache's speed-up; target <= 0.05, judged.
 
+3. A build: every kernel for every architecture of --build-arches (default sm_80,sm_90,sm_100),
+   as a build system would ask for them: ours as one `tileir compile K1.tileirbc K2.tileirbc ...
+   --arch sm_80,sm_90,sm_100 --emit cubin -o DIR` process (cold cache: Triton's start-up paid
+   once), tileiras once per kernel and architecture, one after another (`sh -c 'tileiras ... &&
+   tileiras ...'`), in the same interleaved rounds. Printed with its ratio; not a target of the
+   issue's (which is per kernel), a measure of what a user compiling many kernels waits.
+
 --quick: the examples only, one round each, no warm-up round (the .pyc files are
 written by one import run first, always; a smoke test: the target is judged
 but a miss is not fatal without --strict). --strict: exit 2 when a target is missed. The exit
@@ -42,6 +49,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -229,6 +237,55 @@ def measure(
     return r
 
 
+@dataclass(slots=True)
+class Build:
+    outputs: int = 0
+    ours: Timing = field(default_factory=Timing)
+    tileiras: Timing = field(default_factory=Timing)
+    ratios: list[float] = field(default_factory=list)  # ours / tileiras, per round
+
+
+def measure_build(
+    written: list[Kernel], arches: list[str], rounds: int, warmup: bool, work: Path, pycache: Path, tileiras: str
+) -> Build:
+    """Part 3 (module doc): one `tileir compile` of everything against tileiras per output."""
+    build = Build(len(written) * len(arches))
+    cache, ours_dir, theirs_dir = work / "build-cache", work / "build-ours", work / "build-tileiras"
+    inputs = [str(k.bytecode) for k in written]
+    ours = [sys.executable, "-m", "compiler", "compile", *inputs, "--arch", ",".join(arches)]
+    ours += ["--emit", "cubin", "-q", "-o", str(ours_dir)]
+    steps = [
+        shlex.join(
+            [tileiras, "--gpu-name", arch, "-o", str(theirs_dir / f"{k.bytecode.stem}.{arch}.cubin"), str(k.bytecode)]
+        )
+        for k in written
+        for arch in arches
+    ]
+    commands = [(ours, our_env(pycache, cache)), (["sh", "-c", " && ".join(steps)], None)]
+
+    def before(i: int) -> None:
+        out = (ours_dir, theirs_dir)[i]
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        if i == 0:
+            shutil.rmtree(cache, ignore_errors=True)
+
+    try:
+        if warmup:
+            interleaved_rounds(commands, 1, before)
+        times = interleaved_rounds(commands, rounds, before)
+        for out in (ours_dir, theirs_dir):
+            cubins = [p for p in out.iterdir() if p.read_bytes()[:4] == b"\x7fELF"]
+            if len(cubins) != build.outputs:
+                raise RuntimeError(f"{out.name}: {len(cubins)} cubins written, not {build.outputs}")
+    except RuntimeError as exc:
+        build.ours.error = build.tileiras.error = _short(exc)
+        return build
+    build.ours, build.tileiras = median_timing(times[0]), median_timing(times[1])
+    build.ratios = [o[0] / t[0] for o, t in zip(times[0], times[1])]
+    return build
+
+
 # --------------------------------------------------------------------------------------------
 # Tables
 
@@ -258,6 +315,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, help="N interleaved rounds (default 5; 1 with --quick)")
     ap.add_argument("--arch", default="sm_90", help="the GPU architecture of both compilers (default sm_90)")
     ap.add_argument("--only", help="comma-separated kernel names (vector_add, samples/vadd, ...)")
+    ap.add_argument(
+        "--build-arches",
+        default="sm_80,sm_90,sm_100",
+        help="the architectures of part 3, the build (default %(default)s)",
+    )
     ap.add_argument("--strict", action="store_true", help="exit 2 when a target is missed")
     ap.add_argument("--keep", type=Path, help="keep the bytecode files and cubins here")
     args = ap.parse_args(argv)
@@ -299,6 +361,11 @@ def main(argv: list[str] | None = None) -> int:
             results = []
             for k in selected:
                 results.append(measure(k, args.arch, repeat, not args.quick, work, pycache, tileiras))
+            written = [k for k in selected if k.bytecode is not None]
+            arches = [a.strip() for a in args.build_arches.split(",") if a.strip()]
+            build = None
+            if tileiras is not None and written and arches:
+                build = measure_build(written, arches, repeat, not args.quick, work, pycache, tileiras)
     finally:
         if args.keep is None:
             tmp_ctx.cleanup()
@@ -367,6 +434,21 @@ def main(argv: list[str] | None = None) -> int:
         ["kernel", "cold ms", "warm ms", f"warm/cold (target <= {TARGET_WARM_COLD:g})"],
         rows,
     )
+    if build is not None:
+        print(
+            f"a build: {len(written)} kernels x {', '.join(arches)} = {build.outputs} cubins; ours in one "
+            "`tileir compile` process (cold cache), tileiras once per cubin, one after another:"
+        )
+        if build.ours.error:
+            failed.append(f"the build: {build.ours.error}")
+        else:
+            ratio = statistics.median(build.ratios)
+            print(
+                f"  ours {_ms(build.ours.seconds)} ms (cpu {_ms(build.ours.cpu_seconds)} ms), tileiras "
+                f"{_ms(build.tileiras.seconds)} ms (cpu {_ms(build.tileiras.cpu_seconds)} ms): ours/tileiras "
+                f"{ratio:.2f}x ({min(build.ratios):.2f}-{max(build.ratios):.2f}; not a target)"
+            )
+        print()
     print(f"targets met: {len(met)}, missed: {len(missed)}" + (f" ({'; '.join(missed)})" if missed else ""))
     for f in failed:
         print(f"FAILED: {f}")

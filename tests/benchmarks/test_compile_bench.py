@@ -1,6 +1,7 @@
 """Smoke test of benchmarks/compile.py: the --quick run (the examples, one run each) prints both
 tables with a row per example, ours beside NVIDIA's tileiras (or says why tileiras is missing),
-and judges the warm/cold cache target. The full benchmark is not run here."""
+the build of every example for three targets, and judges the warm/cold cache target. The full
+benchmark is not run here."""
 
 from __future__ import annotations
 
@@ -60,6 +61,10 @@ def test_quick_prints_a_row_per_example(quick) -> None:
         verdict = re.search(rf"^examples/{path.stem}\s+\d+\s+\d+\s+(\d\.\d+) (ok|MISS)$", out, re.M)
         if quick.returncode == 0:
             assert verdict, f"no in-process row with a verdict for {path.stem}:\n{out}"
+    if tileiras_found and quick.returncode == 0:  # the build: every example for three targets, one process
+        n = len(example_files())
+        assert f"a build: {n} kernels x sm_80, sm_90, sm_100 = {3 * n} cubins" in out, out
+        assert re.search(r"^  ours \d+ ms \(cpu \d+ ms\), tileiras \d+ ms .* ours/tileiras [\d.]+x \(", out, re.M), out
     assert re.search(r"^targets met: \d+, missed: \d+", out, re.M), out
 
 
