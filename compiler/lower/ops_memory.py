@@ -8,8 +8,9 @@ values are read from f32 memory with the low 13 mantissa bits cleared and any Na
 the quiet NaN 0x7FC00000, as the interpreter holds tf32 tiles. All exact.
 
 f4E2M1FN (the one 4-bit type memory holds; tltypes): its pointers are nibble addresses N;
-a load reads the byte at N >> 1 and takes its nibble (N & 1: the upper one); masked-off
-lanes take the padding's code. A store cannot write half a byte, and the other half may be
+a load reads the byte at N >> 1 (with the load's ordering) and takes its nibble (N & 1: the
+upper one); masked-off lanes take the padding's code. A store cannot write half a byte, and
+the other half may be
 another lane's or another tile block's element: each lane replaces its nibble in the
 aligned 32-bit word around it by compare-and-swap, again until its swap finds the word it
 read (a loop while any lane is pending; slow, exact). Lanes writing the same word each
@@ -18,7 +19,9 @@ stores do. The launchers pad their packed copies to whole words (and device allo
 are 256-byte aligned, so a word around an element lies in its allocation). A view whose
 tiles run along a unit-stride dimension last, an even number of elements long, first
 tries pairs: where every pair of neighbours starts on a byte and is masked alike, the
-tile is stored as whole bytes (`tl.store`), else by the loop.
+tile is stored as whole bytes (`tl.store`), else by the loop. A relaxed or release store
+is the loop alone, its compare-and-swap carrying the ordering and scope. Globals and alloca
+slabs of 4-bit elements are packed bytes, padded to whole words.
 `ptr_to_int`/`int_to_ptr`/`ptr_to_ptr` turn N into the interpreter's pointer (byte
 address, bit 62 for the upper nibble) and back.
 
@@ -73,7 +76,7 @@ from __future__ import annotations
 import math
 
 from ..ir.attributes import SymbolRefAttr
-from ..ir.types import FloatType, IntegerType, PointerType, Type, memory_bits
+from ..ir.types import I8, FloatType, IntegerType, PointerType, Type, memory_bits
 from . import tltypes
 from .codegen import OpEmit
 from .registry import emitter
@@ -169,7 +172,7 @@ def load_memory(
     `ptr` (a tensor of `shape`, or a scalar pointer when shape is ()), `other` where `mask`
     is false."""
     if tltypes.is_nibble(element):
-        return _load_nibbles(e, ptr, mask, other, sem)
+        return _load_nibbles(e, ptr, mask, other, shape, sem, scope)
     if sem in ("weak", "relaxed"):
         args = [ptr]
         select = None
@@ -212,22 +215,21 @@ def load_memory(
     return call if mem == int_dtype(bits) else f"{call}.to({mem}, bitcast=True)"
 
 
-def _load_nibbles(e: OpEmit, addr: str, mask: str | None, other: str | None, sem: str) -> str:
-    """The codes (uint8) of the f4E2M1FN elements at nibble addresses `addr`."""
-    if sem not in ("weak", "relaxed"):
-        raise e.error(f"{sem} loads of f4E2M1FN (two elements to a byte) are not supported by the Triton lowering")
-    args = [f"({addr} >> 1).to(tl.pointer_type(tl.uint8))"]
-    if mask is not None:
-        args.append(f"mask={mask}")
-    if sem == "relaxed":
-        args.append("volatile=True")
+def _load_nibbles(
+    e: OpEmit, addr: str, mask: str | None, other: str | None, shape: tuple[int, ...], sem: str, scope: str
+) -> str:
+    """The codes (uint8) of the f4E2M1FN elements at nibble addresses `addr`: each lane loads
+    its byte with the load's ordering (an acquire one as inline PTX, as for a byte)."""
     byte = e.tmp("byte")
-    e.line(f"{byte} = tl.load({', '.join(args)})")
+    loaded = load_memory(e, f"({addr} >> 1).to(tl.pointer_type(tl.uint8))", mask, None, _BYTE, shape, sem, scope)
+    e.line(f"{byte} = ({loaded}).to(tl.uint8, bitcast=True)")
     code = f"(({byte} >> (({addr} & 1) * 4).to(tl.uint8)) & 0xF)"
     if mask is None:
         return code
     return f"tl.where({mask}, {code}, {other if other is not None else 0})"
 
+
+_BYTE = I8  # what a lane of an f4E2M1FN access loads: the byte holding its element
 
 _ANY_I32 = """@triton.jit
 def {name}(a, b):
@@ -235,10 +237,15 @@ def {name}(a, b):
 """
 
 
-def store_nibble_pairs(e: OpEmit, addr: str, value: str, mask: str | None, shape: tuple[int, ...], sem: str) -> None:
+def store_nibble_pairs(
+    e: OpEmit, addr: str, value: str, mask: str | None, shape: tuple[int, ...], sem: str, scope: str
+) -> None:
     """`_store_nibbles` for a tile whose last dimension (even) runs over consecutive nibbles:
     as whole bytes when every pair of neighbours along it starts on a byte and is masked
-    alike (module doc)."""
+    alike (module doc). An ordered store always swaps (the swap carries the ordering)."""
+    if sem != "weak":
+        _store_nibbles(e, addr, value, mask, shape, sem, scope)
+        return
     pairs = (*shape[:-1], shape[-1] // 2, 2)
     lo, hi, vlo, vhi = e.tmp("n_lo"), e.tmp("n_hi"), e.tmp("v_lo"), e.tmp("v_hi")
     e.line(f"{lo}, {hi} = tl.split(tl.reshape({addr}, {list(pairs)}, can_reorder=False))")
@@ -256,7 +263,7 @@ def store_nibble_pairs(e: OpEmit, addr: str, value: str, mask: str | None, shape
     e.line(f"    tl.store(({lo} >> 1).to(tl.pointer_type(tl.uint8)), {stored}{f', mask={m}' if m else ''})")
     e.line("else:")
     e.cg.indent += 1
-    _store_nibbles(e, addr, value, mask, shape, sem)
+    _store_nibbles(e, addr, value, mask, shape, sem, scope)
     e.cg.indent -= 1
 
 
@@ -269,13 +276,13 @@ def _any(e: OpEmit, flags: str, shape: tuple[int, ...]) -> str:
     return f"tl.reduce({flat}, 0, {e.helper('_any_i32', _ANY_I32)})"
 
 
-def _store_nibbles(e: OpEmit, addr: str, value: str, mask: str | None, shape: tuple[int, ...], sem: str) -> None:
-    """Statements storing the f4E2M1FN codes `value` at nibble addresses `addr` (module doc)."""
-    if sem != "weak":
-        raise e.error(
-            f"{sem} stores of f4E2M1FN (two elements to a byte) are not supported by the Triton lowering: a weak "
-            "store is"
-        )
+def _store_nibbles(
+    e: OpEmit, addr: str, value: str, mask: str | None, shape: tuple[int, ...], sem: str, scope: str
+) -> None:
+    """Statements storing the f4E2M1FN codes `value` at nibble addresses `addr` (module doc).
+    A relaxed or release store is the compare-and-swap with that ordering and scope (a weak
+    one's is relaxed at gpu scope: atomic, so that lanes sharing a word each keep theirs)."""
+    cas_sem, cas_scope = ("relaxed", "gpu") if sem == "weak" else (sem, scope)
     scratch = e.cg.buffer("cas scratch", "*i64", bytes(8), False, hint="cas_scratch")
     word, keep, put, pending = e.tmp("word"), e.tmp("keep"), e.tmp("put"), e.tmp("pending")
     old, new, prev = e.tmp("old"), e.tmp("new"), e.tmp("prev")
@@ -290,7 +297,7 @@ def _store_nibbles(e: OpEmit, addr: str, value: str, mask: str | None, shape: tu
     e.line(f"    {new} = tl.where({pending}, ({old} & {keep}) | {put}, 0)")
     # Lanes done (or masked off) swap 0 for 0 in a private scratch word.
     target = f"tl.where({pending}, {word}, {scratch}.to(tl.pointer_type(tl.int32), bitcast=True))"
-    e.line(f"    {prev} = tl.atomic_cas({target}, {old}, {new}, sem='relaxed', scope='gpu')")
+    e.line(f"    {prev} = tl.atomic_cas({target}, {old}, {new}, sem={cas_sem!r}, scope={cas_scope!r})")
     e.line(f"    {pending} = {pending} & ({prev} != {old})")
 
 
@@ -306,7 +313,7 @@ def store_memory(
 ) -> None:
     """Statements storing the memory elements `value` at `ptr` where `mask` holds."""
     if tltypes.is_nibble(element):
-        _store_nibbles(e, ptr, value, mask, shape, sem)
+        _store_nibbles(e, ptr, value, mask, shape, sem, scope)
         return
     if sem == "weak":
         m = f", mask={mask}" if mask is not None else ""
@@ -498,8 +505,7 @@ def _atomic_cas(e: OpEmit) -> None:
 def _alloca(e: OpEmit) -> None:
     rt = e.result_types[0]
     element = pointee(rt)
-    if tltypes.is_nibble(element):
-        raise e.error(f"alloca of {element} (two elements to a byte) is not supported by the Triton lowering")
+    nibbles = tltypes.is_nibble(element)
     count = e.int_attr("num_elem", 0) or 0
     alignment = e.int_attr("alignment", 1) or 1
     if count < 0 or alignment <= 0 or alignment & (alignment - 1):
@@ -508,8 +514,10 @@ def _alloca(e: OpEmit) -> None:
         raise e.error(f"alloca alignment {alignment} exceeds the 256 bytes device allocations guarantee")
     nbytes = (count * memory_bits(element) + 7) // 8
     slab = max(-(-nbytes // alignment) * alignment, alignment, 8)
+    if nibbles:  # whole 32-bit words: a 4-bit store swaps the word around its element
+        slab = -(-slab // 4) * 4
     where = e.cg.where(e.op) or f"op{id(e.op)}"
-    sig = tltypes.memory_signature(element)
+    sig = "*u8" if nibbles else tltypes.memory_signature(element)
     buf = e.cg.buffer(f"alloca {where}", sig, bytes(slab), False, hint="alloca", per_block=True)
     pid = e.tmp("block")
     # The linear block id, x fastest (the launcher lays the slabs out in this order).
@@ -518,7 +526,8 @@ def _alloca(e: OpEmit) -> None:
         "(tl.program_id(1).to(tl.int64) + tl.num_programs(1).to(tl.int64) * tl.program_id(2).to(tl.int64))"
     )
     esize = max(memory_bits(element) // 8, 1)
-    e.assign(f"{buf} + {pid} * {slab // esize}")
+    base = f"{buf} + {pid} * {slab // esize}"
+    e.assign(f"({base}).to(tl.int64) * 2" if nibbles else base)  # (4-bit elements: a nibble address)
 
 
 def find_global(e: OpEmit, name: str):
@@ -539,12 +548,19 @@ def _get_global(e: OpEmit) -> None:
         raise e.error(f"no global named @{name}")
     value = g.properties.get("value")
     element = value.element  # type: ignore[union-attr]
-    if memory_bits(element) < 8:
-        raise e.error(f"globals of {element} (packed sub-byte elements) have no Triton lowering")
     raw = initial_bytes(value)
     read_only = g.properties.get("constant") is not None
-    sig = tltypes.memory_signature(element)
     rt = e.result_types[0]
-    if tltypes.memory_signature(pointee(rt)) != sig:
+    if tltypes.is_nibble(element) != tltypes.is_nibble(pointee(rt)) or (
+        not tltypes.is_nibble(element) and tltypes.memory_signature(pointee(rt)) != tltypes.memory_signature(element)
+    ):
         raise e.error(f"@{name} holds {element}, the result points to {pointee(rt)}")
+    if tltypes.is_nibble(element):
+        # Packed two to a byte, padded to whole 32-bit words (a 4-bit store swaps the word
+        # around its element); the pointer is a nibble address.
+        raw += bytes(-len(raw) % 4)
+        buf = e.cg.buffer(name, "*u8", raw, read_only, hint=f"global_{name}", module_global=True)
+        e.assign(f"{buf}.to(tl.int64) * 2")
+        return
+    sig = tltypes.memory_signature(element)
     e.alias(e.cg.buffer(name, sig, raw, read_only, hint=f"global_{name}", module_global=True))

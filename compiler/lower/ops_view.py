@@ -705,7 +705,7 @@ def _store_view(e: OpEmit) -> None:
         return
     tile = _addresses(e, v, version=sem == "weak" and not tltypes.is_nibble(element))
     if tltypes.is_nibble(element) and _pairs_along_last(v):
-        store_nibble_pairs(e, tile.ptr, value, tile.mask, tile.shape, sem)
+        store_nibble_pairs(e, tile.ptr, value, tile.mask, tile.shape, sem, scope)
     elif tile.full is not None:
         e.line(f"if {tile.full}:")
         e.cg.indent += 1

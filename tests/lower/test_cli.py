@@ -21,7 +21,7 @@ from compiler.lower import compile as lower_compile
 from compiler.lower import registry, to_triton
 from compiler.runtime import BACKENDS, load_module
 from tests.corpus import REPO, VADD_RUN_ARGS
-from tests.lower.harness import F4_RELEASE_STORE
+from tests.lower.harness import UNLOWERABLE
 
 VADD = str(REPO / "examples" / "vector_add.tileir")
 SUMMARY = re.compile(
@@ -331,12 +331,12 @@ def test_what_the_lowering_cannot_do_is_one_diagnostic_with_status_1(
 ) -> None:
     from compiler.lower import ops  # noqa: F401  (registers the emitters, so that one can be taken away)
 
-    path = write("f4.tileir", F4_RELEASE_STORE)
+    path = write("alloca.tileir", UNLOWERABLE)
     status, out, err = run(capsys, "compile", path, "--arch", "sm_90")
     assert status == 1 and out == ""
     assert one_error_line(err) == (
-        f"{path}:7:5: error: store_view_tko: release stores of f4E2M1FN (two elements to a byte) are not "
-        "supported by the Triton lowering: a weak store is [target sm_90]"
+        f"{path}:3:5: error: alloca: alloca alignment 512 exceeds the 256 bytes device allocations "
+        "guarantee [target sm_90]"
     )
     # An op without an emitter (taken away here: every op of vector add has one).
     monkeypatch.delitem(registry.EMITTERS, "cuda_tile.addf")

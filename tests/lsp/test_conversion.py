@@ -16,7 +16,7 @@ from pygls.exceptions import JsonRpcException
 from compiler.bytecode import write_bytecode
 from compiler.text import parse
 from tests.conformance.harness import shared_dir
-from tests.lower.harness import F4_RELEASE_STORE
+from tests.lower.harness import UNLOWERABLE
 
 from .util import open_document, position_of
 
@@ -280,14 +280,14 @@ async def test_ptx_errors(client):
     assert caught.value.code == -32803  # RequestFailed
     assert "has errors; no PTX generated" in caught.value.message and "must be tile of f16" in caught.value.message
 
-    f4, _ = await open_document(client, F4_RELEASE_STORE)
+    unlowerable, _ = await open_document(client, UNLOWERABLE)
     with pytest.raises(JsonRpcException) as caught:
-        await request(client, "tileir/ptx", {"textDocument": {"uri": f4}, "arch": "sm_90"})
+        await request(client, "tileir/ptx", {"textDocument": {"uri": unlowerable}, "arch": "sm_90"})
     assert caught.value.code == -32803
-    name = f4.rsplit("/", 1)[-1]
+    name = unlowerable.rsplit("/", 1)[-1]
     assert caught.value.message == (
-        f"{name}:7:5: error: store_view_tko: release stores of f4E2M1FN (two elements to a byte) are not "
-        "supported by the Triton lowering: a weak store is [target sm_90]"
+        f"{name}:3:5: error: alloca: alloca alignment 512 exceeds the 256 bytes device allocations "
+        "guarantee [target sm_90]"
     )
 
 
