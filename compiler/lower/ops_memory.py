@@ -327,8 +327,10 @@ def store_memory(
     mem = tltypes.memory_dtype(element)
     ivalue = value if mem == ity else f"{value}.to({ity}, bitcast=True)"
     if bits >= 32:
-        # An atomic exchange is a morally strong store with the requested semantics.
-        m = f", mask={dense(e, mask)}" if mask is not None else ""
+        # An atomic exchange is a morally strong store with the requested semantics. (A view's
+        # mask may be partial along some dimensions: Triton's interpreter does not broadcast an
+        # atomic's mask, so it is broadcast here; found by tests/lower/fuzz.py.)
+        m = f", mask={dense(e, _broadcast(mask, shape))}" if mask is not None else ""
         e.line(f"tl.atomic_xchg({iptr}, {dense(e, ivalue)}{m}, sem={sem!r}, scope={scope!r})")
         return
     e.uses_inline_asm()
@@ -409,10 +411,19 @@ def dense(e: OpEmit, expr: str) -> str:
 
 
 def atomic_update(
-    e: OpEmit, mode: str, ptr: str, value: str, mask: str | None, element: Type, sem: str, scope: str
+    e: OpEmit,
+    mode: str,
+    ptr: str,
+    value: str,
+    mask: str | None,
+    element: Type,
+    shape: tuple[int, ...],
+    sem: str,
+    scope: str,
 ) -> str:
-    """The `tl.atomic_*` call applying `mode` with `value` at `ptr`; it returns the old
-    values (as the element type)."""
+    """The `tl.atomic_*` call applying `mode` with `value` at `ptr` (tensors of `shape`; the
+    mask broadcast to it, which Triton's interpreter does not do); it returns the old values
+    (as the element type)."""
     fn = _RMW.get(mode)
     if fn is None:
         raise e.error(f"the atomic mode {mode} has no Triton lowering")
@@ -428,7 +439,7 @@ def atomic_update(
         ptr = f"{ptr}.to(tl.pointer_type({ity}), bitcast=True)"
         value = f"{value}.to({ity}, bitcast=True)"
         convert_back = tltypes.dtype(element)
-    m = f", mask={dense(e, mask)}" if mask is not None else ""
+    m = f", mask={dense(e, _broadcast(mask, shape))}" if mask is not None else ""
     call = f"tl.{fn}({ptr}, {dense(e, value)}{m}, sem={sem!r}, scope={scope!r})"
     if convert_back is not None:
         call = f"{call}.to({convert_back}, bitcast=True)"
@@ -452,7 +463,7 @@ def _atomic_rmw(e: OpEmit) -> None:
     element = tltypes.element_of(rt)
     mode = e.keyword("mode", "add") or "add"
     sem, scope = _atomic_ordering(e)
-    call = atomic_update(e, mode, ptr, arg, mask, element, sem, scope)
+    call = atomic_update(e, mode, ptr, arg, mask, element, e.shape(rt), sem, scope)
     if mask is not None:
         old = e.tmp("old")
         e.line(f"{old} = {call}")

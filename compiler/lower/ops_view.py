@@ -741,7 +741,7 @@ def _atomic_red_view(e: OpEmit) -> None:
         raise e.error("atomic_red_view_tko cannot exchange")
     tile = _addresses(e, v, version=False)
     value = e.operand("value")
-    e.line(atomic_update(e, mode, tile.ptr, value, tile.mask, element, sem, scope))
+    e.line(atomic_update(e, mode, tile.ptr, value, tile.mask, element, tile.shape, sem, scope))
     e.token(0, memory=True)
 
 

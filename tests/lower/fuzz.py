@@ -1008,6 +1008,18 @@ def _indices(o: Operand) -> tuple[str, str]:
     return ", ".join(idx), ", ".join(types)
 
 
+def _ordering(rng: random.Random, elem: str, store: bool) -> str:
+    """A view access's memory ordering: mostly weak; relaxed, or for a store release, where
+    Triton's interpreter runs it too (no inline PTX): loads as volatile ones, stores of 32/64-bit
+    elements as atomic exchanges, of f4E2M1FN as compare-and-swaps with that ordering."""
+    x = rng.random()
+    if not store:
+        return "relaxed device" if x < 0.15 else "weak"
+    if elem in F4 or elem in ("i32", "i64", "f32", "f64"):
+        return "relaxed device" if x < 0.1 else "release device" if x < 0.2 else "weak"
+    return "weak"
+
+
 def kernel(seed: int, ops: int | None = None) -> Case:
     """The random kernel of `seed` (the same text for the same seed)."""
     r = random.Random(seed)
@@ -1052,10 +1064,12 @@ def kernel(seed: int, ops: int | None = None) -> Case:
     for o in inputs + outputs:
         views[o.name], made = _view_lines(o, r)
         lines += made
+    orderings = random.Random(f"orderings {seed}")  # (its own: the seeds' kernels stay as they were)
     for o in inputs:
         idx, types = _indices(o)
         lines.append(
-            f"%{o.name}, %{o.name}_t = load_view_tko weak %{o.name}_pv[{idx}] token = %tok : {views[o.name]}, "
+            f"%{o.name}, %{o.name}_t = load_view_tko {_ordering(orderings, o.elem, False)} %{o.name}_pv[{idx}] "
+            f"token = %tok : {views[o.name]}, "
             f"{types} -> {tile(shape, o.elem)}, token"
         )
     body = "\n".join(g.lines)
@@ -1068,8 +1082,8 @@ def kernel(seed: int, ops: int | None = None) -> Case:
             name = f"%{o.name}_r1"
         idx, types = _indices(o)
         stores.append(
-            f"%{o.name}_st = store_view_tko weak {name}, %{o.name}_pv[{idx}] token = %tok : {tile(o.tile, o.elem)}, "
-            f"{views[o.name]}, {types} -> token"
+            f"%{o.name}_st = store_view_tko {_ordering(orderings, o.elem, True)} {name}, %{o.name}_pv[{idx}] "
+            f"token = %tok : {tile(o.tile, o.elem)}, {views[o.name]}, {types} -> token"
         )
     inputs += [b for b in g.buffers if b.name.startswith("g")]
     outputs += [b for b in g.buffers if b.name.startswith(("s", "a"))]

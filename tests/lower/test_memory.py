@@ -474,6 +474,41 @@ def test_ordered_view_accesses() -> None:
     assert "ld.acquire.gpu.global.b32" in k.asm["ptx"]
 
 
+def test_ordered_and_atomic_view_accesses_partial_along_one_dimension() -> None:
+    """2x4 tiles of a 2x6 tensor: the second tile crosses the edge along dimension 1 only, so
+    its mask is [1, 4] (broadcastable). A release store (an atomic exchange) and an
+    atomic_red_view_tko take it. Triton's interpreter hands an atomic's mask to its C++ as
+    raw memory, and a broadcast one is a zero-stride view: lanes read past it (the release
+    store lost or garbled lanes at random). So each is broadcast and made dense first. Found
+    by tests/lower/fuzz.py."""
+    view = "tensor_view<2x6xf32, strides=[8,1]>"
+    tiles = f"partition_view<tile=(2x4), {view}>"
+    src = "partition_view<tile=(2x4), tensor_view<2x8xf32, strides=[8,1]>>"
+    body = f"""
+    %va = make_tensor_view %a, shape = [2, 8], strides = [8, 1] : tensor_view<2x8xf32, strides=[8,1]>
+    %vb = make_tensor_view %b, shape = [2, 6], strides = [8, 1] : {view}
+    %vc = make_tensor_view %c, shape = [2, 6], strides = [8, 1] : {view}
+    %pa = make_partition_view %va : {src}
+    %pb = make_partition_view %vb : {tiles}
+    %pc = make_partition_view %vc : {tiles}
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %z = constant <i32: 0> : tile<i32>
+    %x, %t = load_view_tko weak %pa[%z, %bx] : {src}, tile<i32>, tile<i32> -> tile<2x4xf32>, token
+    %d = store_view_tko release device %x, %pb[%z, %bx] : tile<2x4xf32>, {tiles}, tile<i32>, tile<i32> -> token
+    %r = atomic_red_view_tko relaxed device %pc[%z, %bx], addf, %x :
+      tile<2x4xf32>, {tiles}, tile<i32>, tile<i32> -> token
+    """
+    text = module(body, "%a: tile<ptr<f32>>, %b: tile<ptr<f32>>, %c: tile<ptr<f32>>")
+    a = np.arange(16, dtype=np.float32) + 1
+    b, c = np.full(16, -1.0, np.float32), np.full(16, 100.0, np.float32)
+    cpu, _ = run_both(text, "k", 2, [a, b, c])
+    inside = (np.arange(16) % 8) < 6
+    assert np.array_equal(cpu[1][inside], a[inside]) and np.all(cpu[1][~inside] == -1.0)
+    assert np.array_equal(cpu[2][inside], a[inside] + 100) and np.all(cpu[2][~inside] == 100.0)
+    atomics = [line for line in source_of(text).splitlines() if "tl.atomic_" in line]
+    assert len(atomics) == 2 and all("mask=_dense(tl.broadcast_to(" in line for line in atomics), atomics
+
+
 def test_memory_ops_compile_everywhere() -> None:
     for elem in ("f32", "bf16", "i1", "f8E5M2"):
         for k in compile_for(masked_copy(elem, 512, True)):
