@@ -1515,6 +1515,9 @@ def _ptxas_refuses(cc: int) -> bool:
 def _check_compile_options(args: argparse.Namespace) -> None:
     from compiler.lower.build import option_problem
 
+    if args.jobs < 1:
+        raise CliError(f"-j {args.jobs}: give 1 or more worker processes")
+
     for flag, value in (("--num-warps", args.num_warps), ("--num-stages", args.num_stages)):
         problem = option_problem(flag[2:].replace("-", "_"), value) if value is not None else None
         if problem is not None:
@@ -1605,18 +1608,62 @@ def _compile_batch(args: argparse.Namespace, targets: list) -> int:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as exc:
         raise CliError(f"cannot make the directory '{out_dir}': {exc.strerror or exc}") from None
-    for path, kernel in loaded:
-        for target in targets:
-            done, output, summary = _compile_one(args, *kernel, target)
-            status = max(status, done)
-            if output is None:
-                continue
-            stem = os.path.splitext(os.path.basename(path))[0]
-            out = os.path.join(out_dir, f"{stem}.{target.arch}{EMIT_SUFFIXES[args.emit]}")
-            _write_output(out, output)
-            if not args.quiet:
-                _err(f"{out}: {summary}")
+    tasks = [(path, kernel, target) for path, kernel in loaded for target in targets]
+    jobs = min(args.jobs, len(tasks))
+    if jobs > 1:
+        results = _compile_in_processes(args, tasks, jobs)
+    else:
+        results = (_compile_one(args, *kernel, target) for _, kernel, target in tasks)
+    for (path, _, target), (done, output, summary) in zip(tasks, results):
+        status = max(status, done)
+        if output is None:
+            continue
+        stem = os.path.splitext(os.path.basename(path))[0]
+        out = os.path.join(out_dir, f"{stem}.{target.arch}{EMIT_SUFFIXES[args.emit]}")
+        _write_output(out, output)
+        if not args.quiet:
+            _err(f"{out}: {summary}")
     return status
+
+
+def _compile_in_processes(args: argparse.Namespace, tasks: list, jobs: int):
+    """The results of `_compile_one` for `tasks`, computed by `jobs` worker processes (each
+    pays Triton's start-up once), in the tasks' order; what a worker reported is printed
+    before its result is used, so the output reads as a serial run's."""
+    import concurrent.futures
+    import multiprocessing
+
+    options = {name: getattr(args, name) for name in ("kernel", "emit", "num_warps", "num_stages", "no_cache")}
+    # spawn: a fresh interpreter per worker (no fork of a process that may hold threads)
+    pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = [pool.submit(_compile_task, path, target.arch, options) for path, _, target in tasks]
+        for future in futures:
+            done, output, summary, reported = future.result()
+            if reported:
+                _write(sys.stderr, reported)
+            yield done, output, summary
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _compile_task(path: str, arch: str, options: dict) -> tuple[int, str | bytes | None, str, str]:
+    """`_compile_one` of `path` for `arch` in a worker process: (status, output, summary, what
+    it reported on stderr)."""
+    from compiler.lower import Target
+
+    args = argparse.Namespace(**options)
+    reported = io.StringIO()
+    with contextlib.redirect_stderr(reported):
+        try:
+            loaded = _load_kernel(args, "compile", "not compiled", path)
+            if loaded is None:
+                return EXIT_ERRORS, None, "", reported.getvalue()
+            done, output, summary = _compile_one(args, *loaded, Target.parse(arch))
+        except CliError as exc:
+            _err(f"{PROG}: error: {exc}")
+            done, output, summary = exc.status, None, ""
+    return done, output, summary, reported.getvalue()
 
 
 def _compile_one(args: argparse.Namespace, module, entry, target) -> tuple[int, str | bytes | None, str]:
@@ -2154,6 +2201,14 @@ def _compile_parser(sub) -> None:
         metavar="OUT",
         help="output file (default: stdout); with several files or architectures, a directory that receives "
         "STEM.ARCH.EXT for each (made if missing)",
+    )
+    compile_.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with several files or architectures, compile in N worker processes (default 1: this one)",
     )
     compile_.add_argument(
         "--num-warps",

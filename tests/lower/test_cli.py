@@ -285,6 +285,32 @@ def test_several_compiles_check_every_input_first_and_go_on_after_a_failure(caps
     assert not (out_dir / "wrong.sm_80.py").exists()
 
 
+def test_worker_processes_write_what_one_process_writes(capsys, write, tmp_path: Path) -> None:
+    """-j 2: the same files, the same summary lines in the same order; what the lowering
+    refuses is reported by its worker, in order; -j 0 is a usage error."""
+    softmax = str(REPO / "examples" / "softmax.tileir")
+    unlowerable = write("alloca.tileir", UNLOWERABLE)
+    runs = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"j{jobs}"
+        status, _, err = run(capsys, "compile", VADD, softmax, "--arch", "sm_80,sm_90", "-o", str(out), "-j", jobs)
+        assert status == 0, err
+        runs[jobs] = (
+            {p.name: p.read_text() for p in out.iterdir()},
+            [line.split(": ", 1)[0] for line in err.splitlines()],
+        )
+    assert runs["1"][0] == runs["2"][0] and len(runs["2"][0]) == 4
+    assert [Path(p).name for p in runs["1"][1]] == [Path(p).name for p in runs["2"][1]]
+    status, _, err = run(capsys, "compile", unlowerable, VADD, "-o", str(tmp_path / "e"), "-j", "2", "--emit", "ttir")
+    lines = err.splitlines()
+    assert (
+        status == 1 and len(lines) == 2 and lines[0].startswith(f"{unlowerable}:3:5: error: alloca: alloca alignment")
+    )
+    assert lines[1].startswith(str(tmp_path / "e" / "vector_add.sm_90.ttir"))
+    status, _, err = run(capsys, "compile", VADD, "-j", "0")
+    assert status == 2 and one_error_line(err) == "tileir: error: -j 0: give 1 or more worker processes"
+
+
 def test_arch_spellings(capsys) -> None:
     for spelling in ("sm_90a", "90", "SM_90", "compute_90"):
         status, _, err = run(capsys, "compile", VADD, "--arch", spelling, "--emit", "triton")
