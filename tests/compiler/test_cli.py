@@ -74,9 +74,9 @@ def test_unknown_option_is_one_line(capsys) -> None:
     assert status == 2
     assert err.count("\n") == 1 and "unrecognized arguments: --no-such-pass" in err
     # Named by the command and pointing at its help (it was `tileir: ... (see 'tileir --help')`).
-    status, _, err = run(capsys, "compile", "a.tileir", "b.tileir")
+    status, _, err = run(capsys, "layout", "a.tileir", "b.tileir")
     assert status == 2
-    assert err == "tileir compile: error: unrecognized arguments: b.tileir (see 'tileir compile --help')\n"
+    assert err == "tileir layout: error: unrecognized arguments: b.tileir (see 'tileir layout --help')\n"
 
 
 VERIFY_OK = """// RUN: tileir opt %s -verify-diagnostics -split-input-file
