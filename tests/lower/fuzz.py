@@ -3,7 +3,8 @@
 `kernel(seed)` builds a verified kernel for a 1-D or 2-D grid of tile blocks; each block loads
 its tile of two or three inputs, runs a random chain of ops on them (integer and float
 arithmetic, comparisons and selects, conversions, shape ops, matrix products, reductions,
-scans, gathers, scatters, atomics, nested loops and branches) and stores a few of the results;
+scans, gathers, scatters, atomics, alloca round trips, constant globals, nested loops and
+branches) and stores a few of the results, loads and stores with weak, relaxed or release order;
 `arguments(case)` makes its inputs, edge values included. The per-op suite runs each op alone;
 these kernels run them together: a value made by one op's lowering feeds another's (a permuted
 tile into a scan, a reduced one broadcast back and compared, a loop-carried one converted),
@@ -84,6 +85,7 @@ class Gen:
         self.grid = grid
         self.blocks = grid[0] * grid[1]
         self.buffers: list[Operand] = []  # pointer parameters of gathers and scatters
+        self.globals: list[str] = []  # module-level `global` lines
         self.lines: list[str] = []
         self.pool: list[Value] = []
         self.used: set[str] = set()
@@ -554,6 +556,87 @@ class Gen:
         self.emit(f"if {c.name} {{\n  return\n}}", op="return")
         return True
 
+    def _view_of(self, base: str, shape: tuple[int, ...], elem: str) -> tuple[str, str]:
+        """Lines making a row-major partition view of one `shape` tile at pointer `base`: (its
+        name, its type)."""
+        strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+        if elem in F4:  # one unit stride (the packing dim): dims of extent 1 after it get another
+            packing = max([d for d, n in enumerate(shape) if n > 1], default=len(shape) - 1)
+            strides = [st if st != 1 or d == packing else 2 for d, st in enumerate(strides)]
+        tv = f"tensor_view<{'x'.join(map(str, shape))}x{elem}, strides=[{','.join(map(str, strides))}]>"
+        pv = f"partition_view<tile=({'x'.join(map(str, shape))}), {tv}>"
+        self.n += 1
+        view = f"%mv{self.n}"
+        self.emit(
+            f"{view}_t = make_tensor_view {base}, shape = [{', '.join(map(str, shape))}], "
+            f"strides = [{', '.join(map(str, strides))}] : {tv}",
+            keep=False,
+        )
+        self.emit(f"{view} = make_partition_view {view}_t : {pv}", keep=False)
+        return view, pv
+
+    def alloca(self) -> bool:
+        """A value through a tile block's own `alloca` slab: stored, loaded back after the
+        store's token (the same value; 4-bit ones packed, 1-bit ones as bytes)."""
+        v = self.pick(lambda v: v.shape and v.elem != "i4")
+        if v is None:
+            return False
+        r = self.rng
+        size = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}.get(v.elem, 1)
+        alignment = size * 2 ** r.randint(0, 3)
+        base = self.fresh((), "ptr", "a")
+        self.emit(
+            f"{base.name} = alloca num_elem = {math.prod(v.shape)}, alignment = {alignment} : tile<ptr<{v.elem}>>",
+            keep=False,
+        )
+        view, pv = self._view_of(base.name, v.shape, v.elem)
+        index = ", ".join(["%zero"] * len(v.shape))
+        types = ", ".join(["tile<i32>"] * len(v.shape))
+        out = self.fresh(v.shape, v.elem)
+        self.emit(f"%t{self.n} = store_view_tko weak {v.name}, {view}[{index}] : {v.type}, {pv}, {types} -> token")
+        self.emit(
+            f"{out.name}, %t{self.n}b = load_view_tko weak {view}[{index}] token = %t{self.n} : {pv}, {types} -> "
+            f"{out.type}, token",
+            out,
+            op="alloca",
+        )
+        return True
+
+    def global_(self) -> bool:
+        """A tile of a constant module global (every block reads it), through a view that
+        gives it a random shape."""
+        r = self.rng
+        elem = r.choice(INTS + FLOATS + F8 + F4 + ("i1",))
+        shape = self.shape_of(2 ** r.randint(1, 6), r.randint(1, 3))
+        if shape is None:
+            return False
+        numel = math.prod(shape)
+        lits = []
+        for _ in range(numel):
+            if elem == "i1":
+                lits.append(r.choice(["true", "false"]))
+            elif elem in WIDTH:
+                w = WIDTH[elem]
+                lits.append(str(r.choice([0, 1, -1, 5, -(2 ** (w - 1)), 2 ** (w - 1) - 1])))
+            else:
+                value = r.choice([0.0, -0.0, 1.0, -1.5, 0.5, 3.0] + ([] if elem in F8 + F4 else [1e3, -7.125]))
+                lits.append("-0.000000e+00" if value == 0 and math.copysign(1, value) < 0 else repr(value))
+        self.n += 1
+        name = f"@g{self.n}"
+        self.globals.append(f"global constant {name} <{elem}: [{', '.join(lits)}]> : tile<{numel}x{elem}>")
+        base = f"%gp{self.n}"
+        self.emit(f"{base} = get_global {name} : tile<ptr<{elem}>>", keep=False)
+        view, pv = self._view_of(base, shape, elem)
+        index = ", ".join(["%zero"] * len(shape))
+        types = ", ".join(["tile<i32>"] * len(shape))
+        out = self.fresh(shape, elem)
+        self.emit(
+            f"{out.name}, %t{self.n} = load_view_tko weak {view}[{index}] : {pv}, {types} -> {out.type}, token",
+            out,
+            op="global",
+        )
+        return True
+
     def iota(self) -> bool:
         elem = self.rng.choice(["i16", "i32", "i64"])
         n = self.rng.choice([1, 2, 8, 32, 128])
@@ -805,6 +888,8 @@ class Gen:
         "branch": 1,
         "early_return": 0.3,
         "iota": 1,
+        "alloca": 1,
+        "global_": 1,
     }
 
 
@@ -1089,7 +1174,8 @@ def kernel(seed: int, ops: int | None = None) -> Case:
     outputs += [b for b in g.buffers if b.name.startswith(("s", "a"))]
     params = ", ".join(p for o in inputs + outputs for p in o.params())
     text = "\n".join("    " + line for line in lines + body.split("\n") + stores)
-    text = f"cuda_tile.module @m {{\n  entry @k({params}) {{\n{text}\n    return\n  }}\n}}\n"
+    module_lines = "".join(f"  {line}\n" for line in g.globals)
+    text = f"cuda_tile.module @m {{\n{module_lines}  entry @k({params}) {{\n{text}\n    return\n  }}\n}}\n"
     return Case(seed, text, inputs, outputs, grid, g.ops)
 
 
