@@ -239,6 +239,7 @@ def measure(
 
 @dataclass(slots=True)
 class Build:
+    jobs: int  # processes at a time: ours `-j N`, tileiras through `xargs -P N`
     outputs: int = 0
     ours: Timing = field(default_factory=Timing)
     tileiras: Timing = field(default_factory=Timing)
@@ -247,43 +248,56 @@ class Build:
 
 def measure_build(
     written: list[Kernel], arches: list[str], rounds: int, warmup: bool, work: Path, pycache: Path, tileiras: str
-) -> Build:
-    """Part 3 (module doc): one `tileir compile` of everything against tileiras per output."""
-    build = Build(len(written) * len(arches))
-    cache, ours_dir, theirs_dir = work / "build-cache", work / "build-ours", work / "build-tileiras"
+) -> list[Build]:
+    """Part 3 (module doc): one `tileir compile` of everything against tileiras per output, one
+    at a time, and (on a machine of several CPUs) as many at a time as there are CPUs."""
+    builds = [Build(jobs, len(written) * len(arches)) for jobs in dict.fromkeys([1, os.cpu_count() or 1])]
     inputs = [str(k.bytecode) for k in written]
-    ours = [sys.executable, "-m", "compiler", "compile", *inputs, "--arch", ",".join(arches)]
-    ours += ["--emit", "cubin", "-q", "-o", str(ours_dir)]
-    steps = [
-        shlex.join(
-            [tileiras, "--gpu-name", arch, "-o", str(theirs_dir / f"{k.bytecode.stem}.{arch}.cubin"), str(k.bytecode)]
-        )
-        for k in written
-        for arch in arches
+    outputs = [
+        (work / f"build-ours-{b.jobs}", work / f"build-tileiras-{b.jobs}", work / f"build-cache-{b.jobs}")
+        for b in builds
     ]
-    commands = [(ours, our_env(pycache, cache)), (["sh", "-c", " && ".join(steps)], None)]
+    commands = []
+    for b, (ours_dir, theirs_dir, cache) in zip(builds, outputs):
+        ours = [sys.executable, "-m", "compiler", "compile", *inputs, "--arch", ",".join(arches)]
+        ours += ["--emit", "cubin", "-q", "-o", str(ours_dir), "-j", str(b.jobs)]
+        steps = [
+            shlex.join([tileiras, "--gpu-name", arch, "-o", str(theirs_dir / f"{Path(i).stem}.{arch}.cubin"), i])
+            for i in inputs
+            for arch in arches
+        ]
+        if b.jobs == 1:
+            theirs = ["sh", "-c", " && ".join(steps)]
+        else:  # each line a command, N at a time
+            theirs = ["sh", "-c", f"printf '%s\\n' {shlex.join(steps)} | xargs -d '\\n' -P {b.jobs} -I CMD sh -c CMD"]
+        commands += [(ours, our_env(pycache, cache)), (theirs, None)]
 
     def before(i: int) -> None:
-        out = (ours_dir, theirs_dir)[i]
+        ours_dir, theirs_dir, cache = outputs[i // 2]
+        out = (ours_dir, theirs_dir)[i % 2]
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
-        if i == 0:
+        if i % 2 == 0:
             shutil.rmtree(cache, ignore_errors=True)
 
     try:
         if warmup:
             interleaved_rounds(commands, 1, before)
         times = interleaved_rounds(commands, rounds, before)
-        for out in (ours_dir, theirs_dir):
-            cubins = [p for p in out.iterdir() if p.read_bytes()[:4] == b"\x7fELF"]
-            if len(cubins) != build.outputs:
-                raise RuntimeError(f"{out.name}: {len(cubins)} cubins written, not {build.outputs}")
+        for b, (ours_dir, theirs_dir, _) in zip(builds, outputs):
+            for out in (ours_dir, theirs_dir):
+                cubins = [p for p in out.iterdir() if p.read_bytes()[:4] == b"\x7fELF"]
+                if len(cubins) != b.outputs:
+                    raise RuntimeError(f"{out.name}: {len(cubins)} cubins written, not {b.outputs}")
     except RuntimeError as exc:
-        build.ours.error = build.tileiras.error = _short(exc)
-        return build
-    build.ours, build.tileiras = median_timing(times[0]), median_timing(times[1])
-    build.ratios = [o[0] / t[0] for o, t in zip(times[0], times[1])]
-    return build
+        for b in builds:
+            b.ours.error = b.tileiras.error = _short(exc)
+        return builds
+    for k, b in enumerate(builds):
+        ours, theirs = times[2 * k], times[2 * k + 1]
+        b.ours, b.tileiras = median_timing(ours), median_timing(theirs)
+        b.ratios = [o[0] / t[0] for o, t in zip(ours, theirs)]
+    return builds
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,9 +377,9 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(measure(k, args.arch, repeat, not args.quick, work, pycache, tileiras))
             written = [k for k in selected if k.bytecode is not None]
             arches = [a.strip() for a in args.build_arches.split(",") if a.strip()]
-            build = None
+            builds = []
             if tileiras is not None and written and arches:
-                build = measure_build(written, arches, repeat, not args.quick, work, pycache, tileiras)
+                builds = measure_build(written, arches, repeat, not args.quick, work, pycache, tileiras)
     finally:
         if args.keep is None:
             tmp_ctx.cleanup()
@@ -434,10 +448,11 @@ def main(argv: list[str] | None = None) -> int:
         ["kernel", "cold ms", "warm ms", f"warm/cold (target <= {TARGET_WARM_COLD:g})"],
         rows,
     )
-    if build is not None:
+    for build in builds:
+        at_a_time = "one after another" if build.jobs == 1 else f"{build.jobs} at a time"
         print(
             f"a build: {len(written)} kernels x {', '.join(arches)} = {build.outputs} cubins; ours in one "
-            "`tileir compile` process (cold cache), tileiras once per cubin, one after another:"
+            f"`tileir compile -j {build.jobs}` (cold cache), tileiras once per cubin, {at_a_time}:"
         )
         if build.ours.error:
             failed.append(f"the build: {build.ours.error}")
