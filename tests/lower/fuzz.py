@@ -115,7 +115,8 @@ class Gen:
         weights = [1 + i for i in range(len(choices))]
         return self.rng.choices(choices, weights)[0]
 
-    def const(self, shape: tuple[int, ...], elem: str, value: Any = None) -> Value:
+    def literal(self, elem: str, value: Any = None) -> str:
+        """`value` (default: a random edge value of `elem`) as an IR literal."""
         r = self.rng
         if value is None:
             if elem == "i1":
@@ -127,11 +128,12 @@ class Gen:
                 )
             else:
                 value = r.choice([0.0, -0.0, 1.0, -1.5, 0.5, 3.0] + ([] if elem in F8 + F4 else [1e3, -7.125]))
-        v = self.fresh(shape, elem, "c")
         lit = repr(float(value)) if elem in FLOATS + F8 + F4 else str(int(value))
-        if lit == "-0.0":
-            lit = "-0.000000e+00"
-        self.emit(f"{v.name} = constant <{elem}: {lit}> : {v.type}", keep=False)
+        return "-0.000000e+00" if lit == "-0.0" else lit
+
+    def const(self, shape: tuple[int, ...], elem: str, value: Any = None) -> Value:
+        v = self.fresh(shape, elem, "c")
+        self.emit(f"{v.name} = constant <{elem}: {self.literal(elem, value)}> : {v.type}", keep=False)
         return v
 
     def partner(self, v: Value) -> Value:
@@ -611,16 +613,7 @@ class Gen:
         if shape is None:
             return False
         numel = math.prod(shape)
-        lits = []
-        for _ in range(numel):
-            if elem == "i1":
-                lits.append(r.choice(["true", "false"]))
-            elif elem in WIDTH:
-                w = WIDTH[elem]
-                lits.append(str(r.choice([0, 1, -1, 5, -(2 ** (w - 1)), 2 ** (w - 1) - 1])))
-            else:
-                value = r.choice([0.0, -0.0, 1.0, -1.5, 0.5, 3.0] + ([] if elem in F8 + F4 else [1e3, -7.125]))
-                lits.append("-0.000000e+00" if value == 0 and math.copysign(1, value) < 0 else repr(value))
+        lits = [self.literal(elem) for _ in range(numel)]
         self.n += 1
         name = f"@g{self.n}"
         self.globals.append(f"global constant {name} <{elem}: [{', '.join(lits)}]> : tile<{numel}x{elem}>")
