@@ -1391,7 +1391,17 @@ def _rate(amount: float, t: float) -> str:
 # --------------------------------------------------------------------------------------------
 # tileir compile
 
-EMIT_KINDS = ("triton", "ttir", "ttgir", "llir", "ptx", "cubin", "sass")
+# What `tileir compile --emit` writes, with the suffix of its file when several go into a directory.
+EMIT_SUFFIXES = {
+    "triton": ".py",
+    "ttir": ".ttir",
+    "ttgir": ".ttgir",
+    "llir": ".ll",
+    "ptx": ".ptx",
+    "cubin": ".cubin",
+    "sass": ".sass",
+}
+EMIT_KINDS = tuple(EMIT_SUFFIXES)
 FALLBACK_ARCH = "sm_90"  # without a visible GPU (compiler.lower.DEFAULT_ARCH)
 
 
@@ -1560,18 +1570,6 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         if not args.quiet:
             _err(summary)
     return status
-
-
-# What `tileir compile` names its outputs with when it writes several into a directory.
-EMIT_SUFFIXES = {
-    "triton": ".py",
-    "ttir": ".ttir",
-    "ttgir": ".ttgir",
-    "llir": ".ll",
-    "ptx": ".ptx",
-    "cubin": ".cubin",
-    "sass": ".sass",
-}
 
 
 def _compile_batch(args: argparse.Namespace, targets: list) -> int:
