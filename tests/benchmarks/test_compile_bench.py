@@ -61,6 +61,11 @@ def test_quick_prints_a_row_per_example(quick) -> None:
         verdict = re.search(rf"^examples/{path.stem}\s+\d+\s+\d+\s+(\d\.\d+) (ok|MISS)$", out, re.M)
         if quick.returncode == 0:
             assert verdict, f"no in-process row with a verdict for {path.stem}:\n{out}"
+    if quick.returncode == 0:  # Triton's stages of each example's fastest cold compile, and ours
+        assert "the fastest cold in-process compile by stage (ms)" in out, out
+        for path in example_files():
+            row = re.search(rf"^examples/{path.stem}(\s+-?\d+){{8}}$", out, re.M)
+            assert row, f"no stage row for {path.stem}:\n{out}"
     if tileiras_found and quick.returncode == 0:  # the build: every example for three targets, one process
         n = len(example_files())
         assert f"a build: {n} kernels x sm_80, sm_90, sm_100 = {3 * n} cubins" in out, out
