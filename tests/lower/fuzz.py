@@ -3,8 +3,8 @@
 `kernel(seed)` builds a verified kernel for a 1-D or 2-D grid of tile blocks; each block loads
 its tile of two or three inputs, runs a random chain of ops on them (integer and float
 arithmetic, comparisons and selects, conversions, shape ops, matrix products, reductions,
-scans, gathers, scatters, atomics, alloca round trips, constant globals, nested loops and
-branches) and stores a few of the results, loads and stores with weak, relaxed or release order;
+scans, gathers, scatters, atomics, alloca round trips, constant globals, bitcasts, grid
+queries, nested loops and branches) and stores a few of the results, loads and stores with weak, relaxed or release order;
 `arguments(case)` makes its inputs, edge values included. The per-op suite runs each op alone;
 these kernels run them together: a value made by one op's lowering feeds another's (a permuted
 tile into a scan, a reduced one broadcast back and compared, a loop-carried one converted),
@@ -50,6 +50,9 @@ def allowed(shape: tuple[int, ...], elem: str) -> bool:
 
 
 WIDTH = {"i1": 1, "i4": 4, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
+# Element types of one width, between which bitcast and ptr_to_ptr go.
+_WIDTHS = (("i8", "f8E4M3FN", "f8E5M2"), ("i16", "f16", "bf16"), ("i32", "f32"), ("i64", "f64"))
+SAME_WIDTH = {e: group for group in _WIDTHS for e in group}
 MAX_ELEMENTS = 2048
 MAX_DIM = 128
 
@@ -579,7 +582,11 @@ class Gen:
 
     def alloca(self) -> bool:
         """A value through a tile block's own `alloca` slab: stored, loaded back after the
-        store's token (the same value; 4-bit ones packed, 1-bit ones as bytes)."""
+        store's token (the same value; 4-bit ones packed, 1-bit ones as bytes). At random the
+        slab's pointer goes through ptr_to_int/int_to_ptr, an integer slab takes an
+        atomic_red_view_tko add of another value before the load (wrapping sum), the load
+        waits for the tokens joined, or reads the slab as another type of the same width
+        (ptr_to_ptr: a bitcast through memory)."""
         v = self.pick(lambda v: v.shape and v.elem != "i4")
         if v is None:
             return False
@@ -587,21 +594,61 @@ class Gen:
         size = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}.get(v.elem, 1)
         alignment = size * 2 ** r.randint(0, 3)
         base = self.fresh((), "ptr", "a")
-        self.emit(
-            f"{base.name} = alloca num_elem = {math.prod(v.shape)}, alignment = {alignment} : tile<ptr<{v.elem}>>",
-            keep=False,
-        )
-        view, pv = self._view_of(base.name, v.shape, v.elem)
+        ptr = f"tile<ptr<{v.elem}>>"
+        self.emit(f"{base.name} = alloca num_elem = {math.prod(v.shape)}, alignment = {alignment} : {ptr}", keep=False)
+        where = base.name
+        if r.random() < 0.3:  # the pointer as an integer and back
+            self.emit(f"{where}_i = ptr_to_int {where} : {ptr} -> tile<i64>", keep=False)
+            self.emit(f"{where}_p = int_to_ptr {where}_i : tile<i64> -> {ptr}", keep=False)
+            where = f"{where}_p"
+        view, pv = self._view_of(where, v.shape, v.elem)
         index = ", ".join(["%zero"] * len(v.shape))
         types = ", ".join(["tile<i32>"] * len(v.shape))
-        out = self.fresh(v.shape, v.elem)
-        self.emit(f"%t{self.n} = store_view_tko weak {v.name}, {view}[{index}] : {v.type}, {pv}, {types} -> token")
+        store = f"%t{self.n}"
+        self.emit(f"{store} = store_view_tko weak {v.name}, {view}[{index}] : {v.type}, {pv}, {types} -> token")
+        token = store
+        if v.elem in ("i32", "i64") and r.random() < 0.7:  # a wrapping sum, exact in any order
+            w = self.partner(v)
+            self.emit(
+                f"{store}r = atomic_red_view_tko relaxed device {view}[{index}], add, {w.name} token = {store} : "
+                f"{v.type}, {pv}, {types} -> token",
+                op="atomic_red",
+            )
+            token = f"{store}r"
+        if r.random() < 0.3:
+            self.emit(f"{store}j = join_tokens %tok, {token} : token", op="join_tokens")
+            token = f"{store}j"
+        elem = v.elem
+        # (from integers only: a float's NaN payload, which the spec leaves open, would become bits)
+        same_width = [e for e in SAME_WIDTH.get(v.elem, ()) if e != v.elem] if v.elem in INTS else []
+        if same_width and r.random() < 0.3:  # read back as another type of the width
+            elem = r.choice(same_width)
+            self.emit(f"{where}_q = ptr_to_ptr {where} : {ptr} -> tile<ptr<{elem}>>", keep=False)
+            view, pv = self._view_of(f"{where}_q", v.shape, elem)
+        out = self.fresh(v.shape, elem)
         self.emit(
-            f"{out.name}, %t{self.n}b = load_view_tko weak {view}[{index}] token = %t{self.n} : {pv}, {types} -> "
+            f"{out.name}, {store}b = load_view_tko weak {view}[{index}] token = {token} : {pv}, {types} -> "
             f"{out.type}, token",
             out,
             op="alloca",
         )
+        return True
+
+    def bitcast(self) -> bool:
+        """An integer's bits as another type of the same width (not a float's: its NaN payload,
+        which the spec leaves open, would become bits that must agree)."""
+        v = self.pick(lambda v: v.elem in INTS and len(SAME_WIDTH.get(v.elem, ())) > 1)
+        if v is None:
+            return False
+        elem = self.rng.choice([e for e in SAME_WIDTH[v.elem] if e != v.elem])
+        out = self.fresh(v.shape, elem)
+        self.emit(f"{out.name} = bitcast {v.name} : {v.type} -> {out.type}", out, op="bitcast")
+        return True
+
+    def grid_size(self) -> bool:
+        """The grid's extent along x and y (i32 scalars)."""
+        nx, ny = self.fresh((), "i32"), self.fresh((), "i32")
+        self.emit(f"{nx.name}, {ny.name}, %nz{self.n} = get_num_tile_blocks : tile<i32>", nx, ny, op="grid")
         return True
 
     def global_(self) -> bool:
@@ -883,6 +930,8 @@ class Gen:
         "iota": 1,
         "alloca": 1,
         "global_": 1,
+        "bitcast": 1,
+        "grid_size": 0.5,
     }
 
 
