@@ -3,8 +3,9 @@
 `kernel(seed)` builds a verified kernel for a 1-D or 2-D grid of tile blocks; each block loads
 its tile of two or three inputs, runs a random chain of ops on them (integer and float
 arithmetic, comparisons and selects, conversions, shape ops, matrix products, reductions,
-scans, gathers, scatters, atomics, alloca round trips, constant globals, bitcasts, grid
-queries, nested loops and branches) and stores a few of the results, loads and stores with weak, relaxed or release order;
+scans, gathers, scatters, atomics, alloca round trips, constant globals, bitcasts, pack and
+unpack, grid queries, nested loops and branches) and stores a few of the results; loads and
+stores are weak, relaxed or release;
 `arguments(case)` makes its inputs, edge values included. The per-op suite runs each op alone;
 these kernels run them together: a value made by one op's lowering feeds another's (a permuted
 tile into a scan, a reduced one broadcast back and compared, a loop-carried one converted),
@@ -53,6 +54,9 @@ WIDTH = {"i1": 1, "i4": 4, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
 # Element types of one width, between which bitcast and ptr_to_ptr go.
 _WIDTHS = (("i8", "f8E4M3FN", "f8E5M2"), ("i16", "f16", "bf16"), ("i32", "f32"), ("i64", "f64"))
 SAME_WIDTH = {e: group for group in _WIDTHS for e in group}
+# Element types `pack` and `unpack` take (not 8-bit ones), by width; those packed from.
+_BITS = {"i1": 1, "i4": 4, "f4E2M1FN": 4, "i16": 16, "f16": 16, "bf16": 16, "i32": 32, "f32": 32, "i64": 64, "f64": 64}
+_PACKABLE = ("i1", "i4", "i16", "i32", "i64")
 MAX_ELEMENTS = 2048
 MAX_DIM = 128
 
@@ -645,6 +649,22 @@ class Gen:
         self.emit(f"{out.name} = bitcast {v.name} : {v.type} -> {out.type}", out, op="bitcast")
         return True
 
+    def pack(self) -> bool:
+        """A rank-1 integer tile's bytes (`pack`, little-endian) and, at random, those bytes as a
+        tile of another width (`unpack`). (Not a float's: its NaN payload would become bytes.)"""
+        v = self.pick(lambda v: len(v.shape) == 1 and v.elem in _PACKABLE and _BITS[v.elem] * v.shape[0] >= 8)
+        if v is None:
+            return False
+        n_bytes = _BITS[v.elem] * v.shape[0] // 8
+        packed = self.fresh((n_bytes,), "i8")
+        self.emit(f"{packed.name} = pack {v.name} : {v.type} -> {packed.type}", packed, op="pack")
+        targets = [e for e in _BITS if _BITS[e] <= n_bytes * 8 <= MAX_ELEMENTS * _BITS[e]]
+        if self.rng.random() < 0.6 and targets:
+            elem = self.rng.choice(targets)
+            out = self.fresh((n_bytes * 8 // _BITS[elem],), elem)
+            self.emit(f"{out.name} = unpack {packed.name} : {packed.type} -> {out.type}", out, op="unpack")
+        return True
+
     def grid_size(self) -> bool:
         """The grid's extent along x and y (i32 scalars)."""
         nx, ny = self.fresh((), "i32"), self.fresh((), "i32")
@@ -932,6 +952,7 @@ class Gen:
         "global_": 1,
         "bitcast": 1,
         "grid_size": 0.5,
+        "pack": 1,
     }
 
 
