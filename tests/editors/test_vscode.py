@@ -308,19 +308,22 @@ def _wait_title(frame, name: str) -> None:
 def _hover(frame, target, pattern: str, position: dict | None = None) -> str:
     """The text the picture shows while the pointer is on `target`, once it matches `pattern`
     (a JavaScript regular expression). The pointer first leaves the picture, and the hover is
-    tried again if a new picture (a layout the server sends again) reset the text meanwhile."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    tried again if a new picture (a layout the server sends again) reset the text meanwhile, or
+    replaced the target while the pointer moved to it ("Element is not visible", seen on a busy
+    machine)."""
+    from playwright.sync_api import Error as PlaywrightError
 
     wanted = "re => { const t = document.getElementById('hover').innerText; return new RegExp(re).test(t) && t; }"
     for _ in range(4):
-        frame.locator("#title").hover(force=True)
-        if position:
-            target.hover(position=position, force=True)
-        else:
-            target.hover(force=True)
         try:
+            frame.locator("#title").hover(force=True)
+            if position:
+                target.hover(position=position, force=True, timeout=10000)
+            else:
+                target.hover(force=True, timeout=10000)
             return frame.wait_for_function(wanted, arg=pattern, timeout=5000).json_value()
-        except PlaywrightTimeout:
+        except PlaywrightError:  # (its TimeoutError too)
+            frame.wait_for_timeout(500)
             continue
     return frame.locator("#hover").inner_text()  # what it says instead, for the assertion
 
