@@ -4,7 +4,7 @@
 its tile of two or three inputs, runs a random chain of ops on them (integer and float
 arithmetic, comparisons and selects, conversions, shape ops, matrix products, reductions,
 scans, gathers, scatters, atomics, alloca round trips, constant globals, bitcasts, pack and
-unpack, grid queries, nested loops and branches) and stores a few of the results; loads and
+unpack, grid and shape queries, nested loops and branches) and stores a few of the results; loads and
 stores are weak, relaxed or release;
 `arguments(case)` makes its inputs, edge values included. The per-op suite runs each op alone;
 these kernels run them together: a value made by one op's lowering feeds another's (a permuted
@@ -93,6 +93,7 @@ class Gen:
         self.blocks = grid[0] * grid[1]
         self.buffers: list[Operand] = []  # pointer parameters of gathers and scatters
         self.globals: list[str] = []  # module-level `global` lines
+        self.views: list[tuple[str, str, str, int]] = []  # the inputs': name, its types, rank
         self.lines: list[str] = []
         self.pool: list[Value] = []
         self.used: set[str] = set()
@@ -665,6 +666,28 @@ class Gen:
             self.emit(f"{out.name} = unpack {packed.name} : {packed.type} -> {out.type}", out, op="unpack")
         return True
 
+    def shape_query(self) -> bool:
+        """An input's tensor shape or its view's index space shape (i32 or i64 scalars; its
+        dynamic extents are the kernel's arguments)."""
+        if not self.views:
+            return False
+        r = self.rng
+        name, tv, pv, rank = r.choice(self.views)
+        it = r.choice(["i32", "i64"])
+        # The results as a group (`%q:2`, used as `%q#0`), as NVIDIA's tools print them, each
+        # then copied to a value of its own (an output's value is renamed where it is defined).
+        group = self.fresh((), it, "q")
+        results = [f"{group.name}#{i}" for i in range(rank)] if rank > 1 else [group.name]
+        head = f"{group.name}:{rank}" if rank > 1 else group.name
+        if r.random() < 0.5:
+            self.emit(f"{head} = get_tensor_shape %{name}_tv : {tv} -> tile<{it}>", op="tensor_shape")
+        else:
+            self.emit(f"{head} = get_index_space_shape %{name}_pv : {pv} -> tile<{it}>", op="index_space")
+        for result in results:
+            out = self.fresh((), it)
+            self.emit(f"{out.name} = maxi {result}, {result} signed : {out.type}", out)
+        return True
+
     def grid_size(self) -> bool:
         """The grid's extent along x and y (i32 scalars)."""
         nx, ny = self.fresh((), "i32"), self.fresh((), "i32")
@@ -953,6 +976,7 @@ class Gen:
         "bitcast": 1,
         "grid_size": 0.5,
         "pack": 1,
+        "shape_query": 0.7,
     }
 
 
@@ -1050,14 +1074,16 @@ def _operand(
         rng.shuffle(order)
     if elem in F4 and kind == "gather" and order[0] == sparse:  # (not the packing one)
         order[0], order[1] = order[1], order[0]
+    packing = order[0] if elem in F4 else None
     strides = [0] * rank
     step = 1
     for d in order:
+        if packing is not None and d != packing and step == 1:
+            # exactly one unit stride (a dimension of extent 1 inside would make another), and
+            # the dimensions outside it spaced from there (or rows would overlap)
+            step = 2
         strides[d] = step
         step *= extents[d] + (rng.choice([0, 0, 1, 3]) if d != order[-1] else 0)
-    packing = order[0] if elem in F4 else None
-    if packing is not None:  # exactly one unit stride (a dimension of extent 1 may have made another)
-        strides = [st if st != 1 or d == packing else 2 for d, st in enumerate(strides)]
     size = sum((e - 1) * st for e, st in zip(extents, strides, strict=True)) + 1
     padding = None
     if load and (partial or rng.random() < 0.2):
@@ -1068,6 +1094,21 @@ def _operand(
     aligned = rng.random() < 0.4
     return Operand(name, elem, tile_shape, tuple(extents), tuple(strides), tuple(dim_map), padding, size,
                    True, dynamic, dynamic_strides, aligned, kind, tuple(steps), sparse, spread)  # fmt: skip
+
+
+def _view_types(o: Operand) -> tuple[str, str]:
+    """The types of `o`'s tensor view (`%NAME_tv`) and of its view (`%NAME_pv`)."""
+    dims = "x".join("?" if o.dynamic and o.dynamic[d] else str(e) for d, e in enumerate(o.extents))
+    strides = ",".join("?" if o.dynamic_strides and o.dynamic_strides[d] else str(x) for d, x in enumerate(o.strides))
+    tv = f"tensor_view<{dims}x{o.elem}, strides=[{strides}]>"
+    pad = f"padding_value = {o.padding}, " if o.padding else ""
+    shape = "x".join(map(str, o.tile))
+    if o.kind == "strided":
+        return tv, f"strided_view<tile=({shape}), traversal_strides=[{','.join(map(str, o.steps))}], {pad}{tv}>"
+    if o.kind == "gather":
+        return tv, f"gather_scatter_view<tile=({shape}), {pad}{tv}, sparse_dim={o.sparse}>"
+    dm = f", dim_map=[{', '.join(map(str, o.dim_map))}]" if o.dim_map != tuple(range(len(o.dim_map))) else ""
+    return tv, f"partition_view<tile=({shape}), {pad}{tv}{dm}>"
 
 
 def _view_lines(o: Operand, rng: random.Random) -> tuple[str, list[str]]:
@@ -1087,21 +1128,8 @@ def _view_lines(o: Operand, rng: random.Random) -> tuple[str, list[str]]:
     names = iter(assumed)
     ext = [next(names) if o.dynamic and o.dynamic[d] else str(e) for d, e in enumerate(o.extents)]
     st = [next(names) if o.dynamic_strides and o.dynamic_strides[d] else str(x) for d, x in enumerate(o.strides)]
-    dims = "x".join("?" if v.startswith("%") else v for v in ext)
-    strides = ",".join("?" if v.startswith("%") else v for v in st)
-    tv = f"tensor_view<{dims}x{o.elem}, strides=[{strides}]>"
-    pad = f"padding_value = {o.padding}, " if o.padding else ""
-    shape = "x".join(map(str, o.tile))
-    if o.kind == "strided":
-        pv = f"strided_view<tile=({shape}), traversal_strides=[{','.join(map(str, o.steps))}], {pad}{tv}>"
-        make = "make_strided_view"
-    elif o.kind == "gather":
-        pv = f"gather_scatter_view<tile=({shape}), {pad}{tv}, sparse_dim={o.sparse}>"
-        make = "make_gather_scatter_view"
-    else:
-        dm = f", dim_map=[{', '.join(map(str, o.dim_map))}]" if o.dim_map != tuple(range(len(o.dim_map))) else ""
-        pv = f"partition_view<tile=({shape}), {pad}{tv}{dm}>"
-        make = "make_partition_view"
+    tv, pv = _view_types(o)
+    make = {"strided": "make_strided_view", "gather": "make_gather_scatter_view"}.get(o.kind, "make_partition_view")
     typed = f"tile<i32> -> {tv}" if any(v.startswith("%") for v in ext + st) else tv
     lines += [
         f"%{o.name}_tv = make_tensor_view %{o.name}_ptr, shape = [{', '.join(ext)}], "
@@ -1180,6 +1208,7 @@ def kernel(seed: int, ops: int | None = None) -> Case:
     inputs = [_operand(r, f"x{i}", shape, e, grid, load=True) for i, e in enumerate(elems)]
     for o in inputs:
         g.pool.append(Value(f"%{o.name}", shape, o.elem))
+        g.views.append((o.name, *_view_types(o), len(o.extents)))
     g.pool += [Value("%bx", (), "i32"), Value("%by", (), "i32")]
     count = r.randint(6, 18)
     count = count if ops is None else ops  # a prefix of the same ops (for shrinking a failure)
