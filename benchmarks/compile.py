@@ -169,6 +169,16 @@ class Timing:
     error: str | None = None
 
 
+def round_ratios(ours: list[tuple[float, float]], theirs: list[tuple[float, float]]) -> list[float]:
+    """Ours over theirs, wall clock, round by round (interleaved_rounds' runs)."""
+    return [o[0] / t[0] for o, t in zip(ours, theirs)]
+
+
+def ratio_text(ratios: list[float]) -> str:
+    """`1.23x (1.10-1.40)`: the median of the rounds' ratios and their range."""
+    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
 def median_timing(runs: list[tuple[float, float]]) -> Timing:
     return Timing(statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
 
@@ -249,7 +259,7 @@ def measure(
         if tileiras is not None:
             theirs = times.pop(0)
             r.tileiras = median_timing(theirs)
-            r.ratios = [ours[0] / t[0] for ours, t in zip(times[0], theirs)]
+            r.ratios = round_ratios(times[0], theirs)
         r.cold, r.warm = median_timing(times[0]), median_timing(times[1])
     proc = subprocess.run(
         [python, "-c", _IN_PROCESS_SCRIPT, str(kernel.bytecode), arch, str(rounds)],
@@ -326,7 +336,7 @@ def measure_build(
     for k, b in enumerate(builds):
         ours, theirs = times[2 * k], times[2 * k + 1]
         b.ours, b.tileiras = median_timing(ours), median_timing(theirs)
-        b.ratios = [o[0] / t[0] for o, t in zip(ours, theirs)]
+        b.ratios = round_ratios(ours, theirs)
     return builds
 
 
@@ -435,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
                 _ms(r.warm.seconds),
                 _ms(r.tileiras.seconds),
                 _ms(r.tileiras.cpu_seconds),
-                f"{ratio:.2f}x ({min(r.ratios):.2f}-{max(r.ratios):.2f})" if ratio is not None else "-",
+                ratio_text(r.ratios) if ratio is not None else "-",
                 f"{wc:.2f}" if wc is not None else "-",
             ]
         )
@@ -501,11 +511,10 @@ def main(argv: list[str] | None = None) -> int:
         if build.ours.error:
             failed.append(f"the build: {build.ours.error}")
         else:
-            ratio = statistics.median(build.ratios)
             print(
                 f"  ours {_ms(build.ours.seconds)} ms (cpu {_ms(build.ours.cpu_seconds)} ms), tileiras "
                 f"{_ms(build.tileiras.seconds)} ms (cpu {_ms(build.tileiras.cpu_seconds)} ms): ours/tileiras "
-                f"{ratio:.2f}x ({min(build.ratios):.2f}-{max(build.ratios):.2f}; not a target)"
+                f"{ratio_text(build.ratios)} (not a target)"
             )
         print()
     print(f"targets met: {len(met)}, missed: {len(missed)}" + (f" ({'; '.join(missed)})" if missed else ""))

@@ -1588,15 +1588,15 @@ def _compile_batch(args: argparse.Namespace, targets: list) -> int:
     out_dir = args.output
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise CliError(f"-o {out_dir}: not a directory (several outputs go into one)")
-    stems: dict[str, str] = {}
-    for path in files:
-        stem = os.path.splitext(os.path.basename(path))[0]
-        other = stems.setdefault(stem, path)
+    stem_of = {path: os.path.splitext(os.path.basename(path))[0] for path in files}  # (each path once)
+    owner: dict[str, str] = {}
+    for path, stem in stem_of.items():
+        other = owner.setdefault(stem, path)
         if other != path:
             raise CliError(f"'{other}' and '{path}' would both write {stem}.*: compile them separately")
     status = EXIT_OK
     loaded = []
-    for path in dict.fromkeys(files):
+    for path in stem_of:
         kernel = _load_kernel(args, "compile", "not compiled", path)
         if kernel is None:
             status = EXIT_ERRORS
@@ -1616,8 +1616,7 @@ def _compile_batch(args: argparse.Namespace, targets: list) -> int:
         status = max(status, done)
         if output is None:
             continue
-        stem = os.path.splitext(os.path.basename(path))[0]
-        out = os.path.join(out_dir, f"{stem}.{target.arch}{EMIT_SUFFIXES[args.emit]}")
+        out = os.path.join(out_dir, f"{stem_of[path]}.{target.arch}{EMIT_SUFFIXES[args.emit]}")
         _write_output(out, output)
         if not args.quiet:
             _err(f"{out}: {summary}")

@@ -327,10 +327,8 @@ def store_memory(
     mem = tltypes.memory_dtype(element)
     ivalue = value if mem == ity else f"{value}.to({ity}, bitcast=True)"
     if bits >= 32:
-        # An atomic exchange is a morally strong store with the requested semantics. (A view's
-        # mask may be partial along some dimensions: Triton's interpreter does not broadcast an
-        # atomic's mask, so it is broadcast here; found by tests/lower/fuzz.py.)
-        m = f", mask={dense(e, _broadcast(mask, shape))}" if mask is not None else ""
+        # An atomic exchange is a morally strong store with the requested semantics.
+        m = _atomic_mask(e, mask, shape)
         e.line(f"tl.atomic_xchg({iptr}, {dense(e, ivalue)}{m}, sem={sem!r}, scope={scope!r})")
         return
     e.uses_inline_asm()
@@ -410,6 +408,13 @@ def dense(e: OpEmit, expr: str) -> str:
     return f"{e.split_helper('_dense', 'tl.where(x == x, x, x)')}({expr})"
 
 
+def _atomic_mask(e: OpEmit, mask: str | None, shape: tuple[int, ...]) -> str:
+    """An atomic's `, mask=...` argument: broadcast to the lanes' `shape` (a view's mask may be
+    partial along some dimensions, and Triton's interpreter, which reads it as raw memory, does
+    not broadcast it; found by tests/lower/fuzz.py), then made dense."""
+    return f", mask={dense(e, _broadcast(mask, shape))}" if mask is not None else ""
+
+
 def atomic_update(
     e: OpEmit,
     mode: str,
@@ -421,9 +426,8 @@ def atomic_update(
     sem: str,
     scope: str,
 ) -> str:
-    """The `tl.atomic_*` call applying `mode` with `value` at `ptr` (tensors of `shape`; the
-    mask broadcast to it, which Triton's interpreter does not do); it returns the old values
-    (as the element type)."""
+    """The `tl.atomic_*` call applying `mode` with `value` at `ptr` (tensors of `shape`); it
+    returns the old values (as the element type)."""
     fn = _RMW.get(mode)
     if fn is None:
         raise e.error(f"the atomic mode {mode} has no Triton lowering")
@@ -439,8 +443,7 @@ def atomic_update(
         ptr = f"{ptr}.to(tl.pointer_type({ity}), bitcast=True)"
         value = f"{value}.to({ity}, bitcast=True)"
         convert_back = tltypes.dtype(element)
-    m = f", mask={dense(e, _broadcast(mask, shape))}" if mask is not None else ""
-    call = f"tl.{fn}({ptr}, {dense(e, value)}{m}, sem={sem!r}, scope={scope!r})"
+    call = f"tl.{fn}({ptr}, {dense(e, value)}{_atomic_mask(e, mask, shape)}, sem={sem!r}, scope={scope!r})"
     if convert_back is not None:
         call = f"{call}.to({convert_back}, bitcast=True)"
     return call

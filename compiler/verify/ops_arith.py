@@ -14,9 +14,9 @@ the comparisons) is checked by the engine; this module adds the rules of the ops
 
 from __future__ import annotations
 
-from ..ir import types as T
 from . import modifiers as M
 from .registry import op_verifier
+from .types import is_f4
 
 TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
@@ -59,5 +59,5 @@ def _negi(v: Verifier, op: Operation) -> None:
 @op_verifier("select")
 def _select(v: Verifier, op: Operation) -> None:
     element = M.result_element(op)
-    if element == T.FLOAT_TYPES.get("f4E2M1FN"):
+    if is_f4(element):
         v.fail(op, "cannot operate on sub-byte type F4E2M1FN", code="sub-byte-type")

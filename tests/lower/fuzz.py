@@ -38,6 +38,9 @@ from typing import Any
 
 import numpy as np
 
+from compiler.ir.types import SCALAR_TYPES, memory_bits
+from compiler.verify.common import bit_width
+
 INTS = ("i8", "i16", "i32", "i64")
 FLOATS = ("f16", "bf16", "f32", "f64")
 F8 = ("f8E4M3FN", "f8E5M2")  # only converted, moved and selected (no arithmetic on them)
@@ -54,8 +57,11 @@ WIDTH = {"i1": 1, "i4": 4, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
 # Element types of one width, between which bitcast and ptr_to_ptr go.
 _WIDTHS = (("i8", "f8E4M3FN", "f8E5M2"), ("i16", "f16", "bf16"), ("i32", "f32"), ("i64", "f64"))
 SAME_WIDTH = {e: group for group in _WIDTHS for e in group}
-# Element types `pack` and `unpack` take (not 8-bit ones), by width; those packed from.
-_BITS = {"i1": 1, "i4": 4, "f4E2M1FN": 4, "i16": 16, "f16": 16, "bf16": 16, "i32": 32, "f32": 32, "i64": 64, "f64": 64}
+# Element types `pack` and `unpack` take (not 8-bit ones), by their width as the verifier
+# counts it; those packed from.
+_BITS = {
+    e: bit_width(SCALAR_TYPES[e]) for e in ("i1", "i4", "f4E2M1FN", "i16", "f16", "bf16", "i32", "f32", "i64", "f64")
+}
 _PACKABLE = ("i1", "i4", "i16", "i32", "i64")
 MAX_ELEMENTS = 2048
 MAX_DIM = 128
@@ -596,8 +602,7 @@ class Gen:
         if v is None:
             return False
         r = self.rng
-        size = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}.get(v.elem, 1)
-        alignment = size * 2 ** r.randint(0, 3)
+        alignment = max(memory_bits(SCALAR_TYPES[v.elem]) // 8, 1) * 2 ** r.randint(0, 3)
         base = self.fresh((), "ptr", "a")
         ptr = f"tile<ptr<{v.elem}>>"
         self.emit(f"{base.name} = alloca num_elem = {math.prod(v.shape)}, alignment = {alignment} : {ptr}", keep=False)
@@ -607,8 +612,7 @@ class Gen:
             self.emit(f"{where}_p = int_to_ptr {where}_i : tile<i64> -> {ptr}", keep=False)
             where = f"{where}_p"
         view, pv = self._view_of(where, v.shape, v.elem)
-        index = ", ".join(["%zero"] * len(v.shape))
-        types = ", ".join(["tile<i32>"] * len(v.shape))
+        index, types = _origin(len(v.shape))
         store = f"%t{self.n}"
         self.emit(f"{store} = store_view_tko weak {v.name}, {view}[{index}] : {v.type}, {pv}, {types} -> token")
         token = store
@@ -710,8 +714,7 @@ class Gen:
         base = f"%gp{self.n}"
         self.emit(f"{base} = get_global {name} : tile<ptr<{elem}>>", keep=False)
         view, pv = self._view_of(base, shape, elem)
-        index = ", ".join(["%zero"] * len(shape))
-        types = ", ".join(["tile<i32>"] * len(shape))
+        index, types = _origin(len(shape))
         out = self.fresh(shape, elem)
         self.emit(
             f"{out.name}, %t{self.n} = load_view_tko weak {view}[{index}] : {pv}, {types} -> {out.type}, token",
@@ -863,12 +866,7 @@ class Gen:
         if v is None:
             return False
         r = self.rng
-        n = math.prod(v.shape)
-        buf = Operand(
-            f"s{len(self.buffers)}", v.elem, (), (n * self.blocks,), (1,), (), None, n * self.blocks, view=False
-        )
-        self.buffers.append(buf)
-        p = self.pointers(buf, v.shape, self.permuted_offsets(v.shape))
+        p = self.own_addresses("s", v)
         mask = self.pick(lambda m: m.shape == v.shape and m.elem == "i1") if r.random() < 0.6 else None
         if mask is None:
             self.emit(f"%t{self.n} = store_ptr_tko weak {p.name}, {v.name} : {p.type}, {v.type} -> token", op="scatter")
@@ -879,6 +877,16 @@ class Gen:
                 op="scatter",
             )
         return True
+
+    def own_addresses(self, prefix: str, v: Value) -> Value:
+        """Pointers for `v`'s lanes into a new buffer parameter (named by `prefix`, which says
+        whether it is an output): each lane of each tile block at an address of its own."""
+        n = math.prod(v.shape)
+        buf = Operand(
+            f"{prefix}{len(self.buffers)}", v.elem, (), (n * self.blocks,), (1,), (), None, n * self.blocks, view=False
+        )
+        self.buffers.append(buf)
+        return self.pointers(buf, v.shape, self.permuted_offsets(v.shape))
 
     def permuted_offsets(self, shape: tuple[int, ...]) -> Value:
         """Offsets b*n + a permutation of 0..n-1 (n = the tile's elements, b the tile block):
@@ -921,12 +929,7 @@ class Gen:
         if v is None:
             return False
         r = self.rng
-        n = math.prod(v.shape)
-        buf = Operand(
-            f"a{len(self.buffers)}", v.elem, (), (n * self.blocks,), (1,), (), None, n * self.blocks, view=False
-        )
-        self.buffers.append(buf)
-        p = self.pointers(buf, v.shape, self.permuted_offsets(v.shape))
+        p = self.own_addresses("a", v)
         mode = r.choice(self.ATOMIC_MODES[v.elem])
         mask = self.pick(lambda m: m.shape == v.shape and m.elem == "i1") if r.random() < 0.4 else None
         m_op, m_ty = (f", {mask.name}", f", {mask.type}") if mask else ("", "")
@@ -1094,6 +1097,11 @@ def _operand(
     aligned = rng.random() < 0.4
     return Operand(name, elem, tile_shape, tuple(extents), tuple(strides), tuple(dim_map), padding, size,
                    True, dynamic, dynamic_strides, aligned, kind, tuple(steps), sparse, spread)  # fmt: skip
+
+
+def _origin(rank: int) -> tuple[str, str]:
+    """The indices of a view's first tile (`%zero, %zero`) and their types."""
+    return ", ".join(["%zero"] * rank), ", ".join(["tile<i32>"] * rank)
 
 
 def _view_types(o: Operand) -> tuple[str, str]:
