@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -225,6 +226,13 @@ def _run(tool: str, bytecode: bytes, arch: str, opt_level: int) -> bytes:
 
 def _first_error(messages: str, returncode: int) -> str:
     lines = [line.strip() for line in messages.splitlines() if line.strip()]
+    if returncode < 0:  # tileiras 13.5 aborts on some valid modules, silently
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        said = f": {lines[0][:300]}" if lines else " without a message"
+        return f"tileiras crashed ({name}){said} (a defect of tileiras' where `tileir check` passes the module)"
     line = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else f"exit status {returncode}")
     return line[:400]
 

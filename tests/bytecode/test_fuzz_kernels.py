@@ -1,15 +1,16 @@
-"""The random kernels of tests/lower/fuzz.py through our
-bytecode writer and NVIDIA's tileirdisasm: it prints our bytes as our printer prints the
-module, and our reader reads them back to the same text. Those kernels chain views with
-dynamic extents, pointer gathers, atomics, nested regions with early exits, f8/f4/i4 values:
-shapes of modules the conformance files hold few of. A longer campaign:
-`python -m tests.lower.fuzz --seeds 0:500 --bytecode`."""
+"""The random kernels of tests/lower/fuzz.py through our bytecode writer and NVIDIA's tools:
+tileirdisasm prints our bytes as our printer prints the module, and our reader reads them back
+to the same text; tileiras compiles them. Those kernels chain views with dynamic extents,
+pointer gathers, atomics, nested regions with early exits, f8/f4/i4 values: shapes of modules
+the conformance files hold few of. Longer campaigns: `python -m tests.lower.fuzz --seeds 0:500
+--bytecode` and `... --tileiras sm_80,sm_90,sm_100`; what tileiras fails on although it is
+valid is kept, cut down, in TILEIRAS_DEFECTS."""
 
 from __future__ import annotations
 
 import pytest
 
-from .util import require_tileirdisasm
+from .util import require_tileiras, require_tileirdisasm, run_tileirdisasm
 
 fuzz = pytest.importorskip("tests.lower.fuzz", reason="the random kernels' generator")
 
@@ -18,3 +19,123 @@ fuzz = pytest.importorskip("tests.lower.fuzz", reason="the random kernels' gener
 def test_tileirdisasm_reads_random_kernels_as_we_print_them(seed: int) -> None:
     require_tileirdisasm()
     fuzz.check_bytecode(fuzz.kernel(seed))
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_tileiras_compiles_random_kernels(seed: int) -> None:
+    """NVIDIA's tileiras compiles what our verifier accepts, from our bytes: for sm_100 always,
+    for sm_80 and sm_90 unless the kernel holds a type the target lacks (f8 before sm_89,
+    f4E2M1FN before sm_100), which tileiras must then name. A longer campaign:
+    `python -m tests.lower.fuzz --seeds 0:500 --tileiras sm_80,sm_90,sm_100`."""
+    require_tileiras()
+    case = fuzz.kernel(seed)
+    assert fuzz.check_tileiras(case, "sm_100")
+    for arch in ("sm_80", "sm_90"):
+        fuzz.check_tileiras(case, arch)
+
+
+# Kernels that tileiras 13.5 fails on although they verify (tileirdisasm reads our bytes of
+# them back), found by the campaign above and cut down by hand: it prints only "failed to
+# compile Tile IR program", at every optimization level. Our lowering compiles them, and Triton's
+# interpreter gives the CPU interpreter's results. A tileiras that compiles one fails its test:
+# then drop the entry (and the sentence of the README that lists it).
+SCAN_THEN_RESHAPE = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f32>>, %o: tile<ptr<f32>>) {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %x, shape = [32], strides = [1] : tensor_view<32xf32, strides=[1]>
+    %xp = make_partition_view %xt : partition_view<tile=(32), tensor_view<32xf32, strides=[1]>>
+    %v, %t = load_view_tko weak %xp[%zero] token = %tok : partition_view<tile=(32), tensor_view<32xf32, strides=[1]>>, tile<i32> -> tile<32xf32>, token
+    %s = scan %v dim=0 reverse=false identities=[0.0 : f32] : tile<32xf32> -> tile<32xf32>
+          (%e: tile<f32>, %a: tile<f32>) {
+            %y = addf %e, %a : tile<f32>
+            yield %y : tile<f32>
+          }
+    %r = reshape %s : tile<32xf32> -> tile<4x8xf32>
+    %ot = make_tensor_view %o, shape = [4, 8], strides = [8, 1] : tensor_view<4x8xf32, strides=[8,1]>
+    %op = make_partition_view %ot : partition_view<tile=(4x8), tensor_view<4x8xf32, strides=[8,1]>>
+    %d = store_view_tko weak %r, %op[%zero, %zero] token = %tok : tile<4x8xf32>, partition_view<tile=(4x8), tensor_view<4x8xf32, strides=[8,1]>>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+F4_SCATTER_ODD_ROWS = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f4E2M1FN>>, %o: tile<ptr<f4E2M1FN>>) {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %x, shape = [1, 4], strides = [4, 1] : tensor_view<1x4xf4E2M1FN, strides=[4,1]>
+    %xp = make_partition_view %xt : partition_view<tile=(1x4), tensor_view<1x4xf4E2M1FN, strides=[4,1]>>
+    %v, %t = load_view_tko weak %xp[%zero, %zero] token = %tok : partition_view<tile=(1x4), tensor_view<1x4xf4E2M1FN, strides=[4,1]>>, tile<i32>, tile<i32> -> tile<1x4xf4E2M1FN>, token
+    %ot = make_tensor_view %o, shape = [1, 5], strides = [5, 1] : tensor_view<1x5xf4E2M1FN, strides=[5,1]>
+    %op = make_gather_scatter_view %ot : gather_scatter_view<tile=(1x4), tensor_view<1x5xf4E2M1FN, strides=[5,1]>, sparse_dim=0>
+    %ix = constant <i32: 0> : tile<1xi32>
+    %d = store_view_tko weak %v, %op[%ix, %zero] token = %tok : tile<1x4xf4E2M1FN>, gather_scatter_view<tile=(1x4), tensor_view<1x5xf4E2M1FN, strides=[5,1]>, sparse_dim=0>, tile<1xi32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+SCAN_THEN_RESHAPE_3D = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f16>>, %o: tile<ptr<f16>>) {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %x, shape = [1, 2, 8], strides = [16, 8, 1] : tensor_view<1x2x8xf16, strides=[16,8,1]>
+    %xp = make_partition_view %xt : partition_view<tile=(1x2x8), tensor_view<1x2x8xf16, strides=[16,8,1]>>
+    %v, %t = load_view_tko weak %xp[%zero, %zero, %zero] token = %tok : partition_view<tile=(1x2x8), tensor_view<1x2x8xf16, strides=[16,8,1]>>, tile<i32>, tile<i32>, tile<i32> -> tile<1x2x8xf16>, token
+    %s = scan %v dim=2 reverse=false identities=[0xfc00 : f16] : tile<1x2x8xf16> -> tile<1x2x8xf16>
+          (%e: tile<f16>, %a: tile<f16>) {
+            %y = maxf %e, %a : tile<f16>
+            yield %y : tile<f16>
+          }
+    %r = reshape %s : tile<1x2x8xf16> -> tile<8x2xf16>
+    %ot = make_tensor_view %o, shape = [8, 2], strides = [2, 1] : tensor_view<8x2xf16, strides=[2,1]>
+    %op = make_partition_view %ot : partition_view<tile=(8x2), tensor_view<8x2xf16, strides=[2,1]>>
+    %d = store_view_tko weak %r, %op[%zero, %zero] token = %tok : tile<8x2xf16>, partition_view<tile=(8x2), tensor_view<8x2xf16, strides=[2,1]>>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+_FAILED = "failed to compile Tile IR program"
+TILEIRAS_DEFECTS = {
+    # A scan of a 1-D tile of at most 64 elements whose result is reshaped to more dimensions
+    # (32 -> 4x8 here; 4 -> 2x2 and 64 -> 2x32 too, but 128 -> 4x32 compiles): any op of the
+    # body, any element type, stored through any view (fuzz seeds 59 and 189).
+    "scan_then_reshape": (SCAN_THEN_RESHAPE, ("sm_80", "sm_90", "sm_100"), _FAILED),
+    # The same along the last dimension of a 1x2x8 tile, reshaped to 8x2: tileiras aborts,
+    # without a message (a scan along dimension 1, or a reshape to 2x8, compiles; fuzz seed 445).
+    "scan_then_reshape_3d": (SCAN_THEN_RESHAPE_3D, ("sm_80", "sm_90", "sm_100"), r"crashed \(SIGABRT\)"),
+    # An f4E2M1FN scatter into rows of an odd number of elements (rows that do not start on
+    # a byte); a partition view over the same tensor compiles. One of a family: f4E2M1FN view
+    # accesses with odd row strides fail on sm_100 (fuzz seeds 72, 419, 521, 582).
+    "f4_scatter_odd_rows": (F4_SCATTER_ODD_ROWS, ("sm_100",), _FAILED),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TILEIRAS_DEFECTS))
+def test_kernels_tileiras_fails_on_and_we_compile(name: str) -> None:
+    import ml_dtypes
+    import numpy as np
+
+    from compiler.modules import LaunchError
+    from compiler.runtime import load_module
+    from compiler.runtime.tileiras import compile_tileiras, write_module
+    from tests.lower.harness import compile_for, run_both
+
+    text, arches, message = TILEIRAS_DEFECTS[name]
+    module = load_module(text)  # (it verifies: load_module refuses what does not)
+    require_tileiras()
+    assert run_tileirdisasm(write_module(module)).ok, "NVIDIA's reader takes our bytes"
+    for arch in arches:
+        with pytest.raises(LaunchError, match=message):
+            compile_tileiras(module, arch, use_cache=False)
+    assert all(k.cubin for k in compile_for(text, "k", arches=arches))
+    if "f4E2M1FN" in text:
+        x = np.array([0.5, -1.0, 1.5, 6.0], ml_dtypes.float4_e2m1fn)
+        cpu, _ = run_both(text, "k", 1, [x, np.zeros(6, ml_dtypes.float4_e2m1fn)])
+        assert cpu[1].astype(np.float32).tolist() == [0.5, -1.0, 1.5, 6.0, 0.0, 0.0]
+    elif "f16" in text:
+        x = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3], np.float16)
+        cpu, _ = run_both(text, "k", 1, [x, np.zeros(16, np.float16)])
+        assert cpu[1].tolist() == np.maximum.accumulate(x.reshape(2, 8), axis=1).ravel().tolist()
+    else:
+        cpu, _ = run_both(text, "k", 1, [np.arange(32, dtype=np.float32), np.zeros(32, np.float32)])
+        assert cpu[1].tolist() == np.cumsum(np.arange(32)).tolist()

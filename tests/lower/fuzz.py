@@ -21,7 +21,9 @@ which a gather/scatter view's sparse dimension is not (NVIDIA's 13.5 rules, the 
     python -m tests.lower.fuzz --seeds 0:500 [--compile sm_90] [--keep DIR]
 
 runs a campaign: each seed on the CPU interpreter and under Triton's interpreter, a line per
-failure with the seed, the kernel written to DIR.
+failure with the seed, the kernel written to DIR. `--bytecode` sends the kernels through our
+bytecode writer to NVIDIA's tileirdisasm instead, `--tileiras sm_80,sm_90,sm_100` through it to
+NVIDIA's tileiras (which must compile each, or refuse it for a type the target lacks).
 """
 
 from __future__ import annotations
@@ -1344,6 +1346,33 @@ def check_bytecode(case: Case) -> None:
     assert comparable(nvidia.stdout) == ours, "tileirdisasm prints our bytes differently"
 
 
+# What NVIDIA's tileiras refuses, rightly, in a kernel the verifier accepts: a type the target
+# lacks ("Incompatibility with architecture 'sm_90': unsupported type 'f4E2M1FN'"; tileiras
+# 13.5 has f8 from sm_89 and f4E2M1FN from sm_100). Our lowering takes exact slower paths there.
+TILEIRAS_TYPES_FROM = {"f8E4M3FN": 89, "f8E5M2": 89, "f4E2M1FN": 100}
+_UNSUPPORTED_TYPE = re.compile(r"Incompatibility with architecture 'sm_(\d+)': unsupported type '(\w+)'")
+
+
+def check_tileiras(case: Case, arch: str) -> bool:
+    """NVIDIA's tileiras compiles the case (our bytecode 13.3) for `arch`: a kernel our
+    verifier accepts that tileiras refuses is a gap in our verifier or a defect of tileiras'.
+    Returns False when tileiras refuses it for a type the target lacks (expected: only for a
+    type of TILEIRAS_TYPES_FROM that the kernel holds and `arch` predates)."""
+    from compiler.modules import LaunchError
+    from compiler.runtime import load_module
+    from compiler.runtime.tileiras import compile_tileiras
+
+    try:
+        compile_tileiras(load_module(case.text), arch, use_cache=False)
+    except LaunchError as e:
+        m = _UNSUPPORTED_TYPE.search(str(e))
+        sm = int(arch.removeprefix("sm_"))
+        if m and m[2] in case.text and sm < TILEIRAS_TYPES_FROM.get(m[2], 0):
+            return False
+        raise
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.lower.fuzz", description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default="0:100", help="START:END (default 0:100)")
@@ -1352,6 +1381,11 @@ def main(argv: list[str] | None = None) -> int:
         "--bytecode",
         action="store_true",
         help="instead: the kernels through our bytecode writer and NVIDIA's tileirdisasm",
+    )
+    p.add_argument(
+        "--tileiras",
+        metavar="ARCH[,ARCH]",
+        help="instead: NVIDIA's tileiras compiles each kernel (our bytecode) for each ARCH",
     )
     p.add_argument("--keep", metavar="DIR", default="fuzz-failures", help="where failing kernels are written")
     p.add_argument("--print", action="store_true", help="print each seed's kernel and stop")
@@ -1377,6 +1411,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if a.bytecode:
                 check_bytecode(case)
+            elif a.tileiras:
+                for arch in a.tileiras.split(","):
+                    check_tileiras(case, arch)  # its message names the architecture
             else:
                 check(case, a.compile)
         except BaseException as e:  # noqa: BLE001 - a campaign reports every failure and goes on

@@ -310,6 +310,22 @@ def test_tileiras_that_makes_no_cubin(
         compile_tileiras(vector_add, "sm_90")
 
 
+def test_tileiras_that_crashes(
+    cache: Path, vector_add: Module, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake = tmp_path / "tileiras"
+    # tileiras 13.5 aborts without a word on some valid modules (tests/bytecode/test_fuzz_kernels.py).
+    fake.write_text('#!/bin/sh\ncase "$1" in --version) echo "tileiras 0.0" ; exit 0 ;; esac\nkill -ABRT $$\n')
+    fake.chmod(0o755)
+    monkeypatch.setattr(compiler.runtime, "find_tileiras", lambda: os.fspath(fake))
+    with pytest.raises(LaunchError) as e:
+        compile_tileiras(vector_add, "sm_90")
+    assert e.value.message == (
+        "tileiras could not compile the module for sm_90: tileiras crashed (SIGABRT) without a message "
+        "(a defect of tileiras' where `tileir check` passes the module)"
+    )
+
+
 # Names probed against tileiras: what `tileir check` warns of (verify.contract.misnamed)
 # must be exactly what tileiras refuses, and its refusal must say why (tileiras does not).
 PROBED_NAMES = ["a$b", "_1", "$a", "add", "x__", "a.b", "a-b", "1x", "_", "$", "%x", "é", "a b"]
