@@ -15,7 +15,8 @@ subcommand run in ONE worker process that calls `compiler.cli.main` in a loop (a
 case would cost half a second each); a few cases also run as real `python -m compiler`
 processes. Each worker runs under RLIMIT_AS = MEMORY_LIMIT and each case under CASE_SECONDS.
 
-TILEIR_FUZZ_FACES=N makes N mutations per kind and seed (default 2) for longer local runs.
+TILEIR_FUZZ_FACES=N makes N mutations per kind and seed (default 2) for longer local runs, and
+TILEIR_FUZZ_SEED=S draws other mutations than CI's.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import pytest
 from tests.corpus import REPO, example_files
 from tests.fuzz_faces_worker import BYTECODE_KINDS, TEXT_KINDS, mutate_bytecode, mutate_text
 
-SEED = 20260618
+SEED = int(os.environ.get("TILEIR_FUZZ_SEED", "20260618"))
 PER_KIND = int(os.environ.get("TILEIR_FUZZ_FACES", "2"))
 MEMORY_LIMIT = 2 << 30  # RLIMIT_AS of every process started here (bytes of address space)
 CASE_SECONDS = 10.0  # one command on one (small) mutated file; generous for a loaded 2-core CI

@@ -519,8 +519,11 @@ def _run_tool(tool: str, args: list[str], cubin: bytes) -> str:
 def resource_usage(cubin: bytes) -> tuple[int | None, int | None]:
     """(registers per thread, spill bytes per thread) of the kernel, from `cuobjdump
     -res-usage` as `sass.resources` reads it. Spills live in the stack frame or in local
-    memory; the lowering makes no local arrays, so both count as spills."""
-    from .sass import resources  # sass.py reads cubins with this module's tools
+    memory; the lowering makes no local arrays, so both count as spills, unless no
+    instruction touches them (`sass_counts`: no LDL/STL): Triton 3.9's LLVM can leave an
+    unused byte of local memory behind, which ptxas turns into an 8-byte frame that nothing
+    reads or writes. (Disassembled only then: a frame is rare.)"""
+    from .sass import resources, sass_counts  # sass.py reads cubins with this module's tools
 
     try:
         found = resources(cubin)
@@ -528,7 +531,14 @@ def resource_usage(cubin: bytes) -> tuple[int | None, int | None]:
         return None, None
     if not found:
         return None, None
-    return found[0].registers, found[0].stack + found[0].local
+    frame = found[0].stack + found[0].local
+    if frame:
+        try:
+            if sass_counts(cubin).classes["local"] == 0:
+                frame = 0
+        except LowerError:
+            pass
+    return found[0].registers, frame
 
 
 def disassemble(cubin: bytes) -> str:

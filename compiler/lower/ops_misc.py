@@ -53,7 +53,12 @@ def _assume(e: OpEmit) -> None:
             if x in {p.name for p in e.cg.params if p.kind in ("pointer", "scalar")}:
                 el = tltypes.element_of(t)
                 if isinstance(el, PointerType):
-                    x = f"{x}.to(tl.int64, bitcast=True).to({tltypes.dtype(t)}, bitcast=True)"
+                    # (through f64 too: Triton 3.9 folds a bare pointer -> int64 -> pointer,
+                    # and the hint with it)
+                    x = (
+                        f"{x}.to(tl.int64, bitcast=True).to(tl.float64, bitcast=True)"
+                        f".to(tl.int64, bitcast=True).to({tltypes.dtype(t)}, bitcast=True)"
+                    )
                 elif isinstance(el, IntegerType) and el.width in (16, 32, 64):
                     x = f"{x}.to(tl.float{el.width}, bitcast=True).to(tl.int{el.width}, bitcast=True)"
             arg = d if rank == 0 else [d] * rank

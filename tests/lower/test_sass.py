@@ -148,6 +148,25 @@ def test_no_spills(path: str, arch: str) -> None:
     )
 
 
+def test_spill_figure() -> None:
+    """`Compiled.spills`: the stack frame and local memory of a kernel that spills (softmax
+    held to 40 registers); a frame that no instruction touches is none (Triton 3.9's LLVM can
+    leave an unused byte of local memory, which ptxas makes an 8-byte frame)."""
+    from compiler.lower import build, sass
+
+    softmax = MATMUL.parent / "softmax.tileir"
+    k = lower_compile(load_module(softmax), None, "sm_90", maxnreg=40)
+    (res,) = resources(k.cubin)
+    assert k.registers == 40 and sass_counts(k.cubin).classes["local"] > 0
+    assert k.spills == res.stack + res.local > 0
+    plain, _ = _compiled(str(softmax), "sm_90")
+    dead = sass.Resources("softmax", plain.registers, 8, 0, 0)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sass, "resources", lambda cubin: [dead])
+        assert build.resource_usage(plain.cubin) == (plain.registers, 0)  # no LDL/STL in its SASS
+        assert build.resource_usage(k.cubin) == (plain.registers, 8)  # LDL/STL: the frame counts
+
+
 def test_sass_counting() -> None:
     """The parser on a hand-written disassembly (the cubin tools' format)."""
     from compiler.lower.sass import count_sass, parse_resources
