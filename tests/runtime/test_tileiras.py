@@ -298,13 +298,18 @@ def test_tileiras_failure_is_one_line(cache: Path, monkeypatch: pytest.MonkeyPat
     )
 
 
+def _fake_tileiras(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    """A `tileiras` that is the sh `script`, in place of NVIDIA's."""
+    fake = tmp_path / "tileiras"
+    fake.write_text("#!/bin/sh\n" + script)
+    fake.chmod(0o755)
+    monkeypatch.setattr(compiler.runtime, "find_tileiras", lambda: os.fspath(fake))
+
+
 def test_tileiras_that_makes_no_cubin(
     cache: Path, vector_add: Module, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    fake = tmp_path / "tileiras"
-    fake.write_text("#!/bin/sh\necho 'tileiras 0.0' ; exit 0\n")
-    fake.chmod(0o755)
-    monkeypatch.setattr(compiler.runtime, "find_tileiras", lambda: os.fspath(fake))
+    _fake_tileiras(tmp_path, monkeypatch, "echo 'tileiras 0.0' ; exit 0\n")
     # --version answers, compiling makes no file: a clear error, not a missing-file traceback.
     with pytest.raises(LaunchError, match=r"^tileiras could not compile the module for sm_90: tileiras 0\.0$"):
         compile_tileiras(vector_add, "sm_90")
@@ -313,11 +318,9 @@ def test_tileiras_that_makes_no_cubin(
 def test_tileiras_that_crashes(
     cache: Path, vector_add: Module, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    fake = tmp_path / "tileiras"
     # tileiras 13.5 aborts without a word on some valid modules (tests/bytecode/test_fuzz_kernels.py).
-    fake.write_text('#!/bin/sh\ncase "$1" in --version) echo "tileiras 0.0" ; exit 0 ;; esac\nkill -ABRT $$\n')
-    fake.chmod(0o755)
-    monkeypatch.setattr(compiler.runtime, "find_tileiras", lambda: os.fspath(fake))
+    crash = 'case "$1" in --version) echo "tileiras 0.0" ; exit 0 ;; esac\nkill -ABRT $$\n'
+    _fake_tileiras(tmp_path, monkeypatch, crash)
     with pytest.raises(LaunchError) as e:
         compile_tileiras(vector_add, "sm_90")
     assert e.value.message == (
