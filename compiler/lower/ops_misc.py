@@ -36,10 +36,10 @@ def _assume(e: OpEmit) -> None:
 
     `tl.multiple_of` sets `tt.divisibility` on the op defining its operand; a kernel
     parameter has none (Triton silently drops the hint on a function argument), so a
-    parameter first goes through a bitcast round trip (pointer → int64 → pointer, iN →
-    fN → iN) that Triton keeps until its axis analysis and LLVM then folds away: free,
-    and the hint reaches the loads (128-bit vector accesses). i8 and i1 parameters have
-    no such round trip; their hint is dropped."""
+    parameter first goes through a bitcast round trip (pointer → int64 → f64 → int64 →
+    pointer, iN → fN → iN) that Triton keeps until its axis analysis and LLVM then folds
+    away: free, and the hint reaches the loads (128-bit vector accesses). i8 and i1
+    parameters have no such round trip; their hint is dropped."""
     (x,) = e.operands
     pred = e.attr("predicate")
     t = e.operand_types[0]
@@ -53,8 +53,8 @@ def _assume(e: OpEmit) -> None:
             if x in {p.name for p in e.cg.params if p.kind in ("pointer", "scalar")}:
                 el = tltypes.element_of(t)
                 if isinstance(el, PointerType):
-                    # (through f64 too: Triton 3.9 folds a bare pointer -> int64 -> pointer,
-                    # and the hint with it)
+                    # (through f64: Triton 3.9 folds a bare pointer -> int64 -> pointer, and
+                    # the hint with it)
                     x = (
                         f"{x}.to(tl.int64, bitcast=True).to(tl.float64, bitcast=True)"
                         f".to(tl.int64, bitcast=True).to({tltypes.dtype(t)}, bitcast=True)"
