@@ -288,6 +288,11 @@ def test_tileiras_failure_is_one_line(cache: Path, monkeypatch: pytest.MonkeyPat
     assert e.value.kind == "backend" and "\n" not in message
     assert message.startswith("tileiras could not compile the module for sm_90: ")
     assert "error" in message.split(": ", 1)[1]
+    # tileiras gives no reason: the message says what that means for a module that verifies.
+    assert message.endswith(
+        "failed to compile Tile IR program (the module verifies and tileiras gives no reason: "
+        "likely a defect of tileiras'; the triton backend may compile it)"
+    )
     assert not any(cache.glob("*/kernel.cubin"))
     # A machine without tileiras that gets this cache says why there is no cubin.
     _no_tileiras(monkeypatch)
@@ -325,7 +330,8 @@ def test_tileiras_that_crashes(
         compile_tileiras(vector_add, "sm_90")
     assert e.value.message == (
         "tileiras could not compile the module for sm_90: tileiras crashed (SIGABRT) without a message "
-        "(a defect of tileiras' where `tileir check` passes the module)"
+        "(the module verifies and tileiras gives no reason: likely a defect of tileiras'; the triton backend "
+        "may compile it)"
     )
 
 
