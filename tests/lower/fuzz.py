@@ -1392,6 +1392,13 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     start, _, end = a.seeds.partition(":")
     seeds = range(int(start), int(end or int(start) + 1))
+    if a.tileiras and not a.print:
+        from compiler.runtime import find_tileiras
+        from compiler.runtime.tileiras import INSTALL_TILEIRAS
+
+        if find_tileiras() is None:
+            print(f"--tileiras needs NVIDIA's tileiras, which was not found ({INSTALL_TILEIRAS})", file=sys.stderr)
+            return 2
     if a.print:
         for s in seeds:
             print(f"// seed {s}\n{kernel(s).text}")

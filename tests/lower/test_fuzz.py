@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from . import harness
-from .fuzz import check, kernel
+from .fuzz import check, kernel, main
 from .harness import compile_for
 
 # NumPy's warnings inside Triton's interpreter, for the NaNs and infinities the kernels make
@@ -52,3 +52,15 @@ def test_the_seeds_draw_every_kind_of_op() -> None:
 def test_the_same_seed_gives_the_same_kernel() -> None:
     assert kernel(7).text == kernel(7).text
     assert kernel(7).text != kernel(8).text
+
+
+def test_a_tileiras_campaign_without_tileiras_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import compiler.runtime
+
+    monkeypatch.setattr(compiler.runtime, "find_tileiras", lambda: None)
+    assert main(["--seeds", "0:3", "--tileiras", "sm_90", "--keep", "unused"]) == 2
+    assert capsys.readouterr().err == (
+        "--tileiras needs NVIDIA's tileiras, which was not found (pip install nvidia-cuda-tileiras)\n"
+    )
