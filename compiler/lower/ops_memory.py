@@ -269,11 +269,11 @@ def store_nibble_pairs(
 
 def _any(e: OpEmit, flags: str, shape: tuple[int, ...]) -> str:
     """A scalar: non-zero where any of the int1 `flags` (a tensor of `shape`) holds. (A
-    `tl.reduce` with a jitted combiner: Triton's interpreter cannot call `tl.max`, a JITFunction.)"""
-    flat = f"({flags}).to(tl.int32)"
-    if len(shape) > 1:
-        flat = f"tl.reshape({flat}, [{math.prod(shape)}], can_reorder=True)"
-    return f"tl.reduce({flat}, 0, {e.helper('_any_i32', _ANY_I32)})"
+    `tl.reduce` with a jitted combiner: Triton's interpreter cannot call `tl.max`, a JITFunction;
+    over every axis at once (None), in whatever order: Triton 3.9 deprecates the reordering
+    reshape that would flatten it here.)"""
+    axis = 0 if len(shape) == 1 else None
+    return f"tl.reduce(({flags}).to(tl.int32), {axis}, {e.helper('_any_i32', _ANY_I32)})"
 
 
 def _store_nibbles(
