@@ -207,7 +207,7 @@ def _named_cause(module: Module) -> str | None:
 def _silent_failure(message: str) -> str | None:
     """What to make of a failure tileiras gives no reason for, on a module that verifies
     (every module here does): tileiras 13.5 has such defects (tests/bytecode/
-    test_fuzz_kernels.py keeps the kinds seen: small scans whose result is reshaped, f4E2M1FN
+    test_fuzz_kernels.py keeps the kinds seen: small scans next to a reshape, f4E2M1FN
     views with rows of an odd length on sm_100)."""
     if message.endswith(_NO_REASON) or ": tileiras crashed (" in message:  # (_first_error's words)
         return (
