@@ -208,7 +208,7 @@ def _silent_failure(message: str) -> str | None:
     """What to make of a failure tileiras gives no reason for, on a module that verifies
     (every module here does): tileiras 13.5 has such defects (tests/bytecode/
     test_fuzz_kernels.py keeps the kinds seen: small scans next to a reshape, f4E2M1FN
-    views with rows of an odd length on sm_100)."""
+    stores into rows an odd number of elements apart on sm_100)."""
     if message.endswith(_NO_REASON) or ": tileiras crashed (" in message:  # (_first_error's words)
         return (
             "the module verifies and tileiras gives no reason: likely a defect of tileiras'; "

@@ -131,9 +131,10 @@ TILEIRAS_DEFECTS = {
     # And on the way in: a reduce's result (2x16x1 -> 2x16) reshaped to 32 and scanned (the
     # same from 2x64x1 compiles, and so does the reshape of the load itself; fuzz seed 485).
     "reduce_reshape_scan": (REDUCE_RESHAPE_SCAN, ("sm_80", "sm_90", "sm_100"), _FAILED),
-    # An f4E2M1FN scatter into rows of an odd number of elements (rows that do not start on
-    # a byte); a partition view over the same tensor compiles. One of a family: f4E2M1FN view
-    # accesses with odd row strides fail on sm_100 (fuzz seeds 72, 419, 521, 582).
+    # An f4E2M1FN scatter into rows 5 elements apart (rows that do not start on a byte). One
+    # of a family on sm_100: f4E2M1FN stores into rows an odd number of elements apart, through
+    # any view (a partition view of 1x64 tiles with rows 65 apart too); tileiras makes invalid
+    # LLVM ("Store operand must be a pointer"; fuzz seeds 72, 419, 521, 582, 778, 935, 1026, 1413).
     "f4_scatter_odd_rows": (F4_SCATTER_ODD_ROWS, ("sm_100",), _FAILED),
 }
 
