@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..ir.core import Module
+from ..modules import LaunchError
 from .cubin import Cubin, CubinError, read_cubin
 
 INSTALL_TILEIRAS = "pip install nvidia-cuda-tileiras"
@@ -63,9 +64,20 @@ class TileirasCubin:
 
 
 def _error(message: str) -> Exception:
-    from . import LaunchError  # here: compiler.runtime may import this module
-
     return LaunchError(message, kind="backend")
+
+
+class _NoReason(LaunchError):
+    """tileiras failed without saying why: "failed to compile Tile IR program" and nothing
+    more, or a crash. On a module that verifies (every module here does) that is likely a
+    defect of tileiras' (tests/bytecode/test_fuzz_kernels.py keeps the kinds seen in 13.5:
+    small scans next to a reshape, f4E2M1FN stores into rows an odd number of elements apart
+    on sm_100)."""
+
+    HINT = (
+        "the module verifies and tileiras gives no reason: likely a defect of tileiras'; "
+        "the triton backend may compile it"
+    )
 
 
 def _find_tool() -> str | None:
@@ -171,7 +183,7 @@ def compile_tileiras(module: Module, arch: str, *, use_cache: bool = True, opt_l
         cubin = _run(tool, bytecode, arch, opt_level)
     except Exception as e:
         # tileiras itself says only "failed to compile Tile IR program", or nothing
-        cause = _named_cause(module) or _silent_failure(str(e))
+        cause = _named_cause(module) or (_NoReason.HINT if isinstance(e, _NoReason) else None)
         failure = e if cause is None else _error(f"{e} ({cause})")
         if use_cache:
             # Recorded, so that a machine without tileiras that gets this cache says why
@@ -204,19 +216,6 @@ def _named_cause(module: Module) -> str | None:
     return None
 
 
-def _silent_failure(message: str) -> str | None:
-    """What to make of a failure tileiras gives no reason for, on a module that verifies
-    (every module here does): tileiras 13.5 has such defects (tests/bytecode/
-    test_fuzz_kernels.py keeps the kinds seen: small scans next to a reshape, f4E2M1FN
-    stores into rows an odd number of elements apart on sm_100)."""
-    if message.endswith(_NO_REASON) or ": tileiras crashed (" in message:  # (_first_error's words)
-        return (
-            "the module verifies and tileiras gives no reason: likely a defect of tileiras'; "
-            "the triton backend may compile it"
-        )
-    return None
-
-
 def _run(tool: str, bytecode: bytes, arch: str, opt_level: int) -> bytes:
     with tempfile.TemporaryDirectory(prefix="tileir-tileiras-") as tmp:
         src = Path(tmp) / "module.tileirbc"
@@ -235,7 +234,10 @@ def _run(tool: str, bytecode: bytes, arch: str, opt_level: int) -> bytes:
                 known = _known_archs(tool)
                 hint = f" (it knows {', '.join(known)})" if known else ""
                 raise _error(f"this tileiras cannot compile for {arch}{hint}")
-            raise _error(f"tileiras could not compile the module for {arch}: {_first_error(messages, done.returncode)}")
+            reason = _first_error(messages, done.returncode)
+            silent = done.returncode < 0 or reason.endswith(_NO_REASON)
+            failure = _NoReason if silent else LaunchError
+            raise failure(f"tileiras could not compile the module for {arch}: {reason}", kind="backend")
         return out.read_bytes()
 
 

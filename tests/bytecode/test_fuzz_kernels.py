@@ -8,6 +8,10 @@ valid is kept, cut down, in TILEIRAS_DEFECTS."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
 import pytest
 
 from .util import require_tileiras, require_tileirdisasm, run_tileirdisasm
@@ -120,54 +124,74 @@ REDUCE_RESHAPE_SCAN = """cuda_tile.module @m {
 }
 """  # noqa: E501
 _FAILED = "failed to compile Tile IR program"
+_ALL = ("sm_80", "sm_90", "sm_100")
+_X32 = np.random.default_rng(5).permutation(32).astype(np.float32)
+_X16 = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3], np.float16)
+_F4 = np.array([0.5, -1.0, 1.5, 6.0], ml_dtypes.float4_e2m1fn)
+
+
+@dataclass(frozen=True)
+class Defect:
+    text: str  # a kernel @k(%x, %o)
+    arches: tuple[str, ...]  # where tileiras fails on it
+    message: str  # a pattern of tileiras' error there
+    x: np.ndarray
+    o: np.ndarray  # %o before the run
+    expected: list  # %o after it, on every executor of ours
+
+
 TILEIRAS_DEFECTS = {
     # A scan of a 1-D tile of at most 64 elements whose result is reshaped to more dimensions
     # (32 -> 4x8 here; 4 -> 2x2 and 64 -> 2x32 too, but 128 -> 4x32 compiles): any op of the
     # body, any element type, stored through any view (fuzz seeds 59 and 189).
-    "scan_then_reshape": (SCAN_THEN_RESHAPE, ("sm_80", "sm_90", "sm_100"), _FAILED),
+    "scan_then_reshape": Defect(
+        SCAN_THEN_RESHAPE, _ALL, _FAILED, _X32, np.zeros(32, np.float32), np.cumsum(_X32).tolist()
+    ),
     # The same along the last dimension of a 1x2x8 tile, reshaped to 8x2: tileiras aborts,
     # without a message (a scan along dimension 1, or a reshape to 2x8, compiles; fuzz seed 445).
-    "scan_then_reshape_3d": (SCAN_THEN_RESHAPE_3D, ("sm_80", "sm_90", "sm_100"), r"crashed \(SIGABRT\)"),
+    "scan_then_reshape_3d": Defect(
+        SCAN_THEN_RESHAPE_3D,
+        _ALL,
+        r"crashed \(SIGABRT\)",
+        _X16,
+        np.zeros(16, np.float16),
+        np.maximum.accumulate(_X16.reshape(2, 8), axis=1).ravel().tolist(),
+    ),
     # And on the way in: a reduce's result (2x16x1 -> 2x16) reshaped to 32 and scanned (the
     # same from 2x64x1 compiles, and so does the reshape of the load itself; fuzz seed 485).
-    "reduce_reshape_scan": (REDUCE_RESHAPE_SCAN, ("sm_80", "sm_90", "sm_100"), _FAILED),
+    "reduce_reshape_scan": Defect(
+        REDUCE_RESHAPE_SCAN, _ALL, _FAILED, _X32, np.zeros(32, np.float32), np.maximum.accumulate(_X32).tolist()
+    ),
     # An f4E2M1FN scatter into rows 5 elements apart (rows that do not start on a byte). One
     # of a family on sm_100: f4E2M1FN stores into rows an odd number of elements apart, through
     # any view (a partition view of 1x64 tiles with rows 65 apart too); tileiras makes invalid
     # LLVM ("Store operand must be a pointer"; fuzz seeds 72 and 521 cut down; 419, 582, 778,
     # 935, 1026, 1413 hold f4E2M1FN and fail on sm_100 alone, not cut down).
-    "f4_scatter_odd_rows": (F4_SCATTER_ODD_ROWS, ("sm_100",), _FAILED),
+    "f4_scatter_odd_rows": Defect(
+        F4_SCATTER_ODD_ROWS,
+        ("sm_100",),
+        _FAILED,
+        _F4,
+        np.zeros(6, ml_dtypes.float4_e2m1fn),
+        [0.5, -1.0, 1.5, 6.0, 0.0, 0.0],
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(TILEIRAS_DEFECTS))
 def test_kernels_tileiras_fails_on_and_we_compile(name: str) -> None:
-    import ml_dtypes
-    import numpy as np
-
     from compiler.modules import LaunchError
     from compiler.runtime import load_module
     from compiler.runtime.tileiras import compile_tileiras, write_module
     from tests.lower.harness import compile_for, run_both
 
-    text, arches, message = TILEIRAS_DEFECTS[name]
-    module = load_module(text)  # (it verifies: load_module refuses what does not)
+    d = TILEIRAS_DEFECTS[name]
+    module = load_module(d.text)  # (it verifies: load_module refuses what does not)
     require_tileiras()
     assert run_tileirdisasm(write_module(module)).ok, "NVIDIA's reader takes our bytes"
-    for arch in arches:
-        with pytest.raises(LaunchError, match=message):
+    for arch in d.arches:
+        with pytest.raises(LaunchError, match=d.message):
             compile_tileiras(module, arch, use_cache=False)
-    assert all(k.cubin for k in compile_for(text, "k", arches=arches))
-    if "f4E2M1FN" in text:
-        x = np.array([0.5, -1.0, 1.5, 6.0], ml_dtypes.float4_e2m1fn)
-        cpu, _ = run_both(text, "k", 1, [x, np.zeros(6, ml_dtypes.float4_e2m1fn)])
-        assert cpu[1].astype(np.float32).tolist() == [0.5, -1.0, 1.5, 6.0, 0.0, 0.0]
-    elif "f16" in text:
-        x = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3], np.float16)
-        cpu, _ = run_both(text, "k", 1, [x, np.zeros(16, np.float16)])
-        assert cpu[1].tolist() == np.maximum.accumulate(x.reshape(2, 8), axis=1).ravel().tolist()
-    else:
-        x = np.random.default_rng(5).permutation(32).astype(np.float32)
-        cpu, _ = run_both(text, "k", 1, [x, np.zeros(32, np.float32)])
-        scan = np.maximum.accumulate if "reduce" in text else np.cumsum
-        assert cpu[1].tolist() == scan(x).tolist()
+    assert all(k.cubin for k in compile_for(d.text, "k", arches=d.arches))
+    cpu, _ = run_both(d.text, "k", 1, [d.x, d.o])
+    assert cpu[1].astype(np.float32).tolist() == d.expected
