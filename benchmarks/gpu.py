@@ -546,7 +546,7 @@ def to_json(rows: list[Row], backends: list[str], meta: dict[str, Any], met, mis
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    from compiler.cli import write_atomic
+    from compiler.ir.files import write_atomic
 
     write_atomic(str(path), json.dumps(data, indent=2) + "\n")
 

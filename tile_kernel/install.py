@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 KERNEL_NAME = "tileir"
 DISPLAY_NAME = "Tile IR"
@@ -33,20 +33,6 @@ def kernel_json(python: str | None = None, display_name: str = DISPLAY_NAME) -> 
     }
 
 
-def _write(path: str, text: str) -> None:
-    """Write atomically (a temporary file in the same folder, then a rename)."""
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def install(
     user: bool = False,
     prefix: str | None = None,
@@ -57,9 +43,12 @@ def install(
     and return the folder it went to."""
     from jupyter_client.kernelspec import KernelSpecManager
 
+    # Written to a fresh folder that Jupyter copies into place: no reader sees them half-made.
     with tempfile.TemporaryDirectory() as staging:
-        _write(os.path.join(staging, "kernel.json"), json.dumps(kernel_json(display_name=display_name), indent=2))
-        _write(os.path.join(staging, "logo-svg.svg"), LOGO_SVG)
+        folder = Path(staging)
+        spec = json.dumps(kernel_json(display_name=display_name), indent=2)
+        (folder / "kernel.json").write_text(spec, encoding="utf-8")
+        (folder / "logo-svg.svg").write_text(LOGO_SVG, encoding="utf-8")
         return KernelSpecManager().install_kernel_spec(staging, name, user=user, prefix=prefix)
 
 

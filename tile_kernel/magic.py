@@ -418,9 +418,10 @@ class TileIRMagics(Magics):
         return list(tmod.kernels.values())
 
     def _show(self, tmod: TileModule, kind: str, args) -> bool:
-        from compiler.lower import DEFAULT_ARCH, LowerError
+        from compiler.lower import LowerError
+        from compiler.lower.targets import default_arch
 
-        arch = args.arch or tmod.arch or DEFAULT_ARCH
+        arch = args.arch or tmod.arch or default_arch()
         if kind == "ir":
             display(code_view(tmod.text, "ir", f"{tmod.name}: canonical Tile IR"))
             return True

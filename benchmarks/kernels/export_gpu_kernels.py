@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"export_gpu_kernels.py: needs cuTile Python (pip install cuda-tile): {exc}")
         return 1
     sys.path.insert(0, str(REPO))
-    from compiler.cli import write_atomic
+    from compiler.ir.files import write_atomic
 
     only = {s.strip() for s in args.only.split(",")} if args.only else None
     unknown = (only or set()) - {s.name for s in SPECS}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from compiler.lower.interpret import patch_interpreter
+from compiler.runtime.interpret import patch_interpreter
 
 # Triton 3.6's interpreter with NumPy >= 2.4 fails on tensor loop bounds; the same
 # compatibility patch as the project's triton-interpret backend.

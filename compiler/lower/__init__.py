@@ -7,7 +7,9 @@ cubins for sm_80 and newer without a GPU, or run by Triton's interpreter on the 
     k.asm["ptx"], k.cubin, k.params, k.shared, k.registers, k.spills
 
 See `codegen.py` for the shape of the generated code, `registry.py` for the per-op
-emitters, `build.py` for compiling and caching and `interpret.py` for Triton's interpreter.
+emitters, `build.py` for compiling and caching, `targets.py` for the architecture to compile for.
+Running the source under Triton's interpreter is a backend of the runtime
+(`compiler/runtime/interpret.py`), as launching the cubins on a GPU is.
 """
 
 from __future__ import annotations

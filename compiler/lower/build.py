@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..ir.files import write_atomic
 from .codegen import KernelSource, LowerError, Param, Target
 
 ASM_KINDS = ("ttir", "ttgir", "llir", "ptx")
@@ -199,7 +200,7 @@ def write_source(src: KernelSource, directory: Path) -> Path:
         same = False
     if not same:
         directory.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, data)
+        write_atomic(path, data, durable=False)
     return path
 
 
@@ -483,18 +484,6 @@ def _load_cached(entry: Path, src: KernelSource, opts: dict[str, Any]) -> Compil
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return Compiled(src, asm, cubin, metadata, registers, spills, True, opts)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 # -- cubin tools -----------------------------------------------------------------------

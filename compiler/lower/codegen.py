@@ -53,7 +53,7 @@ GPU_ONLY = "# GPU only"
 
 # Architectures the lowering targets (compute capability → name). Triton's NVIDIA backend
 # compiles for sm_80 and newer; sm_100 needs Triton's Blackwell ptxas (it ships one).
-# The architectures Triton 3.6's ptxas compiles for (others are asked of ptxas: cli.arch_problem).
+# The architectures Triton 3.6's ptxas compiles for (others are asked of ptxas: targets.arch_problem).
 KNOWN_ARCHES = (80, 86, 87, 89, 90, 100, 101, 103, 120, 121)
 DEFAULT_ARCH = "sm_90"
 

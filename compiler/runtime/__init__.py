@@ -64,7 +64,7 @@ from ..modules import (  # noqa: F401 - loading modules and finding kernels: par
 )
 
 # Where a kernel can run: `auto` (see `resolve_backend`), the CPU interpreter, the Triton lowering
-# run by Triton's interpreter on the CPU (compiler.lower.interpret), and, on an NVIDIA GPU, the
+# run by Triton's interpreter on the CPU (compiler.runtime.interpret), and, on an NVIDIA GPU, the
 # Triton lowering compiled by Triton (`triton`) or the bytecode compiled by NVIDIA's `tileiras`.
 BACKENDS = ("auto", "cpu", "triton-interpret", "triton", "tileiras")
 GPU_BACKENDS = ("triton", "tileiras")
@@ -626,9 +626,9 @@ def check_count(entry: Operation, args: Sequence[Any], given: int, cutile: bool)
 def _launch_triton_interpret(
     module: Module, entry: Operation, dims: tuple[int, int, int], args: Sequence[Any], options: RunOptions | None
 ) -> LaunchResult:
-    """The kernel lowered to Triton and run by Triton's interpreter (compiler.lower.interpret)."""
+    """The kernel lowered to Triton and run by Triton's interpreter (compiler.runtime.interpret)."""
     from ..lower import LowerError
-    from ..lower.interpret import run
+    from .interpret import run
 
     stdout = options.stdout if options else None
     timeout = options.timeout if options else None
@@ -679,14 +679,14 @@ def interrupted_loop(frame: Any, code_file: str, src: Any) -> Operation | None:
 def _interpret_with_timeout(
     module: Module, entry: Operation, dims: tuple[int, int, int], args: Sequence[Any], stdout: Any, options: RunOptions
 ) -> float:
-    """`lower.interpret.run` stopped after `options.timeout` seconds. Triton's interpreter runs the
+    """`interpret.run` stopped after `options.timeout` seconds. Triton's interpreter runs the
     generated Python, whose loops the CPU interpreter's step budget cannot count, so a timer
     interrupts it; the report names the Tile IR loop the generated line came from."""
     import signal
 
     from ..lower.build import import_kernel, require_triton
     from ..lower.codegen import Target, lower_entry
-    from ..lower.interpret import run
+    from .interpret import run
 
     require_triton()
     try:

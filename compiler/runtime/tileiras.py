@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..ir.core import Module
+from ..ir.files import write_atomic
 from ..modules import LaunchError
 from .cubin import Cubin, CubinError, read_cubin
 
@@ -308,16 +309,12 @@ def _refusal(root: Path, input_key: str) -> str | None:
 
 
 def _write_refusal(root: Path, input_key: str, message: str) -> None:
-    from ..lower.build import atomic_write
-
     index = root / "index"
     index.mkdir(parents=True, exist_ok=True)
-    atomic_write(index / f"{input_key}.json", json.dumps({"refused": message}).encode())
+    write_atomic(index / f"{input_key}.json", json.dumps({"refused": message}), durable=False)
 
 
 def _write_index(root: Path, input_key: str, key: str) -> None:
-    from ..lower.build import atomic_write
-
     index = root / "index"
     index.mkdir(parents=True, exist_ok=True)
     path = index / f"{input_key}.json"
@@ -325,14 +322,12 @@ def _write_index(root: Path, input_key: str, key: str) -> None:
     with contextlib.suppress(OSError):
         if path.read_bytes() == data:
             return
-    atomic_write(path, data)
+    write_atomic(path, data, durable=False)
 
 
 def _store(
     root: Path, key: str, input_key: str, cubin: bytes, bytecode: bytes, arch: str, opt_level: int, version: str
 ) -> None:
-    from ..lower.build import atomic_write
-
     entry = root / key
     entry.mkdir(parents=True, exist_ok=True)
     meta = {
@@ -343,6 +338,6 @@ def _store(
         "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
     }
     # The cubin first: meta.json names its hash, so a reader never takes a half-made entry.
-    atomic_write(entry / "kernel.cubin", cubin)
-    atomic_write(entry / "meta.json", json.dumps(meta, indent=1).encode())
+    write_atomic(entry / "kernel.cubin", cubin, durable=False)
+    write_atomic(entry / "meta.json", json.dumps(meta, indent=1), durable=False)
     _write_index(root, input_key, key)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import os
 import re
 import subprocess
 import tempfile
@@ -320,12 +319,6 @@ def conformance_text_cases() -> tuple[TextCase, ...]:
 
 def all_text_cases() -> tuple[TextCase, ...]:
     return sample_text_cases() + example_text_cases() + conformance_text_cases()
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 # ------------------------------------------------------------------------------------------------

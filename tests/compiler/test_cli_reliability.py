@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 
 from compiler import cli
+from compiler.cli import bytecode as cli_bytecode
+from compiler.ir.files import write_atomic
 from compiler.runtime.argspec import SpecError, parse_spec
 from tests.corpus import REPO, VADD_RUN_ARGS
 
@@ -142,7 +144,7 @@ def test_a_hard_linked_output_is_rewritten_in_place(tmp_path: Path) -> None:
     other = tmp_path / "other-name.txt"
     os.link(target, other)
     inode = target.stat().st_ino
-    cli.write_atomic(str(target), "new\n")
+    write_atomic(str(target), "new\n")
     assert other.read_text() == target.read_text() == "new\n"
     assert target.stat().st_ino == inode and target.stat().st_nlink == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other-name.txt", "out.txt"]
@@ -160,7 +162,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> 
             raise OSError(28, "No space left on device")
 
         with pytest.raises(OSError):
-            cli.write_atomic(str(target), fails)
+            write_atomic(str(target), fails)
         assert target.read_text() == "old\n"
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
@@ -171,7 +173,7 @@ def test_the_owner_and_mode_are_kept(tmp_path: Path) -> None:
     target.write_text("old\n")
     os.chown(target, 12345, 23456)
     target.chmod(0o640)
-    cli.write_atomic(str(target), "new\n")
+    write_atomic(str(target), "new\n")
     info = target.stat()
     assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (12345, 23456, 0o640)
     assert target.read_text() == "new\n"
@@ -186,7 +188,7 @@ def _dead_pid() -> int:
 def test_temporaries_of_a_killed_run_are_named_and_cleaned(tmp_path: Path) -> None:
     target = tmp_path / "out.tileirbc"
     seen: list[str] = []
-    cli.write_atomic(str(target), lambda f: seen.extend(os.listdir(tmp_path)))
+    write_atomic(str(target), lambda f: seen.extend(os.listdir(tmp_path)))
     # While it writes, the temporary file says whose it is: `.NAME.tileir<pid>.XXXXXXXX.tmp`.
     assert len(seen) == 1 and seen[0].startswith(f".out.tileirbc.tileir{os.getpid()}.") and seen[0].endswith(".tmp")
 
@@ -203,7 +205,7 @@ def test_temporaries_of_a_killed_run_are_named_and_cleaned(tmp_path: Path) -> No
         (tmp_path / name).write_text("leftover")
         if "fresh" not in name:
             os.utime(tmp_path / name, (old, old))
-    cli.write_atomic(str(target), b"new")
+    write_atomic(str(target), b"new")
     assert target.read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*kept, "out.tileirbc"])
 
@@ -527,6 +529,6 @@ def test_small_messages_name_things_as_the_user_wrote_them(capsys, tmp_path: Pat
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(bc.read_bytes())))
     status, _, err = run(capsys, "asm", "-", "-o", str(tmp_path / "x"))
     assert status == 2 and "(`tileir disasm -` prints it)" in err
-    monkeypatch.setattr(cli, "_is_terminal", lambda stream: True)
+    monkeypatch.setattr(cli_bytecode, "is_terminal", lambda stream: True)
     status, _, err = run(capsys, "asm", str(REPO / "examples" / "vector_add.tileir"), "-o", "-")
     assert status == 2 and "asm writes bytecode, a binary file: name it with -o OUT" in err

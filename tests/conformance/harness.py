@@ -308,7 +308,8 @@ def opt_arguments(text: str, path: Path) -> list[str]:
 def verify_diagnostics_chunks(path: Path):
     """For each `// -----` chunk of a -verify-diagnostics file: (index, ExpectationReport),
     with `tileir opt` run in-process with the options of the file's RUN line."""
-    from compiler.cli import build_parser, opt_diagnostics
+    from compiler.cli import build_parser
+    from compiler.cli.text import opt_diagnostics
     from compiler.ir.source import SourceFile
     from compiler.text import split_input
     from compiler.verify.expected import check_expected

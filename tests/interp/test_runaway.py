@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from compiler import cli
+from compiler.cli import launch as cli_launch
 from compiler.interp import DEFAULT_MAX_STEPS, InterpError, Machine, RunOptions
 from compiler.runtime import find_kernel, launch, load_module
 from tests.corpus import REPO
@@ -196,7 +197,7 @@ def test_timeout_stops_a_runaway_without_a_step_budget():
 def test_default_budget_and_no_limit():
     assert RunOptions().max_steps == DEFAULT_MAX_STEPS and not RunOptions().timeout
     # The CLI repeats the default so that `tileir --help` need not import the interpreter.
-    assert cli.DEFAULT_MAX_STEPS == DEFAULT_MAX_STEPS
+    assert cli_launch.DEFAULT_MAX_STEPS == DEFAULT_MAX_STEPS
     # A finite loop of 2000 iterations passes a budget of 0 (no limit) and of exactly 2000.
     text = FOR.replace("<i64: 9223372036854775807>", "<i64: 2000>")
     for steps in (0, 2000):

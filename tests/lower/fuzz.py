@@ -917,7 +917,7 @@ class Gen:
         "i32": ["add", "and", "or", "xor", "max", "min", "umax", "umin", "xchg", "cas"],
         "i64": ["add", "and", "or", "xor", "max", "min", "umax", "umin", "xchg", "cas"],
         # (no f16: Triton's interpreter cannot add f16 atomically past its range, which the
-        # edge values reach; the backend says so, compiler/lower/interpret.py)
+        # edge values reach; the backend says so, compiler/runtime/interpret.py)
         "f32": ["addf", "xchg", "cas"],
         "f64": ["addf", "xchg", "cas"],
     }

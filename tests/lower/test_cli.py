@@ -17,8 +17,11 @@ import numpy as np
 import pytest
 
 from compiler import cli
+from compiler.cli import compile as cli_compile
+from compiler.cli import launch as cli_launch
+from compiler.lower import DEFAULT_ARCH, registry, to_triton
 from compiler.lower import compile as lower_compile
-from compiler.lower import registry, to_triton
+from compiler.lower.targets import local_arch
 from compiler.runtime import BACKENDS, load_module
 from tests.corpus import REPO, VADD_RUN_ARGS
 from tests.lower.harness import UNLOWERABLE
@@ -197,7 +200,7 @@ def test_without_nvidia_smi_the_default_is_sm_90(capsys, tmp_path: Path, monkeyp
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi here
     if os.path.exists("/dev/nvidia0"):
         pytest.skip("a GPU device is here: the default comes from cuda.core or torch")
-    assert cli.local_arch() is None
+    assert local_arch() is None
     status, _, err = run(capsys, "compile", VADD, "--emit", "triton")
     assert status == 0 and "arch sm_90" in err
 
@@ -429,8 +432,10 @@ def test_help(capsys) -> None:
 # -- tileir run --backend triton-interpret -----------------------------------------------------
 
 
-def test_backends_match_the_runtime() -> None:
-    assert cli.BACKENDS == BACKENDS
+def test_backends_and_default_arch_match_the_core() -> None:
+    # The command line repeats them so that `--help` imports neither the runtime nor the lowering.
+    assert cli_launch.BACKENDS == BACKENDS
+    assert cli_compile.FALLBACK_ARCH == DEFAULT_ARCH
 
 
 def test_run_on_the_triton_interpreter(capsys, tmp_path: Path) -> None:

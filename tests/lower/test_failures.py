@@ -1,5 +1,5 @@
 """What goes wrong while a kernel runs under triton-interpret is reported as the CPU backend
-reports it (compiler/lower/interpret.py): a failed `assert` and a broken `assume` with the
+reports it (compiler/runtime/interpret.py): a failed `assert` and a broken `assume` with the
 op's Tile IR line and the tile block, a store to a read-only array with the argument (and
 the array is never written)."""
 

@@ -139,7 +139,7 @@ def test_mmaf_random_data_within_bound(el, acc, mkn, lead):
 def run_for_arch(text: str, arch: str, args: list) -> None:
     """Runs the kernel's source generated for `arch` under Triton's interpreter."""
     from compiler.lower.codegen import lower_entry
-    from compiler.lower.interpret import run
+    from compiler.runtime.interpret import run
     from compiler.runtime import load_module
 
     module = load_module(text)

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from compiler import cli
+from compiler.cli import launch as cli_launch
 from compiler.runtime import find_kernel, load_module
 from tests.corpus import REPO
 
@@ -71,13 +72,13 @@ def test_bench_rounds_give_the_median_ratio_and_its_range(capsys) -> None:
 @pytest.mark.skipif(not HAS_TRITON_INTERPRETER, reason="Triton's interpreter needs triton and torch")
 def test_bench_rounds_alternate_the_order_of_the_backends(capsys, monkeypatch) -> None:
     order: list[str] = []
-    real = cli._Launchable.launch
+    real = cli_launch.Launchable.launch
 
     def spy(self, args, command, values, backend, options, timed=None):
         order.append(backend)
         return real(self, args, command, values, backend, options, timed=timed)
 
-    monkeypatch.setattr(cli._Launchable, "launch", spy)
+    monkeypatch.setattr(cli_launch.Launchable, "launch", spy)
     argv = ("--backend", "cpu,triton-interpret", "--repeat", "1", "--warmup", "0", "--rounds", "3")
     status, out, _ = run(capsys, "bench", VADD, *VADD_ARGS, *argv)
     assert status == 0 and len(rows(out)) == 2
@@ -93,7 +94,7 @@ def test_bench_auto_says_it_ran_on_the_cpu(capsys) -> None:
 
 def test_bench_reports_tflops_for_mma_kernels(capsys) -> None:
     entry = find_kernel(load_module(MATMUL), None)
-    assert cli.mma_flops(entry) == 2 * 64 * 64 * 32  # one mmaf of 64x32 by 32x64 per tile block
+    assert cli_launch.mma_flops(entry) == 2 * 64 * 64 * 32  # one mmaf of 64x32 by 32x64 per tile block
     argv = ["--grid", "1,1", "--cutile-args", "--arg", "rand:64x32:f16", "--arg", "rand:32x64:f16"]
     status, out, _ = run(
         capsys, "bench", MATMUL, *argv, "--arg", "zeros:64x64:f16", "--backend", "cpu", "--repeat", "1"

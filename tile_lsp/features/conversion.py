@@ -131,9 +131,9 @@ def _compile_thread() -> concurrent.futures.ThreadPoolExecutor:
 
 
 def _target(arch: str):
-    from compiler.cli import arch_problem
     from compiler.lower import LowerError, Target
     from compiler.lower.build import require_triton
+    from compiler.lower.targets import arch_problem
 
     try:
         target = Target.parse(arch)

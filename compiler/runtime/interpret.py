@@ -1,7 +1,7 @@
 """Running the generated Triton source under Triton's interpreter (`TRITON_INTERPRET=1`),
 on the CPU: a third-party executor of our translation, for machines without a GPU.
 
-    from compiler.lower.interpret import run
+    from compiler.runtime.interpret import run
     run(module, "vector_add", grid=(4,), args=[a, n, 1, b, n, 1, c, n, 1])
 
 Arguments are checked and converted exactly as the CPU backend does (`compiler.runtime`):
@@ -41,7 +41,9 @@ from ..interp import InterpError, dtypes
 from ..interp.memory import unpack_nibbles_into
 from ..ir.core import Module, Operation
 from ..ir.types import IntegerType, PointerType, TileType
-from .codegen import KernelSource, LowerError, Target
+from ..lower.build import import_kernel, require_triton
+from ..lower.codegen import KernelSource, LowerError, Target, lower_entry
+from . import ArgumentChecks, LaunchError, StridedArray, _param_text
 
 _SIGNED = {1: np.int8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 _TORCH_BY_SIG = {
@@ -82,7 +84,6 @@ def _strided_view(array: np.ndarray, signature: str, where: str) -> tuple[Any, t
     its first element (the kernel is told the strides). Where that memory is read-only (the
     CPU backend's test: the buffer's flag, not the view's), the tensor is over a copy of the
     bytes: (the bytes, the copy) come back too, for `_read_only_error`."""
-    from ..runtime import LaunchError, StridedArray
 
     window = StridedArray.window(array)
     if window is None:
@@ -222,9 +223,6 @@ def run(
     LowerError for what cannot be lowered or interpreted, InterpError for what fails in the
     run (a failed assert, a broken assume, a store to a read-only array: module doc), as the
     CPU backend raises it, and LaunchError for bad arguments."""
-    from ..runtime import ArgumentChecks, LaunchError, StridedArray, _param_text
-    from .build import import_kernel, require_triton
-    from .codegen import lower_entry
 
     require_triton()
     try:

@@ -1,0 +1,351 @@
+"""`tileir compile`: a kernel lowered to Triton and compiled for one or several GPU
+architectures, to Triton source, TTIR, TTGIR, LLVM IR, PTX, a cubin or SASS."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import sys
+import time
+
+from .common import (
+    EXIT_ERRORS,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    PROG,
+    CliError,
+    err,
+    is_terminal,
+    load_kernel,
+    lowering_error,
+    require_cache,
+    write_output,
+    write_text,
+)
+
+# What `tileir compile --emit` writes, with the suffix of its file when several go into a directory.
+EMIT_SUFFIXES = {
+    "triton": ".py",
+    "ttir": ".ttir",
+    "ttgir": ".ttgir",
+    "llir": ".ll",
+    "ptx": ".ptx",
+    "cubin": ".cubin",
+    "sass": ".sass",
+}
+EMIT_KINDS = tuple(EMIT_SUFFIXES)
+# compiler.lower.DEFAULT_ARCH, the target without a visible GPU: repeated here so that `--help`
+# need not import the lowering (a test keeps the two equal).
+FALLBACK_ARCH = "sm_90"
+
+
+def _compile_targets(args: argparse.Namespace) -> list:
+    """The Targets of --arch, one or several separated by commas (default: the local GPU's,
+    else sm_90), in order, each once; a usage error for an empty or unknown one."""
+    from compiler.lower import LowerError, Target
+    from compiler.lower.targets import arch_problem, default_arch
+
+    names = [None] if args.arch is None else [name.strip() for name in args.arch.split(",")]
+    if "" in names:
+        raise CliError(
+            f"--arch {args.arch!r}: an empty architecture; name one or several, e.g. sm_90 or sm_80,sm_90,sm_100 "
+            "(or leave --arch out: the local GPU's, else sm_90)"
+        )
+    targets = []
+    for name in dict.fromkeys(names):
+        arch = name or default_arch()
+        try:
+            target = Target.parse(arch)
+        except LowerError as exc:
+            raise CliError(f"--arch: {exc.message}") from None
+        problem = arch_problem(target.cc) if args.emit != "triton" else None
+        if problem is not None:
+            raise CliError(f"--arch {arch}: {problem}")
+        targets.append(target)
+    return targets
+
+
+def _check_compile_options(args: argparse.Namespace) -> None:
+    from compiler.lower.build import option_problem
+
+    if args.jobs < 1:
+        raise CliError(f"-j {args.jobs}: give 1 or more worker processes")
+
+    for flag, value in (("--num-warps", args.num_warps), ("--num-stages", args.num_stages)):
+        problem = option_problem(flag[2:].replace("-", "_"), value) if value is not None else None
+        if problem is not None:
+            raise CliError(f"{flag} {value}: {problem}")
+    if args.output not in (None, "-") and any(
+        path != "-" and os.path.realpath(args.output) == os.path.realpath(path) for path in args.file
+    ):
+        raise CliError(f"-o {args.output} would replace the input file")
+    if args.emit == "cubin" and args.output in (None, "-") and is_terminal(sys.stdout):
+        raise CliError("--emit cubin writes a binary file: name it with -o OUT (or redirect standard output)")
+
+
+def command_compile(args: argparse.Namespace) -> int:
+    from compiler.lower import LowerError
+    from compiler.lower.build import require_triton
+
+    _check_compile_options(args)
+    if args.emit != "triton":
+        try:
+            require_triton()
+        except LowerError as exc:
+            raise CliError(f"--emit {args.emit}: {exc.message}") from None
+        require_cache(f"--emit {args.emit}")
+    targets = _compile_targets(args)
+    if len(args.file) * len(targets) > 1:
+        return _compile_batch(args, targets)
+    loaded = load_kernel(args, "compile", "not compiled", args.file[0])
+    if loaded is None:
+        return EXIT_ERRORS
+    status, output, summary = _compile_one(args, *loaded, targets[0])
+    if output is not None:
+        write_output(args.output or "-", output)
+        if not args.quiet:
+            err(summary)
+    return status
+
+
+def _compile_batch(args: argparse.Namespace, targets: list) -> int:
+    """Every FILE for every --arch in this one process (Triton's start-up paid once), each
+    output written to -o DIR as STEM.ARCH.EXT; all inputs are read and checked first, and a
+    kernel that fails does not stop the others (the exit status is the worst)."""
+    files = args.file
+    count = (
+        f"{len(files) * len(targets)} outputs ({len(files)} file{'s' * (len(files) != 1)}, "
+        f"{len(targets)} architecture{'s' * (len(targets) != 1)})"
+    )
+    if "-" in files:
+        raise CliError("- (standard input) cannot be one of several inputs: name the files")
+    if args.output in (None, "-"):
+        raise CliError(f"{count}: name a directory for them with -o DIR")
+    out_dir = args.output
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise CliError(f"-o {out_dir}: not a directory (several outputs go into one)")
+    stem_of = {path: os.path.splitext(os.path.basename(path))[0] for path in files}  # (each path once)
+    owner: dict[str, str] = {}
+    for path, stem in stem_of.items():
+        other = owner.setdefault(stem, path)
+        if other != path:
+            raise CliError(f"'{other}' and '{path}' would both write {stem}.*: compile them separately")
+    status = EXIT_OK
+    loaded = []
+    for path in stem_of:
+        kernel = load_kernel(args, "compile", "not compiled", path)
+        if kernel is None:
+            status = EXIT_ERRORS
+        else:
+            loaded.append((path, kernel))
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"cannot make the directory '{out_dir}': {exc.strerror or exc}") from None
+    tasks = [(path, kernel, target) for path, kernel in loaded for target in targets]
+    jobs = min(args.jobs, len(tasks))
+    if jobs > 1:
+        results = _compile_in_processes(args, tasks, jobs)
+    else:
+        results = (_compile_one(args, *kernel, target) for _, kernel, target in tasks)
+    for (path, _, target), (done, output, summary) in zip(tasks, results):
+        status = max(status, done)
+        if output is None:
+            continue
+        destination = os.path.join(out_dir, f"{stem_of[path]}.{target.arch}{EMIT_SUFFIXES[args.emit]}")
+        write_output(destination, output)
+        if not args.quiet:
+            err(f"{destination}: {summary}")
+    return status
+
+
+def _compile_in_processes(args: argparse.Namespace, tasks: list, jobs: int):
+    """The results of `_compile_one` for `tasks`, computed by `jobs` worker processes (each
+    pays Triton's start-up once), in the tasks' order; what a worker reported is printed
+    before its result is used, so the output reads as a serial run's."""
+    import concurrent.futures
+    import multiprocessing
+
+    options = {name: getattr(args, name) for name in ("kernel", "emit", "num_warps", "num_stages", "no_cache")}
+    # spawn: a fresh interpreter per worker (no fork of a process that may hold threads)
+    pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = [pool.submit(_compile_task, path, target.arch, options) for path, _, target in tasks]
+        for future in futures:
+            done, output, summary, reported = future.result()
+            if reported:
+                write_text(sys.stderr, reported)
+            yield done, output, summary
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _compile_task(path: str, arch: str, options: dict) -> tuple[int, str | bytes | None, str, str]:
+    """`_compile_one` of `path` for `arch` in a worker process: (status, output, summary, what
+    it reported on stderr)."""
+    from compiler.lower import Target
+
+    args = argparse.Namespace(**options)
+    reported = io.StringIO()
+    with contextlib.redirect_stderr(reported):
+        try:
+            loaded = load_kernel(args, "compile", "not compiled", path)
+            if loaded is None:
+                return EXIT_ERRORS, None, "", reported.getvalue()
+            done, output, summary = _compile_one(args, *loaded, Target.parse(arch))
+        except CliError as exc:
+            err(f"{PROG}: error: {exc}")
+            done, output, summary = exc.status, None, ""
+    return done, output, summary, reported.getvalue()
+
+
+def _compile_one(args: argparse.Namespace, module, entry, target) -> tuple[int, str | bytes | None, str]:
+    """(exit status, the output or None, the summary line) of `entry` compiled for `target`;
+    a failure is reported here."""
+    from compiler.lower import LowerError, compile_source, disassemble, lower
+
+    start = time.perf_counter()
+    options = {"num_warps": args.num_warps, "num_stages": args.num_stages}
+    try:
+        source = lower(module, entry, target, options)
+    except LowerError as exc:
+        err(lowering_error(exc.report()))  # an op or type the target cannot do
+        return EXIT_ERRORS, None, ""
+    compiled = None
+    if args.emit == "triton":
+        output: str | bytes = source.text
+        elapsed = time.perf_counter() - start
+    else:
+        try:
+            with _triton_prints():
+                compiled = compile_source(source, use_cache=not args.no_cache, **options)
+        except LowerError as exc:
+            # Triton refused what the lowering wrote: a bug of ours, not of the input.
+            err(lowering_error(exc.report()))
+            return EXIT_INTERNAL, None, ""
+        elapsed = time.perf_counter() - start  # the compile's, not the disassembler's
+        if args.emit == "cubin":
+            output = compiled.cubin
+        elif args.emit == "sass":
+            try:
+                output = disassemble(compiled.cubin)
+            except LowerError as exc:  # cuobjdump missing or failing
+                raise CliError(f"--emit sass: {exc.message}") from None
+        else:
+            output = compiled.asm[args.emit]
+    return EXIT_OK, output, _compile_summary(source, compiled, args.emit, elapsed)
+
+
+@contextlib.contextmanager
+def _triton_prints():
+    """Keep what Triton prints (a failed ptxas run prints the whole PTX) off standard output,
+    which carries the result: to stderr after a success (dumps the user asked Triton for),
+    dropped after a failure unless TILEIR_TRACEBACK is set (the error says what failed)."""
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(captured):
+            yield
+    except BaseException:
+        if os.environ.get("TILEIR_TRACEBACK"):
+            write_text(sys.stderr, captured.getvalue())
+        raise
+    write_text(sys.stderr, captured.getvalue())
+
+
+def _compile_summary(source, compiled, emit: str, elapsed: float) -> str:
+    """`kernel @k  arch sm_90  emit ptx  registers 38  spills 0 B  shared 0 B  warps 4  time 0.912 s`."""
+    parts = [f"kernel @{source.kernel}", f"arch {source.target.arch}", f"emit {emit}"]
+    if compiled is None:
+        parts.append(f"time {elapsed:.3f} s (Triton source, not compiled)")
+        return "  ".join(parts)
+
+    def known(value, unit: str = "") -> str:
+        return "?" if value is None else f"{value}{unit}"
+
+    parts += [
+        f"registers {known(compiled.registers)}",
+        f"spills {known(compiled.spills, ' B')}",
+        f"shared {compiled.shared} B",
+        f"warps {compiled.num_warps}",
+        f"time {elapsed:.3f} s" + (" (cached)" if compiled.cached else ""),
+    ]
+    return "  ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments
+
+
+def arguments_compile(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Lower a kernel to Triton and compile it with Triton for a GPU architecture; no GPU is needed. "
+        "The result goes to standard output or -o OUT (replaced atomically); a summary line (registers, "
+        "spills, shared memory, compile time) goes to standard error. Several files and architectures "
+        "(--arch sm_80,sm_90,sm_100) are compiled in one process, which pays Triton's start-up once, into "
+        "the directory -o DIR. Compiles are cached in $TILEIR_CACHE_DIR (default ~/.cache/tileir)."
+    )
+    parser.epilog = (
+        "Examples: tileir compile examples/vector_add.tileir --arch sm_90 --emit ptx -o vector_add.ptx; "
+        "tileir compile examples/*.tileir --arch sm_80,sm_90,sm_100 --emit cubin -o build. "
+        "Exit status: 0 ok; 1 the module has errors or uses what the lowering cannot express for the "
+        "target (the op and its line are named); 2 bad usage, an unreadable file, an unknown kernel, "
+        "Triton not installed; 3 Triton refused the lowered kernel (a bug in the lowering); of several "
+        "compiles, the worst."
+    )
+    parser.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="+",
+        help="a .tileir text or .tileirbc bytecode file, or - for stdin; several are compiled in one process",
+    )
+    parser.add_argument("-k", "--kernel", metavar="K", help="the entry to compile (default: the only one)")
+    parser.add_argument(
+        "--arch",
+        metavar="ARCH",
+        help=f"the GPU architecture: sm_80, sm_90, sm_100, ..., or several separated by commas "
+        f"(default: the local GPU's, else {FALLBACK_ARCH})",
+    )
+    parser.add_argument(
+        "--emit",
+        choices=EMIT_KINDS,
+        default="ptx",
+        help=(
+            "what to write: triton (the generated Python source; no compile), ttir, ttgir, llir, ptx (default), "
+            "cubin (binary: not to a terminal), sass (the cubin disassembled by cuobjdump)"
+        ),
+    )
+    parser.add_argument(
+        "-o",
+        dest="output",
+        metavar="OUT",
+        help="output file (default: stdout); with several files or architectures, a directory that receives "
+        "STEM.ARCH.EXT for each (made if missing)",
+    )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with several files or architectures, compile in N worker processes (default 1: this one)",
+    )
+    parser.add_argument(
+        "--num-warps",
+        type=int,
+        metavar="N",
+        help="warps per CTA (default: the IR's hint, else 4, or for a kernel with a matrix multiply 4 or 8 by its "
+        "loops' shape)",
+    )
+    parser.add_argument(
+        "--num-stages",
+        type=int,
+        metavar="N",
+        help="pipelining stages of loops (default: the IR's hint, else 3, or for a kernel with a matrix multiply "
+        "2 to 6 by the bytes a loop iteration loads)",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="compile from scratch; neither read nor write the cache"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no summary line")
