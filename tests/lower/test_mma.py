@@ -139,8 +139,8 @@ def test_mmaf_random_data_within_bound(el, acc, mkn, lead):
 def run_for_arch(text: str, arch: str, args: list) -> None:
     """Runs the kernel's source generated for `arch` under Triton's interpreter."""
     from compiler.lower.codegen import lower_entry
-    from compiler.runtime.interpret import run
     from compiler.runtime import load_module
+    from compiler.runtime.interpret import run
 
     module = load_module(text)
     entry = module.entries()[0]
