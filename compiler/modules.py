@@ -1,6 +1,7 @@
 """Modules as the tools meet them: `load_module` (a verified module from a `Module`, a path to
 a text or bytecode file, IR text or bytecode bytes), `find_kernel` and the names of its kernels,
-and NVIDIA's own Tile IR tools found on the machine (`tileiras`, `tileirdisasm`).
+and NVIDIA's own Tile IR tools found on the machine (`tileiras`, `tileirdisasm`), and which GPU
+programs may see (`visible_gpu`).
 
 Everything that runs or compiles a kernel starts here (`compiler.runtime` re-exports it all,
 `compiler.lower` and the command line's `compile` use it directly): it needs only the parser,
@@ -77,6 +78,17 @@ def find_tileirdisasm() -> str | None:
 def find_tileiras() -> str | None:
     """NVIDIA's Tile IR compiler (see `find_nvidia_tool`; $TILEIRAS overrides)."""
     return find_nvidia_tool("tileiras", "TILEIRAS")
+
+
+def visible_gpu() -> str | None:
+    """The first GPU that CUDA_VISIBLE_DEVICES shows programs, as CUDA reads it (an index or a
+    GPU-UUID; "" when the variable is unset: the first GPU there is), or None where it hides
+    every GPU (empty, or starting with a negative index)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return ""
+    first = visible.split(",")[0].strip()
+    return None if first == "" or first.startswith("-") else first
 
 
 def disassemble(data: bytes, name: str = "<bytecode>", path: str | None = None) -> str:

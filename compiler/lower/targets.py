@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from ..modules import visible_gpu
 from .codegen import DEFAULT_ARCH, KNOWN_ARCHES
 
 
@@ -25,9 +26,8 @@ def local_arch() -> str | None:
     import shutil
     import subprocess
 
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    first = visible.split(",")[0].strip() if visible is not None else None
-    if first is not None and (first == "" or first.startswith("-")):
+    first = visible_gpu()
+    if first is None:
         return None  # CUDA_VISIBLE_DEVICES hides every GPU
     smi = shutil.which("nvidia-smi")
     if smi is not None:

@@ -61,6 +61,7 @@ from ..modules import (  # noqa: F401 - loading modules and finding kernels: par
     kernel_name,
     load_module,
     signature,
+    visible_gpu,
 )
 
 # Where a kernel can run: `auto` (see `resolve_backend`), the CPU interpreter, the Triton lowering
@@ -397,13 +398,8 @@ def gpu_present() -> bool:
     """Whether an NVIDIA GPU looks usable, checked cheaply (no GPU library is imported): not
     hidden by TILEIR_NO_GPU=1 or CUDA_VISIBLE_DEVICES, and a device node /dev/nvidia0 or an
     `nvidia-smi -L` that lists a GPU."""
-    if os.environ.get("TILEIR_NO_GPU"):
+    if os.environ.get("TILEIR_NO_GPU") or visible_gpu() is None:
         return False
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        first = visible.split(",")[0].strip()
-        if first == "" or first.startswith("-"):
-            return False
     if os.path.exists("/dev/nvidia0"):
         return True
     smi = shutil.which("nvidia-smi")

@@ -43,7 +43,8 @@ from ..ir.core import Module, Operation
 from ..ir.types import IntegerType, PointerType, TileType
 from ..lower.build import import_kernel, require_triton
 from ..lower.codegen import KernelSource, LowerError, Target, lower_entry
-from . import ArgumentChecks, LaunchError, StridedArray, _param_text
+from ..modules import _param_text
+from . import ArgumentChecks, LaunchError, StridedArray
 
 _SIGNED = {1: np.int8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 _TORCH_BY_SIG = {

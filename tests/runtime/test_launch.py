@@ -276,6 +276,25 @@ def test_auto_without_a_gpu_runs_on_the_cpu_and_gpu_backends_say_why(monkeypatch
         assert info.value.message.startswith(f"the {backend} backend runs on an NVIDIA GPU and none was found")
 
 
+@pytest.mark.parametrize(
+    ("visible", "first"),
+    [(None, ""), ("", None), ("-1", None), ("-1,0", None), (" 1, 0", "1"), ("GPU-8f2c", "GPU-8f2c"), (",0", None)],
+)
+def test_visible_gpu_reads_cuda_visible_devices_as_cuda_does(
+    monkeypatch: pytest.MonkeyPatch, visible: str | None, first: str | None
+) -> None:
+    # CUDA stops at the first invalid entry: an empty or negative first entry hides every GPU.
+    from compiler.runtime import gpu_present, visible_gpu
+
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert visible_gpu() == first
+    if first is None:
+        assert not gpu_present()
+
+
 def test_with_a_gpu_auto_picks_triton_unless_cuda_core_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     import compiler.runtime as runtime
 
