@@ -98,29 +98,32 @@ def _imports(path: Path, module: str) -> list[tuple[int, str]]:
     return found
 
 
-def _violations() -> list[str]:
-    rank = _rank()
-    problems = []
+def _project_imports():
+    """(file, line, its unit, the imported module, that module's unit) of every import of one
+    of the project's packages, in every module of the project."""
     for package in PACKAGES:
         for path in sorted((REPO / package).rglob("*.py")):
             module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
-            source = _unit(module)
-            assert source in rank, f"{module}: a package no layer names; add it to CORE_LAYERS or FACE_USES"
             for line, imported in _imports(path, module):
-                if imported.split(".")[0] not in PACKAGES:
-                    continue
-                target = _unit(imported)
-                if target == source or (source, target) in EXCEPTIONS:
-                    continue
-                if target not in rank:
-                    target = "compiler"  # `from compiler import __version__`: a name, not a module
-                if target in FACE_USES:
-                    allowed = target in FACE_USES.get(source, frozenset())  # the core uses no face
-                else:
-                    allowed = rank[target] <= rank[source]  # its own layer, or one below
-                if not allowed:
-                    where = path.relative_to(REPO)
-                    problems.append(f"{where}:{line}: {source} imports {imported} ({target} is not below it)")
+                if imported.split(".")[0] in PACKAGES:
+                    yield path.relative_to(REPO), line, _unit(module), imported, _unit(imported)
+
+
+def _violations() -> list[str]:
+    rank = _rank()
+    problems = []
+    for where, line, source, imported, target in _project_imports():
+        assert source in rank, f"{where}: a package no layer names; add it to CORE_LAYERS or FACE_USES"
+        if target == source or (source, target) in EXCEPTIONS:
+            continue
+        if target not in rank:
+            target = "compiler"  # `from compiler import __version__`: a name, not a module
+        if target in FACE_USES:
+            allowed = target in FACE_USES.get(source, frozenset())  # the core uses no face
+        else:
+            allowed = rank[target] <= rank[source]  # its own layer, or one below
+        if not allowed:
+            problems.append(f"{where}:{line}: {source} imports {imported} ({target} is not below it)")
     return problems
 
 
@@ -132,12 +135,7 @@ def test_no_lower_layer_imports_a_higher_one() -> None:
 def test_every_exception_is_still_needed() -> None:
     # An exception nobody needs any more is removed, so that the rule is not quietly wider.
     rank = _rank()
-    used = set()
-    for package in PACKAGES:
-        for path in (REPO / package).rglob("*.py"):
-            module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
-            for _, imported in _imports(path, module):
-                used.add((_unit(module), _unit(imported)))
+    used = {(source, target) for _, _, source, _, target in _project_imports()}
     for pair in EXCEPTIONS:
         assert pair in used, f"{pair}: no module imports that way any more; remove the exception"
         assert rank[pair[1]] > rank[pair[0]], f"{pair}: not against the order; remove the exception"

@@ -418,10 +418,6 @@ class TileIRMagics(Magics):
         return list(tmod.kernels.values())
 
     def _show(self, tmod: TileModule, kind: str, args) -> bool:
-        from compiler.lower import LowerError
-        from compiler.lower.targets import default_arch
-
-        arch = args.arch or tmod.arch or default_arch()
         if kind == "ir":
             display(code_view(tmod.text, "ir", f"{tmod.name}: canonical Tile IR"))
             return True
@@ -440,6 +436,11 @@ class TileIRMagics(Magics):
         except LaunchError as e:
             display(error_view(f"--show {kind}", [e.message]))
             return False
+        from compiler.lower import LowerError
+        from compiler.lower.targets import default_arch
+
+        # (only for what is lowered: finding the local GPU's may run nvidia-smi)
+        arch = args.arch or tmod.arch or default_arch()
         ok = True
         for kernel in kernels:
             try:

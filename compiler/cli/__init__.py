@@ -121,11 +121,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def has_command(name: str) -> bool:
     """Whether `tileir NAME` exists (e.g. `translate`, which arrives with bytecode support)."""
-    for action in build_parser()._actions:  # noqa: SLF001 - argparse has no public accessor
-        choices = getattr(action, "choices", None)
-        if isinstance(choices, dict) and name in choices:
-            return True
-    return False
+    return name in COMMANDS
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -164,7 +164,7 @@ def compile_tileiras(module: Module, arch: str, *, use_cache: bool = True, opt_l
             hit = _lookup_index(root, input_key, bytecode, arch, opt_level)
             if hit is not None:
                 return hit
-            refused = _refusal(root, input_key)
+            refused = _pointer(root, input_key, "refused")  # why, where the cache was filled
             if refused is not None:
                 raise _error(f"tileiras refused this module where the cache was filled: {refused}")
         raise _error(
@@ -287,37 +287,38 @@ def _load(entry: Path, bytecode: bytes, arch: str, opt_level: int) -> TileirasCu
     return TileirasCubin(cubin, info, arch, _release(str(meta.get("tool_version", ""))), True)
 
 
-def _lookup_index(root: Path, input_key: str, bytecode: bytes, arch: str, opt_level: int) -> TileirasCubin | None:
+def _index_file(root: Path, input_key: str) -> Path:
+    """Where the cache says what became of an input whatever the tileiras version: the key of
+    its entry (`{"key": ...}`), or why tileiras refused it (`{"refused": ...}`)."""
+    return root / "index" / f"{input_key}.json"
+
+
+def _pointer(root: Path, input_key: str, field: str) -> str | None:
+    """The string `field` of the input's index file, if there is one."""
     try:
-        pointer = json.loads((root / "index" / f"{input_key}.json").read_text(encoding="utf-8"))
-        key = pointer["key"]
-    except (OSError, ValueError, TypeError, KeyError):
+        pointer = json.loads(_index_file(root, input_key).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    if not isinstance(key, str) or not re.fullmatch(r"[0-9a-f]{32}", key):
+    value = pointer.get(field) if isinstance(pointer, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _lookup_index(root: Path, input_key: str, bytecode: bytes, arch: str, opt_level: int) -> TileirasCubin | None:
+    key = _pointer(root, input_key, "key")
+    if key is None or not re.fullmatch(r"[0-9a-f]{32}", key):
         return None
     return _load(root / key, bytecode, arch, opt_level)
 
 
-def _refusal(root: Path, input_key: str) -> str | None:
-    """Why tileiras refused this input where the cache was filled, if it did."""
-    try:
-        pointer = json.loads((root / "index" / f"{input_key}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    refused = pointer.get("refused") if isinstance(pointer, dict) else None
-    return refused if isinstance(refused, str) else None
-
-
 def _write_refusal(root: Path, input_key: str, message: str) -> None:
-    index = root / "index"
-    index.mkdir(parents=True, exist_ok=True)
-    write_atomic(index / f"{input_key}.json", json.dumps({"refused": message}), durable=False)
+    path = _index_file(root, input_key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps({"refused": message}), durable=False)
 
 
 def _write_index(root: Path, input_key: str, key: str) -> None:
-    index = root / "index"
-    index.mkdir(parents=True, exist_ok=True)
-    path = index / f"{input_key}.json"
+    path = _index_file(root, input_key)
+    path.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps({"key": key}).encode()
     with contextlib.suppress(OSError):
         if path.read_bytes() == data:

@@ -171,7 +171,10 @@ def compile_for(text: str, kernel: str | None = None, arches: Sequence[str] = AR
 
 
 def triton_version() -> tuple[int, int]:
-    major, minor = str(triton.__version__).split(".")[:2]
+    """(major, minor) of the Triton the lowering compiles with."""
+    from compiler.lower import triton_version as version
+
+    major, minor = str(version()).split(".")[:2]
     return int(major), int(minor)
 
 
