@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from compiler import runtime as _runtime
 from compiler.interp import DEFAULT_MAX_STEPS, InterpError, InterruptedLaunch, RunOptions
 from compiler.ir.core import Module, Operation
 from compiler.runtime import (
     BACKENDS,
+    GPU_BACKENDS,
     LaunchError,
     LaunchResult,
     find_kernel,
@@ -34,13 +34,13 @@ from compiler.runtime import (
     launch,
     signature,
 )
+from compiler.runtime import backends as _backends  # (as a module: tests replace its functions)
 
 from .render import Rich, esc, note_view, seconds
 
 # What `--backend` accepts; the policy (what runs where, `auto`) is the runtime's
-# (`compiler.runtime.resolve_backend`): this module only words its answers for a notebook.
+# (`compiler.runtime.backends.resolve_backend`): this module only words its answers for a notebook.
 BACKEND_CHOICES = ("auto", "cpu", "triton", "tileiras", "triton-interpret")
-GPU_BACKENDS = ("triton", "tileiras")
 
 
 def resolve_backend(requested: str | None) -> tuple[str, str | None]:
@@ -55,7 +55,7 @@ def resolve_backend(requested: str | None) -> tuple[str, str | None]:
             "use backend 'cpu' (the interpreter), 'triton-interpret' or 'auto'",
             kind="backend",
         )
-    backend, why = _runtime.resolve_backend(choice)
+    backend, why = _backends.resolve_backend(choice)
     if choice != "auto":
         return backend, None
     if backend == "cpu":
@@ -70,7 +70,7 @@ def available_backends() -> list[str]:
     found = ["cpu"]
     if "triton-interpret" in BACKENDS and find_spec("triton") is not None and find_spec("torch") is not None:
         found.append("triton-interpret")
-    if gpu_present() and _runtime.gpu_launcher_missing() is None:
+    if gpu_present() and _backends.gpu_launcher_missing() is None:
         found.extend(GPU_BACKENDS)
     return found
 

@@ -44,20 +44,20 @@ from typing import Any
 
 import numpy as np
 
-from ..modules import is_cutile_kernel  # (exported here too: the runtime's users ask it)
-from . import ArrayTable, LaunchError, StridedArray, _c_strides
+from ..modules import LaunchError, is_cutile_kernel  # is_cutile_kernel: exported here too, the runtime's users ask it
+from .binding import ArrayTable, StridedArray, c_strides
 from .devarray import device_array, host_array, is_device_array
 
 
 def array_layout(a: np.ndarray) -> tuple[np.ndarray | StridedArray, list[int]]:
     """What to pass for `a`'s pointer, and its strides in elements as the kernel will see them."""
     if a.flags.c_contiguous:
-        return a, _c_strides(a.shape)
+        return a, c_strides(a.shape)
     itemsize = a.itemsize
     strides = list(a.strides)
     if itemsize and all(s >= 0 and s % itemsize == 0 for s in strides) and StridedArray.window(a) is not None:
         return StridedArray(a), [s // itemsize for s in strides]
-    return a, _c_strides(a.shape)  # `launch` passes a contiguous copy and copies it back
+    return a, c_strides(a.shape)  # `launch` passes a contiguous copy and copies it back
 
 
 def array_params(a: np.ndarray) -> list[Any]:

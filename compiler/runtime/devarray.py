@@ -110,7 +110,7 @@ def device_array(obj: Any) -> DeviceArray | None:
     """A DeviceArray view of GPU array `obj`, or None when `obj` is not one."""
     if not is_device_array(obj):
         return None
-    from . import _c_strides  # row-major strides of an array that gives none
+    from .binding import c_strides  # row-major strides of an array that gives none
 
     dtype = _torch_dtype(obj) if hasattr(obj, "data_ptr") and hasattr(obj, "stride") else None
     if dtype is not None:
@@ -122,7 +122,7 @@ def device_array(obj: Any) -> DeviceArray | None:
         dtype = np.dtype(cai["typestr"])
         shape = tuple(int(d) for d in cai["shape"])
         if cai.get("strides") is None:
-            strides = _c_strides(shape)
+            strides = c_strides(shape)
         else:
             strides = [int(s) // dtype.itemsize for s in cai["strides"]]
         ptr, readonly = cai["data"]
@@ -132,7 +132,7 @@ def device_array(obj: Any) -> DeviceArray | None:
     view = StridedMemoryView(obj, stream_ptr=-1)
     shape = tuple(int(d) for d in view.shape)
     if view.strides is None:
-        strides = _c_strides(shape)
+        strides = c_strides(shape)
     else:
         strides = [int(s) for s in view.strides]
     return DeviceArray(int(view.ptr), shape, tuple(strides), np.dtype(view.dtype), bool(view.readonly), obj)

@@ -50,7 +50,9 @@ from ..interp import dtypes
 from ..interp.memory import unpack_nibbles_into
 from ..ir.core import Module, Operation, Value
 from ..ir.types import IntegerType, PointerType, TileType
+from ..modules import LaunchError, _param_text, kernel_name
 from . import abi
+from .binding import ArgumentChecks, ArrayTable, StridedArray, array_table, c_strides
 from .devarray import DeviceArray, DevicePointer, device_array, host_array
 
 # CUDA errors after which the process can do no more GPU work (sticky errors).
@@ -83,8 +85,6 @@ def _error_code(exc: BaseException) -> str | None:
 
 
 def _launch_error(message: str) -> Exception:
-    from . import LaunchError
-
     return LaunchError(message, kind="device")
 
 
@@ -461,8 +461,6 @@ class Binding:
 
 def bind(gpu_: Gpu, entry: Operation, args: Sequence[Any]) -> Binding:
     """Place `args` (one per entry parameter) for a GPU launch."""
-    from . import ArgumentChecks, ArrayTable, LaunchError, StridedArray, _param_text
-
     checks = ArgumentChecks()
     binding = Binding(gpu_)
     params = entry.regions[0].blocks[0].arguments
@@ -496,8 +494,6 @@ def _signed(bits: int, width: int) -> int:
 def _pointer(
     b: Binding, checks: Any, where: str, element: PointerType, arg: Any, table_t: type, strided_t: type
 ) -> int:
-    from . import LaunchError
-
     if isinstance(arg, DevicePointer):
         return int(arg.address)
     if isinstance(arg, (bool, int, np.integer)):
@@ -533,8 +529,6 @@ def _place_host(b: Binding, array: np.ndarray, strided: bool, where: str, stride
     """A NumPy array copied to the GPU (and back): C-contiguous as is, a `StridedArray` as
     the bytes it spans (the pointer is its first element's), anything else as a contiguous
     copy scattered back into the original after the run."""
-    from . import LaunchError
-
     b.moved += array.nbytes
     read_only = not array.flags.writeable
     if strided:
@@ -557,8 +551,6 @@ def _scatter(original: np.ndarray) -> Any:
 
 def _table(b: Binding, where: str, element: PointerType, table: Any, strided_t: type) -> int:
     """cuTile's list of arrays: a device table of [address, extents, strides] rows."""
-    from . import LaunchError, array_table
-
     if not (isinstance(element.pointee, IntegerType) and element.pointee.width == 64):
         raise LaunchError(f"{where}: a table of arrays goes to a tile<ptr<i64>> parameter")
 
@@ -621,7 +613,6 @@ def prepare_triton(
     from ..lower import LowerError
     from ..lower.build import compile_source
     from ..lower.codegen import lower_entry
-    from . import LaunchError
 
     ones, divisible_entry = specialise(entry, binding.values)
     try:
@@ -689,7 +680,6 @@ def prepare_tileiras(
     g: Gpu, module: Module, entry: Operation, dims: tuple[int, int, int], binding: Binding, arch: str | None = None
 ) -> Prepared:
     """Compile `module` with tileiras (cached) and load `entry`'s kernel."""
-    from . import kernel_name
     from .tileiras import compile_tileiras
 
     name = kernel_name(entry)
@@ -712,7 +702,6 @@ def prepare_tileiras(
 
 
 def _check_abi(cubin: bytes, name: str, slots: list[abi.Slot], compiler: str) -> None:
-    from . import LaunchError
     from .cubin import CubinError, read_cubin
 
     try:
@@ -738,8 +727,6 @@ def run(
     """Bind `args`, prepare the kernel for `backend` ("triton" or "tileiras"), launch it
     `warmup + repeat` times, copy results back; (kernel seconds of the timed launches, bytes
     of array arguments)."""
-    from . import kernel_name
-
     g = gpu()
     binding = bind(g, entry, args)
     try:
@@ -769,8 +756,6 @@ def host_copies(args: Sequence[Any]) -> tuple[list[Any], Any]:
     """`args` (which hold a GPU array: `devarray.holds_device_array`) with every GPU array
     replaced by a NumPy copy, for the CPU backends, and a function that copies the results
     back into the GPU arrays."""
-    from . import ArrayTable, StridedArray, _c_strides
-
     g = gpu()
     back: list[tuple[DeviceArray, np.ndarray]] = []
 
@@ -787,7 +772,7 @@ def host_copies(args: Sequence[Any]) -> tuple[list[Any], Any]:
         )
         if not dev.readonly:
             back.append((dev, raw))
-        return StridedArray(view) if dev.strides != tuple(_c_strides(dev.shape)) else view
+        return StridedArray(view) if dev.strides != tuple(c_strides(dev.shape)) else view
 
     out = []
     for a in args:

@@ -37,14 +37,15 @@ from typing import Any
 
 import numpy as np
 
-from ..interp import InterpError, dtypes
+from ..interp import InterpError, RunOptions, dtypes
+from ..interp.machine import op_where
 from ..interp.memory import unpack_nibbles_into
 from ..ir.core import Module, Operation
 from ..ir.types import IntegerType, PointerType, TileType
 from ..lower.build import import_kernel, require_triton
 from ..lower.codegen import KernelSource, LowerError, Target, lower_entry
-from ..modules import _param_text
-from . import ArgumentChecks, LaunchError, StridedArray
+from ..modules import LaunchError, _param_text
+from .binding import ArgumentChecks, StridedArray
 
 _SIGNED = {1: np.int8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 _TORCH_BY_SIG = {
@@ -330,3 +331,102 @@ def run(
     if error is not None:
         raise error
     return elapsed
+
+
+def run_launch(
+    module: Module, entry: Operation, dims: tuple[int, int, int], args: Sequence[Any], options: RunOptions | None
+) -> float:
+    """`run` as `compiler.runtime.launch`'s triton-interpret backend: with `options`' stdout
+    and time limit, and what cannot be lowered or interpreted a LaunchError (kind "backend");
+    returns the wall time in seconds."""
+    stdout = options.stdout if options else None
+    timeout = options.timeout if options else None
+    try:
+        if timeout and _can_alarm():
+            assert options is not None
+            elapsed = _interpret_with_timeout(module, entry, dims, args, stdout, options)
+        else:
+            elapsed = run(module, entry, dims, args, stdout=stdout)
+    except LowerError as e:
+        raise LaunchError(e.report(), kind="backend") from None
+    return elapsed
+
+
+class _Alarm(BaseException):
+    """Raised by the SIGALRM handler inside Triton's interpreter: a BaseException, so that
+    the interpreter's `except Exception` (which rewraps errors) lets it through."""
+
+    def __init__(self, frame: Any) -> None:
+        super().__init__()
+        self.frame = frame
+
+
+def _can_alarm() -> bool:
+    """Whether a SIGALRM timer can interrupt a launch: signal handlers run only in the main
+    thread, and Windows has no SIGALRM."""
+    import signal
+    import threading
+
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+def interrupted_loop(frame: Any, code_file: str, src: Any) -> Operation | None:
+    """The Tile IR loop (`for` or `loop`) around the op whose generated line `frame` (or the
+    nearest frame it was called from) runs, or None. The innermost frame of the generated
+    file may be a helper of it (`_predicate`, a combiner), whose lines are no op's: the
+    frame that called it is."""
+    op = None
+    while frame is not None and op is None:
+        if frame.f_code.co_filename == code_file:
+            op = src.op_at(frame.f_lineno)
+        frame = frame.f_back
+    while op is not None and op.name not in ("cuda_tile.for", "cuda_tile.loop"):
+        op = op.parent_op
+    return op
+
+
+def _interpret_with_timeout(
+    module: Module, entry: Operation, dims: tuple[int, int, int], args: Sequence[Any], stdout: Any, options: RunOptions
+) -> float:
+    """`interpret.run` stopped after `options.timeout` seconds. Triton's interpreter runs the
+    generated Python, whose loops the CPU interpreter's step budget cannot count, so a timer
+    interrupts it; the report names the Tile IR loop the generated line came from."""
+    import signal
+
+    require_triton()
+    try:
+        # Imported (seconds, the first time) and the kernel lowered before the timer starts:
+        # the limit is on the kernel's run, and an import must never be interrupted.
+        import torch  # noqa: F401
+        import triton.runtime.interpreter as interpreter
+    except ImportError:
+        return run(module, entry, dims, args, stdout=stdout)  # which says what is missing
+    timeout = options.timeout or 0.0
+    src = lower_entry(module, entry, Target.parse(None))
+    if src.not_interpretable():
+        return run(module, entry, dims, args, source=src, stdout=stdout)  # which refuses it
+    code_file = import_kernel(src, interpret=True).fn.__code__.co_filename
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise _Alarm(frame)
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            return run(module, entry, dims, args, source=src, stdout=stdout)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Alarm as alarm:
+        op = interrupted_loop(alarm.frame, code_file, src) or entry
+        block = getattr(interpreter.interpreter_builder, "grid_idx", None)
+        t = f"{timeout:g}"
+        raise InterpError(
+            f"the kernel ran past its time limit of {t} s ({options.spell('timeout', t)}) under Triton's interpreter",
+            op=op.mnemonic,
+            where=op_where(module, op),
+            block=tuple(block) if block is not None else None,
+            note=f"raise or lift the limit with {options.spell('timeout', 'SECONDS')} (0: no limit)",
+        ) from None
+    finally:
+        signal.signal(signal.SIGALRM, previous)

@@ -272,7 +272,7 @@ def test_a_time_limit_inside_a_helper_names_the_loop_that_called_it():
     from types import SimpleNamespace
 
     from compiler.lower.codegen import Target, lower_entry
-    from compiler.runtime import interrupted_loop
+    from compiler.runtime.interpret import interrupted_loop
 
     module = load_module(LOOP)
     entry = find_kernel(module, None)

@@ -203,12 +203,12 @@ def test_gpu_backends_need_a_gpu(shell: Shell, arrays, backend: str) -> None:
 def test_auto_with_a_gpu_but_no_cuda_core_runs_on_the_cpu_and_says_why(
     shell: Shell, arrays, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compiler.runtime as runtime
+    import compiler.runtime.backends as backends
     import tile_kernel.module as module
 
     monkeypatch.setattr(module, "gpu_present", lambda: True)
-    monkeypatch.setattr(runtime, "gpu_present", lambda: True)
-    monkeypatch.setattr(runtime, "gpu_launcher_missing", lambda: "cuda.core is not installed (pip install cuda-core)")
+    monkeypatch.setattr(backends, "gpu_present", lambda: True)
+    monkeypatch.setattr(backends, "gpu_launcher_missing", lambda: "cuda.core is not installed (pip install cuda-core)")
     run = shell.run(f"{RUN} --backend triton\n{VECTOR_ADD}")
     assert "the triton backend launches through cuda.core: cuda.core is not installed" in run.text()
     run = shell.run(f"{RUN} --backend auto\n{VECTOR_ADD}")

@@ -144,10 +144,10 @@ def test_gpu_backends_without_a_driver_say_so_in_one_line(monkeypatch: pytest.Mo
 
     if gpu_mod._GPU is not None or Path("/dev/nvidia0").exists():
         pytest.skip("a GPU is present: the no-driver path cannot be provoked here")
-    import compiler.runtime as runtime
+    import compiler.runtime.backends as backends
 
-    monkeypatch.setattr(runtime, "gpu_present", lambda: True)
-    monkeypatch.setattr(runtime, "gpu_launcher_missing", lambda: None)
+    monkeypatch.setattr(backends, "gpu_present", lambda: True)
+    monkeypatch.setattr(backends, "gpu_launcher_missing", lambda: None)
     a = np.ones(8, np.float32)
     with pytest.raises(LaunchError) as info:
         launch_cutile(example_path("vector_add"), grid=(1,), args=[a, a, a.copy()], backend="triton")

@@ -296,13 +296,13 @@ def test_visible_gpu_reads_cuda_visible_devices_as_cuda_does(
 
 
 def test_with_a_gpu_auto_picks_triton_unless_cuda_core_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import compiler.runtime as runtime
+    import compiler.runtime.backends as backends
 
-    monkeypatch.setattr(runtime, "gpu_present", lambda: True)
-    monkeypatch.setattr(runtime, "gpu_launcher_missing", lambda: None)
+    monkeypatch.setattr(backends, "gpu_present", lambda: True)
+    monkeypatch.setattr(backends, "gpu_launcher_missing", lambda: None)
     assert resolve_backend("auto") == ("triton", "auto: a GPU is present, ran on triton")
     assert resolve_backend("tileiras") == ("tileiras", "")
-    monkeypatch.setattr(runtime, "gpu_launcher_missing", lambda: "cuda.core is not installed (pip install cuda-core)")
+    monkeypatch.setattr(backends, "gpu_launcher_missing", lambda: "cuda.core is not installed (pip install cuda-core)")
     backend, note = resolve_backend("auto")
     assert backend == "cpu" and "cuda.core is not installed" in note
     with pytest.raises(LaunchError, match="the triton backend launches through cuda.core: cuda.core is not installed"):
@@ -438,7 +438,7 @@ def test_a_store_to_a_read_only_array_is_an_error() -> None:
 
 def test_tf32_scalars_are_rounded_to_tf32() -> None:
     from compiler.ir.types import FloatType
-    from compiler.runtime import _float
+    from compiler.runtime.binding import _float
 
     tf32 = FloatType("tf32")
     ulp = 2.0**-10  # tf32 keeps 10 fraction bits
