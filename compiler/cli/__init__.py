@@ -11,6 +11,7 @@
     tileir disasm FILE.tileirbc [-g]         print bytecode as text, like tileirdisasm
     tileir translate [FILE] -mlir-to-cudatilebc | -cudatilebc-to-mlir | ...   a cuda-tile-translate look-alike
     tileir layout FILE [--value NAME | --line N] [--extent DIM=N ...] [--svg OUT.svg]   index spaces of views
+    tileir cache [--clear | --trim [SIZE]]   show, trim or clear the compile cache
 
 `check` and `fmt` take bytecode files too (told by their magic number, not their suffix).
 
@@ -23,7 +24,7 @@ traceback of an internal error.
 
 The package: this module parses the command line and runs one command; each command lives in
 a module of its own group (`text`: check, fmt, opt; `bytecode`: asm, disasm, translate;
-`launch`: run, bench; `compile`; `layout`) as `arguments_NAME(parser)`, which declares its
+`launch`: run, bench; `compile`: compile, cache; `layout`) as `arguments_NAME(parser)`, which declares its
 options, and `command_NAME(args)`, which runs it and returns the exit status. `common` holds
 what they share: reading input, writing output, reporting diagnostics, CliError. Only the
 module of the command being run is imported, and the core only as a command needs it, so
@@ -68,6 +69,7 @@ COMMANDS = {
     "bench": ("launch", "time a kernel on one or more backends"),
     "compile": ("compile", "compile a kernel to PTX (or Triton, TTIR, TTGIR, LLVM IR, cubin, SASS) through Triton"),
     "layout": ("layout", "show how views tile their tensors (index spaces, pictures)"),
+    "cache": ("compile", "show, trim or clear the compile cache"),
 }
 
 # These build one module and print or encode it: nothing they make is cyclic garbage, and the

@@ -412,7 +412,7 @@ def require_cache(what: str) -> None:
     """A usage error, before any work, where the compile cache (which every compile writes
     its generated source to) cannot be used: $TILEIR_CACHE_DIR naming a file, no rights."""
     from compiler.lower import LowerError
-    from compiler.lower.build import cache_root
+    from compiler.lower.cache import cache_root
 
     try:
         cache_root()

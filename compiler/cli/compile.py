@@ -349,3 +349,57 @@ def arguments_compile(parser: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="compile from scratch; neither read nor write the cache"
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+
+
+def arguments_cache(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Show the compile cache: where it is, what it holds (our compiles, generated Triton source, "
+        "tileiras' cubins) and its bound. Its place: $TILEIR_CACHE_DIR, else $XDG_CACHE_HOME/tileir, else "
+        "~/.cache/tileir. Its bound: $TILEIR_CACHE_SIZE (default 2G; K, M, G; 0: none); past it, the least "
+        "recently used entries are removed after a compile (checked at most every 10 minutes)."
+    )
+    parser.epilog = "Exit status: 0 ok; 2 a cache directory that cannot be used or a TILEIR_CACHE_SIZE that is no size."
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--clear", action="store_true", help="remove everything the cache holds")
+    what.add_argument(
+        "--trim",
+        metavar="SIZE",
+        nargs="?",
+        const="",
+        help="remove the least recently used entries now, down to 90%% of SIZE (default: the bound)",
+    )
+
+
+def command_cache(args: argparse.Namespace) -> int:
+    from compiler.lower import LowerError, cache
+
+    try:
+        limit = cache.size_limit()
+    except LowerError as exc:
+        raise CliError(exc.message) from None
+    root = cache.cache_dir()
+    if args.clear or args.trim is not None:
+        require_cache("tileir cache")
+        if args.clear:
+            removed, freed = cache.clear(root)
+        else:
+            size = cache.parse_size(args.trim) if args.trim else limit
+            if size is None:
+                raise CliError(f"--trim {args.trim}: not a size; give bytes with an optional K, M or G (e.g. 500M)")
+            removed, freed = cache.trim(root, size)
+        print(f"removed {removed} entr{'y' if removed == 1 else 'ies'} ({cache.show_size(freed)}) from {root}")
+        return EXIT_OK
+    found = cache.items(root) if root.is_dir() else []
+    print(f"compile cache: {root}{cache.origin()}" + ("" if root.is_dir() else " (not made yet)"))
+    rows = []
+    for area, meaning in cache.AREAS:
+        mine = [i for i in found if i.area == area]
+        rows.append(
+            (area, f"{len(mine)} {'entry' if len(mine) == 1 else 'entries'}", sum(i.size for i in mine), meaning)
+        )
+    total = sum(i.size for i in found)
+    bound = f"of {cache.show_size(limit)} (TILEIR_CACHE_SIZE)" if limit else "(no bound: TILEIR_CACHE_SIZE=0)"
+    rows.append(("total", f"{len(found)} {'entry' if len(found) == 1 else 'entries'}", total, bound))
+    for area, count, size, meaning in rows:
+        print(f"  {area:<15} {count:>13} {cache.show_size(size):>10}   {meaning}")
+    return EXIT_OK

@@ -13,7 +13,7 @@ function's source through `inspect`). Compile options: Triton's defaults, except
 
 and `num_warps`/`num_stages`/`num_ctas` from the IR's hints or the caller (see `options`).
 
-Cache: `$TILEIR_CACHE_DIR`, else `$XDG_CACHE_HOME/tileir`, else `~/.cache/tileir`; one
+Cache (`compiler.lower.cache`: where it is, its bound): `kernels/KEY/`, one
 directory per key = sha256(generated source, target, options, Triton version), which
 covers (module text, kernel) since the source is a function of them. Triton's own cache
 is pointed into ours so that `--no-cache` compiles from scratch.
@@ -22,7 +22,6 @@ is pointed into ours so that `--no-cache` compiles from scratch.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import importlib.util
 import json
@@ -39,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from ..ir.files import write_atomic
+from . import cache
+from .cache import cache_root
 from .codegen import KernelSource, LowerError, Param, Target
 
 ASM_KINDS = ("ttir", "ttgir", "llir", "ptx")
@@ -97,34 +98,6 @@ def require_triton() -> str:
     if (major, minor) < (3, 6):
         raise LowerError(f"Triton {v} is too old; the lowering needs Triton 3.6 or newer")
     return v
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("TILEIR_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg or Path.home() / ".cache") / "tileir"
-
-
-def cache_root() -> Path:
-    """`cache_dir()`, made if missing; a LowerError naming it and what to do where it cannot
-    be used (a file's path, no write permission): every compile writes its generated source
-    there, cached or not."""
-    root = cache_dir()
-    try:
-        if root.exists() and not root.is_dir():
-            raise NotADirectoryError(errno.ENOTDIR, "it is not a directory")
-        root.mkdir(parents=True, exist_ok=True)
-        if not os.access(root, os.W_OK | os.X_OK):
-            raise PermissionError(errno.EACCES, "no permission to write there")
-    except OSError as exc:
-        origin = next((f"${name}" for name in ("TILEIR_CACHE_DIR", "XDG_CACHE_HOME") if os.environ.get(name)), "")
-        raise LowerError(
-            f"the compile cache {root}{f' (from {origin})' if origin else ''} cannot be used: "
-            f"{exc.strerror or exc}; set TILEIR_CACHE_DIR to a writable directory"
-        ) from None
-    return root
 
 
 def tool_path(name: str) -> str | None:
@@ -198,7 +171,9 @@ def write_source(src: KernelSource, directory: Path) -> Path:
         same = path.read_bytes() == data  # a file cut short or edited is written again
     except OSError:
         same = False
-    if not same:
+    if same:
+        cache.mark_used(path)
+    else:
         directory.mkdir(parents=True, exist_ok=True)
         write_atomic(path, data, durable=False)
     return path
@@ -213,7 +188,9 @@ def import_kernel(src: KernelSource, interpret: bool = False) -> Any:
         fn = _IMPORTED.get(key)
         if fn is not None:
             return fn
-        path = write_source(src, cache_root() / "source")
+        root = cache_root()
+        path = write_source(src, root / "source")
+        cache.stored(root)  # (one stat while a check is not due)
         mod_name = f"_tileir_gen_{key[:16]}_{'i' if interpret else 'c'}"
         old = os.environ.get("TRITON_INTERPRET")
         os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
@@ -295,15 +272,18 @@ def compile_source(
     opts = triton_options(src, overrides)
     divisible = tuple(sorted(set(divisible)))
     key = _key(src, opts, version, divisible)
-    entry = cache_root() / "kernels" / key
+    root = cache_root()
+    entry = root / "kernels" / key
     if use_cache:
         hit = _load_cached(entry, src, opts)
         if hit is not None:
+            cache.mark_used(entry)
             return hit
     compiled = _compile(src, opts, divisible)
     if use_cache:
         with contextlib.suppress(OSError):
             _store(entry, compiled)
+            cache.stored(root)
     return compiled
 
 

@@ -10,7 +10,7 @@ what tests/bytecode checks tileiras against), then compiled by
 
     tileiras --gpu-name=sm_XX --opt-level=N --output-file=OUT IN
 
-Cache: `compiler.lower.build.cache_dir() / "tileiras"`:
+Cache: `tileiras/` in the compile cache (`compiler.lower.cache`, which bounds its size):
 
     <key>/kernel.cubin, <key>/meta.json    key = sha256(bytecode, arch, opt level, `tileiras --version`)
     index/<key without the version>.json   {"key": the newest entry made for that input}
@@ -40,6 +40,7 @@ from pathlib import Path
 
 from ..ir.core import Module
 from ..ir.files import write_atomic
+from ..lower import cache
 from ..modules import LaunchError
 from .cubin import Cubin, CubinError, read_cubin
 
@@ -88,9 +89,7 @@ def _find_tool() -> str | None:
 
 
 def cache_root() -> Path:
-    from ..lower.build import cache_dir
-
-    return cache_dir() / "tileiras"
+    return cache.cache_dir() / "tileiras"
 
 
 def _sm(arch: str) -> int:
@@ -284,6 +283,7 @@ def _load(entry: Path, bytecode: bytes, arch: str, opt_level: int) -> TileirasCu
         info = read_cubin(cubin)
     except CubinError:
         return None
+    cache.mark_used(entry)
     return TileirasCubin(cubin, info, arch, _release(str(meta.get("tool_version", ""))), True)
 
 
@@ -342,3 +342,4 @@ def _store(
     write_atomic(entry / "kernel.cubin", cubin, durable=False)
     write_atomic(entry / "meta.json", json.dumps(meta, indent=1), durable=False)
     _write_index(root, input_key, key)
+    cache.stored(root.parent)

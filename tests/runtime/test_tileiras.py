@@ -242,6 +242,19 @@ def test_no_cache_writes_nothing(cache: Path, vector_add: Module) -> None:
     assert not cache.exists()
 
 
+def test_a_hit_marks_its_entry_used_and_a_store_checks_the_bound(cache: Path, vector_add: Module) -> None:
+    """The compile cache's bound (compiler.lower.cache) covers tileiras' cubins too."""
+    from compiler.lower.cache import STAMP
+
+    require_tileiras()
+    compile_tileiras(vector_add, "sm_90")
+    assert (cache.parent / STAMP).exists()
+    (entry,) = (p for p in cache.iterdir() if p.name != "index")
+    os.utime(entry, (1e9, 1e9))
+    assert compile_tileiras(vector_add, "sm_90").cached
+    assert entry.stat().st_mtime > 1e9 + 1
+
+
 # -- errors ------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,193 @@
+"""The compile cache's bound (compiler.lower.cache): sizes, least-recently-used trimming, the
+check after stores, hits marking their entries used, and `tileir cache`."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from compiler import cli
+from compiler.lower import cache
+from compiler.lower.build import write_source
+from compiler.runtime import load_module
+from tests.corpus import REPO
+
+VADD = str(REPO / "examples" / "vector_add.tileir")
+HOUR = 3600.0
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("2G", 2 << 30),
+        ("500M", 500 << 20),
+        ("64k", 64 << 10),
+        ("1.5G", 3 << 29),
+        ("123", 123),
+        ("0", 0),
+        (" 10 MiB ", 10 << 20),
+        ("1GB", 1 << 30),
+        ("abc", None),
+        ("-1", None),
+        ("1T", None),
+        ("", None),
+        ("G", None),
+    ],
+)
+def test_sizes(text: str, size: int | None) -> None:
+    assert cache.parse_size(text) == size
+
+
+def test_the_bound_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TILEIR_CACHE_SIZE", raising=False)
+    assert cache.size_limit() == cache.DEFAULT_SIZE == 2 << 30
+    monkeypatch.setenv("TILEIR_CACHE_SIZE", "300M")
+    assert cache.size_limit() == 300 << 20
+    monkeypatch.setenv("TILEIR_CACHE_SIZE", "lots")
+    with pytest.raises(cache.LowerError, match=r"TILEIR_CACHE_SIZE='lots' is not a size: .* or 0 for no bound"):
+        cache.size_limit()
+
+
+def _item(path: Path, size: int, age: float, *, directory: bool = True) -> Path:
+    """An entry directory of two files (or a file) of `size` bytes in all, last used `age` s ago."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if directory:
+        path.mkdir()
+        (path / "kernel.cubin").write_bytes(b"c" * (size - size // 4))
+        (path / "meta.json").write_bytes(b"m" * (size // 4))
+    else:
+        path.write_bytes(b"s" * size)
+    when = time.time() - age
+    os.utime(path, (when, when))
+    return path
+
+
+def _fill(root: Path) -> dict[str, Path]:
+    """One item of each area, 1000 bytes each, the oldest first in this order."""
+    return {
+        "old kernel": _item(root / "kernels" / ("a" * 32), 1000, 50 * HOUR),
+        "old source": _item(root / "source" / "k_0123.py", 1000, 40 * HOUR, directory=False),
+        "tileiras": _item(root / "tileiras" / ("b" * 32), 1000, 30 * HOUR),
+        "index": _item(root / "tileiras" / "index" / ("c" * 32 + ".json"), 1000, 20 * HOUR, directory=False),
+        "new source": _item(root / "source" / "k_4567.py", 1000, 10 * HOUR, directory=False),
+        "new kernel": _item(root / "kernels" / ("d" * 32), 1000, 1 * HOUR),
+    }
+
+
+def test_items_are_the_entries_of_every_area(tmp_path: Path) -> None:
+    made = _fill(tmp_path)
+    found = {i.path: i for i in cache.items(tmp_path)}
+    assert set(found) == set(made.values())
+    assert all(i.size == 1000 for i in found.values())
+    assert found[made["index"]].area == "tileiras/index" and found[made["tileiras"]].area == "tileiras"
+    assert tmp_path / "tileiras" / "index" not in found  # a directory of items, not one
+
+
+def test_trim_removes_the_least_recently_used_down_to_nine_tenths(tmp_path: Path) -> None:
+    made = _fill(tmp_path)
+    assert cache.trim(tmp_path, 6000) == (0, 0)  # within the bound: nothing
+    assert cache.trim(tmp_path, 0) == (0, 0)  # 0: no bound
+    assert cache.trim(tmp_path, 5000) == (2, 2000)  # to at most 4500 bytes: the two oldest go
+    left = {i.path for i in cache.items(tmp_path)}
+    assert left == {made[k] for k in ("tileiras", "index", "new source", "new kernel")}
+    assert not made["old kernel"].exists() and not made["old source"].exists()
+
+
+def test_a_hit_makes_an_entry_the_most_recently_used(tmp_path: Path) -> None:
+    made = _fill(tmp_path)
+    cache.mark_used(made["old kernel"])
+    cache.trim(tmp_path, 2000)  # to at most 1800 bytes: one item is left
+    assert [i.path for i in cache.items(tmp_path)] == [made["old kernel"]]
+
+
+def test_debris_of_killed_stores_is_removed_and_work_in_progress_left(tmp_path: Path) -> None:
+    old = _item(tmp_path / "kernels" / ".tmp-killed", 100, 2 * HOUR)
+    young = _item(tmp_path / "kernels" / ".tmp-storing", 100, 1.0)
+    writing = _item(tmp_path / "source" / ".k.py.tileir1.abcdefgh.tmp", 100, 2 * HOUR, directory=False)
+    assert cache.items(tmp_path) == []
+    assert not old.exists() and young.exists() and writing.exists()
+
+
+def test_stores_trim_at_most_once_an_interval(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = _fill(tmp_path)
+    monkeypatch.setenv("TILEIR_CACHE_SIZE", "5000")
+    cache.stored(tmp_path)  # no stamp yet: checked now
+    assert not made["old kernel"].exists() and made["tileiras"].exists()
+    assert len(cache.items(tmp_path)) == 4
+    monkeypatch.setenv("TILEIR_CACHE_SIZE", "2000")
+    cache.stored(tmp_path)  # checked a moment ago: not again
+    assert len(cache.items(tmp_path)) == 4
+    past = time.time() - cache.TRIM_INTERVAL - 1
+    os.utime(tmp_path / cache.STAMP, (past, past))
+    cache.stored(tmp_path)
+    assert [i.path for i in cache.items(tmp_path)] == [made["new kernel"]]
+
+
+def test_clear_removes_every_item(tmp_path: Path) -> None:
+    _fill(tmp_path)
+    assert cache.clear(tmp_path) == (6, 6000)
+    assert cache.items(tmp_path) == [] and (tmp_path / "kernels").is_dir()
+
+
+def test_a_compile_hit_marks_its_entry_and_source_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the real compile path: a stale entry and source file become the newest items
+    when they are hit, so a trim removes others first."""
+    pytest.importorskip("triton")
+    from compiler.lower import compile as lower_compile
+
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path))
+    module = load_module(VADD)
+    first = lower_compile(module, "vector_add", arch="sm_90")
+    assert not first.cached
+    (entry,) = (tmp_path / "kernels").iterdir()
+    # (the source is written where this process first imported it: maybe another cache)
+    source = write_source(first.source, tmp_path / "source")
+    past = time.time() - 100 * HOUR
+    for path in (entry, source):
+        os.utime(path, (past, past))
+    write_source(first.source, tmp_path / "source")  # as an import of the same source does
+    assert lower_compile(module, "vector_add", arch="sm_90").cached
+    assert entry.stat().st_mtime > past + HOUR and source.stat().st_mtime > past + HOUR
+    assert (tmp_path / cache.STAMP).exists()  # the store checked the bound
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, out, err
+
+
+def test_tileir_cache_shows_trims_and_clears(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TILEIR_CACHE_SIZE", raising=False)
+    _fill(tmp_path)
+    status, out, _ = _cli(capsys, "cache")
+    lines = out.splitlines()
+    assert status == 0 and lines[0] == f"compile cache: {tmp_path} (from $TILEIR_CACHE_DIR)"
+    assert lines[1].split()[:5] == ["kernels", "2", "entries", "2.0", "KiB"]
+    assert [ln.split()[0] for ln in lines[1:]] == ["kernels", "source", "tileiras", "tileiras/index", "total"]
+    assert lines[3].split()[1:3] == ["1", "entry"]
+    assert lines[5].split()[1:5] == ["6", "entries", "5.9", "KiB"] and "of 2.0 GiB (TILEIR_CACHE_SIZE)" in lines[5]
+    status, out, _ = _cli(capsys, "cache", "--trim", "3000")
+    assert (status, out) == (0, f"removed 4 entries (3.9 KiB) from {tmp_path}\n")
+    status, out, _ = _cli(capsys, "cache", "--clear")
+    assert (status, out) == (0, f"removed 2 entries (2.0 KiB) from {tmp_path}\n")
+    status, _, err = _cli(capsys, "cache", "--trim", "lots")
+    assert status == 2 and "--trim lots: not a size" in err
+
+
+def test_a_bound_that_is_no_size_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEIR_CACHE_SIZE", "lots")
+    for argv in (["cache"], ["compile", VADD, "--arch", "sm_90", "-q"]):
+        status, out, err = _cli(capsys, *argv)
+        assert status == 2 and out == ""
+        assert "TILEIR_CACHE_SIZE='lots' is not a size" in err and len(err.strip().splitlines()) == 1
