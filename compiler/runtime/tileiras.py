@@ -307,7 +307,10 @@ def _lookup_index(root: Path, input_key: str, bytecode: bytes, arch: str, opt_le
     key = _pointer(root, input_key, "key")
     if key is None or not re.fullmatch(r"[0-9a-f]{32}", key):
         return None
-    return _load(root / key, bytecode, arch, opt_level)
+    hit = _load(root / key, bytecode, arch, opt_level)
+    if hit is not None:
+        cache.mark_used(_index_file(root, input_key))  # kept as long as its entry
+    return hit
 
 
 def _write_refusal(root: Path, input_key: str, message: str) -> None:
@@ -322,6 +325,7 @@ def _write_index(root: Path, input_key: str, key: str) -> None:
     data = json.dumps({"key": key}).encode()
     with contextlib.suppress(OSError):
         if path.read_bytes() == data:
+            cache.mark_used(path)  # kept as long as its entry
             return
     write_atomic(path, data, durable=False)
 
