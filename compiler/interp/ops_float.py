@@ -125,12 +125,18 @@ def _fma(ctx: Ctx) -> np.ndarray:
 
 def _in_native(x: np.ndarray) -> np.ndarray:
     """`x` in a dtype NumPy computes with natively (bf16 goes to float64, exactly)."""
-    return x if x.dtype in _NATIVE else x.astype(np.float64)
+    if x.dtype in _NATIVE:
+        return x
+    with np.errstate(invalid="ignore"):  # a signaling NaN becomes a quiet one
+        return x.astype(np.float64)
 
 
 def _back(values: np.ndarray, ctx: Ctx) -> np.ndarray:
     dtype = dtypes.storage_dtype(ctx.result_type())
-    return values if values.dtype == dtype else values.astype(dtype)  # exact: the values fit
+    if values.dtype == dtype:
+        return values
+    with np.errstate(invalid="ignore"):  # NaNs
+        return values.astype(dtype)  # exact: the values fit
 
 
 @semantics("absf")
@@ -145,12 +151,14 @@ def _negf(ctx: Ctx) -> np.ndarray:
 
 @semantics("ceil")
 def _ceil(ctx: Ctx) -> np.ndarray:
-    return _back(np.ceil(_in_native(ctx.args[0])), ctx)
+    with np.errstate(invalid="ignore"):  # a signaling NaN
+        return _back(np.ceil(_in_native(ctx.args[0])), ctx)
 
 
 @semantics("floor")
 def _floor(ctx: Ctx) -> np.ndarray:
-    return _back(np.floor(_in_native(ctx.args[0])), ctx)
+    with np.errstate(invalid="ignore"):  # a signaling NaN
+        return _back(np.floor(_in_native(ctx.args[0])), ctx)
 
 
 @semantics("remf")
@@ -189,7 +197,7 @@ def _min_max(ctx: Ctx, is_max: bool) -> np.ndarray:
     lhs, rhs = ctx.args
     if ftz:
         lhs, rhs = rounding.flush_subnormals(lhs, name), rounding.flush_subnormals(rhs, name)
-    a, b = _in_native(lhs), _in_native(rhs)
+    a, b = rounding.quiet_nans(_in_native(lhs)), rounding.quiet_nans(_in_native(rhs))
     with np.errstate(invalid="ignore"):
         # fmax/fmin: the non-NaN operand where one is NaN (IEEE maximumNumber/minimumNumber).
         out = np.fmax(a, b) if is_max else np.fmin(a, b)

@@ -241,6 +241,7 @@ def _fast_reduce(fast: _Fast, x: np.ndarray, identity: np.ndarray, axis: int) ->
                 return r.astype(ux.dtype, copy=False).view(x.dtype)
             r = fast.ufunc.reduce(x, axis=axis, dtype=x.dtype)
             return fast.ufunc(r, identity).astype(x.dtype, copy=False)
+        x, identity = rounding.quiet_nans(x), rounding.quiet_nans(identity)
         r = fast.ufunc(fast.ufunc.reduce(x, axis=axis), identity)
         return _fix_float_minmax(fast, r, x, identity, axis, scan=False)
 
@@ -261,6 +262,7 @@ def _fast_scan(fast: _Fast, x: np.ndarray, identity: np.ndarray, axis: int) -> n
                 return r.astype(ux.dtype, copy=False).view(x.dtype)
             r = fast.ufunc.accumulate(x, axis=axis, dtype=x.dtype)
             return fast.ufunc(r, identity).astype(x.dtype, copy=False)
+        x, identity = rounding.quiet_nans(x), rounding.quiet_nans(identity)
         r = fast.ufunc(fast.ufunc.accumulate(x, axis=axis), identity)
         return _fix_float_minmax(fast, r, x, identity, axis, scan=True)
 

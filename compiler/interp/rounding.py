@@ -425,6 +425,15 @@ def to_float_type(values: np.ndarray, src_name: str, dst_name: str, mode: str | 
     return round_to(to_f64(values), dst_name, mode)
 
 
+def quiet_nans(x: np.ndarray) -> np.ndarray:
+    """`x` with its signaling NaNs made quiet, for NumPy's fmax/fmin: given a signaling NaN they
+    return NaN (and their reductions drop what came before it), where maxf/minf, like PTX's
+    max/min, give the other operand (IEEE maximumNumber treats both NaNs alike)."""
+    with np.errstate(invalid="ignore"):
+        nan = np.isnan(x)
+        return np.where(nan, np.array(np.nan, dtype=x.dtype), x) if nan.any() else x
+
+
 def canonical_nan(name: str) -> np.ndarray:
     """The positive quiet NaN with every payload bit set, NVIDIA's canonical NaN, as a 0-d array."""
     fmt = format_of(name)

@@ -312,6 +312,31 @@ def test_maxf_minf(t: str) -> None:
         assert out[k].dtype == np.dtype(DTYPES[t])
 
 
+# Signaling NaNs (quiet bit clear, payload non-zero), positive and negative, per type's bits.
+SIGNALING = {
+    "f16": (np.uint16, [0x7D00, 0xFC01]),
+    "bf16": (np.uint16, [0x7FA0, 0xFF81]),
+    "f32": (np.uint32, [0x7FA00000, 0xFF800001]),
+    "f64": (np.uint64, [0x7FF4000000000000, 0xFFF0000000000001]),
+}
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_maxf_minf_signaling_nans_lose_like_quiet_ones(t: str) -> None:
+    """maxf(x, sNaN) is x, as for a quiet NaN (IEEE maximumNumber; PTX max/min). NumPy's
+    fmax/fmin, which the interpreter computes with, gave NaN for a signaling NaN."""
+    kind, patterns = SIGNALING[t]
+    a = np.array([0, 0, 0, 0, np.nan], dtype=DTYPES[t])
+    a.view(kind)[:4] = patterns * 2
+    b = np.array([1.5, -2.0, 0, 0, -0.5], dtype=DTYPES[t])
+    b.view(kind)[2:4] = patterns[::-1]  # sNaN against sNaN: NaN
+    out = run(f"%max = maxf %a, %b : tile<{t}>\n%min = minf %a, %b : tile<{t}>", t, a, b)
+    same(out["max"][[0, 1, 4]], [1.5, -2.0, -0.5])
+    same(out["min"][[0, 1, 4]], [1.5, -2.0, -0.5])
+    canonical = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}[t]
+    assert bits(out["max"])[2:4] == [canonical] * 2 and bits(out["min"])[2:4] == [canonical] * 2
+
+
 # -- math functions ----------------------------------------------------------------------------
 
 UNARY = {

@@ -476,6 +476,38 @@ def test_maxf_minf(t: str) -> None:
         check_is_sound(check, out, *with_other_nans(out))
 
 
+# Signaling NaNs (quiet bit clear, payload non-zero), positive and negative, by their bits.
+SIGNALING = {
+    "f16": [0x7D00, 0xFC01],
+    "bf16": [0x7FA0, 0xFF81],
+    "f32": [0x7FA00000, 0xFF800001],
+    "f64": [0x7FF4000000000000, 0xFFF0000000000001],
+}
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_maxf_minf_signaling_nans(t: str) -> None:
+    """A signaling NaN loses against a number as a quiet one does, elementwise and in a
+    reduction (the interpreter's NumPy fmax took one for the result; fuzz seed 8162)."""
+    a, b = pairs(t, 1024, seed=14)
+    patterns = np.array(SIGNALING[t], dtype=bits_of(a).dtype)
+    bits_of(a)[::7] = patterns[np.arange(0, 1024, 7) % 2]
+    bits_of(b)[3::11] = patterns[np.arange(3, 1024, 11) % 2]
+    ops = {
+        "max": (f"maxf %a, %b : tile<1024x{t}>", t),
+        "min": (f"minf %a, %b : tile<1024x{t}>", t),
+        "max_nan": (f"maxf %a, %b propagate_nan : tile<1024x{t}>", t),
+    }
+    check = nan_payloads_open if t == "f64" else None  # as in test_maxf_minf
+    out = run_ops(ops, {"a": (t, a), "b": (t, b)}, (1024,), nan_payload=True, on_tileiras=check)
+    with np.errstate(invalid="ignore"):
+        wins = np.isnan(a) & ~np.isnan(b)
+    assert wins.sum() > 100
+    assert np.array_equal(bits_of(out["max"])[wins], bits_of(b)[wins])
+    assert np.array_equal(bits_of(out["min"])[wins], bits_of(b)[wins])
+    assert np.isnan(out["max_nan"][wins]).all()
+
+
 # -- shapes ----------------------------------------------------------------------------------------------
 
 

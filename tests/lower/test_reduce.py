@@ -486,6 +486,34 @@ def test_float_max_min_nan_and_signed_zeros():
     assert np.signbit(mn[1]) and mn[5] == -np.inf
 
 
+def test_float_max_min_signaling_nans_lose():
+    """Signaling NaNs lose against numbers as quiet ones do, in reductions and scans: the
+    interpreter's NumPy fmax.reduce took one for the result so far and dropped what came
+    before it (tests/lower/fuzz.py seed 8162, where a bitcast of integers made them)."""
+    x = RNG.standard_normal((8, 64)).astype(np.float32)
+    bits = x.view(np.uint32)
+    bits[:, 20] = 0x7FA00000
+    bits[3, 50] = 0xFF800001
+    bits[5, :] = 0x7FA00000  # all NaN: the identity is the only number
+    body = "\n".join([
+        reduce_op("x", (8, 64), "f32", 1, binary_body("maxf", "f32"), "0xFF800000 : f32", result="mx"),
+        reduce_op("x", (8, 64), "f32", 1, binary_body("minf", "f32"), "0x7F800000 : f32", result="mn"),
+        reduce_op("x", (8, 64), "f32", 1, binary_body("maxf", "f32"), "0xFF800000 : f32", result="sc", op="scan"),
+    ])  # fmt: skip
+    numbers = np.where(np.isnan(x), -np.inf, x)
+
+    def tileiras(c: Outputs, g: Outputs) -> None:
+        for k, name in enumerate(("mx", "mn", "sc")):
+            same(c[k], g[k], name)
+
+    (mx, mn, sc), _ = run_checked(
+        [("x", (8, 64), "f32")], [("mx", (8,), "f32"), ("mn", (8,), "f32"), ("sc", (8, 64), "f32")], body, [x], tileiras
+    )  # fmt: skip
+    np.testing.assert_array_equal(mx, numbers.max(axis=1))
+    np.testing.assert_array_equal(mn, np.where(np.isnan(x), np.inf, x).min(axis=1))
+    np.testing.assert_array_equal(sc, np.maximum.accumulate(numbers, axis=1))
+
+
 def test_float_sums_within_reassociation_bound():
     n = 1024
     x = RNG.standard_normal((2, n)).astype(np.float32) * np.float32(1000)
