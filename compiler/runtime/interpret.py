@@ -44,7 +44,7 @@ from ..ir.core import Module, Operation
 from ..ir.types import IntegerType, PointerType, TileType
 from ..lower.build import import_kernel, require_triton
 from ..lower.codegen import KernelSource, LowerError, Target, lower_entry
-from ..modules import LaunchError, _param_text
+from ..modules import LaunchError
 from .binding import ArgumentChecks, StridedArray
 
 _SIGNED = {1: np.int8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
@@ -267,7 +267,7 @@ def run(
         param, arg = params[i], args[i]
         t = param.type
         element = t.element if isinstance(t, TileType) else t
-        where = f"argument {i} ({_param_text(param)})"
+        where = binder.where(i, param)
         if isinstance(element, PointerType):
             if isinstance(arg, StridedArray):
                 binder.check_dtype(where, element, arg.array.dtype)
