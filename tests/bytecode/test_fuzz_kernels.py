@@ -123,11 +123,34 @@ REDUCE_RESHAPE_SCAN = """cuda_tile.module @m {
   }
 }
 """  # noqa: E501
+MMA_THEN_SCAN = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f16>>, %o: tile<ptr<f32>>) {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %x, shape = [64, 16], strides = [16, 1] : tensor_view<64x16xf16, strides=[16,1]>
+    %xp = make_partition_view %xt : partition_view<tile=(64x16), tensor_view<64x16xf16, strides=[16,1]>>
+    %a, %t = load_view_tko weak %xp[%zero, %zero] token = %tok : partition_view<tile=(64x16), tensor_view<64x16xf16, strides=[16,1]>>, tile<i32>, tile<i32> -> tile<64x16xf16>, token
+    %b = constant <f16: 1.0> : tile<16x64xf16>
+    %c = constant <f32: 0.0> : tile<64x64xf32>
+    %p = mmaf %a, %b, %c : tile<64x16xf16>, tile<16x64xf16>, tile<64x64xf32>
+    %s = scan %p dim=0 reverse=false identities=[0.0 : f32] : tile<64x64xf32> -> tile<64x64xf32>
+          (%e: tile<f32>, %v: tile<f32>) {
+            %y = addf %e, %v : tile<f32>
+            yield %y : tile<f32>
+          }
+    %ot = make_tensor_view %o, shape = [64, 64], strides = [64, 1] : tensor_view<64x64xf32, strides=[64,1]>
+    %op = make_partition_view %ot : partition_view<tile=(64x64), tensor_view<64x64xf32, strides=[64,1]>>
+    %d = store_view_tko weak %s, %op[%zero, %zero] token = %tok : tile<64x64xf32>, partition_view<tile=(64x64), tensor_view<64x64xf32, strides=[64,1]>>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
 _FAILED = "failed to compile Tile IR program"
 _ALL = ("sm_80", "sm_90", "sm_100")
 _X32 = np.random.default_rng(5).permutation(32).astype(np.float32)
 _X16 = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3], np.float16)
 _F4 = np.array([0.5, -1.0, 1.5, 6.0], ml_dtypes.float4_e2m1fn)
+_X64x16 = np.random.default_rng(6).integers(-4, 5, size=(64, 16)).astype(np.float16)
 
 
 @dataclass(frozen=True)
@@ -161,6 +184,17 @@ TILEIRAS_DEFECTS = {
     # same from 2x64x1 compiles, and so does the reshape of the load itself; fuzz seed 485).
     "reduce_reshape_scan": Defect(
         REDUCE_RESHAPE_SCAN, _ALL, _FAILED, _X32, np.zeros(32, np.float32), np.maximum.accumulate(_X32).tolist()
+    ),
+    # A scan along dimension 0 of an mmaf's result, on sm_80 and sm_90 (sm_100 compiles it):
+    # 64x64, 32x32, 64x32 and 128x64 products fail, 16x16 and 32x64 compile, and so do a
+    # scan along dimension 1 and a reduce (fuzz seed 2606 cut down).
+    "mma_then_scan": Defect(
+        MMA_THEN_SCAN,
+        ("sm_80", "sm_90"),
+        _FAILED,
+        _X64x16,
+        np.zeros(64 * 64, np.float32),
+        np.repeat(np.cumsum(_X64x16.astype(np.float32).sum(axis=1)), 64).tolist(),
     ),
     # An f4E2M1FN scatter into rows 5 elements apart (rows that do not start on a byte). One
     # of a family on sm_100: f4E2M1FN stores into rows an odd number of elements apart, through
