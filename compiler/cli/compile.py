@@ -390,7 +390,8 @@ def command_cache(args: argparse.Namespace) -> int:
         print(f"removed {removed} entr{'y' if removed == 1 else 'ies'} ({cache.show_size(freed)}) from {root}")
         return EXIT_OK
     found = cache.items(root) if root.is_dir() else []
-    print(f"compile cache: {root}{cache.origin()}" + ("" if root.is_dir() else " (not made yet)"))
+    state = "" if root.is_dir() else " (not a directory: it cannot be used)" if root.exists() else " (not made yet)"
+    print(f"compile cache: {root}{cache.origin()}{state}")
     rows = []
     for area, meaning in cache.AREAS:
         mine = [i for i in found if i.area == area]

@@ -182,6 +182,21 @@ def test_tileir_cache_shows_trims_and_clears(
     assert status == 2 and "--trim lots: not a size" in err
 
 
+def test_tileir_cache_on_a_cache_not_made_or_not_a_directory(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path / "new"))
+    status, out, _ = _cli(capsys, "cache")
+    assert status == 0 and out.startswith(f"compile cache: {tmp_path / 'new'} (from $TILEIR_CACHE_DIR) (not made yet)")
+    assert not (tmp_path / "new").exists()  # showing makes nothing
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path / "file"))
+    status, out, _ = _cli(capsys, "cache")
+    assert status == 0 and "(not a directory: it cannot be used)" in out.splitlines()[0]
+    status, out, err = _cli(capsys, "cache", "--clear")
+    assert status == 2 and out == "" and "it is not a directory; set TILEIR_CACHE_DIR" in err
+
+
 def test_a_bound_that_is_no_size_is_a_usage_error(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
