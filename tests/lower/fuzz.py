@@ -941,6 +941,11 @@ class Gen:
         r = self.rng
         p = self.own_addresses("a", v)
         mode = r.choice(self.ATOMIC_MODES[v.elem])
+        if mode == "cas" and v.elem in FLOATS and not re.fullmatch(r"%x\d+", v.name):
+            # A float compare-and-swap compares bits: a computed NaN's payload, which the spec
+            # leaves open, would decide the swap (seed 17747: remf's NaN). An input's bits are
+            # fixed; anything else is exchanged instead.
+            mode = "xchg"
         mask = self.pick(lambda m: m.shape == v.shape and m.elem == "i1") if r.random() < 0.4 else None
         m_op, m_ty = (f", {mask.name}", f", {mask.type}") if mask else ("", "")
         ordering = r.choice(["relaxed device", "acq_rel device", "relaxed tl_blk"])
