@@ -185,11 +185,13 @@ def import_kernel(src: KernelSource, interpret: bool = False) -> Any:
     imported under the right setting; imports are cached per (source, mode)."""
     key = hashlib.sha256(src.text.encode()).hexdigest() + (":interp" if interpret else "")
     with _LOCK:
+        root = cache_root()
+        # Written (or marked used) on every call: a trim must not take the file that the
+        # compiled code's line information names while a process keeps using it.
+        path = write_source(src, root / "source")
         fn = _IMPORTED.get(key)
         if fn is not None:
             return fn
-        root = cache_root()
-        path = write_source(src, root / "source")
         cache.stored(root)  # (one stat while a check is not due)
         mod_name = f"_tileir_gen_{key[:16]}_{'i' if interpret else 'c'}"
         old = os.environ.get("TRITON_INTERPRET")

@@ -139,12 +139,15 @@ def test_a_compile_hit_marks_its_entry_and_source_used(tmp_path: Path, monkeypat
     from compiler.lower import compile as lower_compile
 
     monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path))
-    module = load_module(VADD)
+    # A file of its own: the generated source names it, so this process's import of that source
+    # (from this cache, kept for the process) is no other test's.
+    probe = tmp_path / "cache_probe.tileir"
+    probe.write_text(Path(VADD).read_text())
+    module = load_module(probe)
     first = lower_compile(module, "vector_add", arch="sm_90")
     assert not first.cached
     (entry,) = (tmp_path / "kernels").iterdir()
-    # (the source is written where this process first imported it: maybe another cache)
-    source = write_source(first.source, tmp_path / "source")
+    (source,) = (tmp_path / "source").iterdir()
     past = time.time() - 100 * HOUR
     for path in (entry, source):
         os.utime(path, (past, past))
@@ -206,3 +209,23 @@ def test_a_bound_that_is_no_size_is_a_usage_error(
         status, out, err = _cli(capsys, *argv)
         assert status == 2 and out == ""
         assert "TILEIR_CACHE_SIZE='lots' is not a size" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_source_in_use_is_written_again_after_a_trim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process keeps the generated module it imported; the file its compiled code's line
+    information names is written again (or marked used) each time the process uses it."""
+    pytest.importorskip("triton")
+    from compiler.lower import lower
+    from compiler.lower.build import import_kernel
+
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path))
+    probe = tmp_path / "source_probe.tileir"
+    probe.write_text(Path(VADD).read_text())
+    module = load_module(probe)
+    src = lower(module, module.entries()[0], "sm_90")
+    fn = import_kernel(src)
+    (path,) = (tmp_path / "source").iterdir()
+    size = path.stat().st_size
+    assert cache.clear(tmp_path) == (1, size)
+    assert not path.exists()
+    assert import_kernel(src) is fn and path.read_text() == src.text
