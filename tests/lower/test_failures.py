@@ -93,3 +93,41 @@ def test_read_only_inputs_run() -> None:
             out[backend] = np.zeros(4000, np.float32)
             launch(VECTOR_ADD, None, 4, [x, 4000, s, y, 4000, s, out[backend], 4000, 1], backend=backend)
         assert np.array_equal(out["cpu"], out["triton-interpret"])
+
+
+SQRT_OF_ALL = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f32>>, %o: tile<ptr<f32>>) {
+    %tok = make_token : token
+    %c0 = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %x, shape = [8], strides = [1] : tensor_view<8xf32, strides=[1]>
+    %xp = make_partition_view %xt : partition_view<tile=(8), tensor_view<8xf32, strides=[1]>>
+    %v, %t = load_view_tko weak %xp[%c0] token = %tok : partition_view<tile=(8), tensor_view<8xf32, strides=[1]>>, tile<i32> -> tile<8xf32>, token
+    %s = sqrt %v : tile<8xf32>
+    %big = constant <f32: 3.0e38> : tile<8xf32>
+    %m = mulf %s, %big : tile<8xf32>
+    %i = ftoi %m signed : tile<8xf32> -> tile<8xi32>
+    %f = itof %i signed : tile<8xi32> -> tile<8xf32>
+    %r = addf %m, %f : tile<8xf32>
+    %ot = make_tensor_view %o, shape = [8], strides = [1] : tensor_view<8xf32, strides=[1]>
+    %op = make_partition_view %ot : partition_view<tile=(8), tensor_view<8xf32, strides=[1]>>
+    %d = store_view_tko weak %r, %op[%c0] token = %tok : tile<8xf32>, partition_view<tile=(8), tensor_view<8xf32, strides=[1]>>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+
+
+def test_no_numpy_warnings_from_nans_and_overflows() -> None:
+    """sqrt(-1), NaN to integer, overflow to inf: results the ops define. Triton's interpreter
+    computes them with NumPy, whose RuntimeWarnings reached the user's terminal on the
+    triton-interpret backend (the cpu backend prints none)."""
+    import warnings
+
+    x = np.array([-1.0, np.nan, -np.inf, np.inf, 4.0, 0.0, -0.0, 1e30], np.float32)
+    cpu, tri = run_both(SQRT_OF_ALL, "k", 1, [x, np.zeros(8, np.float32)])
+    assert np.isnan(cpu[1][:3]).all() and cpu[1][4] == np.inf  # 2 * 3e38 overflows
+    for backend in ("cpu", "triton-interpret"):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            launch(SQRT_OF_ALL, "k", 1, [x, np.zeros(8, np.float32)], backend=backend)
+        assert [str(w.message) for w in seen] == [], backend
