@@ -15,6 +15,7 @@ import pytest
 
 from compiler.interp import Frame, Group, Machine
 from compiler.runtime import find_kernel, launch, load_module
+from tests.corpus import REPO
 
 from .util import eval_kernel, kernel
 
@@ -706,7 +707,7 @@ def test_vector_add_example_matches_numpy() -> None:
     a = rng.standard_normal(n).astype(np.float32)
     b = rng.standard_normal(n).astype(np.float32)
     c = np.full(n, np.nan, np.float32)
-    launch("examples/vector_add.tileir", grid=(-(-n // 1024),), args=[a, n, 1, b, n, 1, c, n, 1])
+    launch(REPO / "examples" / "vector_add.tileir", grid=(-(-n // 1024),), args=[a, n, 1, b, n, 1, c, n, 1])
     assert np.array_equal(c, a + b)
 
 
@@ -715,7 +716,8 @@ def test_softmax_example_matches_numpy() -> None:
     rng = np.random.default_rng(2)
     x = rng.standard_normal((rows, cols)).astype(np.float32)
     y = np.zeros((rows, cols), np.float32)
-    launch("examples/softmax.tileir", grid=(-(-rows // 4),), args=[x, rows, cols, cols, 1, y, rows, cols, cols, 1])
+    softmax = REPO / "examples" / "softmax.tileir"
+    launch(softmax, grid=(-(-rows // 4),), args=[x, rows, cols, cols, 1, y, rows, cols, cols, 1])
     e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
     want = e / e.sum(axis=1, keepdims=True)
     assert np.allclose(y, want, rtol=1e-5, atol=1e-7)

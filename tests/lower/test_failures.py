@@ -10,10 +10,11 @@ import pytest
 
 from compiler.interp import InterpError
 from compiler.runtime import StridedArray, launch, launch_cutile, load_module
+from tests.corpus import REPO
 
 from .harness import run_both
 
-VECTOR_ADD = "examples/vector_add.tileir"
+VECTOR_ADD = REPO / "examples" / "vector_add.tileir"
 
 # Tile block bx asserts iota + bx < limit (false from element limit - bx on), then stores
 # iota + bx + 2^31 - 1 (wrapping: the assert must not turn on Triton's overflow checks).

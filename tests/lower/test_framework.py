@@ -8,10 +8,11 @@ import numpy as np
 from compiler.dialect.ops import ALL_OPS
 from compiler.lower import registry
 from compiler.lower.codegen import lower_entry  # noqa: F401  (imports every emitter)
+from tests.corpus import REPO
 
 from .harness import compile_for, run_both, source_of
 
-VECTOR_ADD = "examples/vector_add.tileir"
+VECTOR_ADD = REPO / "examples" / "vector_add.tileir"
 
 
 def test_every_op_has_an_emitter_or_a_reason() -> None:
@@ -24,7 +25,7 @@ def test_every_op_has_an_emitter_or_a_reason() -> None:
 
 
 def test_source_names_values_and_lines() -> None:
-    text = source_of(open(VECTOR_ADD).read())
+    text = source_of(VECTOR_ADD.read_text())
     assert "@triton.jit" in text
     assert "sum_ = x + y  # <input>:23" in text
 
@@ -34,12 +35,12 @@ def test_vector_add_matches_cpu() -> None:
     rng = np.random.default_rng(1)
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     c = np.zeros(n, np.float32)
-    cpu, tri = run_both(open(VECTOR_ADD).read(), None, 3, [a, n, 1, b, n, 1, c, n, 1])
+    cpu, tri = run_both(VECTOR_ADD.read_text(), None, 3, [a, n, 1, b, n, 1, c, n, 1])
     assert np.array_equal(tri[6], a + b)
 
 
 def test_vector_add_compiles_everywhere() -> None:
-    for k in compile_for(open(VECTOR_ADD).read()):
+    for k in compile_for(VECTOR_ADD.read_text()):
         assert ".entry vector_add" in k.asm["ptx"]
         assert k.spills == 0
         assert len(k.cubin) > 1000

@@ -18,12 +18,14 @@ import re
 import numpy as np
 import pytest
 
+from tests.corpus import REPO
+
 from .harness import ON_GPU, compile_for, run_both, source_of
 from .test_bits import F4_VALUES, _nibbles
 from .test_shape import NP, _io_args, io_kernel, run_io, run_io_pair, tile
 
 RNG = np.random.default_rng(9)
-MATMUL = "examples/matmul.tileir"
+MATMUL = REPO / "examples" / "matmul.tileir"
 
 
 def mma_text(el: str, acc: str, sa, sb, sc, op: str = "mmaf", attrs: str = "") -> str:
@@ -335,7 +337,7 @@ def test_matmul_example_matches():
     a = RNG.integers(-4, 5, (m, k)).astype(np.float16)
     b = RNG.integers(-4, 5, (k, n)).astype(np.float16)
     c = np.zeros((m, n), np.float16)
-    _, tri = run_both(open(MATMUL).read(), None, (2, 2, 1), [a, m, k, k, 1, b, k, n, n, 1, c, m, n, n, 1])
+    _, tri = run_both(MATMUL.read_text(), None, (2, 2, 1), [a, m, k, k, 1, b, k, n, n, 1, c, m, n, n, 1])
     assert np.array_equal(tri[10], (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16))
 
 
@@ -343,7 +345,7 @@ TENSOR_CORE = {"sm_80": r"\bHMMA\.16816\.F32\b", "sm_90": r"\bHGMMA\.\w+\.F32\b"
 
 
 def test_matmul_example_uses_tensor_cores():
-    for k in compile_for(open(MATMUL).read()):
+    for k in compile_for(MATMUL.read_text()):
         sass = k.sass()
         assert re.search(TENSOR_CORE[k.target.arch], sass), k.target.arch
         assert k.spills == 0

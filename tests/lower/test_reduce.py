@@ -30,6 +30,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
+from tests.corpus import REPO
+
 from .harness import (
     GPU_BACKENDS,
     GPU_PREPARE,
@@ -615,7 +617,7 @@ def test_softmax_example_matches():
     # a few ulps for exp.
     from compiler.runtime import launch, load_module
 
-    module = load_module(open("examples/softmax.tileir").read())
+    module = load_module((REPO / "examples" / "softmax.tileir").read_text())
     rows, cols = 3, 1000  # a partial block of rows and a partial tile of columns
     x = (RNG.standard_normal((rows, cols)) * 4).astype(np.float32)
     x[0, :5] = [-np.inf, 80.0, -80.0, 0.0, -0.0]
