@@ -39,7 +39,6 @@ from typing import Any
 
 from ..ir.files import write_atomic
 from . import cache
-from .cache import cache_root
 from .codegen import KernelSource, LowerError, Param, Target
 
 ASM_KINDS = ("ttir", "ttgir", "llir", "ptx")
@@ -185,7 +184,7 @@ def import_kernel(src: KernelSource, interpret: bool = False) -> Any:
     imported under the right setting; imports are cached per (source, mode)."""
     key = hashlib.sha256(src.text.encode()).hexdigest() + (":interp" if interpret else "")
     with _LOCK:
-        root = cache_root()
+        root = cache.cache_root()
         # Written (or marked used) on every call: a trim must not take the file that the
         # compiled code's line information names while a process keeps using it.
         path = write_source(src, root / "source")
@@ -274,7 +273,7 @@ def compile_source(
     opts = triton_options(src, overrides)
     divisible = tuple(sorted(set(divisible)))
     key = _key(src, opts, version, divisible)
-    root = cache_root()
+    root = cache.cache_root()
     entry = root / "kernels" / key
     if use_cache:
         hit = _load_cached(entry, src, opts)

@@ -135,12 +135,18 @@ def _size(entry: os.DirEntry) -> int:
         return 0  # removed meanwhile
 
 
-def items(root: Path, now: float | None = None) -> list[Item]:
-    """Every item of the cache at `root`. A store's temporary directory (`.tmp-*`, `.old-*`)
-    older than DEBRIS_AGE, left by a killed process, is removed on the way; other dot-names
-    (a store or write in progress) are left alone."""
-    now = time.time() if now is None else now
+def items(root: Path) -> list[Item]:
+    """Every item of the cache at `root` (dot-names, a store or write in progress or left by a
+    killed process, are none)."""
+    return _scan(root)[0]
+
+
+def _scan(root: Path) -> tuple[list[Item], list[str]]:
+    """(the items, the store temporaries `.tmp-*`/`.old-*` older than DEBRIS_AGE: left by a
+    killed process)."""
+    now = time.time()
     found: list[Item] = []
+    debris: list[str] = []
     nested = {area for area, _ in AREAS}
     for area, _ in AREAS:
         try:
@@ -155,11 +161,18 @@ def items(root: Path, now: float | None = None) -> list[Item]:
                     used = entry.stat(follow_symlinks=False).st_mtime
                 except OSError:
                     continue
-                if entry.name.startswith("."):
-                    if entry.name.startswith((".tmp-", ".old-")) and now - used > DEBRIS_AGE:
-                        shutil.rmtree(entry.path, ignore_errors=True)
-                    continue
-                found.append(Item(Path(entry.path), area, _size(entry), used))
+                if not entry.name.startswith("."):
+                    found.append(Item(Path(entry.path), area, _size(entry), used))
+                elif entry.name.startswith((".tmp-", ".old-")) and now - used > DEBRIS_AGE:
+                    debris.append(entry.path)
+    return found, debris
+
+
+def _removable(root: Path) -> list[Item]:
+    """The items, after removing the debris of killed stores (what trimming and clearing do)."""
+    found, debris = _scan(root)
+    for path in debris:
+        shutil.rmtree(path, ignore_errors=True)
     return found
 
 
@@ -179,7 +192,7 @@ def _remove(item: Item) -> bool:
 def trim(root: Path, limit: int, to: float = TRIM_TO) -> tuple[int, int]:
     """Remove the least recently used items while the cache holds more than `limit` bytes,
     down to `to` × `limit`; (items removed, bytes removed). A limit of 0 is no bound."""
-    found = items(root)
+    found = _removable(root)
     total = sum(i.size for i in found)
     if limit <= 0 or total <= limit:
         return 0, 0
@@ -197,7 +210,7 @@ def trim(root: Path, limit: int, to: float = TRIM_TO) -> tuple[int, int]:
 def clear(root: Path) -> tuple[int, int]:
     """Remove every item; (items removed, bytes removed)."""
     removed = freed = 0
-    for item in items(root):
+    for item in _removable(root):
         if _remove(item):
             removed += 1
             freed += item.size

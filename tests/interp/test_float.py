@@ -16,6 +16,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from tests.corpus import SIGNALING_NAN
+
 from .test_rounding import MODES, _expected, f64, random_values, ref_round, same
 from .util import eval_kernel, kernel
 
@@ -312,20 +314,11 @@ def test_maxf_minf(t: str) -> None:
         assert out[k].dtype == np.dtype(DTYPES[t])
 
 
-# Signaling NaNs (quiet bit clear, payload non-zero), positive and negative, per type's bits.
-SIGNALING = {
-    "f16": (np.uint16, [0x7D00, 0xFC01]),
-    "bf16": (np.uint16, [0x7FA0, 0xFF81]),
-    "f32": (np.uint32, [0x7FA00000, 0xFF800001]),
-    "f64": (np.uint64, [0x7FF4000000000000, 0xFFF0000000000001]),
-}
-
-
 @pytest.mark.parametrize("t", TYPES)
 def test_maxf_minf_signaling_nans_lose_like_quiet_ones(t: str) -> None:
     """maxf(x, sNaN) is x, as for a quiet NaN (IEEE maximumNumber; PTX max/min). NumPy's
     fmax/fmin, which the interpreter computes with, gave NaN for a signaling NaN."""
-    kind, patterns = SIGNALING[t]
+    kind, patterns = f"u{np.dtype(DTYPES[t]).itemsize}", SIGNALING_NAN[t]
     a = np.array([0, 0, 0, 0, np.nan], dtype=DTYPES[t])
     a.view(kind)[:4] = patterns * 2
     b = np.array([1.5, -2.0, 0, 0, -0.5], dtype=DTYPES[t])

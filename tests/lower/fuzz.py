@@ -42,6 +42,7 @@ import numpy as np
 
 from compiler.ir.types import SCALAR_TYPES, memory_bits
 from compiler.verify.common import bit_width
+from tests.corpus import SIGNALING_NAN
 
 INTS = ("i8", "i16", "i32", "i64")
 FLOATS = ("f16", "bf16", "f32", "f64")
@@ -55,14 +56,6 @@ def allowed(shape: tuple[int, ...], elem: str) -> bool:
     return elem not in F4 or math.prod(shape) % 2 == 0
 
 
-# Signaling NaNs (quiet bit clear), positive and negative, by their bits: NumPy's fmax took one
-# for a result where maxf gives the other operand (seed 8162 found it through a bitcast).
-SIGNALING_NAN = {
-    "f16": (0x7D00, 0xFC01),
-    "bf16": (0x7FA0, 0xFF81),
-    "f32": (0x7FA00000, 0xFF800001),
-    "f64": (0x7FF4000000000000, 0xFFF0000000000001),
-}
 WIDTH = {"i1": 1, "i4": 4, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
 # Element types of one width, between which bitcast and ptr_to_ptr go.
 _WIDTHS = (("i8", "f8E4M3FN", "f8E5M2"), ("i16", "f16", "bf16"), ("i32", "f32"), ("i64", "f64"))

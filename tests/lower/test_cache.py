@@ -108,6 +108,8 @@ def test_debris_of_killed_stores_is_removed_and_work_in_progress_left(tmp_path: 
     young = _item(tmp_path / "kernels" / ".tmp-storing", 100, 1.0)
     writing = _item(tmp_path / "source" / ".k.py.tileir1.abcdefgh.tmp", 100, 2 * HOUR, directory=False)
     assert cache.items(tmp_path) == []
+    assert old.exists()  # showing the cache removes nothing
+    assert cache.clear(tmp_path) == (0, 0)
     assert not old.exists() and young.exists() and writing.exists()
 
 

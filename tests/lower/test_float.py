@@ -19,6 +19,7 @@ import pytest
 
 from compiler.lower.codegen import LowerError
 from compiler.runtime import LaunchError, launch, load_module
+from tests.corpus import SIGNALING_NAN
 
 from .harness import ON_GPU, assert_same, compile_for, kernel_text, run_both, source_of, tile_type
 
@@ -483,21 +484,12 @@ def test_maxf_minf(t: str) -> None:
         check_is_sound(check, out, *with_other_nans(out))
 
 
-# Signaling NaNs (quiet bit clear, payload non-zero), positive and negative, by their bits.
-SIGNALING = {
-    "f16": [0x7D00, 0xFC01],
-    "bf16": [0x7FA0, 0xFF81],
-    "f32": [0x7FA00000, 0xFF800001],
-    "f64": [0x7FF4000000000000, 0xFFF0000000000001],
-}
-
-
 @pytest.mark.parametrize("t", TYPES)
 def test_maxf_minf_signaling_nans(t: str) -> None:
     """A signaling NaN loses against a number as a quiet one does, elementwise and in a
     reduction (the interpreter's NumPy fmax took one for the result; fuzz seed 8162)."""
     a, b = pairs(t, 1024, seed=14)
-    patterns = np.array(SIGNALING[t], dtype=bits_of(a).dtype)
+    patterns = np.array(SIGNALING_NAN[t], dtype=bits_of(a).dtype)
     bits_of(a)[::7] = patterns[np.arange(0, 1024, 7) % 2]
     bits_of(b)[3::11] = patterns[np.arange(3, 1024, 11) % 2]
     ops = {
