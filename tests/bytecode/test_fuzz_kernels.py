@@ -78,6 +78,21 @@ F4_SCATTER_ODD_ROWS = """cuda_tile.module @m {
   }
 }
 """  # noqa: E501
+F4_LOAD_ODD_ROWS = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f4E2M1FN>>, %o: tile<ptr<f32>>) {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %x, shape = [2, 4], strides = [5, 1] : tensor_view<2x4xf4E2M1FN, strides=[5,1]>
+    %xp = make_partition_view %xt : partition_view<tile=(2x4), tensor_view<2x4xf4E2M1FN, strides=[5,1]>>
+    %v, %t = load_view_tko weak %xp[%zero, %zero] token = %tok : partition_view<tile=(2x4), tensor_view<2x4xf4E2M1FN, strides=[5,1]>>, tile<i32>, tile<i32> -> tile<2x4xf4E2M1FN>, token
+    %f = ftof %v : tile<2x4xf4E2M1FN> -> tile<2x4xf32>
+    %ot = make_tensor_view %o, shape = [2, 4], strides = [4, 1] : tensor_view<2x4xf32, strides=[4,1]>
+    %op = make_partition_view %ot : partition_view<tile=(2x4), tensor_view<2x4xf32, strides=[4,1]>>
+    %d = store_view_tko weak %f, %op[%zero, %zero] token = %tok : tile<2x4xf32>, partition_view<tile=(2x4), tensor_view<2x4xf32, strides=[4,1]>>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
 SCAN_THEN_RESHAPE_3D = """cuda_tile.module @m {
   entry @k(%x: tile<ptr<f16>>, %o: tile<ptr<f16>>) {
     %tok = make_token : token
@@ -150,6 +165,7 @@ _ALL = ("sm_80", "sm_90", "sm_100")
 _X32 = np.random.default_rng(5).permutation(32).astype(np.float32)
 _X16 = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3], np.float16)
 _F4 = np.array([0.5, -1.0, 1.5, 6.0], ml_dtypes.float4_e2m1fn)
+_F4_ROWS = np.array([0.5, -1.0, 1.5, 6.0, 4.0, -0.0, 2.0, -3.0, 1.0, 0.0], ml_dtypes.float4_e2m1fn)  # 2 rows, 5 apart
 _X64x16 = np.random.default_rng(6).integers(-4, 5, size=(64, 16)).astype(np.float16)
 
 
@@ -208,6 +224,17 @@ TILEIRAS_DEFECTS = {
         _F4,
         np.zeros(6, ml_dtypes.float4_e2m1fn),
         [0.5, -1.0, 1.5, 6.0, 0.0, 0.0],
+    ),
+    # The same on the way in: a partition-view load of f4E2M1FN rows 5 apart (4x16 tiles of
+    # rows 17 apart too; 18 compiles): "Load operand must be a pointer" (fuzz seed 778 of the
+    # generator with mmaf_scaled, its scans removed, cut down).
+    "f4_load_odd_rows": Defect(
+        F4_LOAD_ODD_ROWS,
+        ("sm_100",),
+        _FAILED,
+        _F4_ROWS,
+        np.zeros(8, np.float32),
+        [0.5, -1.0, 1.5, 6.0, -0.0, 2.0, -3.0, 1.0],
     ),
 }
 

@@ -733,56 +733,71 @@ class Gen:
         self.emit(f"{out.name} = iota : {out.type}", out, op="iota")
         return True
 
-    def mma(self) -> bool:
-        """mmai on i8 operands, or mmaf on small integers (|x| <= 15, exact in every float
-        type, so every partial sum is exact and the results bitwise)."""
-        a = self.pick(lambda v: len(v.shape) in (2, 3) and v.elem in INTS and v.shape[-1] <= 64)
+    def mma_pair(self, k_ok=lambda k: k <= 64) -> tuple[Value, Value] | None:
+        """Integer tiles (..., m, k) and (..., k, n) to multiply, k_ok(k): the second from the
+        pool, else the first's transpose."""
+        a = self.pick(lambda v: len(v.shape) in (2, 3) and v.elem in INTS and k_ok(v.shape[-1]))
         if a is None:
-            return False
-        r = self.rng
-        lead, (m, k) = a.shape[:-2], a.shape[-2:]
+            return None
+        lead, k = a.shape[:-2], a.shape[-1]
         rhs = self.pick(
             lambda v: v.shape[:-2] == lead and len(v.shape) == len(a.shape) and v.shape[-2] == k and v.elem in INTS
         )
-        if rhs is None:  # a's transpose: (k, m)
-            perm = [*range(len(lead)), len(lead) + 1, len(lead)]
-            rhs = self.fresh((*lead, k, m), a.elem)
-            self.emit(
-                f"{rhs.name} = permute {a.name} [{', '.join(map(str, perm))}] : {a.type} -> {rhs.type}", keep=False
-            )
-        n = rhs.shape[-1]
+        return a, rhs if rhs is not None else self.transpose(a)
+
+    def transpose(self, a: Value) -> Value:
+        """a (..., m, k) as (..., k, m)."""
+        lead = len(a.shape) - 2
+        out = self.fresh((*a.shape[:-2], a.shape[-1], a.shape[-2]), a.elem)
+        perm = ", ".join(map(str, [*range(lead), lead + 1, lead]))
+        self.emit(f"{out.name} = permute {a.name} [{perm}] : {a.type} -> {out.type}", keep=False)
+        return out
+
+    def small(self, v: Value, elem: str, mask: int | None, offset: int = 0) -> Value:
+        """v as `elem`: its elements `(v & mask) - offset` (mask None: v itself), converted
+        (itof signed to a float type; trunci/exti to an integer one)."""
+        if mask is not None:
+            m_ = self.fresh(v.shape, v.elem)
+            self.emit(f"{m_.name} = andi {v.name}, {self.const(v.shape, v.elem, mask).name} : {v.type}", keep=False)
+            v = m_
+            if offset:
+                d = self.fresh(v.shape, v.elem)
+                self.emit(f"{d.name} = subi {v.name}, {self.const(v.shape, v.elem, offset).name} : {v.type}",
+                          keep=False)  # fmt: skip
+                v = d
+        if elem not in WIDTH:
+            out = self.fresh(v.shape, elem)
+            self.emit(f"{out.name} = itof {v.name} signed : {v.type} -> {out.type}", keep=False)
+            return out
+        if v.elem == elem:
+            return v
+        out = self.fresh(v.shape, elem)
+        verb = "trunci" if WIDTH[v.elem] > WIDTH[elem] else "exti"
+        sign = " signed" if verb == "exti" else ""
+        self.emit(f"{out.name} = {verb} {v.name}{sign} : {v.type} -> {out.type}", keep=False)
+        return out
+
+    def accumulator(self, shape: tuple[int, ...], elem: str) -> Value:
+        """A small accumulator of `elem` (|x| <= 15): a masked integer tile of the pool, else a
+        constant (small also for mmai: one that overflows i32 has no fixed result)."""
+        src = self.pick(lambda v: v.shape == shape and v.elem in INTS)
+        return self.small(src, elem, 15) if src is not None else self.const(shape, elem, self.rng.randint(-5, 5))
+
+    def mma(self) -> bool:
+        """mmai on i8 operands, or mmaf on small integers (|x| <= 15, exact in every float
+        type, so every partial sum is exact and the results bitwise)."""
+        pair = self.mma_pair()
+        if pair is None:
+            return False
+        a, rhs = pair
+        r = self.rng
         integer = r.random() < 0.4
         el = "i8" if integer else r.choice(FLOATS)
         acc_el = "i32" if integer else {"f16": r.choice(["f16", "f32"]), "bf16": "f32", "f32": "f32", "f64": "f64"}[el]
-
-        def operand(v: Value, elem: str, small: bool) -> Value:
-            if small:  # andi 15: 0..15
-                mask = self.const(v.shape, v.elem, 15)
-                m_ = self.fresh(v.shape, v.elem)
-                self.emit(f"{m_.name} = andi {v.name}, {mask.name} : {v.type}", keep=False)
-                v = m_
-            if elem in FLOATS:
-                out = self.fresh(v.shape, elem)
-                self.emit(f"{out.name} = itof {v.name} signed : {v.type} -> {out.type}", keep=False)
-                return out
-            if v.elem == elem:
-                return v
-            out = self.fresh(v.shape, elem)
-            verb = "trunci" if WIDTH[v.elem] > WIDTH[elem] else "exti"
-            sign = " signed" if verb == "exti" else ""
-            self.emit(f"{out.name} = {verb} {v.name}{sign} : {v.type} -> {out.type}", keep=False)
-            return out
-
-        lhs_v = operand(a, el, not integer)
-        rhs_v = operand(rhs, el, not integer)
-        acc_src = self.pick(lambda v: v.shape == (*lead, m, n) and v.elem in INTS)
-        # (small accumulators too: an mmai that overflows i32 has no fixed result)
-        acc = (
-            operand(acc_src, acc_el, True)
-            if acc_src is not None
-            else self.const((*lead, m, n), acc_el, r.randint(-5, 5))
-        )
-        out = self.fresh((*lead, m, n), acc_el)
+        mask = None if integer else 15
+        lhs_v, rhs_v = self.small(a, el, mask), self.small(rhs, el, mask)
+        acc = self.accumulator((*a.shape[:-1], rhs.shape[-1]), acc_el)
+        out = self.fresh(acc.shape, acc_el)
         if integer:
             attrs = f" {r.choice(['signed', 'unsigned'])} {r.choice(['signed', 'unsigned'])}"
             self.emit(
@@ -797,6 +812,55 @@ class Gen:
                 out,
                 op="mmaf",
             )
+        return True
+
+    # Operands of mmaf_scaled: element type -> (mask, offset) making small integers it holds
+    # exactly (f8E4M3FN -7..8, f8E5M2 -3..4, f4E2M1FN -1..2).
+    SCALED = {"f8E4M3FN": (15, 7), "f8E5M2": (7, 3), "f4E2M1FN": (3, 1)}
+
+    def mma_scaled(self) -> bool:
+        """mmaf_scaled of small integers (SCALED) with scales taken from the operands' own
+        elements: powers of two 2^-2..2^1 (f8E8M0FNU, made from bits) or, for f4E2M1FN over
+        blocks of 16, 1..4 (f8E4M3FN). Every product is a multiple of 2^-4 below 2^8 and
+        k <= 128, so every partial sum is exact in f32 and the results bitwise."""
+        r = self.rng
+        el = r.choice(list(self.SCALED))
+        scale = "f8E4M3FN" if el == "f4E2M1FN" and r.random() < 0.5 else "f8E8M0FNU"
+        block = 16 if scale == "f8E4M3FN" or (el == "f4E2M1FN" and r.random() < 0.5) else 32
+        pair = self.mma_pair(lambda k: k <= 128 and k % block == 0)
+        if pair is None:  # a tile that fits as the right operand, and its transpose
+            rhs = self.pick(lambda v: len(v.shape) in (2, 3) and v.elem in INTS and v.shape[-2] in (16, 32, 64, 128))
+            if rhs is None or rhs.shape[-2] % block:
+                return False
+            pair = self.transpose(rhs), rhs
+        a, rhs = pair
+        lhs_v, rhs_v = (self.small(v, el, *self.SCALED[el]) for v in (a, rhs))
+        # the scales: a block-column of each operand's integers ((..., m, k/block) of a,
+        # (..., k/block, n) of rhs), masked to 0..3
+        scales = []
+        for v, dim in ((a, -1), (rhs, -2)):
+            shape = list(v.shape)
+            shape[dim] //= block
+            part = self.fresh(tuple(shape), v.elem)
+            index = [self.const((), "i32", r.randrange(block) if d == len(shape) + dim else 0).name
+                     for d in range(len(shape))]  # fmt: skip
+            self.emit(f"{part.name} = extract {v.name}[{', '.join(index)}] : {v.type} -> {part.type}", keep=False)
+            if scale == "f8E4M3FN":
+                scales.append(self.small(part, scale, 3, -1))
+                continue
+            bits = self.small(self.small(part, part.elem, 3, -125), "i8", None)  # 125..128: 2^-2..2^1
+            s = self.fresh(bits.shape, scale)
+            self.emit(f"{s.name} = bitcast {bits.name} : {bits.type} -> {s.type}", keep=False)
+            scales.append(s)
+        acc = self.accumulator((*a.shape[:-1], rhs.shape[-1]), "f32")
+        out = self.fresh(acc.shape, "f32")
+        sa, sb = scales
+        self.emit(
+            f"{out.name} = mmaf_scaled {lhs_v.name}, {rhs_v.name}, {acc.name}, {sa.name}, {sb.name} : "
+            f"{lhs_v.type}, {rhs_v.type}, {acc.type}, {sa.type}, {sb.type}",
+            out,
+            op="mmaf_scaled",
+        )
         return True
 
     def pointers(self, buf: Operand, shape: tuple[int, ...], offsets: Value) -> Value:
@@ -965,6 +1029,7 @@ class Gen:
         "scatter": 1,
         "atomic": 1,
         "mma": 1,
+        "mma_scaled": 1,
         "int_binary": 6,
         "int_unary": 1,
         "float_op": 5,
@@ -1360,8 +1425,9 @@ def check_bytecode(case: Case) -> None:
 
 # What NVIDIA's tileiras refuses, rightly, in a kernel the verifier accepts: a type the target
 # lacks ("Incompatibility with architecture 'sm_90': unsupported type 'f4E2M1FN'"; tileiras
-# 13.5 has f8 from sm_89 and f4E2M1FN from sm_100). Our lowering takes exact slower paths there.
-TILEIRAS_TYPES_FROM = {"f8E4M3FN": 89, "f8E5M2": 89, "f4E2M1FN": 100}
+# 13.5 has f8 from sm_89, f4E2M1FN and the f8E8M0FNU scales of mmaf_scaled from sm_100). Our
+# lowering takes exact slower paths there.
+TILEIRAS_TYPES_FROM = {"f8E4M3FN": 89, "f8E5M2": 89, "f4E2M1FN": 100, "f8E8M0FNU": 100}
 _UNSUPPORTED_TYPE = re.compile(r"Incompatibility with architecture 'sm_(\d+)': unsupported type '(\w+)'")
 
 
