@@ -1,5 +1,7 @@
 """`tileir compile`: a kernel lowered to Triton and compiled for one or several GPU
-architectures, to Triton source, TTIR, TTGIR, LLVM IR, PTX, a cubin or SASS."""
+architectures, to Triton source, TTIR, TTGIR, LLVM IR, PTX, a cubin or SASS; or, with
+`--compiler tileiras`, the module's bytecode compiled by NVIDIA's tileiras to a cubin or SASS,
+to read beside ours."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import argparse
 import contextlib
 import io
 import os
+import re
 import sys
 import time
 
@@ -36,6 +39,9 @@ EMIT_SUFFIXES = {
     "sass": ".sass",
 }
 EMIT_KINDS = tuple(EMIT_SUFFIXES)
+COMPILERS = ("triton", "tileiras")
+# tileiras compiles bytecode straight to a cubin: its forms, the first the default.
+TILEIRAS_EMITS = ("sass", "cubin")
 # compiler.lower.DEFAULT_ARCH, the target without a visible GPU: repeated here so that `--help`
 # need not import the lowering (a test keeps the two equal).
 FALLBACK_ARCH = "sm_90"
@@ -60,7 +66,7 @@ def _compile_targets(args: argparse.Namespace) -> list:
             target = Target.parse(arch)
         except LowerError as exc:
             raise CliError(f"--arch: {exc.message}") from None
-        problem = arch_problem(target.cc) if args.emit != "triton" else None
+        problem = arch_problem(target.cc) if args.emit != "triton" and args.compiler == "triton" else None
         if problem is not None:
             raise CliError(f"--arch {arch}: {problem}")
         targets.append(target)
@@ -72,6 +78,16 @@ def _check_compile_options(args: argparse.Namespace) -> None:
 
     if args.jobs < 1:
         raise CliError(f"-j {args.jobs}: give 1 or more worker processes")
+    if args.compiler == "tileiras":
+        if args.emit is not None and args.emit not in TILEIRAS_EMITS:
+            raise CliError(
+                f"--emit {args.emit}: tileiras compiles the bytecode straight to a cubin; give --emit sass or cubin "
+                f"({args.emit} is Triton's: leave --compiler out)"
+            )
+        for flag, value in (("--num-warps", args.num_warps), ("--num-stages", args.num_stages)):
+            if value is not None:
+                raise CliError(f"{flag}: an option of the Triton lowering; tileiras chooses its own")
+    args.emit = args.emit or ("ptx" if args.compiler == "triton" else TILEIRAS_EMITS[0])
 
     for flag, value in (("--num-warps", args.num_warps), ("--num-stages", args.num_stages)):
         problem = option_problem(flag[2:].replace("-", "_"), value) if value is not None else None
@@ -90,7 +106,9 @@ def command_compile(args: argparse.Namespace) -> int:
     from compiler.lower.build import require_triton
 
     _check_compile_options(args)
-    if args.emit != "triton":
+    if args.compiler == "tileiras":
+        require_cache("--compiler tileiras")
+    elif args.emit != "triton":
         try:
             require_triton()
         except LowerError as exc:
@@ -168,7 +186,9 @@ def _compile_in_processes(args: argparse.Namespace, tasks: list, jobs: int):
     import concurrent.futures
     import multiprocessing
 
-    options = {name: getattr(args, name) for name in ("kernel", "emit", "num_warps", "num_stages", "no_cache")}
+    options = {
+        name: getattr(args, name) for name in ("kernel", "emit", "compiler", "num_warps", "num_stages", "no_cache")
+    }
     # spawn: a fresh interpreter per worker (no fork of a process that may hold threads)
     pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
     try:
@@ -206,6 +226,8 @@ def _compile_one(args: argparse.Namespace, module, entry, target) -> tuple[int, 
     a failure is reported here."""
     from compiler.lower import LowerError, compile_source, disassemble, lower
 
+    if args.compiler == "tileiras":
+        return _compile_tileiras(args, module, entry, target)
     start = time.perf_counter()
     options = {"num_warps": args.num_warps, "num_stages": args.num_stages}
     try:
@@ -274,6 +296,49 @@ def _compile_summary(source, compiled, emit: str, elapsed: float) -> str:
     return "  ".join(parts)
 
 
+def _compile_tileiras(args: argparse.Namespace, module, entry, target) -> tuple[int, str | bytes | None, str]:
+    """`_compile_one` by NVIDIA's tileiras: the module's bytecode (our writer's, as `tileir run
+    --backend tileiras` sends it) to a cubin of every kernel, through the same cache; the
+    summary line is of `entry`'s kernel."""
+    from compiler.lower import LowerError, disassemble
+    from compiler.modules import LaunchError, kernel_name
+    from compiler.runtime import find_tileiras
+    from compiler.runtime.tileiras import compile_tileiras
+
+    start = time.perf_counter()
+    try:
+        built = compile_tileiras(module, target.arch, use_cache=not args.no_cache)
+    except LaunchError as exc:
+        # not installed (and nothing cached): a usage error, as Triton missing is; else
+        # tileiras refused the module or the architecture, or failed on it
+        if find_tileiras() is None:
+            raise CliError(f"--compiler tileiras: {exc}") from None
+        err(f"{PROG}: error: {exc}")
+        return EXIT_ERRORS, None, ""
+    elapsed = time.perf_counter() - start
+    output: str | bytes = built.cubin
+    if args.emit == "sass":
+        try:
+            output = disassemble(built.cubin)
+        except LowerError as exc:  # cuobjdump (Triton's wheel ships it) missing or failing
+            raise CliError(f"--emit sass: {exc.message}") from None
+    name = kernel_name(entry)
+    kernel = built.info.kernels.get(name)
+    release = re.search(r"\bV(\d[\w.]*)", built.tool_version)  # '..., release 13.5, V13.5.37'
+    parts = [f"kernel @{name}", f"arch {target.arch}", f"emit {args.emit}"]
+    parts.append(f"tileiras {release[1] if release else built.tool_version}")
+    if kernel is not None:
+        threads = kernel.reqntid or kernel.max_threads
+        parts += [
+            f"registers {'?' if kernel.registers is None else kernel.registers}",
+            f"stack {'?' if kernel.frame_size is None else kernel.frame_size} B",
+            f"shared {kernel.static_shared} B",
+            f"threads {'?' if threads is None else threads[0] * threads[1] * threads[2]}",
+        ]
+    parts.append(f"time {elapsed:.3f} s" + (" (cached)" if built.cached else ""))
+    return EXIT_OK, output, "  ".join(parts)
+
+
 # --------------------------------------------------------------------------------------------
 # Arguments
 
@@ -284,15 +349,18 @@ def arguments_compile(parser: argparse.ArgumentParser) -> None:
         "The result goes to standard output or -o OUT (replaced atomically); a summary line (registers, "
         "spills, shared memory, compile time) goes to standard error. Several files and architectures "
         "(--arch sm_80,sm_90,sm_100) are compiled in one process, which pays Triton's start-up once, into "
-        "the directory -o DIR. Compiles are cached in $TILEIR_CACHE_DIR (default ~/.cache/tileir)."
+        "the directory -o DIR. Compiles are cached in $TILEIR_CACHE_DIR (default ~/.cache/tileir). With "
+        "--compiler tileiras, NVIDIA's tileiras compiles the module's bytecode instead, to SASS or a cubin "
+        "to read beside ours."
     )
     parser.epilog = (
         "Examples: tileir compile examples/vector_add.tileir --arch sm_90 --emit ptx -o vector_add.ptx; "
-        "tileir compile examples/*.tileir --arch sm_80,sm_90,sm_100 --emit cubin -o build. "
+        "tileir compile examples/*.tileir --arch sm_80,sm_90,sm_100 --emit cubin -o build; "
+        "tileir compile examples/matmul.tileir --compiler tileiras --arch sm_90 -o matmul.tileiras.sass. "
         "Exit status: 0 ok; 1 the module has errors or uses what the lowering cannot express for the "
-        "target (the op and its line are named); 2 bad usage, an unreadable file, an unknown kernel, "
-        "Triton not installed; 3 Triton refused the lowered kernel (a bug in the lowering); of several "
-        "compiles, the worst."
+        "target (the op and its line are named), or tileiras refused or failed on it; 2 bad usage, an "
+        "unreadable file, an unknown kernel, Triton (or tileiras) not installed; 3 Triton refused the "
+        "lowered kernel (a bug in the lowering); of several compiles, the worst."
     )
     parser.add_argument(
         "file",
@@ -310,11 +378,19 @@ def arguments_compile(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--emit",
         choices=EMIT_KINDS,
-        default="ptx",
         help=(
             "what to write: triton (the generated Python source; no compile), ttir, ttgir, llir, ptx (default), "
-            "cubin (binary: not to a terminal), sass (the cubin disassembled by cuobjdump)"
+            "cubin (binary: not to a terminal), sass (the cubin disassembled by cuobjdump); with --compiler "
+            "tileiras: sass (default) or cubin"
         ),
+    )
+    parser.add_argument(
+        "--compiler",
+        choices=COMPILERS,
+        default="triton",
+        help="triton (default): our lowering, compiled by Triton; tileiras: the module's bytecode compiled by "
+        "NVIDIA's tileiras (pip install nvidia-cuda-tileiras), the cubin `tileir run --backend tileiras` "
+        "launches, to compare with ours",
     )
     parser.add_argument(
         "-o",

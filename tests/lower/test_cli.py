@@ -423,10 +423,103 @@ def test_help(capsys) -> None:
     assert status == 0 and "compile" in out
     status, out, _ = run(capsys, "compile", "--help")
     assert status == 0
-    for needle in ("--arch", "--emit", "{triton,ttir,ttgir,llir,ptx,cubin,sass}", "--no-cache", "--num-warps"):
+    for needle in ("--arch", "--emit", "{triton,ttir,ttgir,llir,ptx,cubin,sass}", "--no-cache", "--num-warps",
+                   "--compiler {triton,tileiras}"):  # fmt: skip
         assert needle in out
     status, out, _ = run(capsys, "run", "--help")
     assert status == 0 and "{auto,cpu,triton-interpret,triton,tileiras}" in out
+
+
+# -- tileir compile --compiler tileiras ------------------------------------------------------------
+
+F4_VALUES = """cuda_tile.module @m {
+  entry @k() {
+    %c = constant <f32: 1.5> : tile<2xf32>
+    %f = ftof %c : tile<2xf32> -> tile<2xf4E2M1FN>
+    return
+  }
+}
+"""
+
+
+def test_tileiras_compiles_the_bytecode_to_sass_or_a_cubin(capsys, tmp_path: Path) -> None:
+    """--compiler tileiras: NVIDIA's cubin of our bytecode (the one `run --backend tileiras`
+    launches: it carries tileiras' launch metadata, ours does not), SASS by default; a
+    summary line of the kernel's resources as the cubin declares them."""
+    from compiler.runtime.cubin import read_cubin
+    from compiler.runtime.tileiras import compile_tileiras
+    from tests.bytecode.util import require_tileiras
+
+    require_tileiras()
+    status, sass, err = run(capsys, "compile", VADD, "--compiler", "tileiras", "--arch", "sm_80")
+    assert status == 0 and "Function : vector_add" in sass and "EF_CUDA_SM80" in sass, err
+    summary = re.fullmatch(
+        r"kernel @vector_add  arch sm_80  emit sass  tileiras \d+\.\d+[\w.]*  registers (\d+)  stack 0 B  "
+        r"shared 0 B  threads (\d+)  time \d+\.\d{3} s( \(cached\))?\n",
+        err,
+    )
+    assert summary, err
+    cubin = tmp_path / "vadd.cubin"
+    argv = ["compile", VADD, "--compiler", "tileiras", "--arch", "sm_80", "--emit", "cubin", "-o", str(cubin), "-q"]
+    status, _, err = run(capsys, *argv)
+    assert status == 0 and err == ""
+    info = read_cubin(cubin.read_bytes()).kernels["vector_add"]
+    assert info.tile_kernel and info.registers == int(summary[1]) and info.reqntid == (int(summary[2]), 1, 1)
+    assert cubin.read_bytes() == compile_tileiras(load_module(VADD), "sm_80").cubin
+    ours = lower_compile(load_module(VADD), "vector_add", "sm_80").cubin
+    assert not read_cubin(ours).kernels["vector_add"].tile_kernel
+    arch = local_arch() or DEFAULT_ARCH  # the default, as for our compiles
+    status, _, err = run(capsys, "compile", VADD, "--compiler", "tileiras", "--emit", "cubin", "-o", str(cubin))
+    assert status == 0 and f"arch {arch}  emit cubin  tileiras " in err
+    # several architectures into a directory, in worker processes too
+    for jobs in ("1", "2"):
+        out_dir = tmp_path / f"j{jobs}"
+        status, _, err = run(capsys, "compile", VADD, "--compiler", "tileiras", "--arch", "sm_80,sm_100", "-o",
+                             str(out_dir), "-j", jobs)  # fmt: skip
+        assert status == 0, err
+        assert sorted(p.name for p in out_dir.iterdir()) == ["vector_add.sm_100.sass", "vector_add.sm_80.sass"]
+        assert "EF_CUDA_SM100" in (out_dir / "vector_add.sm_100.sass").read_text()
+        assert [line.split(": ")[0] for line in err.splitlines()] == [
+            str(out_dir / "vector_add.sm_80.sass"), str(out_dir / "vector_add.sm_100.sass")
+        ]  # fmt: skip
+
+
+def test_tileiras_refusals_and_usage_errors(capsys, write, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compiler.runtime import tileiras
+    from tests.bytecode.util import require_tileiras
+
+    require_tileiras()
+    for argv, message in [
+        (["--emit", "ptx"], "tileir: error: --emit ptx: tileiras compiles the bytecode straight to a cubin; give "),
+        (["--num-warps", "8"], "tileir: error: --num-warps: an option of the Triton lowering; tileiras chooses"),
+        (["--compiler", "nvcc"], "tileir compile: error: argument --compiler: invalid choice: 'nvcc'"),
+    ]:
+        status, out, err = run(capsys, "compile", VADD, "--compiler", "tileiras", *argv)
+        assert status == 2 and out == "" and one_error_line(err).startswith(message), err
+    # A type the target lacks: tileiras says so, status 1; the other architecture is written.
+    f4 = write("f4.tileir", F4_VALUES)
+    status, out, err = run(capsys, "compile", f4, "--compiler", "tileiras", "--arch", "sm_90", "--no-cache")
+    assert status == 1 and out == ""
+    assert one_error_line(err) == (
+        "tileir: error: tileiras could not compile the module for sm_90: error: Incompatibility with "
+        "architecture 'sm_90': unsupported type 'f4E2M1FN'"
+    )
+    out_dir = Path(f4).parent / "out"
+    status, _, err = run(capsys, "compile", f4, "--compiler", "tileiras", "--arch", "sm_90,sm_100", "-o", str(out_dir))
+    assert status == 1 and [p.name for p in out_dir.iterdir()] == ["f4.sm_100.sass"], err
+    # Not installed, nothing cached: a usage error that says how to install it.
+    monkeypatch.setattr(tileiras, "_find_tool", lambda: None)
+    monkeypatch.setattr(tileiras, "find_tileiras", lambda: None, raising=False)
+    import compiler.runtime
+
+    monkeypatch.setattr(compiler.runtime, "find_tileiras", lambda: None)
+    status, out, err = run(capsys, "compile", VADD, "--compiler", "tileiras", "--no-cache")
+    assert status == 2 and out == ""
+    assert (
+        "tileir: error: --compiler tileiras: compiling for sm_90 with the tileiras backend needs NVIDIA's "
+        in (one_error_line(err))
+        and "pip install nvidia-cuda-tileiras" in err
+    )
 
 
 # -- tileir run --backend triton-interpret -----------------------------------------------------
