@@ -18,6 +18,7 @@ from .diagnostics import Diagnostic, Related, Severity
 
 
 def symbol_name(op: Operation) -> str | None:
+    """The symbol `op` defines (its `sym_name`), if any."""
     attr = op.properties.get("sym_name")
     return attr.value if isinstance(attr, A.StringAttr) else None
 

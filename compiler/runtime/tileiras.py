@@ -206,8 +206,8 @@ def compile_tileiras(module: Module, arch: str, *, use_cache: bool = True, opt_l
 def _named_cause(module: Module) -> str | None:
     """What in `module` tileiras is known to refuse without saying why: a kernel or global
     whose name is not a PTX identifier (`tileir check` warns of it, `ptx-name`)."""
+    from ..ir.symbols import symbol_name
     from ..verify.contract import misnamed
-    from ..verify.structure import symbol_name
 
     for op in module.walk():
         what = misnamed(op)

@@ -18,6 +18,7 @@ from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import Block, Operation
 from ..ir.diagnostics import Related
+from ..ir.symbols import symbol_name
 from .engine import Verifier
 from .registry import OP_VERIFIERS, REGION_VERIFIERS, region_verifier
 
@@ -147,12 +148,6 @@ for _name in _TERMINATORS:
 
 # ---------------------------------------------------------------------------------------------
 # the module's symbol table
-
-
-def symbol_name(op: Operation) -> str | None:
-    """The symbol `op` defines (its `sym_name`), if any."""
-    attr = op.properties.get("sym_name")
-    return attr.value if isinstance(attr, A.StringAttr) else None
 
 
 def _symbol_ref(attr: A.Attribute | None) -> str | None:
