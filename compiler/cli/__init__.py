@@ -65,9 +65,13 @@ COMMANDS = {
     "asm": ("bytecode", "write a .tileir file as Tile IR bytecode"),
     "disasm": ("bytecode", "print a Tile IR bytecode file as text"),
     "translate": ("bytecode", "convert between text and bytecode like cuda-tile-translate"),
-    "run": ("launch", "run a kernel on the CPU interpreter (or lowered to Triton, under Triton's interpreter)"),
+    "run": ("launch", "run a kernel: on the CPU interpreter, under Triton's interpreter, or on the GPU"),
     "bench": ("launch", "time a kernel on one or more backends"),
-    "compile": ("compile", "compile a kernel to PTX (or Triton, TTIR, TTGIR, LLVM IR, cubin, SASS) through Triton"),
+    "compile": (
+        "compile",
+        "compile a kernel to PTX (or Triton, TTIR, TTGIR, LLVM IR, cubin, SASS) through Triton, or "
+        "with NVIDIA's tileiras",
+    ),
     "layout": ("layout", "show how views tile their tensors (index spaces, pictures)"),
     "cache": ("compile", "show, trim or clear the compile cache"),
 }

@@ -441,8 +441,8 @@ def _limit(kind: type):
 
 def arguments_run(parser: argparse.ArgumentParser) -> None:
     parser.description = (
-        "Run a kernel on the CPU interpreter (or, with --backend triton-interpret, lowered to Triton and run "
-        "by Triton's interpreter) with arguments made from SPECs, print a summary of "
+        "Run a kernel with arguments made from SPECs: on an NVIDIA GPU when there is one (our lowering "
+        "compiled by Triton), else on the CPU interpreter, or on the --backend named; print a summary of "
         "every argument after the run, and optionally save the arrays and check them against NumPy."
     )
     parser.epilog = (
