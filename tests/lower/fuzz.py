@@ -309,8 +309,8 @@ class Gen:
                     self.emit(f"{out.name} = exti {a.name} {sign} : {a.type} -> {out.type}", out, op="exti")
                 else:
                     self.emit(f"{out.name} = trunci {a.name} : {a.type} -> {out.type}", out, op="trunci")
-            else:
-                to = r.choice(FLOATS)
+            else:  # (to f8 and f4E2M1FN too: rounded, saturated or NaN by the target's rules)
+                to = r.choice([e for e in FLOATS + F8 + F4 if allowed(a.shape, e)])
                 out = self.fresh(a.shape, to)
                 sign = r.choice(["signed", "unsigned"])
                 self.emit(f"{out.name} = itof {a.name} {sign} : {a.type} -> {out.type}", out, op="itof")
