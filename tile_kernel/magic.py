@@ -60,7 +60,7 @@ from .render import (
     seconds,
 )
 
-SHOW_KINDS = ("triton", "ttir", "ptx", "sass", "bytecode", "ir")
+SHOW_KINDS = ("triton", "ttir", "ptx", "sass", "tileiras", "bytecode", "ir")
 
 
 class TileIRError(Exception):
@@ -122,7 +122,8 @@ def _options(func):
             action="append",
             default=[],
             metavar="KIND[,KIND]",
-            help="show the kernel as: triton (generated source), ttir, ptx, sass, bytecode, ir (canonical text)",
+            help="show the kernel as: triton (generated source), ttir, ptx, sass, tileiras (the SASS of NVIDIA's "
+            "tileiras, to compare), bytecode, ir (canonical text)",
         ),
         argument("--layout", action="store_true", help="the layout explorer for every view in the module"),
         argument("--no-race-check", action="store_true", help="do not report unordered store/access races"),
@@ -421,6 +422,8 @@ class TileIRMagics(Magics):
         if kind == "ir":
             display(code_view(tmod.text, "ir", f"{tmod.name}: canonical Tile IR"))
             return True
+        if kind == "tileiras":
+            return self._show_tileiras(tmod, args)
         if kind == "bytecode":
             from compiler.bytecode import BytecodeWriteError, write_bytecode
 
@@ -462,6 +465,26 @@ class TileIRMagics(Magics):
                 display(error_view(f"--show {kind}: @{kernel.name} cannot be lowered", [e.report()]))
                 ok = False
         return ok
+
+    def _show_tileiras(self, tmod: TileModule, args) -> bool:
+        """The SASS of the module as NVIDIA's tileiras compiles it (every kernel: tileiras makes
+        one cubin of the module), the cubin `--backend tileiras` launches."""
+        from compiler.lower import LowerError, disassemble
+        from compiler.lower.targets import default_arch
+        from compiler.runtime.tileiras import compile_tileiras
+
+        arch = args.arch or tmod.arch or default_arch()
+        try:
+            with Progress(f"compiling {tmod.name} for {arch} with tileiras") as progress:
+                built = compile_tileiras(tmod.module, arch)
+                code = disassemble(built.cubin)
+                cached = " (cached)" if built.cached else ""
+                progress.done(f"compiled {tmod.name} for {arch} in {seconds(progress.elapsed)}{cached}", "ok")
+        except (LaunchError, LowerError) as e:  # tileiras missing or refusing the module; cuobjdump missing
+            display(error_view("--show tileiras", [e.message]))
+            return False
+        display(code_view(code, "sass", f"{tmod.name}: SASS for {arch} by NVIDIA's tileiras"))
+        return True
 
     def _layout(self, tmod: TileModule) -> None:
         from .widgets import LayoutExplorer, view_choices

@@ -381,6 +381,32 @@ def test_show_sass(shell: Shell) -> None:
     assert "@vector_add: SASS for sm_90" in run.text() and "Function : vector_add" in run.text()
 
 
+def test_show_tileiras(shell: Shell, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--show tileiras: NVIDIA's SASS of the module (the cubin --backend tileiras launches);
+    where tileiras cannot be had, the cell says so and the module is still bound."""
+    from compiler.lower.build import tool_path
+    from compiler.runtime import find_tileiras
+
+    if find_tileiras() is None or tool_path("cuobjdump") is None:
+        pytest.skip("needs NVIDIA's tileiras (pip install nvidia-cuda-tileiras) and cuobjdump (Triton's wheel)")
+    run = shell.run("%%tileir vadd_nv --show tileiras,sass --arch sm_80\n" + VECTOR_ADD)
+    assert run.ok, run.text()
+    text = run.text()
+    ours, theirs = text.index("@vector_add: SASS for sm_80"), text.index("vadd_nv: SASS for sm_80 by NVIDIA's tileiras")
+    assert theirs < ours  # in the order asked for
+    assert "compiling vadd_nv for sm_80 with tileiras" in text and "Function : vector_add" in text[theirs:ours]
+    assert "EF_CUDA_SM80" in text[theirs:ours]
+
+    import compiler.runtime.tileiras as tileiras
+
+    monkeypatch.setattr(tileiras, "_find_tool", lambda: None)
+    run = shell.run("%%tileir vadd_no_nv --show tileiras --arch sm_86\n" + VECTOR_ADD)
+    assert not run.ok and "vadd_no_nv" in shell.ns
+    assert "compiling for sm_86 with the tileiras backend needs NVIDIA's tileiras" in run.text()
+    assert "--show tileiras failed (the module is bound as vadd_no_nv)" in run.text()
+    no_traceback(run)
+
+
 def test_show_what_the_lowering_cannot_do(shell: Shell, monkeypatch: pytest.MonkeyPatch) -> None:
     import compiler.lower as lower
     from compiler.lower import LowerError
@@ -419,7 +445,7 @@ def test_layout_of_a_module_without_views(shell: Shell) -> None:
     ("options", "message"),
     [
         ("--bogus", "unrecognized arguments: --bogus"),
-        ("--show nope", "--show nope: one of triton, ttir, ptx, sass, bytecode, ir"),
+        ("--show nope", "--show nope: one of triton, ttir, ptx, sass, tileiras, bytecode, ir"),
         ("--backend gpu", "invalid choice: 'gpu'"),
         ("--time 0 --run", "--time 0: the number of runs must be at least 1"),
         ("--time x --run", "invalid int value: 'x'"),
