@@ -298,8 +298,8 @@ def _compile_summary(source, compiled, emit: str, elapsed: float) -> str:
 
 def _compile_tileiras(args: argparse.Namespace, module, entry, target) -> tuple[int, str | bytes | None, str]:
     """`_compile_one` by NVIDIA's tileiras: the module's bytecode (our writer's, as `tileir run
-    --backend tileiras` sends it) to a cubin of every kernel, through the same cache; the
-    summary line is of `entry`'s kernel."""
+    --backend tileiras` sends it) to a cubin of every kernel, through the same cache; the SASS
+    and the summary line are of `entry`'s kernel (the cubin holds them all)."""
     from compiler.lower import LowerError, disassemble
     from compiler.modules import LaunchError, kernel_name
     from compiler.runtime import find_tileiras
@@ -316,14 +316,14 @@ def _compile_tileiras(args: argparse.Namespace, module, entry, target) -> tuple[
         err(f"{PROG}: error: {exc}")
         return EXIT_ERRORS, None, ""
     elapsed = time.perf_counter() - start
-    output: str | bytes = built.cubin
-    if args.emit == "sass":
-        try:
-            output = disassemble(built.cubin)
-        except LowerError as exc:  # cuobjdump (Triton's wheel ships it) missing or failing
-            raise CliError(f"--emit sass: {exc.message}") from None
     name = kernel_name(entry)
     kernel = built.info.kernels.get(name)
+    output: str | bytes = built.cubin
+    if args.emit == "sass":
+        try:  # the kernel's alone, as ours
+            output = disassemble(built.cubin, name if kernel is not None else None)
+        except LowerError as exc:  # cuobjdump (Triton's wheel ships it) missing or failing
+            raise CliError(f"--emit sass: {exc.message}") from None
     release = re.search(r"\bV(\d[\w.]*)", built.tool_version)  # '..., release 13.5, V13.5.37'
     parts = [f"kernel @{name}", f"arch {target.arch}", f"emit {args.emit}"]
     parts.append(f"tileiras {release[1] if release else built.tool_version}")

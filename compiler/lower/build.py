@@ -511,6 +511,6 @@ def resource_usage(cubin: bytes) -> tuple[int | None, int | None]:
     return found[0].registers, frame
 
 
-def disassemble(cubin: bytes) -> str:
-    """The SASS of a cubin (`cuobjdump -sass`)."""
-    return _run_tool("cuobjdump", ["-sass"], cubin)
+def disassemble(cubin: bytes, function: str | None = None) -> str:
+    """The SASS of a cubin (`cuobjdump -sass`), or of its one `function`."""
+    return _run_tool("cuobjdump", ["-sass", *(["-fun", function] if function else [])], cubin)

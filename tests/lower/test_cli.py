@@ -468,6 +468,10 @@ def test_tileiras_compiles_the_bytecode_to_sass_or_a_cubin(capsys, tmp_path: Pat
     assert cubin.read_bytes() == compile_tileiras(load_module(VADD), "sm_80").cubin
     ours = lower_compile(load_module(VADD), "vector_add", "sm_80").cubin
     assert not read_cubin(ours).kernels["vector_add"].tile_kernel
+    two = tmp_path / "two.tileir"
+    two.write_text(TWO_KERNELS)
+    status, sass, err = run(capsys, "compile", str(two), "--compiler", "tileiras", "-k", "second")
+    assert status == 0 and "Function : second" in sass and "Function : first" not in sass, err  # -k's alone
     arch = local_arch() or DEFAULT_ARCH  # the default, as for our compiles
     status, _, err = run(capsys, "compile", VADD, "--compiler", "tileiras", "--emit", "cubin", "-o", str(cubin))
     assert status == 0 and f"arch {arch}  emit cubin  tileiras " in err
