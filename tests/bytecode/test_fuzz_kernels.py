@@ -93,6 +93,31 @@ F4_LOAD_ODD_ROWS = """cuda_tile.module @m {
   }
 }
 """  # noqa: E501
+SCAN_RESHAPED_AND_COMPARED = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<i32>>, %o: tile<ptr<i32>>, %q: tile<ptr<i1>>) {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %x, shape = [128], strides = [1] : tensor_view<128xi32, strides=[1]>
+    %xp = make_partition_view %xt : partition_view<tile=(128), tensor_view<128xi32, strides=[1]>>
+    %v, %t = load_view_tko weak %xp[%zero] token = %tok : partition_view<tile=(128), tensor_view<128xi32, strides=[1]>>, tile<i32> -> tile<128xi32>, token
+    %s = scan %v dim=0 reverse=false identities=[0 : i32] : tile<128xi32> -> tile<128xi32>
+          (%e: tile<i32>, %a: tile<i32>) {
+            %y = addi %e, %a : tile<i32>
+            yield %y : tile<i32>
+          }
+    %r = reshape %s : tile<128xi32> -> tile<4x32xi32>
+    %ot = make_tensor_view %o, shape = [4, 32], strides = [32, 1] : tensor_view<4x32xi32, strides=[32,1]>
+    %op = make_partition_view %ot : partition_view<tile=(4x32), tensor_view<4x32xi32, strides=[32,1]>>
+    %d = store_view_tko weak %r, %op[%zero, %zero] token = %tok : tile<4x32xi32>, partition_view<tile=(4x32), tensor_view<4x32xi32, strides=[32,1]>>, tile<i32>, tile<i32> -> token
+    %five = constant <i32: 5> : tile<128xi32>
+    %c = cmpi greater_than %s, %five, signed : tile<128xi32> -> tile<128xi1>
+    %qt = make_tensor_view %q, shape = [128], strides = [1] : tensor_view<128xi1, strides=[1]>
+    %qp = make_partition_view %qt : partition_view<tile=(128), tensor_view<128xi1, strides=[1]>>
+    %d2 = store_view_tko weak %c, %qp[%zero] token = %tok : tile<128xi1>, partition_view<tile=(128), tensor_view<128xi1, strides=[1]>>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
 SCAN_THEN_RESHAPE_3D = """cuda_tile.module @m {
   entry @k(%x: tile<ptr<f16>>, %o: tile<ptr<f16>>) {
     %tok = make_token : token
@@ -163,6 +188,7 @@ MMA_THEN_SCAN = """cuda_tile.module @m {
 _FAILED = "failed to compile Tile IR program"
 _ALL = ("sm_80", "sm_90", "sm_100")
 _X32 = np.random.default_rng(5).permutation(32).astype(np.float32)
+_I128 = np.random.default_rng(7).integers(-20, 20, 128).astype(np.int32)
 _X16 = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3], np.float16)
 _F4 = np.array([0.5, -1.0, 1.5, 6.0], ml_dtypes.float4_e2m1fn)
 _F4_ROWS = np.array([0.5, -1.0, 1.5, 6.0, 4.0, -0.0, 2.0, -3.0, 1.0, 0.0], ml_dtypes.float4_e2m1fn)  # 2 rows, 5 apart
@@ -177,6 +203,8 @@ class Defect:
     x: np.ndarray
     o: np.ndarray  # %o before the run
     expected: list  # %o after it, on every executor of ours
+    q: np.ndarray | None = None  # a second output %q, where the kernel has one, before the run
+    expected_q: list | None = None  # %q after it
 
 
 TILEIRAS_DEFECTS = {
@@ -185,6 +213,19 @@ TILEIRAS_DEFECTS = {
     # body, any element type, stored through any view (fuzz seeds 59 and 189).
     "scan_then_reshape": Defect(
         SCAN_THEN_RESHAPE, _ALL, _FAILED, _X32, np.zeros(32, np.float32), np.cumsum(_X32).tolist()
+    ),
+    # A scan of 128 elements (the size that compiles above) whose result is reshaped (to 4x32;
+    # 16x8 and 16x1x8 too) and also compared into an i1 tile, both stored; with an i32 in place
+    # of the i1, or either store alone, it compiles (fuzz seed 3151 cut down).
+    "scan_reshaped_and_compared": Defect(
+        SCAN_RESHAPED_AND_COMPARED,
+        _ALL,
+        _FAILED,
+        _I128,
+        np.zeros(128, np.int32),
+        np.cumsum(_I128).tolist(),
+        np.zeros(128, np.bool_),
+        (np.cumsum(_I128) > 5).tolist(),
     ),
     # The same along the last dimension of a 1x2x8 tile, reshaped to 8x2: tileiras aborts,
     # without a message (a scan along dimension 1, or a reshape to 2x8, compiles; fuzz seed 445).
@@ -254,5 +295,7 @@ def test_kernels_tileiras_fails_on_and_we_compile(name: str) -> None:
         with pytest.raises(LaunchError, match=d.message):
             compile_tileiras(module, arch, use_cache=False)
     assert all(k.cubin for k in compile_for(d.text, "k", arches=d.arches))
-    cpu, _ = run_both(d.text, "k", 1, [d.x, d.o])
+    cpu, _ = run_both(d.text, "k", 1, [d.x, d.o] + ([] if d.q is None else [d.q]))
     assert cpu[1].astype(np.float32).tolist() == d.expected
+    if d.q is not None:
+        assert cpu[2].tolist() == d.expected_q
