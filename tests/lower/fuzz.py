@@ -4,7 +4,7 @@
 its tile of two or three inputs, runs a random chain of ops on them (integer and float
 arithmetic, comparisons and selects, conversions, shape ops, matrix products, reductions,
 scans, gathers, scatters, atomics, alloca round trips, constant globals, bitcasts, pack and
-unpack, grid and shape queries, nested loops and branches) and stores a few of the results; loads and
+unpack, grid and shape queries, asserts, nested loops and branches) and stores a few of the results; loads and
 stores are weak, relaxed or release;
 `arguments(case)` makes its inputs, edge values included. The per-op suite runs each op alone;
 these kernels run them together: a value made by one op's lowering feeds another's (a permuted
@@ -726,6 +726,24 @@ class Gen:
         )
         return True
 
+    def assert_(self) -> bool:
+        """An `assert` that holds on every element, (v & 15) <= 15 unsigned, for a value v of
+        the chain: a lowering that evaluates it wrongly (its mask, its place in a loop or a
+        branch) stops the kernel under Triton's interpreter, which evaluates it. (LLVM proves
+        it and drops it from the PTX; the kernel is still compiled in Triton's debug mode.)"""
+        v = self.pick(lambda v: v.elem in INTS)
+        if v is None:
+            return False
+        low = self.small(v, v.elem, 15)
+        cond = self.fresh(v.shape, "i1")
+        self.emit(
+            f"{cond.name} = cmpi less_than_or_equal {low.name}, {self.const(v.shape, v.elem, 15).name}, unsigned : "
+            f"{low.type} -> {cond.type}",
+            keep=False,
+        )
+        self.emit(f'assert {cond.name}, "fuzz {cond.name}" : {cond.type}', op="assert")
+        return True
+
     def iota(self) -> bool:
         elem = self.rng.choice(["i16", "i32", "i64"])
         n = self.rng.choice([1, 2, 8, 32, 128])
@@ -1047,6 +1065,7 @@ class Gen:
         "branch": 1,
         "early_return": 0.3,
         "iota": 1,
+        "assert_": 0.5,
         "alloca": 1,
         "global_": 1,
         "bitcast": 1,

@@ -45,7 +45,8 @@ def test_the_seeds_draw_every_kind_of_op() -> None:
     kinds = {"gather", "scatter", "mmai", "mmaf", "reduce", "scan", "for", "loop", "if", "return", "permute",
              "broadcast", "cat", "extract", "reshape", "select", "cmpi", "cmpf", "exti", "trunci", "itof", "ftoi",
              "ftof", "iota", "fma", "remf", "divi", "remi", "shli", "shri", "alloca", "global", "bitcast", "grid",
-             "join_tokens", "atomic_red", "pack", "unpack", "tensor_shape", "index_space", "mmaf_scaled"}  # fmt: skip
+             "join_tokens", "atomic_red", "pack", "unpack", "tensor_shape", "index_space", "mmaf_scaled",
+             "assert"}  # fmt: skip
     assert kinds <= drawn, kinds - drawn
 
 
