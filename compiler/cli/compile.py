@@ -65,6 +65,10 @@ def _compile_targets(args: argparse.Namespace) -> list:
         try:
             target = Target.parse(arch)
         except LowerError as exc:
+            if args.compiler == "tileiras":  # (its floor is the lowering's, sm_80; the wording is Triton's)
+                from compiler.runtime.tileiras import MIN_SM
+
+                raise CliError(f"--arch {arch}: tileiras compiles for sm_{MIN_SM} and newer, e.g. sm_90") from None
             raise CliError(f"--arch: {exc.message}") from None
         problem = arch_problem(target.cc) if args.emit != "triton" and args.compiler == "triton" else None
         if problem is not None:

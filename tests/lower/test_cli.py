@@ -497,6 +497,7 @@ def test_tileiras_refusals_and_usage_errors(capsys, write, monkeypatch: pytest.M
         (["--emit", "ptx"], "tileir: error: --emit ptx: tileiras compiles the bytecode straight to a cubin; give "),
         (["--num-warps", "8"], "tileir: error: --num-warps: an option of the Triton lowering; tileiras chooses"),
         (["--compiler", "nvcc"], "tileir compile: error: argument --compiler: invalid choice: 'nvcc'"),
+        (["--arch", "sm_75"], "tileir: error: --arch sm_75: tileiras compiles for sm_80 and newer, e.g. sm_90"),
     ]:
         status, out, err = run(capsys, "compile", VADD, "--compiler", "tileiras", *argv)
         assert status == 2 and out == "" and one_error_line(err).startswith(message), err
