@@ -839,8 +839,8 @@ class Gen:
     def mma_scaled(self) -> bool:
         """mmaf_scaled of small integers (SCALED) with scales taken from the operands' own
         elements: powers of two 2^-2..2^1 (f8E8M0FNU, made from bits) or, for f4E2M1FN over
-        blocks of 16, 1..4 (f8E4M3FN). Every product is a multiple of 2^-4 below 2^8 and
-        k <= 128, so every partial sum is exact in f32 and the results bitwise."""
+        blocks of 16, 1..4 (f8E4M3FN). Every product is a multiple of 2^-4 of at most 2^8 in
+        magnitude and k <= 128, so every partial sum is exact in f32 and the results bitwise."""
         r = self.rng
         el = r.choice(list(self.SCALED))
         scale = "f8E4M3FN" if el == "f4E2M1FN" and r.random() < 0.5 else "f8E8M0FNU"
@@ -854,7 +854,7 @@ class Gen:
         a, rhs = pair
         lhs_v, rhs_v = (self.small(v, el, *self.SCALED[el]) for v in (a, rhs))
         # the scales: a block-column of each operand's integers ((..., m, k/block) of a,
-        # (..., k/block, n) of rhs), masked to 0..3
+        # (..., k/block, n) of rhs), masked to 0..3 and made 1..4 or the bits 125..128
         scales = []
         for v, dim in ((a, -1), (rhs, -2)):
             shape = list(v.shape)
