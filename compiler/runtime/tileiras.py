@@ -35,6 +35,7 @@ import re
 import signal
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,10 +152,25 @@ def compile_tileiras(module: Module, arch: str, *, use_cache: bool = True, opt_l
     """tileiras' cubin of a verified module for `arch` ("sm_90"), from the cache when an entry
     is there (see the module's docstring). Raises LaunchError(kind="backend") when tileiras is
     missing, refuses the module or the architecture, or makes something that is not a cubin."""
+    return compile_bytecode(
+        write_module(module), arch, use_cache=use_cache, opt_level=opt_level, cause=lambda: named_cause(module)
+    )
+
+
+def compile_bytecode(
+    bytecode: bytes,
+    arch: str,
+    *,
+    use_cache: bool = True,
+    opt_level: int = 3,
+    cause: Callable[[], str | None] = lambda: None,
+) -> TileirasCubin:
+    """`compile_tileiras` of a module already written (`write_module`): what a thread that must
+    not read the module (the language server's, while edits change it) can run. `cause()`
+    names what tileiras is known to refuse silently, if anything (`named_cause`)."""
     _sm(arch)
     if opt_level not in OPT_LEVELS:
         raise _error(f"tileiras optimization level must be one of {OPT_LEVELS}, not {opt_level!r}")
-    bytecode = write_module(module)
     root = cache_root()
     input_key = _input_key(bytecode, arch, opt_level)
     tool = _find_tool()
@@ -183,14 +199,14 @@ def compile_tileiras(module: Module, arch: str, *, use_cache: bool = True, opt_l
         cubin = _run(tool, bytecode, arch, opt_level)
     except Exception as e:
         # tileiras itself says only "failed to compile Tile IR program", or nothing
-        cause = _named_cause(module) or (_NoReason.HINT if isinstance(e, _NoReason) else None)
-        failure = e if cause is None else _error(f"{e} ({cause})")
+        why = cause() or (_NoReason.HINT if isinstance(e, _NoReason) else None)
+        failure = e if why is None else _error(f"{e} ({why})")
         if use_cache:
             # Recorded, so that a machine without tileiras that gets this cache says why
             # there is no cubin rather than "not cached".
             with contextlib.suppress(OSError):
                 _write_refusal(root, input_key, f"{failure} (tileiras {_release(version)})")
-        if cause is None:
+        if why is None:
             raise
         raise failure from None
     try:
@@ -203,7 +219,7 @@ def compile_tileiras(module: Module, arch: str, *, use_cache: bool = True, opt_l
     return TileirasCubin(cubin, info, arch, _release(version), False)
 
 
-def _named_cause(module: Module) -> str | None:
+def named_cause(module: Module) -> str | None:
     """What in `module` tileiras is known to refuse without saying why: a kernel or global
     whose name is not a PTX identifier (`tileir check` warns of it, `ptx-name`)."""
     from ..ir.symbols import symbol_name

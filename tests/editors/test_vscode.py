@@ -399,6 +399,24 @@ def test_show_ptx_shows_real_ptx(workbench) -> None:
     workbench.screenshot("vscode_ptx.png")
 
 
+def test_show_sass_of_nvidias_tileiras(workbench) -> None:
+    """Show SASS (NVIDIA tileiras): the SASS of the kernel as tileiras compiles the module's
+    bytecode, for the tileir.targetArchitecture setting (sm_100 by default), beside ours."""
+    from compiler.runtime import find_tileiras
+
+    if find_tileiras() is None:
+        pytest.skip("NVIDIA's tileiras is not installed (nvidia-cuda-tileiras, the `test` extra)")
+    workbench.open("vector_add.tileir")
+    workbench.goto(10, 6)
+    workbench.command("Tile IR: Show SASS (NVIDIA tileiras)")
+    line = workbench.page.locator(".monaco-editor .view-line", has_text="Function : vector_add")
+    line.first.wait_for(timeout=SERVER_S * 2000)
+    text = "\n".join(workbench.page.locator(".editor-group-container.active .view-line").all_inner_texts())
+    text = text.replace("\u00a0", " ")
+    assert "code for sm_100" in text and "EF_CUDA_SM100" in text, text
+    workbench.screenshot("vscode_tileiras_sass.png")
+
+
 def test_bytecode_opens_as_text_and_saves_back(workbench) -> None:
     from compiler.runtime import find_tileirdisasm
 

@@ -291,6 +291,68 @@ async def test_ptx_errors(client):
     )
 
 
+# -- tileir/sass ---------------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_sass_of_our_compile_and_of_tileiras(client):
+    """tileir/sass: our cubin's SASS (the compile tileir/ptx makes), or NVIDIA's tileiras' of
+    the module's bytecode, the named kernel's alone; the resources each cubin declares."""
+    from compiler.lower.build import tool_path
+    from compiler.runtime import find_tileiras, load_module
+    from compiler.runtime.cubin import read_cubin
+    from compiler.runtime.tileiras import compile_tileiras
+
+    needs_triton()
+    if tool_path("cuobjdump") is None:
+        pytest.skip("cuobjdump (shipped in Triton's wheel) is not there")
+    text = VECTOR_ADD.read_text()
+    uri, _ = await open_document(client, text)
+    client.progress_reports["sass"] = []
+    params = {"textDocument": {"uri": uri}, "arch": "80", "workDoneToken": "sass"}
+    ours = await request(client, "tileir/sass", params)
+    expected = compiled_here(text, uri, "vector_add", "sm_80")
+    assert field(ours, "sass") == expected.sass() and "Function : vector_add" in field(ours, "sass")
+    assert (field(ours, "compiler"), field(ours, "arch"), field(ours, "kernel")) == ("triton", "sm_80", "vector_add")
+    assert field(ours, "registers") == expected.registers
+    messages = [r.message for r in client.progress_reports["sass"] if r.kind == "report"]
+    assert messages == ["lowering to Triton", "compiling for sm_80 with Triton", "disassembling", "done"]
+    if find_tileiras() is None:
+        pytest.skip("NVIDIA's tileiras is not installed (pip install nvidia-cuda-tileiras)")
+    two, _ = await open_document(client, TWO_KERNELS)
+    theirs = await request(client, "tileir/sass", {"textDocument": {"uri": two}, "kernel": "second",
+                                                   "arch": "sm_80", "compiler": "tileiras"})  # fmt: skip
+    sass = field(theirs, "sass")
+    assert "Function : second" in sass and "Function : first" not in sass and "EF_CUDA_SM80" in sass
+    built = compile_tileiras(load_module(TWO_KERNELS), "sm_80")  # the cubin the server stored
+    assert built.cached and read_cubin(built.cubin).kernels["second"].tile_kernel
+    assert field(theirs, "registers") == built.info.kernels["second"].registers
+    assert (field(theirs, "compiler"), field(theirs, "arch")) == ("tileiras", "sm_80")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_sass_errors(client):
+    from compiler.runtime import find_tileiras
+
+    needs_triton()
+    uri, _ = await open_document(client, VECTOR_ADD.read_text())
+    cases = [
+        ({"compiler": "nvcc"}, -32602, "tileir/sass: compiler 'nvcc': one of triton, tileiras"),
+        ({"kernel": "nope"}, -32602, "tileir/sass: the document has no entry @nope"),
+        ({"arch": "bogus"}, -32602, "tileir/sass: unknown GPU architecture 'bogus'"),
+    ]
+    if find_tileiras() is not None:
+        cases.append(({"arch": "sm_200", "compiler": "tileiras"}, -32803, "this tileiras cannot compile for sm_200"))
+    for params, code, words in cases:
+        with pytest.raises(JsonRpcException) as caught:
+            await request(client, "tileir/sass", {"textDocument": {"uri": uri}, **params})
+        assert caught.value.code == code and words in caught.value.message, caught.value.message
+    wrong, _ = await open_document(client, WRONG)
+    with pytest.raises(JsonRpcException) as caught:
+        await request(client, "tileir/sass", {"textDocument": {"uri": wrong}, "compiler": "tileiras"})
+    assert caught.value.code == -32803 and "has errors; no SASS generated" in caught.value.message
+
+
 @pytest.mark.asyncio(loop_scope="module")
 async def test_convert_to_bytecode_of_a_virtual_document(client, tmp_path):
     """A bytecode file opened as text in VS Code is a virtual document (the extension's

@@ -31,10 +31,13 @@ REQUEST_METHODS = {
     "tileir/convertFromBytecode",
     "tileir/convertToBytecode",
     "tileir/ptx",
+    "tileir/sass",
 }
 COMMAND_TITLES = {
     "tileir.showLayout": "Tile IR: Show View Layout",
     "tileir.showPtx": "Tile IR: Show PTX",
+    "tileir.showSass": "Tile IR: Show SASS",
+    "tileir.showTileirasSass": "Tile IR: Show SASS (NVIDIA tileiras)",
     "tileir.saveAsBytecode": "Tile IR: Save as Bytecode...",
     "tileir.restartServer": "Tile IR: Restart Language Server",
 }

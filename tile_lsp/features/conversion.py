@@ -1,4 +1,4 @@
-"""Custom requests for the editor's bytecode view, and PTX:
+"""Custom requests for the editor's bytecode view, and PTX and SASS:
 
 - `tileir/convertFromBytecode` {uri} -> {output}: the bytecode file at `uri` as text, printed
   as `tileir disasm` prints it.
@@ -13,6 +13,11 @@
   (0.2-2 s) runs on a worker thread, one at a time, so that the server keeps answering
   meanwhile; the lowering itself runs on the main loop, as it reads the document's module,
   which edits change in place.
+- `tileir/sass` {textDocument: {uri}, kernel?, arch?, compiler?} -> {sass, kernel, arch,
+  compiler, registers, shared, cached}: the SASS of that kernel (`cuobjdump -sass`, Triton's),
+  compiled as for `tileir/ptx` (`compiler` "triton", the default) or by NVIDIA's tileiras from
+  the module's bytecode ("tileiras": `tileir compile --compiler tileiras`); the bytecode is
+  written on the main loop, tileiras runs on the worker thread.
 
 Files are read only when they are regular files of at most `server.max_file_bytes` (`python -m
 tile_lsp --max-file-bytes`): `/dev/zero` or a FIFO would otherwise grow the server without
@@ -54,6 +59,8 @@ if TYPE_CHECKING:
 CONVERT_FROM_BYTECODE = "tileir/convertFromBytecode"
 CONVERT_TO_BYTECODE = "tileir/convertToBytecode"
 PTX = "tileir/ptx"
+SASS = "tileir/sass"
+COMPILERS = ("triton", "tileiras")
 REQUEST_FAILED = -32803  # LSP's ErrorCodes.RequestFailed: valid request, the operation failed
 
 _progress_tokens = itertools.count()
@@ -93,21 +100,10 @@ def register(server: TileLanguageServer) -> None:
 
     @feature(server, PTX)
     async def ptx(params: Any) -> dict[str, Any]:
-        uri = _string(param(params, "textDocument"), "uri")
-        analysis = server.analysis(uri)
-        if analysis is None:
-            raise JsonRpcInvalidParams(f"{PTX}: {uri} is not an open document")
-        kernel, op = _kernel(analysis.module, param(params, "kernel"))
-        target = _target(str(param(params, "arch") or server.settings.target_architecture))
+        analysis, kernel, op = _document_kernel(server, params, PTX)
+        target = _target(PTX, str(param(params, "arch") or server.settings.target_architecture))
         async with _progress(server, params, f"Generating PTX for @{kernel}") as step:
-            errors = [d for d in analysis.diagnostics if d.is_error]
-            if errors:
-                raise RequestFailed(_failure(analysis.source.name, "has errors; no PTX generated", errors))
-            step("lowering to Triton")
-            source = _lower(analysis.module, op, target)
-            step(f"compiling for {target.arch} with Triton")
-            loop = asyncio.get_running_loop()
-            compiled = await loop.run_in_executor(_compile_thread(), _compile, source)
+            compiled = await _compile_kernel(analysis, op, target, step, "PTX")
             step("done (cached)" if compiled.cached else "done")
             return {
                 "ptx": compiled.asm["ptx"],
@@ -118,6 +114,40 @@ def register(server: TileLanguageServer) -> None:
                 "shared": compiled.shared,
                 "cached": compiled.cached,
             }
+
+    @feature(server, SASS)
+    async def sass(params: Any) -> dict[str, Any]:
+        analysis, kernel, op = _document_kernel(server, params, SASS)
+        compiler = param(params, "compiler") or "triton"
+        if compiler not in COMPILERS:
+            raise JsonRpcInvalidParams(f"{SASS}: compiler {compiler!r}: one of {', '.join(COMPILERS)}")
+        arch = str(param(params, "arch") or server.settings.target_architecture)
+        target = _target(SASS, arch) if compiler == "triton" else None
+        worker = _compile_thread()
+        loop = asyncio.get_running_loop()
+        by = " by NVIDIA's tileiras" if compiler == "tileiras" else ""
+        async with _progress(server, params, f"Generating SASS for @{kernel}{by}") as step:
+            if target is not None:
+                compiled = await _compile_kernel(analysis, op, target, step, "SASS")
+                cubin, function, arch = compiled.cubin, None, target.arch
+                found = {"registers": compiled.registers, "shared": compiled.shared, "cached": compiled.cached}
+            else:
+                bytecode, cause = _tileiras_input(analysis)
+                arch = _spelled(arch)
+                step(f"compiling for {arch} with tileiras")
+                built = await loop.run_in_executor(worker, _tileiras, bytecode, arch, cause)
+                function = symbol_name(op)
+                declared = built.info.kernels.get(function or "")
+                cubin, function = built.cubin, function if declared is not None else None
+                found = {
+                    "registers": declared.registers if declared else None,
+                    "shared": declared.static_shared if declared else None,
+                    "cached": built.cached,
+                }
+            step("disassembling")
+            text = await loop.run_in_executor(worker, _disassemble_cubin, cubin, function)
+            step("done")
+            return {"sass": text, "kernel": kernel, "arch": arch, "compiler": compiler, **found}
 
 
 # ------------------------------------------------------------------------------ PTX
@@ -130,7 +160,32 @@ def _compile_thread() -> concurrent.futures.ThreadPoolExecutor:
     return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tileir-ptx")
 
 
-def _target(arch: str):
+def _document_kernel(server: TileLanguageServer, params: Any, method: str):
+    """(the open document's analysis, the kernel's name, its entry op) that `params` ask for."""
+    uri = _string(param(params, "textDocument"), "uri")
+    analysis = server.analysis(uri)
+    if analysis is None:
+        raise JsonRpcInvalidParams(f"{method}: {uri} is not an open document")
+    return (analysis, *_kernel(analysis.module, param(params, "kernel"), method))
+
+
+def _verified(analysis: Any, what: str) -> None:
+    errors = [d for d in analysis.diagnostics if d.is_error]
+    if errors:
+        raise RequestFailed(_failure(analysis.source.name, f"has errors; no {what} generated", errors))
+
+
+async def _compile_kernel(analysis: Any, op: Any, target: Any, step, what: str):
+    """Our compile of the kernel `op`: lowered on the main loop, compiled by Triton on the
+    worker thread."""
+    _verified(analysis, what)
+    step("lowering to Triton")
+    source = _lower(analysis.module, op, target)
+    step(f"compiling for {target.arch} with Triton")
+    return await asyncio.get_running_loop().run_in_executor(_compile_thread(), _compile, source)
+
+
+def _target(method: str, arch: str):
     from compiler.lower import LowerError, Target
     from compiler.lower.build import require_triton
     from compiler.lower.targets import arch_problem
@@ -138,15 +193,57 @@ def _target(arch: str):
     try:
         target = Target.parse(arch)
     except LowerError as error:
-        raise JsonRpcInvalidParams(f"{PTX}: {error.message}") from None
+        raise JsonRpcInvalidParams(f"{method}: {error.message}") from None
     try:
         require_triton()
     except LowerError as error:
-        raise RequestFailed(f"{PTX}: {error.message}") from None
+        raise RequestFailed(f"{method}: {error.message}") from None
     problem = arch_problem(target.cc)
     if problem is not None:
-        raise JsonRpcInvalidParams(f"{PTX}: {problem}")
+        raise JsonRpcInvalidParams(f"{method}: {problem}")
     return target
+
+
+def _spelled(arch: str) -> str:
+    """`arch` as tileiras spells it (sm_90 for 90, SM_90, compute_90), where it parses."""
+    from compiler.lower import LowerError, Target
+
+    with contextlib.suppress(LowerError):
+        return Target.parse(arch).arch
+    return arch  # tileiras says what it makes of it
+
+
+def _tileiras_input(analysis: Any) -> tuple[bytes, str | None]:
+    """(the document's module as bytecode for tileiras, what tileiras would refuse in it
+    without saying why), read on the main loop: edits change the module in place."""
+    from compiler.modules import LaunchError
+    from compiler.runtime.tileiras import named_cause, write_module
+
+    _verified(analysis, "SASS")
+    try:
+        return write_module(analysis.module), named_cause(analysis.module)
+    except LaunchError as error:
+        raise RequestFailed(f"{SASS}: {error.message}") from None
+
+
+def _tileiras(bytecode: bytes, arch: str, cause: str | None):
+    """tileiras' cubin of `bytecode` (on the worker thread), through the compile cache."""
+    from compiler.modules import LaunchError
+    from compiler.runtime.tileiras import compile_bytecode
+
+    try:
+        return compile_bytecode(bytecode, arch, cause=lambda: cause)
+    except LaunchError as error:  # tileiras missing, or refusing the module or the architecture
+        raise RequestFailed(f"{SASS}: {error.message}") from None
+
+
+def _disassemble_cubin(cubin: bytes, function: str | None) -> str:
+    from compiler.lower import LowerError, disassemble
+
+    try:
+        return disassemble(cubin, function)
+    except LowerError as error:  # cuobjdump (Triton's wheel ships it) missing or failing
+        raise RequestFailed(f"{SASS}: {error.message}") from None
 
 
 def _lower(module: Module, entry: Any, target: Any):
@@ -265,7 +362,7 @@ def _failure(name: str, what: str, diagnostics: list) -> str:
     return "\n".join(lines)
 
 
-def _kernel(module: Module, asked: object) -> tuple[str, Operation]:
+def _kernel(module: Module, asked: object, method: str) -> tuple[str, Operation]:
     """The entry `asked` names (`k`, `@k`, or `m::k` for the `k` of `cuda_tile.module @m`), or
     the document's only one when None, and the name it goes by: `m::k` when another module
     has an entry `k` too."""
@@ -277,10 +374,10 @@ def _kernel(module: Module, asked: object) -> tuple[str, Operation]:
 
     if asked is None:
         if not entries:
-            raise JsonRpcInvalidParams(f"{PTX}: the document has no kernel (no `entry`)")
+            raise JsonRpcInvalidParams(f"{method}: the document has no kernel (no `entry`)")
         if len(entries) > 1:
             listed = ", ".join(f"@{called(name, owner)}" for name, owner, _ in entries)
-            raise JsonRpcInvalidParams(f"{PTX}: name the kernel (the document's entries: {listed})")
+            raise JsonRpcInvalidParams(f"{method}: name the kernel (the document's entries: {listed})")
         name, owner, op = entries[0]
         return called(name, owner), op
     wanted = str(asked).lstrip("@")
@@ -291,11 +388,11 @@ def _kernel(module: Module, asked: object) -> tuple[str, Operation]:
         if name == name_wanted and (not owner_wanted or owner_wanted.lstrip("@") == owner)
     ]
     if not found:
-        raise JsonRpcInvalidParams(f"{PTX}: the document has no entry @{wanted}")
+        raise JsonRpcInvalidParams(f"{method}: the document has no entry @{wanted}")
     if len(found) > 1:
         listed = ", ".join(f'"{owner}::{name}"' for name, owner, _ in found if owner is not None)
         raise JsonRpcInvalidParams(
-            f"{PTX}: the kernel name @{wanted} is ambiguous: {len(found)} entries have it; "
+            f"{method}: the kernel name @{wanted} is ambiguous: {len(found)} entries have it; "
             f"name it with its module ({listed or 'rename one'})"
         )
     name, owner, op = found[0]

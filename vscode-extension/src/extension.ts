@@ -1,5 +1,5 @@
 // The Tile IR extension: starts the tile_lsp language server and adds the commands and editors
-// that go beyond plain LSP (view layouts, PTX, bytecode).
+// that go beyond plain LSP (view layouts, PTX and SASS, bytecode).
 import * as path from 'path';
 import * as vscode from 'vscode';
 import {
@@ -9,7 +9,7 @@ import {
   openBytecodeAsText,
 } from './bytecodeEditor';
 import { LayoutPanel } from './layoutPanel';
-import { convertToBytecodeRequest, ptxRequest } from './protocol';
+import { convertToBytecodeRequest, ptxRequest, sassRequest } from './protocol';
 import { BYTECODE_TEXT_SCHEME, CONFIGURATION_SECTION, errorMessage, LANGUAGE_ID, TileServer } from './server';
 
 let server: TileServer | undefined;
@@ -23,6 +23,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       LayoutPanel.show(context.extensionUri, tileServer, vscode.window.activeTextEditor),
     ),
     vscode.commands.registerCommand('tileir.showPtx', () => showPtx(tileServer)),
+    vscode.commands.registerCommand('tileir.showSass', () => showSass(tileServer, 'triton')),
+    vscode.commands.registerCommand('tileir.showTileirasSass', () => showSass(tileServer, 'tileiras')),
     vscode.commands.registerCommand('tileir.saveAsBytecode', () => saveAsBytecode(tileServer)),
     vscode.commands.registerCommand('tileir.restartServer', () => restart(tileServer)),
     vscode.commands.registerCommand('tileir.openBytecodeAsText', (uri?: vscode.Uri) => openBytecodeAsText(uri)),
@@ -116,6 +118,38 @@ async function chooseKernel(editor: vscode.TextEditor): Promise<string | undefin
 }
 
 async function showPtx(tileServer: TileServer): Promise<void> {
+  await showCompiled('PTX', async (editor, kernel, arch) => {
+    const result = await tileServer.requestWithProgress(
+      ptxRequest,
+      { textDocument: { uri: editor.document.uri.toString() }, kernel, arch },
+      kernel ? `Generating PTX for ${kernel}` : 'Generating PTX',
+    );
+    return { content: result.ptx, language: 'ptx' };
+  });
+}
+
+async function showSass(tileServer: TileServer, compiler: 'triton' | 'tileiras'): Promise<void> {
+  const by = compiler === 'tileiras' ? " by NVIDIA's tileiras" : '';
+  await showCompiled('SASS', async (editor, kernel, arch) => {
+    const result = await tileServer.requestWithProgress(
+      sassRequest,
+      { textDocument: { uri: editor.document.uri.toString() }, kernel, arch, compiler },
+      kernel ? `Generating SASS for ${kernel}${by}` : `Generating SASS${by}`,
+    );
+    return { content: result.sass, language: 'sass' };
+  });
+}
+
+/** Shows beside the editor what `make` compiles of the kernel under the cursor (or the one the
+ * user picks) for the `tileir.targetArchitecture` setting; a failure is an error message. */
+async function showCompiled(
+  what: string,
+  make: (
+    editor: vscode.TextEditor,
+    kernel: string | undefined,
+    arch: string | undefined,
+  ) => Promise<{ content: string; language: string }>,
+): Promise<void> {
   const editor = activeTileEditor();
   if (!editor) {
     return;
@@ -126,19 +160,15 @@ async function showPtx(tileServer: TileServer): Promise<void> {
   }
   const arch = vscode.workspace.getConfiguration(CONFIGURATION_SECTION).get<string>('targetArchitecture');
   try {
-    const result = await tileServer.requestWithProgress(
-      ptxRequest,
-      { textDocument: { uri: editor.document.uri.toString() }, kernel, arch },
-      kernel ? `Generating PTX for ${kernel}` : 'Generating PTX',
-    );
+    const shown = await make(editor, kernel, arch);
     const languages = await vscode.languages.getLanguages();
     const document = await vscode.workspace.openTextDocument({
-      content: result.ptx,
-      language: languages.includes('ptx') ? 'ptx' : 'plaintext',
+      content: shown.content,
+      language: languages.includes(shown.language) ? shown.language : 'plaintext',
     });
     await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
   } catch (error) {
-    void vscode.window.showErrorMessage(`Tile IR: no PTX: ${errorMessage(error)}`);
+    void vscode.window.showErrorMessage(`Tile IR: no ${what}: ${errorMessage(error)}`);
   }
 }
 

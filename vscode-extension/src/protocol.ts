@@ -61,6 +61,15 @@ export interface PtxResult {
   ptx: string;
 }
 
+export interface SassParams extends PtxParams {
+  /** "triton" (our lowering, the default) or "tileiras" (NVIDIA's compiler, from the bytecode). */
+  compiler?: 'triton' | 'tileiras';
+}
+
+export interface SassResult {
+  sass: string;
+}
+
 export const layoutRequest = new RequestType<LayoutParams, LayoutResult | null, void>('tileir/layout');
 export const convertFromBytecodeRequest = new RequestType<ConvertFromBytecodeParams, ConvertResult, void>(
   'tileir/convertFromBytecode',
@@ -69,3 +78,4 @@ export const convertToBytecodeRequest = new RequestType<ConvertToBytecodeParams,
   'tileir/convertToBytecode',
 );
 export const ptxRequest = new RequestType<PtxParams, PtxResult, void>('tileir/ptx');
+export const sassRequest = new RequestType<SassParams, SassResult, void>('tileir/sass');
