@@ -118,6 +118,21 @@ SCAN_RESHAPED_AND_COMPARED = """cuda_tile.module @m {
   }
 }
 """  # noqa: E501
+F4_SCATTER_PARTIAL_ROWS = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f4E2M1FN>>, %o: tile<ptr<f4E2M1FN>>) {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %x, shape = [2, 1], strides = [1, 2] : tensor_view<2x1xf4E2M1FN, strides=[1,2]>
+    %xp = make_partition_view %xt : partition_view<tile=(2x1), tensor_view<2x1xf4E2M1FN, strides=[1,2]>>
+    %v, %t = load_view_tko weak %xp[%zero, %zero] token = %tok : partition_view<tile=(2x1), tensor_view<2x1xf4E2M1FN, strides=[1,2]>>, tile<i32>, tile<i32> -> tile<2x1xf4E2M1FN>, token
+    %ot = make_tensor_view %o, shape = [1, 2], strides = [1, 2] : tensor_view<1x2xf4E2M1FN, strides=[1,2]>
+    %op = make_gather_scatter_view %ot : gather_scatter_view<tile=(2x1), tensor_view<1x2xf4E2M1FN, strides=[1,2]>, sparse_dim=1>
+    %ix = constant <i32: 1> : tile<1xi32>
+    %d = store_view_tko weak %v, %op[%zero, %ix] token = %tok : tile<2x1xf4E2M1FN>, gather_scatter_view<tile=(2x1), tensor_view<1x2xf4E2M1FN, strides=[1,2]>, sparse_dim=1>, tile<i32>, tile<1xi32> -> token
+    return
+  }
+}
+"""  # noqa: E501
 SCAN_THEN_RESHAPE_3D = """cuda_tile.module @m {
   entry @k(%x: tile<ptr<f16>>, %o: tile<ptr<f16>>) {
     %tok = make_token : token
@@ -265,6 +280,18 @@ TILEIRAS_DEFECTS = {
         _F4,
         np.zeros(6, ml_dtypes.float4_e2m1fn),
         [0.5, -1.0, 1.5, 6.0, 0.0, 0.0],
+    ),
+    # Another f4E2M1FN scatter on sm_100: 2x1 tiles whose rows (the dense dimension, stride 1)
+    # are cut to one element by the tensor's extent, so each row is half a byte, here at even
+    # offsets (a sparse stride of 2, or 4); the same through a partition view, or with whole
+    # rows, compiles (fuzz seed 3469 of the generator with asserts, cut down).
+    "f4_scatter_partial_rows": Defect(
+        F4_SCATTER_PARTIAL_ROWS,
+        ("sm_100",),
+        _FAILED,
+        _F4[:2],
+        np.zeros(4, ml_dtypes.float4_e2m1fn),
+        [0.0, 0.0, 0.5, 0.0],
     ),
     # The same on the way in: a partition-view load of f4E2M1FN rows 5 apart (4x16 tiles of
     # rows 17 apart too; 18 compiles): "Load operand must be a pointer" (fuzz seed 778 of the
