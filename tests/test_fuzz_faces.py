@@ -35,8 +35,11 @@ from pathlib import Path
 
 import pytest
 
+from compiler.modules import find_tileiras
 from tests.corpus import REPO, example_files
 from tests.fuzz_faces_worker import BYTECODE_KINDS, TEXT_KINDS, mutate_bytecode, mutate_text
+
+_HAVE_TILEIRAS = find_tileiras() is not None  # (the test extra installs it)
 
 SEED = int(os.environ.get("TILEIR_FUZZ_SEED", "20260618"))
 PER_KIND = int(os.environ.get("TILEIR_FUZZ_FACES", "2"))
@@ -165,6 +168,10 @@ def _jobs(command: str, case: Case, index: int) -> list[list[str]]:
         jobs = [["compile", p, "--emit", "triton", "-q", "-o", _OUT]] if text else []
         if index % 12 == 0:
             jobs.append(["compile", p, "--emit", "ttir", "--arch", "sm_80", "-q", "-o", _OUT])
+        if index % 12 == 6 and _HAVE_TILEIRAS:  # NVIDIA's tileiras on what we write of the case
+            jobs.append(
+                ["compile", p, "--compiler", "tileiras", "--emit", "cubin", "--arch", "sm_100", "-q", "-o", _OUT]
+            )
         return jobs
     raise ValueError(command)
 
