@@ -15,7 +15,9 @@ mmaf   tl.dot(lhs, rhs, acc, out_dtype=..., input_precision=...), per input type
                   them to the tensor core unchanged, products exact, f32 sums;
        f32        input_precision="ieee": f32 fused multiply-adds (no tensor core, no tf32
                   truncation);
-       f64        f64 fused multiply-adds (mma.sync f64 on sm_80/sm_90, FMA on sm_100);
+       f64        f64 fused multiply-adds (mma.sync f64 on sm_80/sm_90, FMA on sm_100,
+                  where a 2-D dot is written as a batched dot of one: Triton 3.6 would hand
+                  it to tcgen05, which has no f64 form, and abort);
                   on sm_80/sm_90 an operand not loaded straight from memory passes a
                   register move Triton cannot see through (`_f64_operands`, below);
        f8E4M3FN, f8E5M2 (held as uint8 bits) are bitcast to tl.float8e4nv / tl.float8e5
@@ -203,6 +205,15 @@ def _mmaf(e: OpEmit) -> None:
         expr = f"{e.helper('_dot_bf16', _DOT_BF16)}({a}, {b}, {acc})"
     elif e4m3_dot is not None:
         expr = f"{e4m3_dot}({a}, {b}, {acc}, {bool(e.flag('fast_acc'))})"
+    elif el == "f64" and e.target.cc >= 100 and len(sa) == 2:
+        # Triton 3.6 gives a 2-D f64 dot of 64 rows or more to tcgen05 on sm_100,
+        # which has no f64 form, and aborts ("colStride must be 1, 2, or 4 but got 0", in
+        # TritonGPUAccelerateMatmul). A batched dot of one is not offered to tcgen05: it runs
+        # as the FMA loop the 2-D one should (found by tests/lower/fuzz.py).
+        m, n = sa[0], sb[1]
+        batched = f"tl.dot({a}[None, :, :], {b}[None, :, :], acc={acc}[None, :, :], "
+        batched += f"input_precision='ieee', out_dtype={out})"
+        expr = f"tl.reshape({batched}, ({m}, {n}), can_reorder=False)"
     else:
         expr = f"tl.dot({a}, {b}, acc={acc}, input_precision={precision!r}, out_dtype={out}{extra})"
     if acc_el == "f16":

@@ -149,6 +149,28 @@ def run_for_arch(text: str, arch: str, args: list) -> None:
     run(module, entry, (1, 1, 1), args, source=lower_entry(module, entry, arch))
 
 
+@pytest.mark.parametrize(("mkn", "src"), [((64, 4, 64), "i8"), ((128, 16, 64), "f64")])
+def test_mmaf_f64_of_64_rows_on_sm100(mkn, src) -> None:
+    """A 2-D f64 mmaf of 64 rows or more: Triton 3.6 handed it to tcgen05 on sm_100 (which has
+    no f64 form) and aborted in TritonGPUAccelerateMatmul ("colStride must be 1, 2, or 4 but
+    got 0"; found by tests/lower/fuzz.py, seed 34024). The sm_100 source makes it a batched dot
+    of one; that compiles for every target, and runs under Triton's interpreter bitwise
+    (small integers: every partial sum exact)."""
+    sa, sb, sc = shapes(*mkn)
+    a, b, c = small_ints(sa, src), small_ints(sb, src), small_ints(sc, "f64")
+    body = mma_text("f64", "f64", sa, sb, sc)
+    if src != "f64":  # converted operands, as the fuzz kernel's were
+        body = f"""%a64 = itof %a signed : {tile(sa, src)} -> {tile(sa, "f64")}
+    %b64 = itof %b signed : {tile(sb, src)} -> {tile(sb, "f64")}
+    {body.replace("%a, %b", "%a64, %b64")}"""
+    text = io_kernel([("a", sa, src), ("b", sb, src), ("c", sc, "f64")], [("r", sc, "f64")], body)
+    assert all(k.cubin for k in compile_for(text, "k"))
+    assert "[None, :, :]" in source_of(text, "k", "sm_100") and "[None, :, :]" not in source_of(text, "k", "sm_90")
+    out = np.zeros(sc, np.float64)
+    run_for_arch(text, "sm_100", [a, b, c, out])
+    assert np.array_equal(out, np.matmul(a.astype(np.float64), b.astype(np.float64)) + c)
+
+
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NaN patterns times 0.0
 @pytest.mark.parametrize("el", ["f8E4M3FN", "f8E5M2"])
 def test_mmaf_f8_on_sm80_converts_exactly(el):
