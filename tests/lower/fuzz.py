@@ -24,6 +24,7 @@ runs a campaign: each seed on the CPU interpreter and under Triton's interpreter
 failure with the seed, the kernel written to DIR. `--bytecode` sends the kernels through our
 bytecode writer to NVIDIA's tileirdisasm instead, `--tileiras sm_80,sm_90,sm_100` through it to
 NVIDIA's tileiras (which must compile each, or refuse it for a type the target lacks).
+`--weight mma=20` draws a kind of op more often (or never, with 0): a campaign aimed at it.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ class Gen:
         self.ops: list[str] = []
         self.n = 0
         self.depth = 0  # of nested regions
+        self.weights = dict(self.OPS)  # how often each kind of op is drawn (kernel(weights=...))
 
     # -- helpers ---------------------------------------------------------------------------
     def fresh(self, shape: tuple[int, ...], elem: str, prefix: str = "v") -> Value:
@@ -450,7 +452,7 @@ class Gen:
         saved = self.lines, self.pool
         self.lines, self.pool = [], [*self.pool, *extra]
         self.depth += 1
-        names, weights = zip(*self.OPS.items(), strict=True)
+        names, weights = zip(*self.weights.items(), strict=True)
         done = 0
         for _ in range(count * 10):
             if done == count:
@@ -1296,11 +1298,13 @@ def _ordering(rng: random.Random, elem: str, store: bool) -> str:
     return "weak"
 
 
-def kernel(seed: int, ops: int | None = None) -> Case:
-    """The random kernel of `seed` (the same text for the same seed)."""
+def kernel(seed: int, ops: int | None = None, weights: dict[str, float] | None = None) -> Case:
+    """The random kernel of `seed` (the same text for the same seed and `weights`: kinds of op
+    of Gen.OPS drawn more or less often than their defaults, for a campaign aimed at some)."""
     r = random.Random(seed)
     grid = (r.choice([1, 2, 3]), r.choice([1, 1, 2]))
     g = Gen(r.randrange(2**32), grid)
+    g.weights.update(weights or {})
     rank = r.choice([1, 2, 2, 3])
     shape = g.shape_of(2 ** r.randint(0, 9), rank) or (16,)
     elems = [r.choice(INTS + FLOATS + (r.choice(F8 + F4),)) for _ in range(r.randint(2, 3))]
@@ -1312,12 +1316,12 @@ def kernel(seed: int, ops: int | None = None) -> Case:
     g.pool += [Value("%bx", (), "i32"), Value("%by", (), "i32")]
     count = r.randint(6, 18)
     count = count if ops is None else ops  # a prefix of the same ops (for shrinking a failure)
-    names, weights = zip(*Gen.OPS.items(), strict=True)
+    names, drawn = zip(*g.weights.items(), strict=True)
     done = 0
     for _ in range(count * 10):
         if done == count:
             break
-        if getattr(g, r.choices(names, weights)[0])():
+        if getattr(g, r.choices(names, drawn)[0])():
             done += 1
     # Store what nothing consumed (the ends of the chains), the newest first, up to four.
     ends = [v for v in reversed(g.pool) if v.name not in g.used and not v.name.startswith(("%x", "%bx", "%by"))]
@@ -1485,8 +1489,26 @@ def main(argv: list[str] | None = None) -> int:
         help="instead: NVIDIA's tileiras compiles each kernel (our bytecode) for each ARCH",
     )
     p.add_argument("--keep", metavar="DIR", default="fuzz-failures", help="where failing kernels are written")
+    p.add_argument(
+        "--weight",
+        metavar="KIND=W",
+        action="append",
+        default=[],
+        help="the weight W with which a kind of op is drawn (defaults: "
+        + ", ".join(f"{k}={v:g}" for k, v in Gen.OPS.items())
+        + "), to aim a campaign at some ops; the seeds then name other kernels",
+    )
     p.add_argument("--print", action="store_true", help="print each seed's kernel and stop")
     a = p.parse_args(argv)
+    weights = {}
+    for item in a.weight:
+        kind, _, value = item.partition("=")
+        try:
+            weights[kind] = float(value)
+        except ValueError:
+            p.error(f"--weight {item}: give KIND=W with a number W")
+        if kind not in Gen.OPS or weights[kind] < 0:
+            p.error(f"--weight {item}: KIND is one of {', '.join(Gen.OPS)}, W a number >= 0")
     start, _, end = a.seeds.partition(":")
     seeds = range(int(start), int(end or int(start) + 1))
     if a.tileiras and not a.print:
@@ -1498,7 +1520,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     if a.print:
         for s in seeds:
-            print(f"// seed {s}\n{kernel(s).text}")
+            print(f"// seed {s}\n{kernel(s, weights=weights).text}")
         return 0
     import os
     import tempfile
@@ -1510,8 +1532,9 @@ def main(argv: list[str] | None = None) -> int:
     keep = Path(a.keep)
     failed = 0
     t0 = time.monotonic()
+    aimed = f" (--weight {' --weight '.join(a.weight)})" if a.weight else ""
     for i, s in enumerate(seeds):
-        case = kernel(s)
+        case = kernel(s, weights=weights)
         try:
             if a.bytecode:
                 check_bytecode(case)
@@ -1525,7 +1548,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise
             failed += 1
             keep.mkdir(parents=True, exist_ok=True)
-            (keep / f"seed{s}.tileir").write_text(f"// seed {s}: {type(e).__name__}: {e}\n{case.text}")
+            (keep / f"seed{s}.tileir").write_text(f"// seed {s}{aimed}: {type(e).__name__}: {e}\n{case.text}")
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
             print(f"seed {s}: {type(e).__name__}: {first[:300]}", flush=True)
         if (i + 1) % 25 == 0:

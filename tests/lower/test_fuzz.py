@@ -55,6 +55,21 @@ def test_the_same_seed_gives_the_same_kernel() -> None:
     assert kernel(7).text != kernel(8).text
 
 
+def test_weights_aim_a_campaign(capsys: pytest.CaptureFixture[str]) -> None:
+    """--weight KIND=W draws a kind of op more (or never, W=0); without weights, the seeds'
+    kernels are the default ones."""
+    assert kernel(7, weights={}).text == kernel(7).text
+
+    def with_mma(weights):
+        return sum(bool({"mmaf", "mmai"} & set(kernel(s, weights=weights).ops)) for s in range(40))
+
+    assert with_mma({"mma": 20}) > 2 * with_mma(None) and with_mma({"mma": 0}) == 0
+    for bad, said in (("mma=many", "give KIND=W with a number W"), ("mmax=1", "KIND is one of gather, ")):
+        with pytest.raises(SystemExit) as exited:
+            main(["--seeds", "0:1", "--weight", bad])
+        assert exited.value.code == 2 and f"--weight {bad}: {said}" in capsys.readouterr().err
+
+
 def test_a_tileiras_campaign_without_tileiras_says_so(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
