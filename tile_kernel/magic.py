@@ -469,7 +469,7 @@ class TileIRMagics(Magics):
     def _show_tileiras(self, tmod: TileModule, args) -> bool:
         """The SASS of the module as NVIDIA's tileiras compiles it (every kernel: tileiras makes
         one cubin of the module), the cubin `--backend tileiras` launches."""
-        from compiler.lower import LowerError, disassemble
+        from compiler.lower import LowerError
         from compiler.lower.targets import default_arch
         from compiler.runtime.tileiras import compile_tileiras
 
@@ -477,7 +477,7 @@ class TileIRMagics(Magics):
         try:
             with Progress(f"compiling {tmod.name} for {arch} with tileiras") as progress:
                 built = compile_tileiras(tmod.module, arch)
-                code = disassemble(built.cubin)
+                code = built.sass()
                 cached = " (cached)" if built.cached else ""
                 progress.done(f"compiled {tmod.name} for {arch} in {seconds(progress.elapsed)}{cached}", "ok")
         except (LaunchError, LowerError) as e:  # tileiras missing or refusing the module; cuobjdump missing

@@ -304,7 +304,7 @@ def _compile_tileiras(args: argparse.Namespace, module, entry, target) -> tuple[
     """`_compile_one` by NVIDIA's tileiras: the module's bytecode (our writer's, as `tileir run
     --backend tileiras` sends it) to a cubin of every kernel, through the same cache; the SASS
     and the summary line are of `entry`'s kernel (the cubin holds them all)."""
-    from compiler.lower import LowerError, disassemble
+    from compiler.lower import LowerError
     from compiler.modules import LaunchError, kernel_name
     from compiler.runtime import find_tileiras
     from compiler.runtime.tileiras import compile_tileiras
@@ -325,7 +325,7 @@ def _compile_tileiras(args: argparse.Namespace, module, entry, target) -> tuple[
     output: str | bytes = built.cubin
     if args.emit == "sass":
         try:  # the kernel's alone, as ours
-            output = disassemble(built.cubin, name if kernel is not None else None)
+            output = built.sass(name)
         except LowerError as exc:  # cuobjdump (Triton's wheel ships it) missing or failing
             raise CliError(f"--emit sass: {exc.message}") from None
     release = re.search(r"\bV(\d[\w.]*)", built.tool_version)  # '..., release 13.5, V13.5.37'

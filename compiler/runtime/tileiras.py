@@ -65,6 +65,13 @@ class TileirasCubin:
     tool_version: str
     cached: bool
 
+    def sass(self, kernel: str | None = None) -> str:
+        """The cubin's SASS (`cuobjdump -sass`, Triton's), or `kernel`'s alone where the cubin
+        holds a kernel of that name (tileiras makes one cubin of the whole module)."""
+        from ..lower.build import disassemble
+
+        return disassemble(self.cubin, kernel if kernel in self.info.kernels else None)
+
 
 def _error(message: str) -> Exception:
     return LaunchError(message, kind="backend")

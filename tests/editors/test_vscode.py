@@ -389,11 +389,7 @@ def test_show_ptx_shows_real_ptx(workbench) -> None:
     workbench.open("vector_add.tileir")
     workbench.goto(10, 6)
     workbench.command("Tile IR: Show PTX")
-    # Triton compiles it: seconds on a 2-core machine.
-    line = workbench.page.locator(".monaco-editor .view-line", has_text=".version")
-    line.first.wait_for(timeout=SERVER_S * 2000)
-    text = "\n".join(workbench.page.locator(".editor-group-container.active .view-line").all_inner_texts())
-    text = text.replace("\u00a0", " ")
+    text = workbench.shown(".version")
     assert re.search(r"\.target sm_\d+", text) and ".address_size 64" in text, text
     assert re.search(r"\.entry \w+", text) or ".visible .entry" in text, text
     workbench.screenshot("vscode_ptx.png")
@@ -409,10 +405,7 @@ def test_show_sass_of_nvidias_tileiras(workbench) -> None:
     workbench.open("vector_add.tileir")
     workbench.goto(10, 6)
     workbench.command("Tile IR: Show SASS (NVIDIA tileiras)")
-    line = workbench.page.locator(".monaco-editor .view-line", has_text="Function : vector_add")
-    line.first.wait_for(timeout=SERVER_S * 2000)
-    text = "\n".join(workbench.page.locator(".editor-group-container.active .view-line").all_inner_texts())
-    text = text.replace("\u00a0", " ")
+    text = workbench.shown("Function : vector_add")
     assert "code for sm_100" in text and "EF_CUDA_SM100" in text, text
     workbench.screenshot("vscode_tileiras_sass.png")
 

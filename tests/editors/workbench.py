@@ -214,6 +214,14 @@ class Workbench:
         text = "\n".join(self.page.locator(".monaco-hover .hover-contents").all_inner_texts())
         return text
 
+    def shown(self, has_text: str) -> str:
+        """The visible lines of the active editor, once a line holding `has_text` is there
+        (what a command opened beside, e.g. a compile's PTX: seconds on a 2-core machine)."""
+        line = self.page.locator(".monaco-editor .view-line", has_text=has_text)
+        line.first.wait_for(timeout=SERVER_S * 2000)
+        text = "\n".join(self.page.locator(".editor-group-container.active .view-line").all_inner_texts())
+        return text.replace("\u00a0", " ")
+
     def save(self) -> None:
         self.page.keyboard.press("Control+s")
         self.page.locator(".tabs-container .tab.active.dirty").wait_for(state="detached", timeout=15_000)

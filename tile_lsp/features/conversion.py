@@ -38,7 +38,7 @@ import contextlib
 import functools
 import itertools
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
@@ -129,23 +129,23 @@ def register(server: TileLanguageServer) -> None:
         async with _progress(server, params, f"Generating SASS for @{kernel}{by}") as step:
             if target is not None:
                 compiled = await _compile_kernel(analysis, op, target, step, "SASS")
-                cubin, function, arch = compiled.cubin, None, target.arch
+                disassemble, arch = compiled.sass, target.arch
                 found = {"registers": compiled.registers, "shared": compiled.shared, "cached": compiled.cached}
             else:
                 bytecode, cause = _tileiras_input(analysis)
                 arch = _spelled(arch)
                 step(f"compiling for {arch} with tileiras")
                 built = await loop.run_in_executor(worker, _tileiras, bytecode, arch, cause)
-                function = symbol_name(op)
-                declared = built.info.kernels.get(function or "")
-                cubin, function = built.cubin, function if declared is not None else None
+                name = symbol_name(op)
+                disassemble = functools.partial(built.sass, name)  # the kernel's alone
+                declared = built.info.kernels.get(name or "")
                 found = {
                     "registers": declared.registers if declared else None,
                     "shared": declared.static_shared if declared else None,
                     "cached": built.cached,
                 }
             step("disassembling")
-            text = await loop.run_in_executor(worker, _disassemble_cubin, cubin, function)
+            text = await loop.run_in_executor(worker, _sass, disassemble)
             step("done")
             return {"sass": text, "kernel": kernel, "arch": arch, "compiler": compiler, **found}
 
@@ -237,11 +237,12 @@ def _tileiras(bytecode: bytes, arch: str, cause: str | None):
         raise RequestFailed(f"{SASS}: {error.message}") from None
 
 
-def _disassemble_cubin(cubin: bytes, function: str | None) -> str:
-    from compiler.lower import LowerError, disassemble
+def _sass(disassemble: Callable[[], str]) -> str:
+    """`disassemble()` (a cubin's `sass`, on the worker thread)."""
+    from compiler.lower import LowerError
 
     try:
-        return disassemble(cubin, function)
+        return disassemble()
     except LowerError as error:  # cuobjdump (Triton's wheel ships it) missing or failing
         raise RequestFailed(f"{SASS}: {error.message}") from None
 
