@@ -1270,7 +1270,22 @@ def _index_lines(o: Operand) -> list[str]:
         ]
     lines = [f"{n}_{name} = {expr}" for name, expr in steps]
     lines[-1] = f"{n} = {steps[-1][1]}"  # the last one is the index tile
+    for i in _scaled_dims(o):  # a scatter's tile block b starts at row b*t of a dense dim
+        lines += [
+            f"%{o.name}_d{i}t = constant <i32: {o.tile[i]}> : tile<i32>",
+            f"%{o.name}_d{i} = muli {('%bx', '%by')[i]}, %{o.name}_d{i}t : tile<i32>",
+        ]
     return lines
+
+
+def _scaled_dims(o: Operand) -> list[int]:
+    """The dense dims (x, y) of a scatter whose index is the tile block times the tile: its
+    index there is an element offset, and blocks b, b+1 storing at rows b.. and b+1.. would
+    overlap and race on a GPU (the interpreters run the blocks in turn and agree anyway). A
+    gather's blocks may overlap (loads do not race): it takes the block number itself."""
+    if o.kind != "gather" or o.padding is not None:
+        return []
+    return [i for i in range(min(2, len(o.tile))) if i != o.sparse and o.tile[i] > 1]
 
 
 def _indices(o: Operand) -> tuple[str, str]:
@@ -1280,6 +1295,9 @@ def _indices(o: Operand) -> tuple[str, str]:
         if o.kind == "gather" and i == o.sparse:
             idx.append(f"%{o.name}_ix")
             types.append(f"tile<{t}xi32>")
+        elif i in _scaled_dims(o):
+            idx.append(f"%{o.name}_d{i}")
+            types.append("tile<i32>")
         else:
             idx.append(("%bx", "%by")[i] if i < 2 else "%zero")
             types.append("tile<i32>")
@@ -1474,6 +1492,20 @@ def check_tileiras(case: Case, arch: str) -> bool:
     return True
 
 
+def parse_weights(items: list[str]) -> dict[str, float]:
+    """`--weight KIND=W` arguments as kernel()'s weights; ValueError names a wrong one."""
+    weights = {}
+    for item in items:
+        kind, _, value = item.partition("=")
+        try:
+            weights[kind] = float(value)
+        except ValueError:
+            raise ValueError(f"--weight {item}: give KIND=W with a number W") from None
+        if kind not in Gen.OPS or weights[kind] < 0:
+            raise ValueError(f"--weight {item}: KIND is one of {', '.join(Gen.OPS)}, W a number >= 0")
+    return weights
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.lower.fuzz", description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default="0:100", help="START:END (default 0:100)")
@@ -1500,15 +1532,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--print", action="store_true", help="print each seed's kernel and stop")
     a = p.parse_args(argv)
-    weights = {}
-    for item in a.weight:
-        kind, _, value = item.partition("=")
-        try:
-            weights[kind] = float(value)
-        except ValueError:
-            p.error(f"--weight {item}: give KIND=W with a number W")
-        if kind not in Gen.OPS or weights[kind] < 0:
-            p.error(f"--weight {item}: KIND is one of {', '.join(Gen.OPS)}, W a number >= 0")
+    try:
+        weights = parse_weights(a.weight)
+    except ValueError as e:
+        p.error(str(e))
     start, _, end = a.seeds.partition(":")
     seeds = range(int(start), int(end or int(start) + 1))
     if a.tileiras and not a.print:

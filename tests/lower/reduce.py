@@ -1,0 +1,229 @@
+"""Cut a failing fuzz kernel down to the ops the failure needs.
+
+    python -m tests.lower.reduce SEED [--weight KIND=W ...] [--backend triton] [-o OUT]
+    python -m tests.lower.reduce FILE.tileir [--backend ...]   (a kernel --keep wrote:
+                                                  its first line names the seed and weights)
+
+The kernel keeps its entry signature, so the seed's arguments (tests/lower/fuzz.py's
+`arguments`) still fit every smaller kernel. Statements (an op with its regions) are deleted
+one at a time, last first, while the kernel still verifies and still fails the same way: some
+output differs between the CPU interpreter and `--backend` (bitwise, as tests/lower/harness.py
+compares), or, with `--until timeout`, Triton's compile still takes longer than `--limit`
+seconds (checked in a child process that is killed then). Passes repeat until one deletes
+nothing. Each smaller kernel found is written to OUT at once, so a reduction stopped early
+leaves the smallest kernel so far.
+
+On a GPU backend set TILEIR_CACHE_DIR where the compiles may go; a backend's comparison is the
+harness's, so `TILEIR_GPU_BACKENDS` is set to `--backend` here."""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+_HEADER = re.compile(r"// seed (\d+)(?: \(--weight ([^)]*)\))?")
+
+
+def statements(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, last) line of each deletable statement: an op line with the region lines that
+    follow it (a `reduce`'s `(%a, %b) {` line and body, a `for`'s body up to its `}`), not the
+    module's and entry's own lines, nor region terminators, nor closing braces."""
+    found = []
+    depth = 0
+    opens = []  # the depth before each line
+    for line in lines:
+        opens.append(depth)
+        depth += line.count("{") - line.count("}")
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if not s.startswith("%") and not re.match(r"(store_|atomic_|print_tko|assert|global )", s):
+            continue
+        j = i
+        while True:
+            after = opens[j + 1] if j + 1 < len(lines) else 0
+            nxt = lines[j + 1].strip() if j + 1 < len(lines) else ""
+            if after == opens[i] and not nxt.startswith("("):
+                break
+            j += 1
+        found.append((i, j))
+    return found
+
+
+def _verifies(text: str) -> bool:
+    from compiler.runtime import load_module
+
+    try:
+        load_module(text)
+    except Exception:  # noqa: BLE001 - any refusal: not a candidate
+        return False
+    return True
+
+
+def _outcome(backend: str, grid, args) -> Callable[[str], str]:
+    """How the kernel fares on `backend` against the CPU interpreter: "differs", "same", or
+    "error: ..." (it fails in another way)."""
+    from tests.lower import harness
+
+    def outcome(text: str) -> str:
+        try:
+            harness.run_both(text, "k", grid, args)
+        except AssertionError as e:
+            return "differs" if "elements differ" in str(e) else f"error: {str(e)[:200]}"
+        except Exception as e:  # noqa: BLE001 - another failure is not this one
+            return f"error: {type(e).__name__}: {str(e)[:200]}"
+        return "same"
+
+    harness.GPU_BACKENDS[:] = [backend] if backend != "triton-interpret" else []
+    return outcome
+
+
+def _compile_child(text: str, arch: str) -> None:
+    from tests.lower.harness import compile_for
+
+    compile_for(text, "k", arches=(arch,))
+
+
+def _times_out(arch: str, limit: float) -> Callable[[str], bool]:
+    ctx = multiprocessing.get_context("fork")
+
+    def still(text: str) -> bool:
+        p = ctx.Process(target=_compile_child, args=(text, arch))
+        p.start()
+        p.join(limit)
+        if p.is_alive():
+            p.kill()
+            p.join()
+            return True
+        return False
+
+    return still
+
+
+def reduce(text: str, still: Callable[[str], bool], out: Path | None, log=print, budget: float | None = None) -> str:
+    """The smallest kernel found by deleting statements of `text` while `still` holds (within
+    `budget` seconds, if given)."""
+    lines = text.splitlines()
+    tries = 0
+    changed = True
+    t0 = time.monotonic()
+    while changed:
+        changed = False
+        for first, last in reversed(statements(lines)):
+            if last >= len(lines) or (budget is not None and time.monotonic() - t0 > budget):
+                continue
+            candidate = lines[:first] + lines[last + 1 :]
+            cand = "\n".join(candidate) + "\n"
+            if not _verifies(cand):
+                continue
+            tries += 1
+            if still(cand):
+                lines = candidate
+                changed = True
+                if out is not None:
+                    tmp = out.with_name(out.name + ".tmp")
+                    tmp.write_text(cand)
+                    os.replace(tmp, out)
+                log(f"  {len(lines)} lines ({tries} runs)")
+    return "\n".join(lines) + "\n"
+
+
+# What a mismatch on a GPU backend depends on: each setting is tried on the reduced kernel.
+SETTINGS = {
+    "default": {},
+    "no specialisation": {"TILEIR_SPECIALISE": "0"},
+    "no TMA": {"TILEIR_TMA": "off"},
+    "1 warp": {"TILEIR_TRITON_OPTIONS": '{"num_warps": 1}'},
+    "2 warps": {"TILEIR_TRITON_OPTIONS": '{"num_warps": 2}'},
+    "8 warps": {"TILEIR_TRITON_OPTIONS": '{"num_warps": 8}'},
+}
+
+
+def sensitivity(text: str, backend: str, grid, args, outcome: Callable[[str], str], repeat: int = 3) -> list[str]:
+    """Whether the mismatch holds under each of SETTINGS, and whether `repeat` launches give
+    the same bits (a race between tile blocks would not)."""
+    import numpy as np
+
+    from compiler.runtime import launch, load_module
+
+    found = []
+    for name, env in SETTINGS.items():
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            found.append(f"{name}: {outcome(text)}")
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    runs = []
+    module = load_module(text)
+    for _ in range(repeat):
+        got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        launch(module, "k", grid, got, backend=backend)
+        runs.append([a.tobytes() for a in got if isinstance(a, np.ndarray)])
+    found.append(f"{repeat} launches {'agree' if all(r == runs[0] for r in runs) else 'DISAGREE'}")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tests.lower.reduce", description=__doc__.splitlines()[0])
+    p.add_argument("kernel", help="a fuzz seed, or a kernel file whose first line names its seed")
+    p.add_argument("--weight", action="append", default=[], metavar="KIND=W", help="the seed's weights")
+    p.add_argument("--backend", default="triton", help="triton, tileiras or triton-interpret (default triton)")
+    p.add_argument("--until", choices=["mismatch", "timeout"], default="mismatch")
+    p.add_argument("--arch", default="sm_90", help="with --until timeout: the target compiled for")
+    p.add_argument("--limit", type=float, default=60.0, help="with --until timeout: seconds")
+    p.add_argument("--budget", type=float, help="stop deleting after this many seconds")
+    p.add_argument(
+        "--sensitivity",
+        action="store_true",
+        help="then try the reduced kernel under other Triton settings and launch it 3 times",
+    )
+    p.add_argument("-o", "--out", help="where the smallest kernel goes (default: reduced-SEED.tileir)")
+    a = p.parse_args(argv)
+    from tests.lower.fuzz import arguments, kernel, parse_weights
+
+    weights = list(a.weight)
+    text = None
+    if a.kernel.isdigit():
+        seed = int(a.kernel)
+    else:
+        text = Path(a.kernel).read_text()
+        m = _HEADER.match(text)
+        if not m:
+            print(f"{a.kernel}: the first line does not name a fuzz seed ('// seed N ...')", file=sys.stderr)
+            return 2
+        seed = int(m.group(1))
+        weights += m.group(2).split(" --weight ") if m.group(2) else []
+    case = kernel(seed, weights=parse_weights(weights) or None)
+    text = text or case.text
+    out = Path(a.out or f"reduced-{seed}.tileir")
+    if a.until == "timeout":
+        still = _times_out(a.arch, a.limit)
+    else:
+        os.environ["TILEIR_GPU_BACKENDS"] = a.backend if a.backend != "triton-interpret" else ""
+        outcome = _outcome(a.backend, case.grid, arguments(case))
+        still = lambda text: outcome(text) == "differs"  # noqa: E731
+    t0 = time.monotonic()
+    if not still(text):
+        print(f"seed {seed}: the kernel does not fail that way; nothing to reduce", file=sys.stderr)
+        return 1
+    small = reduce(text, still, out, budget=a.budget)
+    print(f"seed {seed}: {len(text.splitlines())} -> {len(small.splitlines())} lines in "
+          f"{time.monotonic() - t0:.0f} s: {out}")  # fmt: skip
+    if a.sensitivity and a.until == "mismatch" and a.backend != "triton-interpret":
+        for line in sensitivity(small, a.backend, case.grid, arguments(case), outcome):
+            print(f"  {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""tests/lower/reduce.py, the reducer of failing fuzz kernels: what it deletes and keeps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.lower.fuzz import kernel
+from tests.lower.reduce import main, reduce, statements
+
+
+def test_statements_take_regions_whole_and_leave_terminators() -> None:
+    lines = kernel(11).text.splitlines()
+    found = statements(lines)
+    starts = {lines[first].strip().split(" = ", 1)[-1].split(" ")[0] for first, _ in found}
+    assert {"for", "reduce", "scan", "mmaf", "store_view_tko"} <= starts
+    for first, last in found:
+        block = "\n".join(lines[first : last + 1])
+        assert block.count("{") == block.count("}"), block  # a region goes with its op
+        assert not lines[first].strip().startswith(("continue", "return", "yield", "}"))
+
+
+def test_reduce_keeps_what_the_predicate_needs(tmp_path: Path) -> None:
+    text = kernel(11).text
+    out = tmp_path / "small.tileir"
+    small = reduce(text, lambda t: "mmaf %" in t and "%o3_st = store_view_tko" in t, out, log=lambda *_: None)
+    assert len(small.splitlines()) < len(text.splitlines()) // 3
+    assert out.read_text() == small and "mmaf %" in small and "%o1_st" not in small
+    from compiler.runtime import load_module
+
+    load_module(small)  # every step verified
+
+
+def test_a_file_without_its_seed_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "k.tileir"
+    f.write_text("cuda_tile.module @m {\n}\n")
+    assert main([str(f)]) == 2
+    assert "does not name a fuzz seed" in capsys.readouterr().err
+
+
+def test_a_kernel_that_does_not_fail_is_said(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    pytest.importorskip("triton")
+    assert main(["3", "--backend", "triton-interpret", "-o", str(tmp_path / "r.tileir")]) == 1
+    assert "does not fail that way" in capsys.readouterr().err
+
+
+def test_until_timeout_compiles_in_a_child_it_kills() -> None:
+    """--until timeout: a compile that outlasts the limit counts (limit 0: every one does, and
+    the kernel shrinks to its shell); one that ends in time does not."""
+    pytest.importorskip("triton")
+    from tests.lower.reduce import _times_out
+
+    small = reduce(kernel(11).text, _times_out("sm_90", 0.0), None, log=lambda *_: None)
+    assert len(small.splitlines()) <= 6
+    assert not _times_out("sm_90", 120.0)(small)
