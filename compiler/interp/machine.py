@@ -340,6 +340,10 @@ def _implicit_exit(block: Block) -> str:
 class RunOptions:
     stdout: IO[str] | None = None  # where print_tko writes (default: sys.stdout at the time)
     check_races: bool = True
+    # f32 atomic `addf` as NVIDIA GPUs compute it (`atom.add.f32`, in Triton's code and in
+    # tileiras'): subnormal inputs and results flushed to zero. Off: exact IEEE addition, as
+    # the op reference reads. The GPU checks compare with the interpreter set so.
+    gpu_f32_atomic_add: bool = False
     group_budget: int = GROUP_ELEMENT_BUDGET
     # Start each line print_tko writes with the tile block it comes from,
     # `[block (x, y, z)] `. (The GPU prints no prefix; its blocks' lines interleave.)
@@ -405,6 +409,7 @@ class Machine:
         self.memory = memory if memory is not None else Memory()
         self.options = options or RunOptions()
         self.memory.race_checking = self.options.check_races
+        self.memory.f32_atomic_add_ftz = self.options.gpu_f32_atomic_add
         self.grid: tuple[int, int, int] = (1, 1, 1)
         self.value_deps: dict[Value, frozenset[int]] = {}
         # Memory-op instances that decided whether the ops now running run at all.

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from compiler.interp.machine import RunOptions
 from compiler.runtime import LaunchError, launch, load_module
 
 triton = pytest.importorskip("triton", reason="the lowering tests need Triton (pip install 'triton>=3.6')")
@@ -131,7 +132,10 @@ def run_both(
     and on the GPU, instead of running it there."""
     module = load_module(text)
     cpu = _copy(args)
-    launch(module, kernel, grid, cpu, backend="cpu", cutile=cutile)
+    # On a GPU the oracle adds f32 atomically as the GPU does (subnormals flushed: the
+    # interpreter's gpu_f32_atomic_add; Triton's interpreter adds exactly, as the CPU's default).
+    gpu_model = RunOptions(gpu_f32_atomic_add=True) if GPU_BACKENDS else None
+    launch(module, kernel, grid, cpu, backend="cpu", cutile=cutile, options=gpu_model)
     if GPU_PREPARE:
         from compiler.runtime.tileiras import compile_tileiras
 

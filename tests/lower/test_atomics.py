@@ -250,6 +250,38 @@ def test_addf_and_xchg_floats(elem: str) -> None:
         _run(elem, mode, masked, grid, n, mem, ix, a, mk=mk)
 
 
+# f32 atomic addf with subnormals: memory before, the value added, memory after and the value
+# returned, as an NVIDIA H200 gave them for Triton's code and for tileiras' alike (PTX's
+# atom.add.f32 flushes subnormal inputs and results to zeros of their sign; the value it
+# returns is the one it found).
+_S, _N = 1e-40, 2.0**-126
+GPU_F32_ADD = [  # (memory, added, memory after, returned)
+    (_S, 0.0, 0.0, _S), (-_S, 0.0, 0.0, -_S), (_S, 1.0, 1.0, _S), (0.0, _S, 0.0, 0.0),
+    (_N, -_S, _N, _N), (_N, 0.5 * _N, _N, _N), (1.5 * _N, -_N, 0.0, 1.5 * _N), (-_N, _S, -_N, -_N),
+    (3 * _S, 0.0, 0.0, 3 * _S), (0.0, -_S, 0.0, 0.0), (1.0, _S, 1.0, 1.0), (_S, _S, 0.0, _S),
+    (-_S, -0.0, -0.0, -_S), (0.0, 0.0, 0.0, 0.0), (_N, -_N, 0.0, _N), (0.0, 2 * _S, 0.0, 0.0),
+]  # fmt: skip
+
+
+def test_f32_addf_flushes_subnormals_as_the_gpu_does() -> None:
+    """The interpreter's gpu_f32_atomic_add gives the GPU's bits (the table above); without
+    it the addition is exact. On a GPU, run_both compares both backends with the former."""
+    from compiler.interp.machine import RunOptions
+    from compiler.runtime import launch, load_module
+
+    m0, x, after, returned = (np.array(col, np.float32) for col in zip(*GPU_F32_ADD, strict=True))
+    n = len(m0)
+    ix = np.arange(n, dtype=np.int32)
+    text = atomic_kernel("f32", n, "addf", False)
+    for gpu, want_mem, want_old in ((True, after, returned), (False, m0 + x, m0)):
+        mem, old = m0.copy(), np.zeros(n, np.float32)
+        args = [mem, ix, x, x.copy(), np.zeros(n, np.bool_), old]
+        launch(load_module(text), "k", 1, args, backend="cpu", options=RunOptions(gpu_f32_atomic_add=gpu))
+        assert mem.view(np.uint32).tolist() == want_mem.view(np.uint32).tolist(), gpu
+        assert old.view(np.uint32).tolist() == want_old.view(np.uint32).tolist(), gpu
+    run_both(text, "k", 1, [m0.copy(), ix, x, x.copy(), np.zeros(n, np.bool_), np.zeros(n, np.float32)])
+
+
 @pytest.mark.parametrize("elem", ["i32", "i64", "f32", "f64"])
 @pytest.mark.parametrize("masked", [False, True])
 def test_cas_compares_bits(elem: str, masked: bool) -> None:
