@@ -1,10 +1,9 @@
 """Matrix multiply-accumulate: `mmaf`, `mmai`, `mmaf_scaled`, all through `tl.dot` (mma.sync on
 sm_80, wgmma on sm_90, tcgen05 on sm_100; 3-D operands are Triton's batched dot).
 
-Common: Triton refuses a dot whose K is below 16 (below 32 for 8-bit operands), so K is
-padded with zero columns of lhs and zero rows of rhs (built with the exact `cat` of
-ops_shape): the extra products are 0 * 0 = +0 and change no sum (except that an exact
--0.0 result may become +0.0, a sign the op reference does not fix for a sum).
+Common: Triton refuses a dot whose K is below 16 (below 32 for 8-bit operands), and its dots
+of operands padded with zeros up to that came out wrong on a GPU for some small shapes, so a
+product with such a K is no dot: a chain of fused multiply-adds (`small_k`, below).
 
 mmaf   tl.dot(lhs, rhs, acc, out_dtype=..., input_precision=...), per input type:
        f16, bf16  products exact in f32, summed in f32 (the tensor core's accumulator);
@@ -69,7 +68,6 @@ from . import tltypes
 from .codegen import LOADS, OpEmit
 from .ops_conversion import to_f32
 from .ops_float import gpu_instruction
-from .ops_shape import concat
 from .registry import emitter
 
 _F8_TO_F16 = """@triton.jit
@@ -128,21 +126,40 @@ def _el(t: Type) -> str:
     return tltypes.float_name(t) if tltypes.is_float(t) else str(tltypes.element_of(t))
 
 
-def pad_k(
-    e: OpEmit, a: str, b: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...], dtype: str, minimum: int
-) -> tuple[str, str]:
-    """lhs and rhs (elements of `dtype`) with K padded by zeros to at least `minimum`."""
-    k = a_shape[-1]
-    while k < minimum:
-        # (not tl.zeros_like: Triton 3.6's interpreter cannot call it from a kernel)
-        expr, a_shape = concat(e, a, f"tl.full({list(a_shape)}, 0, {dtype})", a_shape, len(a_shape) - 1)
-        a = e.tmp("lhs_padded")
-        e.line(f"{a} = {expr}")
-        expr, b_shape = concat(e, b, f"tl.full({list(b_shape)}, 0, {dtype})", b_shape, len(b_shape) - 2)
-        b = e.tmp("rhs_padded")
-        e.line(f"{b} = {expr}")
-        k *= 2
-    return a, b
+_ADD = """@triton.jit
+def {name}(a, b):
+    return a + b
+"""
+
+
+def small_k(e: OpEmit, a: str, b: str, acc: str, sa: tuple[int, ...], sb: tuple[int, ...], integer: bool) -> str:
+    """acc + a @ b for a K below what tl.dot takes (16; 32 for 8-bit operands): a chain of
+    fused multiply-adds over k, in the accumulator's type (a and b already in it), as Triton's
+    FMA dot would run. On an H200, Triton 3.6 computed wrong dots from operands padded to K = 16
+    (with zero columns made by join/permute/reshape, or by broadcast/reshape/where) for K of
+    1 to 8 with M or N of 1, or 64x1 @ 1x64 at 4 or 8 warps (tests/lower/fuzz.py seeds 11,
+    60068, 62011, 62164, 62261, 63479, 74133, 75040; Triton's interpreter was right): no dot at
+    all here. Column and row k are taken out by a sum in which every other element is -0.0
+    (0 for integers), which gives that element exactly, its sign of zero and NaNs included."""
+    k = sa[-1]
+    rank = len(sa)
+    out = "(" + ", ".join(map(str, (*sa[:-1], sb[-1]))) + ")"
+    zero = "0" if integer else "-0.0"
+    add = e.helper("_add", _ADD)  # (tl.sum is a jitted function Triton's interpreter cannot call from ours)
+    total = f"tl.broadcast_to({acc}, {out})"
+    for j in range(k):
+        col, row = a, b
+        if k > 1:
+            pick = f"tl.arange(0, {k}) == {j}"
+            col = f"tl.reduce(tl.where({pick}, {a}, {zero}), {rank - 1}, {add}, keep_dims=True)"
+            row = f"tl.reduce(tl.where(({pick})[:, None], {b}, {zero}), {rank - 2}, {add}, keep_dims=True)"
+        step = e.tmp("partial")
+        if integer:  # (int32 products and sums wrap, as mmai's do)
+            e.line(f"{step} = {total} + tl.broadcast_to({col}, {out}) * tl.broadcast_to({row}, {out})")
+        else:
+            e.line(f"{step} = tl.fma(tl.broadcast_to({col}, {out}), tl.broadcast_to({row}, {out}), {total})")
+        total = step
+    return total
 
 
 # Triton 3.6 moves an operand's conversion to the dot layout (mma.sync on sm_80/sm_90) above
@@ -170,10 +187,28 @@ def _mmaf(e: OpEmit) -> None:
     precision = "ieee"
     extra = ""
     e4m3_dot = None
-    if el in ("f8E4M3FN", "f8E5M2"):
+    if acc_el not in ("f16", "f32", "tf32", "f64"):
+        raise e.error(f"mmaf with a {acc_el} accumulator is not supported by the Triton lowering")
+    f8 = el in ("f8E4M3FN", "f8E5M2")
+    if sa[-1] < (32 if f8 and e.target.cc >= 89 else 16):
+        # Exactly as the dot: products exact in f32 (every f8, f16, bf16 and tf32 product is),
+        # summed by fused multiply-adds in f32 (f64 for f64).
+        if el not in ("f8E4M3FN", "f8E5M2", "f16", "bf16", "f32", "tf32", "f64"):
+            raise e.error(f"mmaf of {el} operands is not supported by the Triton lowering")
+        if el != "f64":
+            wide = []
+            for x in (a, b):
+                w = e.tmp("wide")
+                e.line(f"{w} = {to_f32(e, x, el)}")
+                wide.append(w)
+            a, b = wide
+        acc = f"{c}.to(tl.float32)" if acc_el == "f16" else c
+        expr = small_k(e, a, b, acc, sa, sb, integer=False)
+        e.assign(f"{expr}.to(tl.float16)" if acc_el == "f16" else expr)
+        return
+    if f8:
         if e.target.cc >= 89:
-            # Padded as bits (0x00 is +0.0 in both formats), then read as Triton's fp8.
-            a, b = pad_k(e, a, b, sa, sb, "tl.uint8", 32)
+            # Read as Triton's fp8 (K >= 32 here).
             if el == "f8E4M3FN":  # the helper reads the bits (_DOT_E4M3)
                 f8 = e.helper("_f8_to_f16", _F8_TO_F16)
                 e4m3_dot = e.helper("_dot_e4m3", _DOT_E4M3.replace("F8(", f8 + "("))
@@ -186,16 +221,13 @@ def _mmaf(e: OpEmit) -> None:
             la, lb = e.tmp("lhs_f16"), e.tmp("rhs_f16")
             e.line(f"{la} = {f8_to_f16(e, a, el)}")
             e.line(f"{lb} = {f8_to_f16(e, b, el)}")
-            a, b = pad_k(e, la, lb, sa, sb, "tl.float16", 16)
+            a, b = la, lb
     elif el in ("f16", "bf16", "f32", "tf32", "f64"):
         precision = "tf32" if el == "tf32" else "ieee"
         if el == "f64" and e.target.cc < 100:
             a, b = _f64_operands(e, a, b)
-        a, b = pad_k(e, a, b, sa, sb, tltypes.dtype(ta), 16)
     else:
         raise e.error(f"mmaf of {el} operands is not supported by the Triton lowering")
-    if acc_el not in ("f16", "f32", "tf32", "f64"):
-        raise e.error(f"mmaf with a {acc_el} accumulator is not supported by the Triton lowering")
     if el == "f64":
         out, acc = "tl.float64", c
     else:
@@ -221,12 +253,6 @@ def _mmaf(e: OpEmit) -> None:
     e.assign(expr)
 
 
-_SUM_I32 = """@triton.jit
-def {name}(a, b):
-    return a + b
-"""
-
-
 @emitter("mmai")
 def _mmai(e: OpEmit) -> None:
     a, b, c = e.operands[:3]
@@ -235,6 +261,14 @@ def _mmai(e: OpEmit) -> None:
     k = sa[-1]
     ua = e.keyword("signedness_lhs", "signed") == "unsigned"
     ub = e.keyword("signedness_rhs", "signed") == "unsigned"
+    if k < 32:
+        wide = []
+        for x, unsigned in ((a, ua), (b, ub)):
+            w = e.tmp("wide")
+            e.line(f"{w} = {x}.to(tl.uint8, bitcast=True).to(tl.int32)" if unsigned else f"{w} = {x}.to(tl.int32)")
+            wide.append(w)
+        e.assign(small_k(e, wide[0], wide[1], c, sa, sb, integer=True))
+        return
     # U' = U ^ 0x80 read as signed int8: U = U' + 128 (module doc).
     if ua:
         flipped = e.tmp("lhs_shifted")
@@ -244,7 +278,7 @@ def _mmai(e: OpEmit) -> None:
         flipped = e.tmp("rhs_shifted")
         e.line(f"{flipped} = ({b}.to(tl.uint8, bitcast=True) ^ 0x80).to(tl.int8, bitcast=True)")
         b = flipped
-    da, db = pad_k(e, a, b, sa, sb, "tl.int8", 32)
+    da, db = a, b
     # The product alone (|sum| <= 2^14 K: no overflow), then the accumulator added with a
     # wrapping 32-bit add, written through i64 so that Triton does not fold it into the dot's
     # accumulator: mma.sync's integer form (sm_80, sm_100) saturates (.satfinite), where
@@ -252,7 +286,7 @@ def _mmai(e: OpEmit) -> None:
     product = e.tmp("product")
     e.line(f"{product} = tl.dot({da}, {db}, out_dtype=tl.int32)")
     terms = [f"{product}.to(tl.int64)", f"{c}.to(tl.int64)"]
-    add = e.helper("_sum_i32", _SUM_I32)
+    add = e.helper("_add", _ADD)
     if ua:
         # + 128 * (sum over k of B[k, j]): a row of column sums.
         terms.append(f"(tl.reduce({b}.to(tl.int32), {len(sb) - 2}, {add}, keep_dims=True) << 7).to(tl.int64)")
@@ -301,5 +335,7 @@ def _mmaf_scaled(e: OpEmit) -> None:
     da, db = e.tmp("lhs_scaled"), e.tmp("rhs_scaled")
     e.line(f"{da} = {to_f32(e, a, el)} * {xa}")
     e.line(f"{db} = {to_f32(e, b, el)} * {xb}")
-    da, db = pad_k(e, da, db, shape_a, shape_b, "tl.float32", 16)
+    if k < 16:  # (the products of scaled f8 and f4 values are exact in f32)
+        e.assign(small_k(e, da, db, c, shape_a, shape_b, integer=False))
+        return
     e.assign(f"tl.dot({da}, {db}, acc={c}, input_precision='tf32', out_dtype=tl.float32)")

@@ -63,9 +63,9 @@ def small_ints(shape, el: str) -> np.ndarray:
 MMAF_CASES = [
     # (input, accumulator, (M, K, N), leading batch)
     ("f16", "f32", (16, 16, 16), ()),
-    ("f16", "f32", (1, 1, 1), ()),  # K padded 1 -> 16
+    ("f16", "f32", (1, 1, 1), ()),  # K of 1: a multiply-add, no dot
     ("bf16", "f32", (16, 16, 16), ()),  # (bf16 allows only an f32 accumulator)
-    ("bf16", "f32", (4, 8, 2), (2,)),  # batched, K padded 8 -> 16
+    ("bf16", "f32", (4, 8, 2), (2,)),  # batched, K of 8: a chain of 8
     ("f16", "f16", (4, 8, 2), ()),
     ("f16", "f32", (64, 32, 64), ()),
     ("f16", "f32", (8, 16, 4), (2,)),  # batched
@@ -73,7 +73,7 @@ MMAF_CASES = [
     ("tf32", "f32", (32, 16, 8), ()),
     ("f64", "f64", (8, 8, 16), ()),
     ("f8E4M3FN", "f32", (16, 32, 16), ()),
-    ("f8E5M2", "f32", (4, 8, 2), ()),  # K padded 8 -> 32
+    ("f8E5M2", "f32", (4, 8, 2), ()),  # K of 8: a chain of 8 (fp8 dots take 32)
     ("f8E4M3FN", "f16", (16, 64, 8), (2,)),
 ]
 
@@ -88,7 +88,7 @@ def test_mmaf_exact_data_is_bitwise(el, acc, mkn, lead):
 
 
 @pytest.mark.parametrize(
-    ("src", "mkn"), [("i8", (16, 16, 16)), ("f16", (32, 32, 32)), ("f32", (1, 1, 1)), ("i32", (2, 8, 2))]
+    ("src", "mkn"), [("i8", (16, 16, 16)), ("f16", (32, 32, 32)), ("f32", (1, 16, 1)), ("i32", (2, 16, 2))]
 )
 def test_mmaf_f64_of_converted_operands(src: str, mkn) -> None:
     """f64 operands converted from a narrower type: Triton 3.6 once folded the conversion into
@@ -149,7 +149,7 @@ def run_for_arch(text: str, arch: str, args: list) -> None:
     run(module, entry, (1, 1, 1), args, source=lower_entry(module, entry, arch))
 
 
-@pytest.mark.parametrize(("mkn", "src"), [((64, 4, 64), "i8"), ((128, 16, 64), "f64")])
+@pytest.mark.parametrize(("mkn", "src"), [((64, 16, 64), "i8"), ((128, 16, 64), "f64")])
 def test_mmaf_f64_of_64_rows_on_sm100(mkn, src) -> None:
     """A 2-D f64 mmaf of 64 rows or more: Triton 3.6 handed it to tcgen05 on sm_100 (which has
     no f64 form) and aborted in TritonGPUAccelerateMatmul ("colStride must be 1, 2, or 4 but
@@ -169,6 +169,50 @@ def test_mmaf_f64_of_64_rows_on_sm100(mkn, src) -> None:
     out = np.zeros(sc, np.float64)
     run_for_arch(text, "sm_100", [a, b, c, out])
     assert np.array_equal(out, np.matmul(a.astype(np.float64), b.astype(np.float64)) + c)
+
+
+# Shapes of products an H200 computed wrongly as Triton dots of operands padded to K = 16
+# (tests/lower/fuzz.py seeds 11, 60068, 62011, 62164, 62261, 63479, 74133, 75040).
+SMALL_K = [("bf16", "f32", (64, 1, 64), ()), ("f64", "f64", (1, 1, 4), (64,)), ("f64", "f64", (1, 2, 1), (32,)),
+           ("bf16", "f32", (1, 1, 1), (32,)), ("f16", "f32", (1, 2, 1), (64,)), ("f64", "f64", (1, 1, 1), (128,)),
+           ("f16", "f16", (4, 8, 4), ()), ("f8E4M3FN", "f32", (8, 16, 8), ()),
+           ("tf32", "f32", (4, 4, 2), (2,))]  # fmt: skip
+
+
+@pytest.mark.parametrize(("el", "acc", "mkn", "lead"), SMALL_K)
+def test_small_k_products_are_fused_multiply_add_chains(el, acc, mkn, lead):
+    """A K below what tl.dot takes is no dot (module doc of compiler/lower/ops_mma.py): the
+    chain of fused multiply-adds gives the exact sums bitwise, signed zeros of the operands
+    included, and the PTX holds no mma instruction."""
+    sa, sb, sc = shapes(*mkn, lead)
+    a, b, c = small_ints(sa, el), small_ints(sb, el), small_ints(sc, acc)
+    a.reshape(-1)[::3] = -0.0
+    inputs, outputs = [("a", sa, el), ("b", sb, el), ("c", sc, acc)], [("r", sc, acc)]
+    body = mma_text(el, acc, sa, sb, sc)
+    (r,) = run_io(inputs, outputs, body, [a, b, c])
+    assert np.array_equal(r, (np.matmul(a.astype(np.float64), b.astype(np.float64)) + c).astype(r.dtype))
+    source = source_of(io_kernel(inputs, outputs, body))
+    assert "tl.dot" not in source and "tl.fma" in source
+    for k in compile_for(io_kernel(inputs, outputs, body), arches=("sm_90",)):
+        assert not re.search(r"\bw?mma\.", k.asm["ptx"])
+
+
+@pytest.mark.parametrize(("signs", "mkn", "lead"), [(("unsigned", "unsigned"), (1, 1, 1), (32,)),
+                                                    (("signed", "unsigned"), (1, 2, 1), (4,)),
+                                                    (("unsigned", "signed"), (16, 8, 16), ())])  # fmt: skip
+def test_small_k_integer_products_wrap(signs, mkn, lead):
+    sa, sb, sc = shapes(*mkn, lead)
+    rng = np.random.default_rng(3)
+    a = rng.integers(-128, 128, sa).astype(np.int8)
+    b = rng.integers(-128, 128, sb).astype(np.int8)
+    c = rng.integers(-(2**31), 2**31, sc).astype(np.int32)
+    body = f"%r = mmai %a, %b, %c {signs[0]} {signs[1]} : {tile(sa, 'i8')}, {tile(sb, 'i8')}, {tile(sc, 'i32')}"
+    inputs, outputs = [("a", sa, "i8"), ("b", sb, "i8"), ("c", sc, "i32")], [("r", sc, "i32")]
+    (r,) = run_io(inputs, outputs, body, [a, b, c])
+    wa = a.astype(np.int64) & 0xFF if signs[0] == "unsigned" else a.astype(np.int64)
+    wb = b.astype(np.int64) & 0xFF if signs[1] == "unsigned" else b.astype(np.int64)
+    assert np.array_equal(r, ((np.matmul(wa, wb) + c) & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
+    assert "tl.dot" not in source_of(io_kernel(inputs, outputs, body))
 
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NaN patterns times 0.0

@@ -505,8 +505,13 @@ def test_float_max_min_signaling_nans_lose():
     numbers = np.where(np.isnan(x), -np.inf, x)
 
     def tileiras(c: Outputs, g: Outputs) -> None:
-        for k, name in enumerate(("mx", "mn", "sc")):
-            same(c[k], g[k], name)
+        # Row 5 holds only NaNs: the identity or NaN, as in test_float_max_min_nan_and_signed_zeros (on an
+        # H200, tileiras 13.5 gave NaN for this minf, -inf for the maxf). The rest is defined.
+        rest = np.arange(8) != 5
+        for k, (name, ident) in enumerate((("mx", -np.inf), ("mn", np.inf))):
+            same(c[k][rest], g[k][rest], name)
+            assert np.isnan(g[k][5]) or g[k][5] == ident, g[k][5]
+        same(c[2], g[2], "sc")
 
     (mx, mn, sc), _ = run_checked(
         [("x", (8, 64), "f32")], [("mx", (8,), "f32"), ("mn", (8,), "f32"), ("sc", (8, 64), "f32")], body, [x], tileiras
