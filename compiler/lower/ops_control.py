@@ -172,10 +172,16 @@ def _yield(e: OpEmit) -> None:
 # -- loops ------------------------------------------------------------------------------
 
 
+def enclosing_loop(op: Operation) -> Operation | None:
+    """The innermost `for` or `loop` around `op`, if any."""
+    owner = op.parent_op
+    while owner is not None and owner.name not in _LOOPS:
+        owner = owner.parent_op
+    return owner
+
+
 def _enclosing_loop(e: OpEmit) -> LoopFrame:
-    op = e.op.parent_op
-    while op is not None and op.name not in _LOOPS:
-        op = op.parent_op
+    op = enclosing_loop(e.op)
     frame = e.cg.loop_frames.get(op) if op is not None else None
     if frame is None:
         raise e.error("break/continue outside a loop")

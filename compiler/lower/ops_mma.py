@@ -68,6 +68,7 @@ from . import tltypes
 from .codegen import LOADS, OpEmit
 from .ops_conversion import to_f32
 from .ops_float import gpu_instruction
+from .ops_shape import add_combine
 from .registry import emitter
 
 _F8_TO_F16 = """@triton.jit
@@ -126,12 +127,6 @@ def _el(t: Type) -> str:
     return tltypes.float_name(t) if tltypes.is_float(t) else str(tltypes.element_of(t))
 
 
-_ADD = """@triton.jit
-def {name}(a, b):
-    return a + b
-"""
-
-
 def small_k(e: OpEmit, a: str, b: str, acc: str, sa: tuple[int, ...], sb: tuple[int, ...], integer: bool) -> str:
     """acc + a @ b for a K below what tl.dot takes (16; 32 for 8-bit operands): a chain of
     fused multiply-adds over k, in the accumulator's type (a and b already in it), as Triton's
@@ -145,7 +140,7 @@ def small_k(e: OpEmit, a: str, b: str, acc: str, sa: tuple[int, ...], sb: tuple[
     rank = len(sa)
     out = "(" + ", ".join(map(str, (*sa[:-1], sb[-1]))) + ")"
     zero = "0" if integer else "-0.0"
-    add = e.helper("_add", _ADD)  # (tl.sum is a jitted function Triton's interpreter cannot call from ours)
+    add = add_combine(e)
     total = f"tl.broadcast_to({acc}, {out})"
     for j in range(k):
         col, row = a, b
@@ -286,7 +281,7 @@ def _mmai(e: OpEmit) -> None:
     product = e.tmp("product")
     e.line(f"{product} = tl.dot({da}, {db}, out_dtype=tl.int32)")
     terms = [f"{product}.to(tl.int64)", f"{c}.to(tl.int64)"]
-    add = e.helper("_add", _ADD)
+    add = add_combine(e)
     if ua:
         # + 128 * (sum over k of B[k, j]): a row of column sums.
         terms.append(f"(tl.reduce({b}.to(tl.int32), {len(sb) - 2}, {add}, keep_dims=True) << 7).to(tl.int64)")

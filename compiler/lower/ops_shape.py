@@ -29,6 +29,7 @@ from __future__ import annotations
 from ..ir.types import IntegerType, PointerType, Type
 from . import tltypes
 from .codegen import OpEmit
+from .ops_control import enclosing_loop
 from .registry import emitter
 
 
@@ -101,6 +102,50 @@ def _reshape(e: OpEmit) -> None:
     e.assign(reshape(e, x, src, dst))
 
 
+# Triton 3.6 and 3.9 never finish TritonGPURemoveLayoutConversions on a loop through which a
+# tile of 64 elements or fewer is carried and tl.permute'd (4x4 and 8x8 hang, 16x16 compiles;
+# found by tests/lower/fuzz.py, seed 3864 of an aimed campaign). Inside a loop such a small
+# permute is a gather written as sums: output element o is the sum of the input's bits masked
+# to the one element o comes from (zeros elsewhere), exact for every value, NaN payloads and
+# signed zeros included. No tl.permute, and Triton compiles it.
+SMALL_PERMUTE = 64
+
+
+_ADD = """@triton.jit
+def {name}(a, b):
+    return a + b
+"""
+
+
+def add_combine(e: OpEmit) -> str:
+    """A combine function adding its two arguments, for tl.reduce (tl.sum is a jitted function
+    Triton's interpreter cannot call from our kernels)."""
+    return e.helper("_add", _ADD)
+
+
+def _gathered_permute(e: OpEmit, x: str, t: Type, shape: tuple[int, ...], perm: list[int]) -> str:
+    n = 1
+    for d in shape:
+        n *= d
+    out = [shape[p] for p in perm]
+    stride_in = [1] * len(shape)
+    stride_out = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        stride_in[d] = stride_in[d + 1] * shape[d + 1]
+        stride_out[d] = stride_out[d + 1] * out[d + 1]
+    el = tltypes.element_of(t)
+    width = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64}.get(getattr(el, "name", ""))
+    bits = f"{x}.to(tl.int{width}, bitcast=True)" if width else to_bits(x, t)
+    flat, src, picked = e.tmp("flat"), e.tmp("source"), e.tmp("picked")
+    e.line(f"{flat} = tl.reshape({bits}, ({n},), can_reorder=False)")
+    terms = [f"((tl.arange(0, {n}) // {stride_out[d]}) % {out[d]}) * {stride_in[p]}" for d, p in enumerate(perm)]
+    e.line(f"{src} = {' + '.join(terms)}")
+    ones = f"{src}[:, None] == tl.arange(0, {n})[None, :]"
+    e.line(f"{picked} = tl.reduce(tl.where({ones}, {flat}[None, :], 0), 1, {add_combine(e)})")
+    back = f"tl.reshape({picked}, {shape_text(out)}, can_reorder=False)"
+    return f"{back}.to({tltypes.dtype(t)}, bitcast=True)" if width else from_bits(back, t)
+
+
 @emitter("permute")
 def _permute(e: OpEmit) -> None:
     (x,) = e.operands
@@ -109,6 +154,12 @@ def _permute(e: OpEmit) -> None:
     if expr == x:
         e.alias(x)
         return
+    shape = _shape(e.operand_types[0])
+    n = 1
+    for d in shape:
+        n *= d
+    if n <= SMALL_PERMUTE and enclosing_loop(e.op) is not None:
+        expr = _gathered_permute(e, x, e.operand_types[0], shape, perm)
     e.assign(expr)
 
 

@@ -191,6 +191,71 @@ def test_permute(shape, perm):
     assert np.array_equal(r, np.transpose(x, perm))
 
 
+LOOP_PERMUTE = """cuda_tile.module @m {{
+  entry @k(%xp: tile<ptr<{el}>>, %yp: tile<ptr<{el}>>, %n: tile<i32>) {{
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %one = constant <i32: 1> : tile<i32>
+    %xt = make_tensor_view %xp, shape = [{dims}], strides = [{strides}] : {tv}
+    %xv = make_partition_view %xt : partition_view<tile=({shape}), {tv}>
+    %yt = make_tensor_view %yp, shape = [{dims}], strides = [{strides}] : {tv}
+    %yv = make_partition_view %yt : partition_view<tile=({shape}), {tv}>
+    %v, %t = load_view_tko weak %xv[{origin}] token = %tok : partition_view<tile=({shape}), {tv}>, {index} -> {t}, token
+    %r = for %iv in (%zero to %n, step %one) : tile<i32> iter_values(%acc = %v) -> ({t}) {{
+      %p = permute %acc [{perm}] : {t} -> {t}
+      continue %p : {t}
+    }}
+    %s = store_view_tko weak %r, %yv[{origin}] token = %tok
+        : {t}, partition_view<tile=({shape}), {tv}>, {index} -> token
+    return
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("shape", "perm", "el"),
+    [((4, 4), (1, 0), "f16"), ((8, 8), (1, 0), "f32"), ((2, 2, 2), (2, 0, 1), "i1"), ((4, 4), (1, 0), "f8E4M3FN"),
+     ((2, 4, 2), (2, 1, 0), "f64")],
+)  # fmt: skip
+def test_a_small_permute_carried_through_a_loop_compiles(shape, perm, el):
+    """Triton 3.6 and 3.9 never finished compiling a loop that carries a tile of 64 elements or
+    fewer through tl.permute (tests/lower/fuzz.py, seed 3864 of an aimed campaign): inside a
+    loop such a permute is a gather by sums of the elements' bits (compiler/lower/ops_shape.py),
+    bitwise exact (NaN payloads, -0.0), and the compile ends (in a child with a time limit, so
+    that a hang fails the test instead of stopping the suite)."""
+    import subprocess
+    import sys
+
+    if set(perm) != set(range(len(shape))) or tuple(shape[p] for p in perm) != shape:
+        raise AssertionError("the loop carries its value: the permute must keep the shape")
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.insert(0, acc)
+        acc *= d
+    t = tile(shape, el)
+    tv = f"tensor_view<{'x'.join(map(str, shape))}x{el}, strides=[{','.join(map(str, strides))}]>"
+    text = LOOP_PERMUTE.format(
+        el=el, t=t, tv=tv, shape="x".join(map(str, shape)), dims=", ".join(map(str, shape)),
+        strides=", ".join(map(str, strides)), perm=", ".join(map(str, perm)),
+        origin=", ".join(["%zero"] * len(shape)), index=", ".join(["tile<i32>"] * len(shape)),
+    )  # fmt: skip
+    assert "tl.permute" not in source_of(text, "k")
+    x = sample(shape, el)
+    for n in (0, 1, 2, 3):
+        y = np.zeros(shape, x.dtype)
+        _, tri = run_both(text, "k", 1, [x, y, n])
+        want = x
+        for _ in range(n):
+            want = np.transpose(want, perm)
+        assert np.array_equal(bits(tri[1].reshape(shape)), bits(want))
+    done = subprocess.run(
+        [sys.executable, "-m", "compiler", "compile", "-", "--no-cache", "--emit", "ptx", "-o", "-"],
+        input=text, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0 and ".visible .entry k" in done.stdout, done.stderr
+
+
 # -- cat ------------------------------------------------------------------------------------------------
 
 
