@@ -292,11 +292,17 @@ def _store_nibbles(
     e.line(f"{put} = ({value}.to(tl.int32) & 15) << {shift}")
     # (a mask may be partial along some dimensions: the loop needs every lane's flag)
     e.line(f"{pending} = {_broadcast(mask, shape) if mask is not None else f'tl.full({list(shape)}, 1, tl.int1)'}")
+    target = e.tmp("target")
     e.line(f"while {_any(e, pending, shape)} != 0:")
-    e.line(f"    {old} = tl.load({word}, mask={pending}, other=0, volatile=True)")
+    # Lanes done (or masked off) work on a private scratch word: they read it and swap 0 for 0.
+    e.line(f"    {target} = tl.where({pending}, {word}, {scratch}.to(tl.pointer_type(tl.int32), bitcast=True))")
+    # The word is read by an atomic, not a load: Triton has one thread of those holding a tile
+    # element issue an atomic and hands its result to the others, so every copy of `old`, and
+    # of `pending` computed from it, is the same. With a load each copy read the word at its own
+    # time; when another block changed it in between, warps disagreed about `pending` and left
+    # the loop apart (which holds a barrier): on an H200 a nibble was lost (fuzz seed 61205).
+    e.line(f"    {old} = tl.atomic_or({target}, 0, sem='relaxed', scope={cas_scope!r})")
     e.line(f"    {new} = tl.where({pending}, ({old} & {keep}) | {put}, 0)")
-    # Lanes done (or masked off) swap 0 for 0 in a private scratch word.
-    target = f"tl.where({pending}, {word}, {scratch}.to(tl.pointer_type(tl.int32), bitcast=True))"
     e.line(f"    {prev} = tl.atomic_cas({target}, {old}, {new}, sem={cas_sem!r}, scope={cas_scope!r})")
     e.line(f"    {pending} = {pending} & ({prev} != {old})")
 
