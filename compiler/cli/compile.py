@@ -306,17 +306,16 @@ def _compile_tileiras(args: argparse.Namespace, module, entry, target) -> tuple[
     and the summary line are of `entry`'s kernel (the cubin holds them all)."""
     from compiler.lower import LowerError
     from compiler.modules import LaunchError, kernel_name
-    from compiler.runtime import find_tileiras
-    from compiler.runtime.tileiras import compile_tileiras
+    from compiler.runtime.tileiras import TileirasMissing, compile_tileiras
 
     start = time.perf_counter()
     try:
         built = compile_tileiras(module, target.arch, use_cache=not args.no_cache)
+    except TileirasMissing as exc:  # (and nothing cached): a usage error, as Triton missing is
+        raise CliError(f"--compiler tileiras: {exc}") from None
     except LaunchError as exc:
-        # not installed (and nothing cached): a usage error, as Triton missing is; else
-        # tileiras refused the module or the architecture, or failed on it
-        if find_tileiras() is None:
-            raise CliError(f"--compiler tileiras: {exc}") from None
+        # tileiras refused the module or the architecture (now, or where the cache was
+        # filled), or failed on it
         err(f"{PROG}: error: {exc}")
         return EXIT_ERRORS, None, ""
     elapsed = time.perf_counter() - start

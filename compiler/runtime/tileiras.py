@@ -77,6 +77,14 @@ def _error(message: str) -> Exception:
     return LaunchError(message, kind="backend")
 
 
+class TileirasMissing(LaunchError):
+    """tileiras is not installed and no cubin of the module is cached (nor a refusal): what
+    to install (the command line's usage error; a cached refusal is tileiras' answer)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="backend")
+
+
 class _NoReason(LaunchError):
     """tileiras failed without saying why: "failed to compile Tile IR program" and nothing
     more, or a crash. On a module that verifies (every module here does) that is likely a
@@ -189,7 +197,7 @@ def compile_bytecode(
             refused = _pointer(root, input_key, "refused")  # why, where the cache was filled
             if refused is not None:
                 raise _error(f"tileiras refused this module where the cache was filled: {refused}")
-        raise _error(
+        raise TileirasMissing(
             f"compiling for {arch} with the tileiras backend needs NVIDIA's tileiras, which was not found "
             f"and no cubin for this module is cached (install it with `{INSTALL_TILEIRAS}`, put it on PATH, "
             "or set TILEIRAS)"

@@ -525,6 +525,12 @@ def test_tileiras_refusals_and_usage_errors(capsys, write, monkeypatch: pytest.M
         in (one_error_line(err))
         and "pip install nvidia-cuda-tileiras" in err
     )
+    # Not installed, but the cache holds tileiras' refusal: its answer, status 1 (was 2).
+    status, out, err = run(capsys, "compile", f4, "--compiler", "tileiras", "--arch", "sm_90")
+    assert status == 1 and out == ""
+    assert one_error_line(err).startswith(
+        "tileir: error: tileiras refused this module where the cache was filled: tileiras could not compile"
+    ), err
 
 
 # -- tileir run --backend triton-interpret -----------------------------------------------------
