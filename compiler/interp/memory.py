@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from .rounding import flush_subnormals
 
 BASE_ADDRESS = 0x10000
 ALLOCATION_ALIGNMENT = 256  # like cudaMalloc's guarantee
@@ -682,12 +683,6 @@ def _sequential_rmw(mode: str, init: np.ndarray, args: np.ndarray, seg: _Segment
         return old, final
 
 
-def _flush(x: np.ndarray) -> np.ndarray:
-    """f32 subnormals to zeros of their sign."""
-    tiny = (np.abs(x) < np.float32(2.0**-126)) & (x != 0)
-    return np.where(tiny, np.copysign(np.float32(0), x), x)
-
-
 def _sequential_add_ftz(init: np.ndarray, args: np.ndarray, seg: _Segments) -> tuple[np.ndarray, np.ndarray]:
     """`_sequential_rmw("addf", ...)` for f32 as `atom.add.f32` does it (PTX: subnormal inputs
     and results flushed to zeros of their sign; the value returned is the one found, not
@@ -700,7 +695,8 @@ def _sequential_add_ftz(init: np.ndarray, args: np.ndarray, seg: _Segments) -> t
             elems = np.flatnonzero(seg.rank == r)
             segs = seg.seg_of[elems]
             old[elems] = cur[segs]
-            cur[segs] = _flush(_flush(cur[segs]) + _flush(args[elems]))
+            total = flush_subnormals(cur[segs], "f32") + flush_subnormals(args[elems], "f32")
+            cur[segs] = flush_subnormals(total, "f32")
     return old, cur
 
 

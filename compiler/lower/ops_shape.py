@@ -26,7 +26,9 @@ elements (bits are never touched by arithmetic that could change them).
 
 from __future__ import annotations
 
-from ..ir.types import IntegerType, PointerType, Type
+import math
+
+from ..ir.types import IntegerType, PointerType, Type, memory_bits
 from . import tltypes
 from .codegen import OpEmit
 from .ops_control import enclosing_loop
@@ -124,17 +126,15 @@ def add_combine(e: OpEmit) -> str:
 
 
 def _gathered_permute(e: OpEmit, x: str, t: Type, shape: tuple[int, ...], perm: list[int]) -> str:
-    n = 1
-    for d in shape:
-        n *= d
+    n = math.prod(shape)
     out = [shape[p] for p in perm]
     stride_in = [1] * len(shape)
     stride_out = [1] * len(shape)
     for d in range(len(shape) - 2, -1, -1):
         stride_in[d] = stride_in[d + 1] * shape[d + 1]
         stride_out[d] = stride_out[d + 1] * out[d + 1]
-    el = tltypes.element_of(t)
-    width = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64}.get(getattr(el, "name", ""))
+    # (floats held as Triton floats by their bits; f8/f4 codes, integers, i1 and pointers by to_bits)
+    width = memory_bits(t) if tltypes.is_float(t) and not tltypes.is_bits_float(t) else None
     bits = f"{x}.to(tl.int{width}, bitcast=True)" if width else to_bits(x, t)
     flat, src, picked = e.tmp("flat"), e.tmp("source"), e.tmp("picked")
     e.line(f"{flat} = tl.reshape({bits}, ({n},), can_reorder=False)")
@@ -155,10 +155,7 @@ def _permute(e: OpEmit) -> None:
         e.alias(x)
         return
     shape = _shape(e.operand_types[0])
-    n = 1
-    for d in shape:
-        n *= d
-    if n <= SMALL_PERMUTE and enclosing_loop(e.op) is not None:
+    if math.prod(shape) <= SMALL_PERMUTE and enclosing_loop(e.op) is not None:
         expr = _gathered_permute(e, x, e.operand_types[0], shape, perm)
     e.assign(expr)
 

@@ -1291,11 +1291,12 @@ def _scaled_dims(o: Operand) -> list[int]:
 def _indices(o: Operand) -> tuple[str, str]:
     """The index operands of a load or store of `o`'s tile block %bx, and their types."""
     idx, types = [], []
+    scaled = _scaled_dims(o)
     for i, t in enumerate(o.tile):
         if o.kind == "gather" and i == o.sparse:
             idx.append(f"%{o.name}_ix")
             types.append(f"tile<{t}xi32>")
-        elif i in _scaled_dims(o):
+        elif i in scaled:
             idx.append(f"%{o.name}_d{i}")
             types.append("tile<i32>")
         else:
