@@ -184,11 +184,14 @@ def run() -> NoReturn:  # pragma: no cover - measured through the `tileir` proce
     every object one by one for nothing: 30-110 ms after `check` of 7,000 lines, 200-400 ms at
     30,000, about 60 ms after a `compile` that imported Triton (measured). What must happen at
     exit still does: the functions registered with `atexit` run (logging's flush, temporary
-    directories' removal), and the standard streams are flushed. Where another thread is alive
-    the process exits normally, so that Python waits for it."""
+    directories' removal), and the standard streams are flushed. Where another thread that is
+    no daemon is alive the process exits normally, so that Python waits for it (a daemon, such
+    as a Triton compile left behind by Ctrl-C or its time limit, is not waited for)."""
     status = main()
     threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
+    if threading is not None and any(
+        t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()
+    ):
         raise SystemExit(status)
     import atexit
 

@@ -107,7 +107,7 @@ def _check_compile_options(args: argparse.Namespace) -> None:
 
 def command_compile(args: argparse.Namespace) -> int:
     from compiler.lower import LowerError
-    from compiler.lower.build import require_triton
+    from compiler.lower.build import compile_time_limit, require_triton
 
     _check_compile_options(args)
     if args.compiler == "tileiras":
@@ -115,6 +115,7 @@ def command_compile(args: argparse.Namespace) -> int:
     elif args.emit != "triton":
         try:
             require_triton()
+            compile_time_limit()  # a bad $TILEIR_COMPILE_TIMEOUT is a usage error, said before any work
         except LowerError as exc:
             raise CliError(f"--emit {args.emit}: {exc.message}") from None
         require_cache(f"--emit {args.emit}")

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -308,29 +309,96 @@ def _compile(src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...]
             f"{unknown[0]}: not a compile option of Triton {triton.__version__} (its options include num_warps, "
             "num_stages, num_ctas, maxnreg)"
         )
+    limit = compile_time_limit()
     fn = import_kernel(src, interpret=False)
-    # Triton's own cache is private to this compile: results are cached by us, keyed by
-    # what determines them, and `--no-cache` must really compile.
-    with tempfile.TemporaryDirectory(prefix="tileir-triton-") as tmp, _triton_cache(tmp):
+
+    def triton_compile():
+        # Triton's own cache is private to this compile: results are cached by us, keyed by
+        # what determines them, and `--no-cache` must really compile. Removed by this thread,
+        # not by a TemporaryDirectory, whose finaliser would race a compile left running at exit.
+        tmp = tempfile.mkdtemp(prefix="tileir-triton-")
         try:
-            k = triton.compile(
-                ASTSource(
-                    fn=fn,
-                    signature=src.signature,
-                    constexprs={},
-                    attrs={(i,): [["tt.divisibility", 16]] for i in divisible},
-                ),
-                target=GPUTarget("cuda", src.target.cc, 32),
-                options=opts,
-            )
-        except Exception as exc:  # noqa: BLE001 - every Triton failure becomes one diagnostic
-            raise _compile_error(src, exc) from None
+            with _triton_cache(tmp):
+                return triton.compile(
+                    ASTSource(
+                        fn=fn,
+                        signature=src.signature,
+                        constexprs={},
+                        attrs={(i,): [["tt.divisibility", 16]] for i in divisible},
+                    ),
+                    target=GPUTarget("cuda", src.target.cc, 32),
+                    options=opts,
+                )
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    try:
+        k = run_stoppable(triton_compile, limit, f"triton-{src.kernel}-{src.target.arch}")
+    except TimeoutError:
+        raise LowerError(
+            f"Triton did not finish compiling @{src.kernel} within the limit of {limit:g} s "
+            f"(${TIME_LIMIT_ENV}: seconds, 0 for none); a compile that never ends is a bug of Triton on "
+            "our output, please report it with the input",
+            target=src.target.arch,
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - every Triton failure becomes one diagnostic
+        raise _compile_error(src, exc) from None
     asm = {kind: k.asm[kind] for kind in ASM_KINDS if kind in k.asm}
     metadata = _metadata(k.metadata)
     cubin = k.asm["cubin"]
     compiled = Compiled(src, asm, cubin, metadata, options=opts)
     compiled.registers, compiled.spills = resource_usage(cubin)
     return compiled
+
+
+TIME_LIMIT_ENV = "TILEIR_COMPILE_TIMEOUT"
+DEFAULT_TIME_LIMIT = 300.0  # seconds; the slowest kernel of the fuzz campaigns took about 30 s (sm_100)
+
+
+def compile_time_limit() -> float | None:
+    """How long one Triton compile may take, in seconds, from $TILEIR_COMPILE_TIMEOUT
+    (default 300; 0: no limit); a LowerError for a value that is no number of seconds."""
+    text = os.environ.get(TIME_LIMIT_ENV, "").strip()
+    if not text:
+        return DEFAULT_TIME_LIMIT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0 or seconds == float("inf"):
+        raise LowerError(f"{TIME_LIMIT_ENV}={text!r} is not a number of seconds (0: no limit)")
+    return seconds or None
+
+
+def run_stoppable(work: Any, limit: float | None, name: str) -> Any:
+    """`work()` on a thread of its own while this one waits, in Python: Ctrl-C stops the
+    wait, and so does `limit` (seconds; None: none) with a TimeoutError. Triton's passes
+    release the GIL but never return to Python while they run, and Python runs a signal's
+    handler between bytecodes of the main thread: with the compile on the main thread, a
+    compile that never ended (Triton 3.6 and 3.9 on a tile permuted in a loop, before
+    ops_shape gathered instead) could not be interrupted, only killed. A thread left
+    behind that way is a daemon: it does not keep the process alive."""
+    result: list[Any] = []
+    failure: list[BaseException] = []
+    finished = threading.Event()
+
+    def run() -> None:
+        try:
+            result.append(work())
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            failure.append(exc)
+        finally:
+            finished.set()
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    deadline = None if limit is None else time.monotonic() + limit
+    while not finished.wait(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))):
+        if deadline is not None and time.monotonic() >= deadline:
+            raise TimeoutError(name)
+    if failure:
+        raise failure[0]
+    return result[0]
 
 
 @contextlib.contextmanager

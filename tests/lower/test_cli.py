@@ -418,6 +418,91 @@ def test_a_triton_failure_is_an_internal_error_and_its_prints_stay_off_stdout(
     assert status == 3 and out == "" and "a reproducer Triton prints on stdout" in err
 
 
+# A compile that never ends: Triton 3.6 and 3.9 loop forever in TritonGPURemoveLayoutConversions
+# on a small tile carried through tl.permute by a loop (before compiler/lower/ops_shape gathered
+# instead). Written straight in Triton: our lowering no longer emits it.
+PERMUTE_IN_A_LOOP = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, y, n):
+    offs = tl.arange(0, 4)[:, None] * 4 + tl.arange(0, 4)[None, :]
+    acc = tl.load(x + offs)
+    for i in range(0, n):
+        acc = tl.permute(acc, (1, 0))
+    tl.store(y + offs, acc)
+"""
+
+# tileir compile, where Triton's compile, whatever it is given, compiles PERMUTE_IN_A_LOOP.
+NEVER_ENDS = """
+import os, pathlib, sys
+import triton
+from triton.compiler import ASTSource
+
+sys.path.insert(0, os.environ["HANG_DIR"])
+import hang
+
+real = triton.compile
+
+
+def never_ends(src, target=None, options=None):
+    pathlib.Path(os.environ["STARTED"]).touch()
+    return real(ASTSource(fn=hang.k, signature={"x": "*fp32", "y": "*fp32", "n": "i32"}, constexprs={}), target=target)
+
+
+triton.compile = never_ends
+from compiler.cli import run
+sys.argv[0] = "tileir"
+run()
+"""
+
+
+def test_compile_time_limit_and_ctrl_c(tmp_path: Path) -> None:
+    """A real hang of Triton's passes (they release the GIL but never return to Python): the
+    limit ($TILEIR_COMPILE_TIMEOUT) ends it with one line and status 3 (a bug of Triton's on
+    our output), and Ctrl-C stops it (status 130), which waited for Triton's end while the
+    compile ran on the main thread; the process ends, leaving the compile behind on a daemon
+    thread. A limit that is no number is a usage error."""
+    import signal
+    import time
+
+    argv = [sys.executable, "-c", NEVER_ENDS, "compile", VADD, "--arch", "sm_90", "--emit", "ptx", "--no-cache"]
+    (tmp_path / "hang.py").write_text(PERMUTE_IN_A_LOOP)
+    env = {
+        **os.environ, "TILEIR_COMPILE_TIMEOUT": "1.5", "STARTED": str(tmp_path / "first"), "HANG_DIR": str(tmp_path),
+        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+    }  # fmt: skip
+    start = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+    assert done.returncode == 3 and done.stdout == "" and time.monotonic() - start < 60
+    assert done.stderr.strip() == (
+        "tileir: error: Triton did not finish compiling @vector_add within the limit of 1.5 s "
+        "($TILEIR_COMPILE_TIMEOUT: seconds, 0 for none); a compile that never ends is a bug of Triton on "
+        "our output, please report it with the input [target sm_90]"
+    )
+    env["TILEIR_COMPILE_TIMEOUT"] = "0"  # no limit: only Ctrl-C ends it
+    started = tmp_path / "started"
+    env["STARTED"] = str(started)
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    try:
+        while not started.exists():
+            assert process.poll() is None and time.monotonic() - start < 100, process.communicate()
+            time.sleep(0.05)
+        time.sleep(2)  # well into Triton's passes
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and out == "" and err.strip() == "tileir: interrupted", err
+    env["TILEIR_COMPILE_TIMEOUT"] = "soon"
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "tileir: error: --emit ptx: TILEIR_COMPILE_TIMEOUT='soon' is not a number of seconds (0: no limit)"
+    )
+
+
 def test_help(capsys) -> None:
     status, out, _ = run(capsys, "--help")
     assert status == 0 and "compile" in out
