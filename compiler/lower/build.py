@@ -163,9 +163,13 @@ class Compiled:
 # -- importing generated source --------------------------------------------------------
 
 
+def source_file_name(src: KernelSource) -> str:
+    """The generated module's file name: its function's name and the text's digest."""
+    return f"{src.name}_{hashlib.sha256(src.text.encode()).hexdigest()[:20]}.py"
+
+
 def write_source(src: KernelSource, directory: Path) -> Path:
-    digest = hashlib.sha256(src.text.encode()).hexdigest()[:20]
-    path = directory / f"{src.name}_{digest}.py"
+    path = directory / source_file_name(src)
     data = src.text.encode()
     try:
         same = path.read_bytes() == data  # a file cut short or edited is written again
@@ -332,17 +336,23 @@ def _compile(src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...]
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    try:
-        k = run_stoppable(triton_compile, limit, f"triton-{src.kernel}-{src.target.arch}")
-    except TimeoutError:
-        raise LowerError(
-            f"Triton did not finish compiling @{src.kernel} within the limit of {limit:g} s "
-            f"(${TIME_LIMIT_ENV}: seconds, 0 for none); a compile that never ends is a bug of Triton on "
-            "our output, please report it with the input",
-            target=src.target.arch,
-        ) from None
-    except Exception as exc:  # noqa: BLE001 - every Triton failure becomes one diagnostic
-        raise _compile_error(src, exc) from None
+    failure = None
+    with _stderr_captured() as report:
+        try:
+            k = run_stoppable(triton_compile, limit, f"triton-{src.kernel}-{src.target.arch}")
+        except TimeoutError:
+            raise LowerError(
+                f"Triton did not finish compiling @{src.kernel} within the limit of {limit:g} s "
+                f"(${TIME_LIMIT_ENV}: seconds, 0 for none); a compile that never ends is a bug of Triton on "
+                "our output, please report it with the input",
+                target=src.target.arch,
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - every Triton failure becomes one diagnostic
+            failure = exc
+    if failure is not None:
+        raise _compile_error(src, failure, report[0]) from None
+    if report[0]:
+        sys.stderr.write(report[0])  # what Triton said about a compile that succeeded (warnings)
     asm = {kind: k.asm[kind] for kind in ASM_KINDS if kind in k.asm}
     metadata = _metadata(k.metadata)
     cubin = k.asm["cubin"]
@@ -449,18 +459,75 @@ def _metadata(md: Any) -> dict[str, Any]:
     return out
 
 
-def _compile_error(src: KernelSource, exc: Exception) -> LowerError:
-    """A Triton failure on our output, pointed at the Tile IR op of the failing line."""
+@contextlib.contextmanager
+def _stderr_captured():
+    """File descriptor 2 into a temporary file for the duration; the text is in the list
+    yielded afterwards. Triton's C++ side writes there, not through Python: a failing pass
+    prints its assertion, MLIR's errors and the whole module as a reproducer, a wall of text
+    that stood before the one-line diagnostic; `_compile_error` takes what names the failure
+    and keeps the rest in a file. Where fd 2 cannot be redirected (closed), nothing is."""
+    report = [""]
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield report
+        return
+    with tempfile.TemporaryFile() as f:
+        os.dup2(f.fileno(), 2)
+        try:
+            yield report
+        finally:
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            f.seek(0)
+            report[0] = f.read().decode("utf-8", "replace")
+
+
+def _report_summary(report: str, source_name: str) -> tuple[str, int | None]:
+    """(what Triton's report says failed, the generated source's line it names): the pass,
+    an assertion, MLIR's first error; "" where it says none of these."""
+    parts = []
+    passed = re.search(r"Pipeline failed while executing \[`([^`]+)`", report)
+    if passed:
+        parts.append(f"in {passed.group(1)}")
+    assertion = re.search(r"Assertion `(.+?)' failed", report)
+    if assertion:
+        parts.append(f"assertion {assertion.group(1)!r} failed")
+    errors = [m.group(1).strip() for m in re.finditer(r"^[^\n]*?:\d+(?::\d+)?: error: (.*)$", report, re.M)]
+    errors = [e for e in errors if not e.startswith("Failures have been detected")]
+    if errors:
+        parts.append(errors[0])
+    line = re.search(rf"\b{re.escape(source_name)}:(\d+):\d+: error:", report)
+    return "; ".join(parts)[:300], int(line.group(1)) if line else None
+
+
+def _compile_error(src: KernelSource, exc: Exception, report: str = "") -> LowerError:
+    """A Triton failure on our output, pointed at the Tile IR op of the failing line. What
+    Triton wrote on stderr (`report`) is summed up in the message and kept whole in a file
+    that the message names, for the bug report."""
     text = str(exc).strip()
     lineno = getattr(exc, "lineno", None)
     if lineno is None:
         m = re.search(r"(?:line |:)(\d+):\d+", text)
         lineno = int(m.group(1)) if m else None
+    summary, report_line = _report_summary(report, source_file_name(src)) if report.strip() else ("", None)
+    if lineno is None or src.op_at(lineno) is None:
+        lineno = report_line if report_line is not None else lineno
     op = src.op_at(lineno) if lineno is not None else None
     first = next((ln for ln in text.splitlines() if ln.strip() and not ln.startswith(" ")), type(exc).__name__)
+    detail = f"{type(exc).__name__}: {first[:300]}" + (f"; {summary}" if summary else "")
+    kept = ""
+    if report.strip():
+        with contextlib.suppress(OSError):
+            fd, path = tempfile.mkstemp(prefix=f"tileir-triton-{src.kernel}-{src.target.arch}-", suffix=".log")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(f"{report.rstrip()}\n\n{type(exc).__name__}: {text}\n")
+            kept = f" with Triton's report, {path}"
     message = (
-        f"Triton could not compile the lowered kernel ({type(exc).__name__}: {first[:300]}); "
-        "this is a bug in the lowering, please report it"
+        f"Triton could not compile the lowered kernel ({detail}); this is a bug in the lowering, please report it{kept}"
     )
     where = None
     name = None
