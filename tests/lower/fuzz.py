@@ -1439,14 +1439,17 @@ def arguments(case: Case) -> list[np.ndarray | int]:
     ]
 
 
-def check(case: Case, arch: str | None = None) -> None:
+def check(case: Case, arch: str | None = None) -> float:
     """The case on the CPU interpreter and under Triton's interpreter, bitwise; with `arch`,
-    also compiled to a cubin for it."""
+    also compiled to a cubin for it. Returns the compile's seconds (0 without `arch`)."""
     from tests.lower.harness import compile_for, run_both
 
     run_both(case.text, "k", case.grid, arguments(case))
-    if arch:
-        compile_for(case.text, "k", arches=(arch,))
+    if not arch:
+        return 0.0
+    start = time.monotonic()
+    compile_for(case.text, "k", arches=(arch,))
+    return time.monotonic() - start
 
 
 def check_bytecode(case: Case) -> None:
@@ -1561,6 +1564,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     t0 = time.monotonic()
     aimed = f" (--weight {' --weight '.join(a.weight)})" if a.weight else ""
+    slowest = (0.0, -1)  # (seconds, seed) of the slowest --compile
     for i, s in enumerate(seeds):
         case = kernel(s, weights=weights)
         try:
@@ -1570,7 +1574,8 @@ def main(argv: list[str] | None = None) -> int:
                 for arch in a.tileiras.split(","):
                     check_tileiras(case, arch)  # its message names the architecture
             else:
-                check(case, a.compile)
+                seconds = check(case, a.compile)
+                slowest = max(slowest, (seconds, s))
         except BaseException as e:  # noqa: BLE001 - a campaign reports every failure and goes on
             if isinstance(e, KeyboardInterrupt):
                 raise
@@ -1581,7 +1586,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"seed {s}: {type(e).__name__}: {first[:300]}", flush=True)
         if (i + 1) % 25 == 0:
             print(f"  {i + 1} seeds, {failed} failed, {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
-    print(f"{len(seeds)} seeds, {failed} failed ({time.monotonic() - t0:.0f} s)")
+    # A compile far slower than the others is a Triton pathology in the making (one that never
+    # ended is a failure: $TILEIR_COMPILE_TIMEOUT).
+    slow = f"; slowest compile: seed {slowest[1]}, {slowest[0]:.1f} s" if slowest[0] else ""
+    print(f"{len(seeds)} seeds, {failed} failed ({time.monotonic() - t0:.0f} s{slow})")
     return 1 if failed else 0
 
 
