@@ -253,6 +253,7 @@ def _compile_one(args: argparse.Namespace, module, entry, target) -> tuple[int, 
             err(lowering_error(exc.report()))
             return EXIT_INTERNAL, None, ""
         elapsed = time.perf_counter() - start  # the compile's, not the disassembler's
+        write_text(sys.stderr, compiled.log)  # what Triton's C++ side wrote (warnings), where it wrote it
         if args.emit == "cubin":
             output = compiled.cubin
         elif args.emit == "sass":

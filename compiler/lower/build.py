@@ -128,6 +128,9 @@ class Compiled:
     spills: int | None = None  # bytes of local memory per thread (spill stores)
     cached: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+    # What Triton's C++ side wrote on stderr while compiling it (warnings; "" mostly, and for
+    # a cache hit): the core prints nothing, the faces decide.
+    log: str = ""
 
     @property
     def name(self) -> str:
@@ -354,12 +357,10 @@ def _compile(src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...]
             failure = exc
     if failure is not None:
         raise _compile_error(src, failure, report[0]) from None
-    if report[0]:
-        sys.stderr.write(report[0])  # what Triton said about a compile that succeeded (warnings)
     asm = {kind: k.asm[kind] for kind in ASM_KINDS if kind in k.asm}
     metadata = _metadata(k.metadata)
     cubin = k.asm["cubin"]
-    compiled = Compiled(src, asm, cubin, metadata, options=opts)
+    compiled = Compiled(src, asm, cubin, metadata, options=opts, log=report[0])
     compiled.registers, compiled.spills = resource_usage(cubin)
     return compiled
 

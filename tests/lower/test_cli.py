@@ -448,6 +448,20 @@ def test_a_triton_crash_is_one_line_naming_the_pass_and_its_report(tmp_path: Pat
     assert report.rstrip().endswith("RuntimeError: PassManager::run failed")
 
 
+def test_what_triton_writes_on_a_success_still_reaches_stderr() -> None:
+    """A dump the user asked Triton for (MLIR_ENABLE_DUMP: every pass's IR, written by its C++
+    side on fd 2, which a compile now captures) comes out on stderr before the summary line,
+    and the output stays the PTX alone."""
+    done = subprocess.run(
+        [sys.executable, "-m", "compiler", "compile", VADD, "--arch", "sm_90", "--no-cache", "--emit", "ptx"],
+        capture_output=True, text=True, cwd=REPO, timeout=120, env={**os.environ, "MLIR_ENABLE_DUMP": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("//") and ".visible .entry vector_add" in done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert any("IR Dump Before" in line for line in lines[:5]) and len(lines) > 100
+    assert SUMMARY.fullmatch(lines[-1]), lines[-1]
+
+
 def test_report_summary_reads_what_triton_wrote() -> None:
     from compiler.lower.build import _report_summary
 
@@ -456,7 +470,7 @@ python: StorageUniquerSupport.h:180: static ConcreteT get(): Assertion `succeede
 module {
 }
 /cache/source/k_0123456789abcdef0123.py:41:0: error: Failures have been detected while processing an MLIR pass pipeline
-/cache/source/k_0123456789abcdef0123.py:41:0: note: Pipeline failed while executing [`TritonGPUAccelerateMatmul` on 'builtin.module' operation]
+/cache/source/k_0123456789abcdef0123.py:41:0: note: Pipeline failed while executing [`TritonGPUAccelerateMatmul` on
 """
     assert _report_summary(report, "k_0123456789abcdef0123.py") == (
         "in TritonGPUAccelerateMatmul; assertion 'succeeded(verify())' failed; colStride must be 1, 2, or 4 but got 0",
