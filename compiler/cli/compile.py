@@ -107,7 +107,8 @@ def _check_compile_options(args: argparse.Namespace) -> None:
 
 def command_compile(args: argparse.Namespace) -> int:
     from compiler.lower import LowerError
-    from compiler.lower.build import compile_time_limit, require_triton
+    from compiler.lower.build import require_triton
+    from compiler.lower.guard import time_limit
 
     _check_compile_options(args)
     if args.compiler == "tileiras":
@@ -115,7 +116,7 @@ def command_compile(args: argparse.Namespace) -> int:
     elif args.emit != "triton":
         try:
             require_triton()
-            compile_time_limit()  # a bad $TILEIR_COMPILE_TIMEOUT is a usage error, said before any work
+            time_limit()  # a bad $TILEIR_COMPILE_TIMEOUT is a usage error, said before any work
         except LowerError as exc:
             raise CliError(f"--emit {args.emit}: {exc.message}") from None
         require_cache(f"--emit {args.emit}")
@@ -247,7 +248,8 @@ def _compile_one(args: argparse.Namespace, module, entry, target) -> tuple[int, 
     else:
         try:
             with _triton_prints():
-                compiled = compile_source(source, use_cache=not args.no_cache, **options)
+                # In a child process (compiler/lower/guard.py): a crash of Triton's is a diagnostic too.
+                compiled = compile_source(source, use_cache=not args.no_cache, isolate=True, **options)
         except LowerError as exc:
             # Triton refused what the lowering wrote: a bug of ours, not of the input.
             err(lowering_error(exc.report()))

@@ -32,19 +32,17 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..ir.files import write_atomic
-from . import cache
+from . import cache, guard
 from .codegen import KernelSource, LowerError, Param, Target
 
 ASM_KINDS = ("ttir", "ttgir", "llir", "ptx")
 _LOCK = threading.Lock()
-_COMPILING = threading.Lock()
 _IMPORTED: dict[str, Any] = {}
 
 
@@ -266,14 +264,24 @@ def _key(src: KernelSource, opts: dict[str, Any], version: str, divisible: tuple
 
 
 def compile_source(
-    src: KernelSource, *, use_cache: bool = True, divisible: Sequence[int] = (), **overrides: Any
+    src: KernelSource,
+    *,
+    use_cache: bool = True,
+    divisible: Sequence[int] = (),
+    isolate: bool = False,
+    **overrides: Any,
 ) -> Compiled:
     """Triton's compile of generated source, through the cache.
 
     `divisible`: positions (in the jitted function's parameters) of the arguments known to
     be multiples of 16 at launch (aligned pointers, extents and strides), specialised as
     Triton's own JIT does (`tt.divisibility`): what lets Triton prove accesses contiguous
-    and aligned and issue 128-bit loads. The kernel's parameters stay the same."""
+    and aligned and issue 128-bit loads. The kernel's parameters stay the same.
+
+    `isolate`: Triton compiles in a child process where this one can fork (compiler/lower/
+    guard.py: a crash of Triton's is then a diagnostic, a compile past the time limit is
+    killed); `tileir compile` asks for it. Either way Ctrl-C and $TILEIR_COMPILE_TIMEOUT
+    stop a compile."""
     version = require_triton()
     for name, value in overrides.items():
         problem = option_problem(name, value) if value is not None else None
@@ -289,7 +297,7 @@ def compile_source(
         if hit is not None:
             cache.mark_used(entry)
             return hit
-    compiled = _compile(src, opts, divisible)
+    compiled = _compile(src, opts, divisible, isolate)
     if use_cache:
         with contextlib.suppress(OSError):
             _store(entry, compiled)
@@ -297,7 +305,9 @@ def compile_source(
     return compiled
 
 
-def _compile(src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...] = ()) -> Compiled:
+def _compile(
+    src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...] = (), isolate: bool = False
+) -> Compiled:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -317,17 +327,17 @@ def _compile(src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...]
             f"{unknown[0]}: not a compile option of Triton {triton.__version__} (its options include num_warps, "
             "num_stages, num_ctas, maxnreg)"
         )
-    limit = compile_time_limit()
+    limit = guard.time_limit()
     fn = import_kernel(src, interpret=False)
 
-    def triton_compile():
+    def triton_compile() -> tuple[dict[str, str], bytes, dict[str, Any]]:
         # Triton's own cache is private to this compile: results are cached by us, keyed by
-        # what determines them, and `--no-cache` must really compile. Removed by this thread,
-        # not by a TemporaryDirectory, whose finaliser would race a compile left running at exit.
+        # what determines them, and `--no-cache` must really compile. Removed here, not by a
+        # TemporaryDirectory, whose finaliser would race a compile left running at exit.
         tmp = tempfile.mkdtemp(prefix="tileir-triton-")
         try:
             with _triton_cache(tmp):
-                return triton.compile(
+                k = triton.compile(
                     ASTSource(
                         fn=fn,
                         signature=src.signature,
@@ -339,80 +349,23 @@ def _compile(src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...]
                 )
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+        return {kind: k.asm[kind] for kind in ASM_KINDS if kind in k.asm}, k.asm["cubin"], _metadata(k.metadata)
 
-    failure = None
-    # One compile at a time in a process: Triton's cache setting (_triton_cache) and the
-    # redirected file descriptor 2 are the process's, not a thread's.
-    with _COMPILING, _stderr_captured() as report:
-        try:
-            k = run_stoppable(triton_compile, limit, f"triton-{src.kernel}-{src.target.arch}")
-        except TimeoutError:
-            raise LowerError(
-                f"Triton did not finish compiling @{src.kernel} within the limit of {limit:g} s "
-                f"(${TIME_LIMIT_ENV}: seconds, 0 for none); a compile that never ends is a bug of Triton on "
-                "our output, please report it with the input",
-                target=src.target.arch,
-            ) from None
-        except Exception as exc:  # noqa: BLE001 - every Triton failure becomes one diagnostic
-            failure = exc
-    if failure is not None:
-        raise _compile_error(src, failure, report[0]) from None
-    asm = {kind: k.asm[kind] for kind in ASM_KINDS if kind in k.asm}
-    metadata = _metadata(k.metadata)
-    cubin = k.asm["cubin"]
-    compiled = Compiled(src, asm, cubin, metadata, options=opts, log=report[0])
+    try:
+        outcome = guard.run_guarded(triton_compile, limit, f"triton-{src.kernel}-{src.target.arch}", isolate)
+    except TimeoutError:
+        raise LowerError(
+            f"Triton did not finish compiling @{src.kernel} within the limit of {limit:g} s "
+            f"(${guard.TIME_LIMIT_ENV}: seconds, 0 for none); a compile that never ends is a bug of Triton on "
+            "our output, please report it with the input",
+            target=src.target.arch,
+        ) from None
+    if outcome.value is None:
+        raise _compile_error(src, outcome)
+    asm, cubin, metadata = outcome.value
+    compiled = Compiled(src, asm, cubin, metadata, options=opts, log=outcome.report)
     compiled.registers, compiled.spills = resource_usage(cubin)
     return compiled
-
-
-TIME_LIMIT_ENV = "TILEIR_COMPILE_TIMEOUT"
-DEFAULT_TIME_LIMIT = 300.0  # seconds: hundreds of times what a kernel here takes (attention for sm_100: 0.8 s)
-
-
-def compile_time_limit() -> float | None:
-    """How long one Triton compile may take, in seconds, from $TILEIR_COMPILE_TIMEOUT
-    (default 300; 0: no limit); a LowerError for a value that is no number of seconds."""
-    text = os.environ.get(TIME_LIMIT_ENV, "").strip()
-    if not text:
-        return DEFAULT_TIME_LIMIT
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not seconds >= 0 or seconds == float("inf"):
-        raise LowerError(f"{TIME_LIMIT_ENV}={text!r} is not a number of seconds (0: no limit)")
-    return seconds or None
-
-
-def run_stoppable(work: Any, limit: float | None, name: str) -> Any:
-    """`work()` on a thread of its own while this one waits, in Python: Ctrl-C stops the
-    wait, and so does `limit` (seconds; None: none) with a TimeoutError. Triton's passes
-    release the GIL but never return to Python while they run, and Python runs a signal's
-    handler between bytecodes of the main thread: with the compile on the main thread, a
-    compile that never ended (Triton 3.6 and 3.9 on a tile permuted in a loop, before
-    ops_shape gathered instead) could not be interrupted, only killed. A thread left
-    behind that way is a daemon: it does not keep the process alive."""
-    result: list[Any] = []
-    failure: list[BaseException] = []
-    finished = threading.Event()
-
-    def run() -> None:
-        try:
-            result.append(work())
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-            failure.append(exc)
-        finally:
-            finished.set()
-
-    thread = threading.Thread(target=run, name=name, daemon=True)
-    thread.start()
-    deadline = None if limit is None else time.monotonic() + limit
-    while not finished.wait(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))):
-        if deadline is not None and time.monotonic() >= deadline:
-            raise TimeoutError(name)
-    if failure:
-        raise failure[0]
-    return result[0]
 
 
 @contextlib.contextmanager
@@ -463,76 +416,36 @@ def _metadata(md: Any) -> dict[str, Any]:
     return out
 
 
-@contextlib.contextmanager
-def _stderr_captured():
-    """File descriptor 2 into a temporary file for the duration; the text is in the list
-    yielded afterwards. Triton's C++ side writes there, not through Python: a failing pass
-    prints its assertion, MLIR's errors and the whole module as a reproducer, a wall of text
-    that stood before the one-line diagnostic; `_compile_error` takes what names the failure
-    and keeps the rest in a file. Where fd 2 cannot be redirected (closed), nothing is."""
-    report = [""]
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError, AttributeError):
-        yield report
-        return
-    with tempfile.TemporaryFile() as f:
-        os.dup2(f.fileno(), 2)
-        try:
-            yield report
-        finally:
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            f.seek(0)
-            report[0] = f.read().decode("utf-8", "replace")
-
-
-def _report_summary(report: str, source_name: str) -> tuple[str, int | None]:
-    """(what Triton's report says failed, the generated source's line it names): the pass,
-    an assertion, MLIR's first error; "" where it says none of these."""
-    parts = []
-    passed = re.search(r"Pipeline failed while executing \[`([^`]+)`", report)
-    if passed:
-        parts.append(f"in {passed.group(1)}")
-    assertion = re.search(r"Assertion `(.+?)' failed", report)
-    if assertion:
-        parts.append(f"assertion {assertion.group(1)!r} failed")
-    errors = [m.group(1).strip() for m in re.finditer(r"^[^\n]*?:\d+(?::\d+)?: error: (.*)$", report, re.M)]
-    errors = [e for e in errors if not e.startswith("Failures have been detected")]
-    if errors:
-        parts.append(errors[0])
-    line = re.search(rf"\b{re.escape(source_name)}:(\d+):\d+: error:", report)
-    return "; ".join(parts)[:300], int(line.group(1)) if line else None
-
-
-def _compile_error(src: KernelSource, exc: Exception, report: str = "") -> LowerError:
-    """A Triton failure on our output, pointed at the Tile IR op of the failing line. What
-    Triton wrote on stderr (`report`) is summed up in the message and kept whole in a file
-    that the message names, for the bug report."""
-    text = str(exc).strip()
-    lineno = getattr(exc, "lineno", None)
+def _compile_error(src: KernelSource, outcome: guard.Outcome) -> LowerError:
+    """A Triton failure (or crash) on our output, pointed at the Tile IR op of the failing
+    line. What Triton wrote (`outcome.report`) is summed up in the message and kept whole in
+    a file that the message names, for the bug report."""
+    failure = outcome.failure
+    text = failure.message if failure is not None else ""
+    lineno = failure.lineno if failure is not None else None
     if lineno is None:
         m = re.search(r"(?:line |:)(\d+):\d+", text)
         lineno = int(m.group(1)) if m else None
-    summary, report_line = _report_summary(report, source_file_name(src)) if report.strip() else ("", None)
+    summary, report_line = guard.summary(outcome.report, source_file_name(src))
     if lineno is None or src.op_at(lineno) is None:
         lineno = report_line if report_line is not None else lineno
     op = src.op_at(lineno) if lineno is not None else None
-    first = next((ln for ln in text.splitlines() if ln.strip() and not ln.startswith(" ")), type(exc).__name__)
-    detail = f"{type(exc).__name__}: {first[:300]}" + (f"; {summary}" if summary else "")
+    if failure is not None:
+        first = next((ln for ln in text.splitlines() if ln.strip() and not ln.startswith(" ")), failure.kind)
+        detail = f"{failure.kind}: {first[:300]}"
+        verb = "could not compile"
+    else:
+        detail = f"its process {outcome.died}"
+        verb = "crashed compiling"
+    detail += f"; {summary}" if summary else ""
     kept = ""
-    if report.strip():
+    if outcome.report.strip():
         with contextlib.suppress(OSError):
             fd, path = tempfile.mkstemp(prefix=f"tileir-triton-{src.kernel}-{src.target.arch}-", suffix=".log")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(f"{report.rstrip()}\n\n{type(exc).__name__}: {text}\n")
+                f.write(outcome.report.rstrip() + (f"\n\n{failure.kind}: {text}\n" if failure else "\n"))
             kept = f" with Triton's report, {path}"
-    message = (
-        f"Triton could not compile the lowered kernel ({detail}); this is a bug in the lowering, please report it{kept}"
-    )
+    message = f"Triton {verb} the lowered kernel ({detail}); this is a bug in the lowering, please report it{kept}"
     where = None
     name = None
     if op is not None:

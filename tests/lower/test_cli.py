@@ -11,6 +11,7 @@ import re
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -403,7 +404,7 @@ def test_a_triton_failure_is_an_internal_error_and_its_prints_stay_off_stdout(
 ) -> None:
     from compiler.lower import LowerError, build
 
-    def failing(src, opts, divisible=()):
+    def failing(src, opts, divisible=(), isolate=False):
         print("a reproducer Triton prints on stdout")
         raise LowerError("Triton could not compile the lowered kernel (PTXASError: ...)", target=src.target.arch)
 
@@ -462,8 +463,74 @@ def test_what_triton_writes_on_a_success_still_reaches_stderr() -> None:
     assert SUMMARY.fullmatch(lines[-1]), lines[-1]
 
 
+# tileir compile, where Triton's compile ends its process as a crash of Triton's C++ side would.
+CRASHES = """
+import ctypes, os, sys
+import triton
+
+
+def crash(*args, **kwargs):
+    if os.environ["CRASH"] == "fatal":  # LLVM's report_fatal_error: a message, then exit(1)
+        os.write(2, b"LLVM ERROR: Cannot select: 0x5581 i1 = fcmp_une\\n")
+        os._exit(1)
+    ctypes.string_at(0)  # a segmentation fault
+
+
+triton.compile = crash
+from compiler.cli import run
+sys.argv[0] = "tileir"
+run()
+"""
+
+
+@pytest.mark.parametrize(
+    ("crash", "how"),
+    [("fatal", "its process ended with status 1; Cannot select: 0x5581 i1 = fcmp_une"),
+     ("segfault", "its process killed by SIGSEGV")],
+)  # fmt: skip
+def test_a_triton_crash_is_a_diagnostic_not_the_end_of_tileir(tmp_path: Path, crash: str, how: str) -> None:
+    """tileir compile runs Triton in a child process (compiler/lower/guard.py): where Triton's
+    C++ side ends the process (an LLVM fatal error, a segmentation fault), which MLIR's crash
+    recovery does not catch, tileir still says what happened in one line, with what Triton
+    wrote kept in a file the line names."""
+    argv = [sys.executable, "-c", CRASHES, "compile", VADD, "--arch", "sm_90", "--emit", "ptx", "--no-cache"]
+    env = {**os.environ, "CRASH": crash, "TMPDIR": str(tmp_path)}
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+    assert done.returncode == 3 and done.stdout == ""
+    line = one_error_line(done.stderr)
+    kept = r" with Triton's report, (\S+\.log)" if crash == "fatal" else "()"
+    found = re.fullmatch(
+        rf"tileir: error: Triton crashed compiling the lowered kernel \({re.escape(how)}\); this is a bug in the "
+        rf"lowering, please report it{kept} \[target sm_90\]",
+        line,
+    )
+    assert found, line
+    if crash == "fatal":
+        assert "LLVM ERROR: Cannot select" in Path(found.group(1)).read_text()
+
+
+def test_without_a_child_process_the_compile_runs_on_a_thread_with_stderr_read(tmp_path, monkeypatch) -> None:
+    """Where it does not fork (a language server, a notebook kernel: they run threads), the
+    compile runs on a thread of its own and what Triton's C++ side writes on fd 2 is read
+    all the same: Triton 3.6's assertion in TritonGPUCoalesce, named in the one line."""
+    from compiler.lower import LowerError, lower
+    from compiler.lower.build import compile_source
+    from tests.lower.harness import triton_version
+    from tests.lower.test_control import DEAD_LOOP_LOAD
+
+    if triton_version() > (3, 6):
+        pytest.skip(f"Triton {'.'.join(map(str, triton_version()))} compiles the kernel (3.6 failed)")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # (tempfile reads TMPDIR once)
+    module = load_module(DEAD_LOOP_LOAD)
+    with pytest.raises(LowerError) as caught:
+        compile_source(lower(module, None, "sm_90"), use_cache=False)  # isolate=False: the thread
+    assert "in TritonGPUCoalesce; assertion 'idx < size()' failed" in caught.value.message
+    assert str(tmp_path) in caught.value.message
+
+
 def test_report_summary_reads_what_triton_wrote() -> None:
-    from compiler.lower.build import _report_summary
+    from compiler.lower.guard import summary as _report_summary
 
     report = """<unknown>:0: error: colStride must be 1, 2, or 4 but got 0
 python: StorageUniquerSupport.h:180: static ConcreteT get(): Assertion `succeeded(verify())' failed.

@@ -1,0 +1,261 @@
+"""Running Triton's compile so that it can be stopped and what it writes can be read.
+
+Triton's passes release the GIL but never return to Python while they run, and Python runs
+a signal's handler between bytecodes of the main thread: with the compile on the main
+thread, a compile that never ended (Triton 3.6 and 3.9 on a tile permuted in a loop, before
+ops_shape gathered instead) could not be stopped by Ctrl-C, only killed. And Triton's C++
+side writes straight to file descriptor 2: a failing pass prints its assertion, MLIR's
+errors and the whole module as a reproducer, a wall of text before our one-line diagnostic;
+a crash that MLIR does not recover (LLVM's `report_fatal_error`, a segmentation fault)
+ended the process with no diagnostic at all.
+
+So `run_guarded(work, limit, isolate)` runs `work()` (the compile; it returns plain data)
+one of two ways, while the caller waits in Python (Ctrl-C stops the wait; so does `limit`,
+with a TimeoutError):
+
+- isolated (`isolate` and a process that can fork safely: no other Python thread, e.g.
+  `tileir compile`): in a forked child, whose stdout and stderr go to a file. A child that
+  runs past the limit or is interrupted is killed; one that dies says how
+  (`Outcome.died`), with what it wrote.
+- otherwise (a language server or a notebook kernel, which run threads and must not fork):
+  on a thread of its own, with file descriptor 2 redirected to a file for the duration. A
+  thread left behind by the limit or Ctrl-C is a daemon: it does not keep the process
+  alive, but a process cannot take it back.
+
+`Outcome.report` is what the compile wrote there; `summary` picks out what names a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import signal
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .codegen import LowerError
+
+TIME_LIMIT_ENV = "TILEIR_COMPILE_TIMEOUT"
+DEFAULT_TIME_LIMIT = 300.0  # seconds: hundreds of times what a kernel here takes (attention for sm_100: 0.8 s)
+
+
+def time_limit() -> float | None:
+    """How long one Triton compile may take, in seconds, from $TILEIR_COMPILE_TIMEOUT
+    (default 300; 0: no limit); a LowerError for a value that is no number of seconds."""
+    text = os.environ.get(TIME_LIMIT_ENV, "").strip()
+    if not text:
+        return DEFAULT_TIME_LIMIT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0 or seconds == float("inf"):
+        raise LowerError(f"{TIME_LIMIT_ENV}={text!r} is not a number of seconds (0: no limit)")
+    return seconds or None
+
+
+@dataclass(slots=True)
+class Failure:
+    """An exception the compile raised, as plain data (it may come from a child process)."""
+
+    kind: str  # the exception's type name
+    message: str
+    lineno: int | None = None  # the generated source's line, where Triton's front end names one
+
+
+@dataclass(slots=True)
+class Outcome:
+    value: Any = None  # what work() returned
+    failure: Failure | None = None  # what it raised instead
+    died: str | None = None  # isolated: how the child ended without an answer ("killed by SIGSEGV")
+    report: str = ""  # what the compile wrote on stderr (and, isolated, on stdout)
+
+
+# One compile at a time in a process: Triton's cache setting and a redirected file
+# descriptor 2 are the process's, not a thread's.
+_ONE_AT_A_TIME = threading.Lock()
+
+
+def run_guarded(work: Any, limit: float | None, name: str, isolate: bool = False) -> Outcome:
+    """`work()` run as the module's doc says; TimeoutError past `limit` seconds (None: no
+    limit); KeyboardInterrupt passes through (an isolated child is killed first)."""
+    with _ONE_AT_A_TIME:
+        if isolate and hasattr(os, "fork") and threading.active_count() == 1:
+            return _in_child(work, limit)
+        return _in_thread(work, limit, name)
+
+
+def _failure(exc: BaseException) -> Failure:
+    lineno = getattr(exc, "lineno", None)
+    return Failure(type(exc).__name__, str(exc).strip(), lineno if isinstance(lineno, int) else None)
+
+
+def _deadline(limit: float | None) -> float | None:
+    return None if limit is None else time.monotonic() + limit
+
+
+def _wait_step(deadline: float | None) -> float:
+    """How long to wait before looking again: at most half a second, and not past the deadline."""
+    return 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+# -- on a thread ---------------------------------------------------------------------------
+
+
+def _in_thread(work: Any, limit: float | None, name: str) -> Outcome:
+    outcome = Outcome()
+    finished = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome.value = work()
+        except Exception as exc:  # noqa: BLE001 - handed to the waiting thread as data
+            outcome.failure = _failure(exc)
+        finally:
+            finished.set()
+
+    with _fd2_captured() as report:
+        thread = threading.Thread(target=run, name=name, daemon=True)
+        thread.start()
+        deadline = _deadline(limit)
+        while not finished.wait(_wait_step(deadline)):
+            if _past(deadline):
+                raise TimeoutError(name)
+    outcome.report = report[0]
+    return outcome
+
+
+@contextlib.contextmanager
+def _fd2_captured():
+    """File descriptor 2 into a temporary file for the duration; its text is in the list
+    yielded, afterwards. Where fd 2 cannot be redirected (closed), nothing is."""
+    report = [""]
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield report
+        return
+    with tempfile.TemporaryFile() as f:
+        os.dup2(f.fileno(), 2)
+        try:
+            yield report
+        finally:
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            f.seek(0)
+            report[0] = f.read().decode("utf-8", "replace")
+
+
+# -- in a child process --------------------------------------------------------------------
+
+
+def _in_child(work: Any, limit: float | None) -> Outcome:
+    import pickle
+
+    with tempfile.TemporaryFile() as log:
+        read_end, write_end = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child, measured through its answer
+            _child(work, write_end, read_end, log.fileno())
+        os.close(write_end)
+        data = b""
+        try:
+            deadline = _deadline(limit)
+            while True:
+                ready, _, _ = select.select([read_end], [], [], _wait_step(deadline))
+                if ready:
+                    chunk = os.read(read_end, 1 << 20)
+                    if not chunk:
+                        break
+                    data += chunk
+                elif _past(deadline):
+                    raise TimeoutError(f"pid {pid}")
+            _, status = os.waitpid(pid, 0)
+            pid = 0
+        finally:
+            os.close(read_end)
+            if pid:  # past the limit, or interrupted: the compile will not be waited for
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+        log.seek(0)
+        report = log.read().decode("utf-8", "replace")
+    if status != 0 or not data:
+        return Outcome(died=_how_it_ended(status), report=report)
+    value, failure = pickle.loads(data)
+    return Outcome(value=value, failure=failure, report=report)
+
+
+def _child(work: Any, write_end: int, read_end: int, log: int) -> None:  # pragma: no cover
+    # Nothing of the parent's runs here after the work: no atexit handlers, no flushing of the
+    # stdio buffers inherited from it (they would print the parent's output twice).
+    import pickle
+
+    status = 1
+    try:
+        os.close(read_end)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the group: the parent decides
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        sys.stdout = sys.stderr = open(log, "w", closefd=False)  # noqa: SIM115 - (the process ends here)
+        try:
+            answer: tuple[Any, Failure | None] = (work(), None)
+        except Exception as exc:  # noqa: BLE001 - handed to the parent as data
+            answer = (None, _failure(exc))
+        data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(data)
+        sys.stdout.flush()
+        status = 0
+    except BaseException:  # noqa: BLE001 - the parent reads an empty answer as a death
+        pass
+    finally:
+        os._exit(status)
+
+
+def _how_it_ended(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            return f"killed by {signal.Signals(number).name}"
+        except ValueError:
+            return f"killed by signal {number}"
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+    return f"ended with status {code}" if code else "ended without an answer"
+
+
+# -- reading the report --------------------------------------------------------------------
+
+
+def summary(report: str, source_name: str) -> tuple[str, int | None]:
+    """(what Triton's report says failed, the generated source's line it names): the pass,
+    an assertion, MLIR's or LLVM's first error; "" where it says none of these."""
+    parts = []
+    passed = re.search(r"Pipeline failed while executing \[`([^`]+)`", report)
+    if passed:
+        parts.append(f"in {passed.group(1)}")
+    assertion = re.search(r"Assertion `(.+?)' failed", report)
+    if assertion:
+        parts.append(f"assertion {assertion.group(1)!r} failed")
+    errors = [m.group(1).strip() for m in re.finditer(r"^[^\n]*?:\d+(?::\d+)?: error: (.*)$", report, re.M)]
+    errors = [e for e in errors if not e.startswith("Failures have been detected")]
+    errors += [m.group(1).strip() for m in re.finditer(r"^LLVM ERROR: (.*)$", report, re.M)]
+    if errors:
+        parts.append(errors[0])
+    line = re.search(rf"\b{re.escape(source_name)}:(\d+):\d+: error:", report)
+    return "; ".join(parts)[:300], int(line.group(1)) if line else None
