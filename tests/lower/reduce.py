@@ -9,7 +9,9 @@ The kernel keeps its entry signature, so the seed's arguments (tests/lower/fuzz.
 one at a time, last first, while the kernel still verifies and still fails the same way: some
 output differs between the CPU interpreter and `--backend` (bitwise, as tests/lower/harness.py
 compares), or, with `--until timeout`, Triton's compile still takes longer than `--limit`
-seconds (checked in a child process that is killed then). Passes repeat until one deletes
+seconds (checked in a child process that is killed then), or, with `--until compile-error`,
+Triton still fails to compile it for `--arch` in the same pass with the same assertion
+(`failure_key`). Passes repeat until one deletes
 nothing. Each smaller kernel found is written to OUT at once, so a reduction stopped early
 leaves the smallest kernel so far.
 
@@ -105,6 +107,30 @@ def _times_out(arch: str, limit: float) -> Callable[[str], bool]:
     return still
 
 
+def failure_key(message: str) -> str:
+    """What names a Triton failure across smaller kernels: the pass and the assertion (MLIR's
+    messages name values, whose names change as statements go)."""
+    parts = re.findall(r"\bin [A-Za-z]+\b(?=;|\))|assertion '[^']*' failed|crashed compiling|did not finish", message)
+    return "; ".join(parts) or message[:80]
+
+
+def _compile_fails(arch: str) -> Callable[[str], str | None]:
+    """The failure key of Triton's compile of a kernel for `arch` (in a forked child:
+    compiler/lower/guard.py, so a crash is an answer too), or None where it compiles."""
+    from compiler.lower import LowerError, lower
+    from compiler.lower.build import compile_source
+    from compiler.runtime import load_module
+
+    def failure(text: str) -> str | None:
+        try:
+            compile_source(lower(load_module(text), "k", arch), use_cache=False, isolate=True)
+        except LowerError as e:
+            return failure_key(e.message)
+        return None
+
+    return failure
+
+
 def reduce(text: str, still: Callable[[str], bool], out: Path | None, log=print, budget: float | None = None) -> str:
     """The smallest kernel found by deleting statements of `text` while `still` holds (within
     `budget` seconds, if given)."""
@@ -178,8 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("kernel", help="a fuzz seed, or a kernel file whose first line names its seed")
     p.add_argument("--weight", action="append", default=[], metavar="KIND=W", help="the seed's weights")
     p.add_argument("--backend", default="triton", help="triton, tileiras or triton-interpret (default triton)")
-    p.add_argument("--until", choices=["mismatch", "timeout"], default="mismatch")
-    p.add_argument("--arch", default="sm_90", help="with --until timeout: the target compiled for")
+    p.add_argument("--until", choices=["mismatch", "timeout", "compile-error"], default="mismatch")
+    p.add_argument("--arch", default="sm_90", help="with --until timeout or compile-error: the target compiled for")
     p.add_argument("--limit", type=float, default=60.0, help="with --until timeout: seconds")
     p.add_argument("--budget", type=float, help="stop deleting after this many seconds")
     p.add_argument(
@@ -208,6 +234,12 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out or f"reduced-{seed}.tileir")
     if a.until == "timeout":
         still = _times_out(a.arch, a.limit)
+    elif a.until == "compile-error":
+        failure = _compile_fails(a.arch)
+        first = failure(text)
+        if first is not None:
+            print(f"seed {seed}: {first}", file=sys.stderr)
+        still = lambda small: first is not None and failure(small) == first  # noqa: E731
     else:
         os.environ["TILEIR_GPU_BACKENDS"] = a.backend if a.backend != "triton-interpret" else ""
         outcome = _outcome(a.backend, case.grid, arguments(case))

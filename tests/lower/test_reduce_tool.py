@@ -54,3 +54,34 @@ def test_until_timeout_compiles_in_a_child_it_kills() -> None:
     small = reduce(kernel(11).text, _times_out("sm_90", 0.0), None, log=lambda *_: None)
     assert len(small.splitlines()) <= 6
     assert not _times_out("sm_90", 120.0)(small)
+
+
+def test_failure_key_names_the_pass_and_assertion() -> None:
+    from tests.lower.reduce import failure_key
+
+    message = (
+        "Triton could not compile the lowered kernel (RuntimeError: PassManager::run failed; in "
+        'TritonGPURemoveLayoutConversions; loc("acc65"("v73")): \'ttg.convert_layout\' op operation destroyed '
+        "but still has uses); this is a bug in the lowering, please report it with Triton's report, /tmp/r.log"
+    )
+    assert failure_key(message) == "in TritonGPURemoveLayoutConversions"
+    assert failure_key(message.replace("uses)", "uses; assertion 'x == y' failed)")) == (
+        "in TritonGPURemoveLayoutConversions; assertion 'x == y' failed"
+    )
+    assert failure_key("Triton crashed compiling the lowered kernel (its process killed by SIGSEGV)") == (
+        "crashed compiling"
+    )
+
+
+def test_until_compile_error_keeps_triton_failing_the_same_way() -> None:
+    """--until compile-error: Triton 3.6's assertion in TritonGPUCoalesce on a kernel of ours
+    (test_control.DEAD_LOOP_LOAD) is found again, and a kernel that compiles is no failure."""
+    pytest.importorskip("triton")
+    from tests.lower.harness import triton_version
+    from tests.lower.reduce import _compile_fails
+    from tests.lower.test_control import DEAD_LOOP_LOAD
+
+    failure = _compile_fails("sm_90")
+    assert failure(kernel(3).text) is None
+    if triton_version() <= (3, 6):
+        assert failure(DEAD_LOOP_LOAD) == "in TritonGPUCoalesce; assertion 'idx < size()' failed"
