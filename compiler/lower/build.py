@@ -353,11 +353,11 @@ def _compile(
 
     try:
         outcome = guard.run_guarded(triton_compile, limit, f"triton-{src.kernel}-{src.target.arch}", isolate)
-    except TimeoutError:
+    except guard.TimedOut as late:
         raise LowerError(
             f"Triton did not finish compiling @{src.kernel} within the limit of {limit:g} s "
             f"(${guard.TIME_LIMIT_ENV}: seconds, 0 for none); a compile that never ends is a bug of Triton on "
-            "our output, please report it with the input",
+            f"our output, please report it with the input{_kept(src, late.report)}",
             target=src.target.arch,
         ) from None
     if outcome.value is None:
@@ -416,6 +416,26 @@ def _metadata(md: Any) -> dict[str, Any]:
     return out
 
 
+REPORT_LIMIT = 4 << 20  # characters of a failure's report kept in its file
+
+
+def _kept(src: KernelSource, report: str) -> str:
+    """ " with Triton's report, PATH": `report` kept in a file for the bug report ("" where
+    Triton wrote nothing, or no file can be written)."""
+    report = report.strip()
+    if not report:
+        return ""
+    if len(report) > REPORT_LIMIT:  # (the end says what failed; a dump's start is the least of it)
+        report = f"[the first {len(report) - REPORT_LIMIT} characters are left out]\n" + report[-REPORT_LIMIT:]
+    try:
+        fd, path = tempfile.mkstemp(prefix=f"tileir-triton-{src.kernel}-{src.target.arch}-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(report + "\n")
+    except OSError:
+        return ""
+    return f" with Triton's report, {path}"
+
+
 def _compile_error(src: KernelSource, outcome: guard.Outcome) -> LowerError:
     """A Triton failure (or crash) on our output, pointed at the Tile IR op of the failing
     line. What Triton wrote (`outcome.report`) is summed up in the message and kept whole in
@@ -438,13 +458,7 @@ def _compile_error(src: KernelSource, outcome: guard.Outcome) -> LowerError:
         detail = f"its process {outcome.died}"
         verb = "crashed compiling"
     detail += f"; {summary}" if summary else ""
-    kept = ""
-    if outcome.report.strip():
-        with contextlib.suppress(OSError):
-            fd, path = tempfile.mkstemp(prefix=f"tileir-triton-{src.kernel}-{src.target.arch}-", suffix=".log")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(outcome.report.rstrip() + (f"\n\n{failure.kind}: {text}\n" if failure else "\n"))
-            kept = f" with Triton's report, {path}"
+    kept = _kept(src, outcome.report + (f"\n\n{failure.kind}: {text}" if failure else ""))
     message = f"Triton {verb} the lowered kernel ({detail}); this is a bug in the lowering, please report it{kept}"
     where = None
     name = None

@@ -11,7 +11,7 @@ ended the process with no diagnostic at all.
 
 So `run_guarded(work, limit, isolate)` runs `work()` (the compile; it returns plain data)
 one of two ways, while the caller waits in Python (Ctrl-C stops the wait; so does `limit`,
-with a TimeoutError):
+with TimedOut):
 
 - isolated (`isolate` and a process that can fork safely: no other Python thread, e.g.
   `tileir compile`): in a forked child, whose stdout and stderr go to a file. A child that
@@ -77,13 +77,22 @@ class Outcome:
     report: str = ""  # what the compile wrote on stderr (and, isolated, on stdout)
 
 
+class TimedOut(TimeoutError):
+    """The compile ran past its limit; `report` is what it had written by then (with
+    MLIR_ENABLE_DUMP, the pass it was in)."""
+
+    def __init__(self, report: str) -> None:
+        super().__init__("the compile ran past its time limit")
+        self.report = report
+
+
 # One compile at a time in a process: Triton's cache setting and a redirected file
 # descriptor 2 are the process's, not a thread's.
 _ONE_AT_A_TIME = threading.Lock()
 
 
 def run_guarded(work: Any, limit: float | None, name: str, isolate: bool = False) -> Outcome:
-    """`work()` run as the module's doc says; TimeoutError past `limit` seconds (None: no
+    """`work()` run as the module's doc says; TimedOut past `limit` seconds (None: no
     limit); KeyboardInterrupt passes through (an isolated child is killed first)."""
     with _ONE_AT_A_TIME:
         if isolate and hasattr(os, "fork") and threading.active_count() == 1:
@@ -124,13 +133,17 @@ def _in_thread(work: Any, limit: float | None, name: str) -> Outcome:
         finally:
             finished.set()
 
+    late = False
     with _fd2_captured() as report:
         thread = threading.Thread(target=run, name=name, daemon=True)
         thread.start()
         deadline = _deadline(limit)
         while not finished.wait(_wait_step(deadline)):
             if _past(deadline):
-                raise TimeoutError(name)
+                late = True
+                break
+    if late:
+        raise TimedOut(report[0])
     outcome.report = report[0]
     return outcome
 
@@ -155,8 +168,21 @@ def _fd2_captured():
                 sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(saved)
-            f.seek(0)
-            report[0] = f.read().decode("utf-8", "replace")
+            report[0] = _read(f)
+
+
+# What is read back of what a compile wrote: a dump the user asked for (MLIR_ENABLE_DUMP) of
+# an ordinary kernel is a few MB, but one of a kernel whose code blows up wrote 1.7 GB in 40 s.
+READ_LIMIT = 64 << 20
+
+
+def _read(f: Any) -> str:
+    """The text of the file `f` (at its end), the last READ_LIMIT bytes where it is longer."""
+    size = f.seek(0, os.SEEK_END)
+    start = max(0, size - READ_LIMIT)
+    f.seek(start)
+    text = f.read().decode("utf-8", "replace")
+    return f"[the first {start} bytes are left out]\n{text}" if start else text
 
 
 # -- in a child process --------------------------------------------------------------------
@@ -174,6 +200,7 @@ def _in_child(work: Any, limit: float | None) -> Outcome:
             _child(work, write_end, read_end, log.fileno())
         os.close(write_end)
         data = b""
+        late = False
         try:
             deadline = _deadline(limit)
             while True:
@@ -184,17 +211,20 @@ def _in_child(work: Any, limit: float | None) -> Outcome:
                         break
                     data += chunk
                 elif _past(deadline):
-                    raise TimeoutError(f"pid {pid}")
-            _, status = os.waitpid(pid, 0)
-            pid = 0
+                    late = True
+                    break
+            if not late:
+                _, status = os.waitpid(pid, 0)
+                pid = 0
         finally:
             os.close(read_end)
             if pid:  # past the limit, or interrupted: the compile will not be waited for
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
-        log.seek(0)
-        report = log.read().decode("utf-8", "replace")
+        report = _read(log)
+    if late:
+        raise TimedOut(report)
     if status != 0 or not data:
         return Outcome(died=_how_it_ended(status), report=report)
     value, failure = pickle.loads(data)

@@ -1,0 +1,126 @@
+"""compiler/lower/guard.py with plain Python work in place of Triton's compile: both ways it
+runs (a forked child, a thread), what each returns for a value, an exception, a death and a
+compile past its limit, and how much of what the compile wrote comes back."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+from compiler.lower import LowerError, guard
+
+
+def writes_then(value, *, fd2: bytes = b"", stdout: str = "", exc: Exception | None = None):
+    def work():
+        os.write(2, fd2)
+        print(stdout, end="")
+        if exc is not None:
+            raise exc
+        return value
+
+    return work
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_a_value_an_exception_and_what_was_written(isolate: bool) -> None:
+    out = guard.run_guarded(writes_then({"ptx": "x"}, fd2=b"warning: w\n"), 30, "t", isolate)
+    assert out.value == {"ptx": "x"} and out.failure is None and out.died is None
+    assert out.report == "warning: w\n"
+    error = RuntimeError("bad")  # (as Triton's CompilationError, it may carry a line)
+    error.lineno = 7
+    out = guard.run_guarded(writes_then(None, fd2=b"E\n", exc=error), 30, "t", isolate)
+    assert out.value is None and out.failure == guard.Failure("RuntimeError", "bad", 7) and out.report == "E\n"
+
+
+def test_isolated_the_child_s_prints_are_the_report_too() -> None:
+    out = guard.run_guarded(writes_then(1, stdout="printed\n"), 30, "t", isolate=True)
+    assert out.value == 1 and out.report == "printed\n"
+
+
+def test_only_a_process_without_threads_forks() -> None:
+    """A thread alive here (as in a language server): the compile runs on a thread, even when
+    isolation is asked for (a fork copies one thread, and a lock another held stays held)."""
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)
+    helper.start()
+    try:
+        out = guard.run_guarded(lambda: os.getpid(), 30, "t", isolate=True)
+    finally:
+        stop.set()
+        helper.join()
+    assert out.value == os.getpid()
+    assert guard.run_guarded(lambda: os.getpid(), 30, "t", isolate=True).value != os.getpid()
+
+
+@pytest.mark.parametrize(
+    ("work", "how"),
+    [(lambda: os._exit(3), "ended with status 3"),
+     (lambda: ctypes.string_at(0), "killed by SIGSEGV"),
+     (lambda: os.kill(os.getpid(), signal.SIGABRT), "killed by SIGABRT")],
+)  # fmt: skip
+def test_a_child_that_dies_says_how(work, how: str) -> None:
+    out = guard.run_guarded(work, 30, "t", isolate=True)
+    assert out.value is None and out.failure is None and out.died == how
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_past_the_limit(isolate: bool) -> None:
+    """TimedOut with what was written by then; an isolated child is killed (its pid is gone)."""
+
+    def slow():
+        os.write(2, f"in a pass {os.getpid()}\n".encode())
+        time.sleep(60)
+
+    start = time.monotonic()
+    with pytest.raises(guard.TimedOut) as late:
+        guard.run_guarded(slow, 0.5, "t", isolate)
+    assert time.monotonic() - start < 10 and late.value.report.startswith("in a pass ")
+    pid = int(late.value.report.split()[-1])
+    assert (pid != os.getpid()) == isolate
+    if isolate:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # killed and reaped
+
+
+def test_what_comes_back_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(guard, "READ_LIMIT", 10)
+    out = guard.run_guarded(writes_then(1, fd2=b"0123456789abcdef"), 30, "t", isolate=True)
+    assert out.report == "[the first 6 bytes are left out]\n6789abcdef"
+
+
+def test_time_limit_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(guard.TIME_LIMIT_ENV, raising=False)
+    assert guard.time_limit() == guard.DEFAULT_TIME_LIMIT
+    for text, limit in (("2.5", 2.5), ("0", None), (" 10 ", 10.0)):
+        monkeypatch.setenv(guard.TIME_LIMIT_ENV, text)
+        assert guard.time_limit() == limit
+    for bad in ("soon", "-1", "inf", "nan"):
+        monkeypatch.setenv(guard.TIME_LIMIT_ENV, bad)
+        with pytest.raises(LowerError, match="is not a number of seconds"):
+            guard.time_limit()
+
+
+def test_summary_reads_what_triton_wrote() -> None:
+    report = """<unknown>:0: error: colStride must be 1, 2, or 4 but got 0
+python: StorageUniquerSupport.h:180: static ConcreteT get(): Assertion `succeeded(verify())' failed.
+module {
+}
+/cache/source/k_0123456789abcdef0123.py:41:0: error: Failures have been detected while processing an MLIR pass pipeline
+/cache/source/k_0123456789abcdef0123.py:41:0: note: Pipeline failed while executing [`TritonGPUAccelerateMatmul` on
+"""
+    assert guard.summary(report, "k_0123456789abcdef0123.py") == (
+        "in TritonGPUAccelerateMatmul; assertion 'succeeded(verify())' failed; colStride must be 1, 2, or 4 but got 0",
+        41,
+    )
+    assert guard.summary("LLVM ERROR: Cannot select: t5: i1 = fcmp\n", "k.py") == ("Cannot select: t5: i1 = fcmp", None)
+    assert guard.summary("nothing it knows\n", "k_0123456789abcdef0123.py") == ("", None)
+
+
+if sys.platform != "linux":  # pragma: no cover - fork and the signals are Linux's here
+    pytestmark = pytest.mark.skip(reason="the guard's tests run on Linux")
