@@ -327,5 +327,18 @@ def _tree_reduce(e: OpEmit, c: Combiner, xs: list[str], dim: int, outs: list[str
 def _scan(e: OpEmit) -> None:
     xs, dim, c, outs = _setup(e, accumulator_first=True)
     reverse = e.flag("reverse")
-    e.line(f"{', '.join(outs)} = tl.associative_scan({_pack(xs)}, {dim}, {c.name}, reverse={reverse})")
+    shape = tltypes.shape_of(e.operand_types[0])
+    # Scanned without its dimensions of size 1 (the same elements in the same order): Triton
+    # 3.6 gave a scanned 64x1 tile whose result fed a matrix product a layout its scan
+    # lowering asserts on ("numScanBlocks * numParallelBlocks * ... == srcValues.size()",
+    # ScanOpToLLVM.cpp; tests/lower/test_reduce.py); the 1-D scan compiles. (A 64x2 tile
+    # feeding a product still meets it: test_reduce.py keeps that defect.)
+    kept = [d for d, n in enumerate(shape) if n != 1 or d == dim]
+    small = tuple(shape[d] for d in kept)
+    scanned = outs if small == shape else [e.tmp("scanned") for _ in outs]
+    xs = [reshape(e, x, shape, small) for x in xs]
+    e.line(f"{', '.join(scanned)} = tl.associative_scan({_pack(xs)}, {kept.index(dim)}, {c.name}, reverse={reverse})")
+    if scanned is not outs:
+        for out, x in zip(outs, scanned, strict=True):
+            e.line(f"{out} = {reshape(e, x, small, shape)}")
     _apply_identities(e, c, outs[: len(e.op.results)])

@@ -33,8 +33,6 @@ import pytest
 from tests.corpus import REPO
 
 from .harness import (
-    GPU_BACKENDS,
-    GPU_PREPARE,
     ON_GPU,
     assert_same,
     compile_for,
@@ -678,12 +676,10 @@ def test_scan_in_a_loop_that_breaks_compiles() -> None:
 
 # A scan whose result (through trunci and permute) is both operands of an unsigned mmai, the
 # scanned tile loaded through a transposed view with run-time extents and strides: Triton 3.6
-# gives the scan a layout its scan lowering cannot handle (an assertion in ScanOpToLLVM.cpp,
-# "numScanBlocks * numParallelBlocks * ... == srcValues.size()"). A Triton defect, reported as
-# the clean diagnostic every Triton failure becomes (small changes to the kernel, such as signed
-# operands or static strides, make it compile); Triton's interpreter runs it. Found by
-# tests/lower/fuzz.py (this is its shrunk kernel); if a Triton version compiles it, this test
-# says so.
+# gave the 64x1 scan a layout its scan lowering cannot handle (an assertion in ScanOpToLLVM.cpp,
+# "numScanBlocks * numParallelBlocks * ... == srcValues.size()"). Found by tests/lower/fuzz.py
+# (this is its shrunk kernel). The lowering now scans such a tile without its dimensions of
+# size 1 (a 1-D scan of 64), which compiles.
 SCAN_INTO_MMAI = """cuda_tile.module @m {
   entry @k(%x2_ptr: tile<ptr<i16>>, %x2_e0: tile<i32>, %x2_e1: tile<i32>, %x2_s0: tile<i32>, %x2_s1: tile<i32>, %o2_raw: tile<ptr<i32>>) {
     %tok = make_token : token
@@ -717,11 +713,96 @@ SCAN_INTO_MMAI = """cuda_tile.module @m {
 """  # noqa: E501
 
 
-def test_a_scan_feeding_mmai_operands_meets_a_triton_defect() -> None:
+def test_a_scanned_column_feeding_mmai_operands_compiles() -> None:
     x = RNG.integers(-(2**15), 2**15, 64).astype(np.int16)
-    if not (GPU_BACKENDS or GPU_PREPARE):  # (a GPU run would meet the defect)
-        out = np.zeros((93, 64), np.int32)
-        cpu, _ = run_both(SCAN_INTO_MMAI, "k", 1, [x, 1, 64, 64, 1, out])
-        s = np.maximum.accumulate(x[::-1])[::-1].astype(np.int8).view(np.uint8).astype(np.int64)
-        assert np.array_equal(cpu[5][:64], (np.outer(s, s) + 2).astype(np.int32))
-    compile_meets_triton_36_defect(SCAN_INTO_MMAI, "sm_80")
+    out = np.zeros((93, 64), np.int32)
+    cpu, _ = run_both(SCAN_INTO_MMAI, "k", 1, [x, 1, 64, 64, 1, out])
+    s = np.maximum.accumulate(x[::-1])[::-1].astype(np.int8).view(np.uint8).astype(np.int64)
+    assert np.array_equal(cpu[5][:64], (np.outer(s, s) + 2).astype(np.int32))
+    assert "tl.associative_scan(tl.reshape(x2, (64,)" in source_of(SCAN_INTO_MMAI, "k")
+    compile_for(SCAN_INTO_MMAI, "k")
+
+
+# The same defect without a dimension of size 1 to drop: a 64x2 scan whose result is both
+# operands of a K = 2 mmai (a chain of multiply-adds, ops_mma.small_k), whose result feeds the
+# operands and the accumulator of an f4E2M1FN mmaf_scaled (sm_80's exact path). Triton 3.6
+# asserts in ScanOpToLLVM.cpp as above for sm_80; 3.9 compiles it. Found by an aimed fuzz
+# campaign (seed 110201 of --weight mma=10 --weight mma_scaled=5, --compile sm_80; shrunk by
+# tests/lower/reduce.py --until compile-error). A Triton defect, reported as the clean
+# diagnostic every Triton failure becomes; if a Triton version compiles it, this test says so.
+SCAN_INTO_SCALED_PRODUCTS = """cuda_tile.module @m {
+  entry @k(%x0_ptr: tile<ptr<i8>>, %x0_e1: tile<i32>, %o0_raw: tile<ptr<f32>>, %o0_e0: tile<i32>) {
+    %tok = make_token : token
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %x0_e1_0 = assume bounded<0, ?>, %x0_e1 : tile<i32>
+    %x0_tv = make_tensor_view %x0_ptr, shape = [100, %x0_e1_0], strides = [2, 1] : tile<i32> -> tensor_view<100x?xi8, strides=[2,1]>
+    %x0_pv = make_partition_view %x0_tv : partition_view<tile=(64x2), padding_value = zero, tensor_view<100x?xi8, strides=[2,1]>>
+    %o0_ptr = assume div_by<16>, %o0_raw : tile<ptr<f32>>
+    %o0_e0_0 = assume bounded<0, ?>, %o0_e0 : tile<i32>
+    %o0_tv = make_tensor_view %o0_ptr, shape = [%o0_e0_0, 64], strides = [65, 1] : tile<i32> -> tensor_view<?x64xf32, strides=[65,1]>
+    %o0_pv = make_gather_scatter_view %o0_tv : gather_scatter_view<tile=(64x64), tensor_view<?x64xf32, strides=[65,1]>, sparse_dim=0>
+    %o0_ix_io = iota : tile<64xi32>
+    %o0_ix_a = constant <i32: 33> : tile<64xi32>
+    %o0_ix_c = constant <i32: 38> : tile<64xi32>
+    %o0_ix_m = muli %o0_ix_io, %o0_ix_a : tile<64xi32>
+    %o0_ix_s = addi %o0_ix_m, %o0_ix_c : tile<64xi32>
+    %o0_ix_t = constant <i32: 63> : tile<64xi32>
+    %o0_ix_w = andi %o0_ix_s, %o0_ix_t : tile<64xi32>
+    %o0_ix_bt = constant <i32: 64> : tile<i32>
+    %o0_ix_b0 = muli %bx, %o0_ix_bt : tile<i32>
+    %o0_ix_b1 = reshape %o0_ix_b0 : tile<i32> -> tile<1xi32>
+    %o0_ix_b = broadcast %o0_ix_b1 : tile<1xi32> -> tile<64xi32>
+    %o0_ix = addi %o0_ix_w, %o0_ix_b : tile<64xi32>
+    %o0_d1t = constant <i32: 64> : tile<i32>
+    %o0_d1 = muli %by, %o0_d1t : tile<i32>
+    %x0, %x0_t = load_view_tko weak %x0_pv[%bx, %by] token = %tok : partition_view<tile=(64x2), padding_value = zero, tensor_view<100x?xi8, strides=[2,1]>>, tile<i32>, tile<i32> -> tile<64x2xi8>, token
+    %v44 = scan %x0 dim=0 reverse=false identities=[-128 : i8] : tile<64x2xi8> -> tile<64x2xi8>
+          (%e45: tile<i8>, %a46: tile<i8>) {
+            %y47 = maxi %e45, %a46 signed : tile<i8>
+            yield %y47 : tile<i8>
+          }
+    %v68 = permute %v44 [1, 0] : tile<64x2xi8> -> tile<2x64xi8>
+    %c69 = constant <i32: -4> : tile<64x64xi32>
+    %v70 = mmai %v44, %v68, %c69 unsigned unsigned : tile<64x2xi8>, tile<2x64xi8>, tile<64x64xi32>
+    %v128 = reshape %by : tile<i32> -> tile<1x1xi32>
+    %v129 = broadcast %v128 : tile<1x1xi32> -> tile<64x64xi32>
+    %v130 = xori %v70, %v129 : tile<64x64xi32>
+    %c150 = constant <i32: 3> : tile<64x64xi32>
+    %v149 = andi %v130, %c150 : tile<64x64xi32>
+    %c152 = constant <i32: 1> : tile<64x64xi32>
+    %v151 = subi %v149, %c152 : tile<64x64xi32>
+    %v153 = itof %v151 signed : tile<64x64xi32> -> tile<64x64xf4E2M1FN>
+    %c155 = constant <i32: 3> : tile<64x64xi32>
+    %v154 = andi %v70, %c155 : tile<64x64xi32>
+    %c157 = constant <i32: 1> : tile<64x64xi32>
+    %v156 = subi %v154, %c157 : tile<64x64xi32>
+    %v158 = itof %v156 signed : tile<64x64xi32> -> tile<64x64xf4E2M1FN>
+    %c160 = constant <i32: 0> : tile<i32>
+    %c161 = constant <i32: 2> : tile<i32>
+    %v159 = extract %v130[%c160, %c161] : tile<64x64xi32> -> tile<64x4xi32>
+    %c163 = constant <i32: 3> : tile<64x4xi32>
+    %v162 = andi %v159, %c163 : tile<64x4xi32>
+    %c165 = constant <i32: -1> : tile<64x4xi32>
+    %v164 = subi %v162, %c165 : tile<64x4xi32>
+    %v166 = itof %v164 signed : tile<64x4xi32> -> tile<64x4xf8E4M3FN>
+    %c168 = constant <i32: 1> : tile<i32>
+    %c169 = constant <i32: 0> : tile<i32>
+    %v167 = extract %v70[%c168, %c169] : tile<64x64xi32> -> tile<4x64xi32>
+    %c171 = constant <i32: 3> : tile<4x64xi32>
+    %v170 = andi %v167, %c171 : tile<4x64xi32>
+    %c173 = constant <i32: -1> : tile<4x64xi32>
+    %v172 = subi %v170, %c173 : tile<4x64xi32>
+    %v174 = itof %v172 signed : tile<4x64xi32> -> tile<4x64xf8E4M3FN>
+    %c176 = constant <i32: 15> : tile<64x64xi32>
+    %v175 = andi %v70, %c176 : tile<64x64xi32>
+    %v177 = itof %v175 signed : tile<64x64xi32> -> tile<64x64xf32>
+    %o0_r = mmaf_scaled %v153, %v158, %v177, %v166, %v174 : tile<64x64xf4E2M1FN>, tile<64x64xf4E2M1FN>, tile<64x64xf32>, tile<64x4xf8E4M3FN>, tile<4x64xf8E4M3FN>
+    %o0_st = store_view_tko weak %o0_r, %o0_pv[%o0_ix, %o0_d1] token = %tok : tile<64x64xf32>, gather_scatter_view<tile=(64x64), tensor_view<?x64xf32, strides=[65,1]>, sparse_dim=0>, tile<64xi32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+
+
+def test_a_scan_feeding_products_meets_a_triton_defect() -> None:
+    compile_meets_triton_36_defect(SCAN_INTO_SCALED_PRODUCTS, "sm_80")
