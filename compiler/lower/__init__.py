@@ -72,12 +72,15 @@ def compile(  # noqa: A001 - the API the issue names
     arch: str | Target | None = None,
     *,
     use_cache: bool = True,
+    isolate: bool = False,
     **options: Any,
 ) -> Compiled:
     """Triton's compile of `kernel` for `arch` (default sm_90): source, `.asm[...]` (ttir,
     ttgir, llir, ptx), `.cubin`, `.params`, `.shared`, `.registers`, `.spills`. `options`
-    are Triton's (num_warps, num_stages, num_ctas, maxnreg, ...)."""
-    return compile_source(lower(module, kernel, arch, options), use_cache=use_cache, **options)
+    are Triton's (num_warps, num_stages, num_ctas, maxnreg, ...). `isolate`: Triton runs in a
+    forked child where this process can fork (compiler/lower/guard.py), so that a crash of
+    Triton's is a LowerError and a compile past $TILEIR_COMPILE_TIMEOUT is killed."""
+    return compile_source(lower(module, kernel, arch, options), use_cache=use_cache, isolate=isolate, **options)
 
 
 __all__ = [

@@ -1448,7 +1448,7 @@ def check(case: Case, arch: str | None = None) -> float:
     if not arch:
         return 0.0
     start = time.monotonic()
-    compile_for(case.text, "k", arches=(arch,))
+    compile_for(case.text, "k", arches=(arch,), isolate=True)
     return time.monotonic() - start
 
 

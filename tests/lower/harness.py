@@ -167,12 +167,16 @@ def run_both(
     return cpu, tri
 
 
-def compile_for(text: str, kernel: str | None = None, arches: Sequence[str] = ARCHES, **options: Any) -> list[Any]:
-    """The kernel compiled for each architecture (a fresh cache: tests see real compiles)."""
+def compile_for(
+    text: str, kernel: str | None = None, arches: Sequence[str] = ARCHES, isolate: bool = False, **options: Any
+) -> list[Any]:
+    """The kernel compiled for each architecture (a fresh cache: tests see real compiles);
+    `isolate`: each in a forked child (a fuzz campaign's: a compile that never ends is killed
+    at its limit instead of spinning on a thread for the rest of the campaign)."""
     from compiler.lower import compile as lower_compile
 
     module = load_module(text)
-    return [lower_compile(module, kernel, arch, **options) for arch in arches]
+    return [lower_compile(module, kernel, arch, isolate=isolate, **options) for arch in arches]
 
 
 def triton_version() -> tuple[int, int]:
