@@ -366,8 +366,10 @@ def arguments_compile(parser: argparse.ArgumentParser) -> None:
         "tileir compile examples/matmul.tileir --compiler tileiras --arch sm_90 -o matmul.tileiras.sass. "
         "Exit status: 0 ok; 1 the module has errors or uses what the lowering cannot express for the "
         "target (the op and its line are named), or tileiras refused or failed on it; 2 bad usage, an "
-        "unreadable file, an unknown kernel, Triton (or tileiras) not installed; 3 Triton refused the "
-        "lowered kernel (a bug in the lowering); of several compiles, the worst."
+        "unreadable file, an unknown kernel, Triton (or tileiras) not installed; 3 Triton refused, crashed "
+        "on or did not finish the lowered kernel (a bug in the lowering); of several compiles, the worst. "
+        "Triton compiles in a child process, stopped by Ctrl-C or after $TILEIR_COMPILE_TIMEOUT seconds "
+        "(default 300; 0: no limit)."
     )
     parser.add_argument(
         "file",
