@@ -195,9 +195,10 @@ def _in_child(work: Any, limit: float | None) -> Outcome:
         read_end, write_end = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child, measured through its answer
-            _child(work, write_end, read_end, log.fileno())
+            _child(work, write_end, read_end, log.fileno(), parent)
         os.close(write_end)
         data = b""
         late = False
@@ -231,13 +232,14 @@ def _in_child(work: Any, limit: float | None) -> Outcome:
     return Outcome(value=value, failure=failure, report=report)
 
 
-def _child(work: Any, write_end: int, read_end: int, log: int) -> None:  # pragma: no cover
+def _child(work: Any, write_end: int, read_end: int, log: int, parent: int) -> None:  # pragma: no cover
     # Nothing of the parent's runs here after the work: no atexit handlers, no flushing of the
     # stdio buffers inherited from it (they would print the parent's output twice).
     import pickle
 
     status = 1
     try:
+        _die_with(parent)
         os.close(read_end)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the group: the parent decides
         os.dup2(log, 1)
@@ -256,6 +258,17 @@ def _child(work: Any, write_end: int, read_end: int, log: int) -> None:  # pragm
         pass
     finally:
         os._exit(status)
+
+
+def _die_with(parent: int) -> None:  # pragma: no cover - the child's
+    """Ask Linux to kill this child when its parent dies (prctl PR_SET_PDEATHSIG): a parent
+    killed outright (SIGKILL) must not leave a compile that never ends running on its own."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before that took effect
+        os._exit(1)
 
 
 def _how_it_ended(status: int) -> str:

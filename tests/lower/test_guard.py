@@ -88,6 +88,52 @@ def test_past_the_limit(isolate: bool) -> None:
             os.kill(pid, 0)  # killed and reaped
 
 
+PARENT = """
+import os, sys, time
+from compiler.lower import guard
+
+def slow():
+    with open(sys.argv[1], "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(120)
+
+guard.run_guarded(slow, None, "t", isolate=True)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return "\nState:\tZ" not in f.read()  # (a zombie is dead, waiting for its reaper)
+    except FileNotFoundError:
+        return False
+
+
+def test_a_child_dies_with_its_parent(tmp_path) -> None:
+    """A parent killed outright (SIGKILL: no finally, no Ctrl-C handling) takes its compile
+    along, instead of leaving it running, perhaps forever, on its own."""
+    import subprocess
+
+    from tests.corpus import REPO
+
+    pid_file = tmp_path / "child"
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(pid_file)], cwd=REPO)
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline and parent.poll() is None
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        assert _alive(child)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while _alive(child):
+        assert time.monotonic() < deadline, "the child outlived its parent"
+        time.sleep(0.05)
+
+
 def test_what_comes_back_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(guard, "READ_LIMIT", 10)
     out = guard.run_guarded(writes_then(1, fd2=b"0123456789abcdef"), 30, "t", isolate=True)
