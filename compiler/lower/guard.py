@@ -28,6 +28,7 @@ with TimedOut):
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import re
 import select
@@ -240,6 +241,7 @@ def _child(work: Any, write_end: int, read_end: int, log: int, parent: int) -> N
     status = 1
     try:
         _die_with(parent)
+        faulthandler.disable()  # a crash is reported by the parent, not by a traceback dump here
         os.close(read_end)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the group: the parent decides
         os.dup2(log, 1)

@@ -1,12 +1,18 @@
 """compiler/lower/guard.py with plain Python work in place of Triton's compile: both ways it
 runs (a forked child, a thread), what each returns for a value, an exception, a death and a
-compile past its limit, and how much of what the compile wrote comes back."""
+compile past its limit, and how much of what the compile wrote comes back.
+
+The guard forks only a process without other threads, and reads file descriptor 2, which
+any thread may write to; a whole test run has threads left alive by earlier tests (a language
+server's, a notebook client's). So each check runs in this process where it has no other
+thread, else in a new Python process (`fresh`)."""
 
 from __future__ import annotations
 
 import ctypes
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -14,6 +20,18 @@ import time
 import pytest
 
 from compiler.lower import LowerError, guard
+from tests.corpus import REPO
+
+
+def fresh(check, *args) -> None:
+    """`check(*args)` (a function of this module; args: str, int, bool) here where this
+    process has no other thread, else in a new Python process."""
+    if threading.active_count() == 1:
+        check(*args)
+        return
+    call = f"import tests.lower.test_guard as t; t.{check.__name__}(*{args!r})"
+    done = subprocess.run([sys.executable, "-c", call], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-4000:]
 
 
 def writes_then(value, *, fd2: bytes = b"", stdout: str = "", exc: Exception | None = None):
@@ -29,6 +47,10 @@ def writes_then(value, *, fd2: bytes = b"", stdout: str = "", exc: Exception | N
 
 @pytest.mark.parametrize("isolate", [True, False])
 def test_a_value_an_exception_and_what_was_written(isolate: bool) -> None:
+    fresh(check_values, isolate)
+
+
+def check_values(isolate: bool) -> None:
     out = guard.run_guarded(writes_then({"ptx": "x"}, fd2=b"warning: w\n"), 30, "t", isolate)
     assert out.value == {"ptx": "x"} and out.failure is None and out.died is None
     assert out.report == "warning: w\n"
@@ -39,6 +61,10 @@ def test_a_value_an_exception_and_what_was_written(isolate: bool) -> None:
 
 
 def test_isolated_the_child_s_prints_are_the_report_too() -> None:
+    fresh(check_prints)
+
+
+def check_prints() -> None:
     out = guard.run_guarded(writes_then(1, stdout="printed\n"), 30, "t", isolate=True)
     assert out.value == 1 and out.report == "printed\n"
 
@@ -46,6 +72,10 @@ def test_isolated_the_child_s_prints_are_the_report_too() -> None:
 def test_only_a_process_without_threads_forks() -> None:
     """A thread alive here (as in a language server): the compile runs on a thread, even when
     isolation is asked for (a fork copies one thread, and a lock another held stays held)."""
+    fresh(check_threads)
+
+
+def check_threads() -> None:
     stop = threading.Event()
     helper = threading.Thread(target=stop.wait)
     helper.start()
@@ -58,13 +88,20 @@ def test_only_a_process_without_threads_forks() -> None:
     assert guard.run_guarded(lambda: os.getpid(), 30, "t", isolate=True).value != os.getpid()
 
 
-@pytest.mark.parametrize(
-    ("work", "how"),
-    [(lambda: os._exit(3), "ended with status 3"),
-     (lambda: ctypes.string_at(0), "killed by SIGSEGV"),
-     (lambda: os.kill(os.getpid(), signal.SIGABRT), "killed by SIGABRT")],
-)  # fmt: skip
-def test_a_child_that_dies_says_how(work, how: str) -> None:
+DEATHS = {
+    "exit": (lambda: os._exit(3), "ended with status 3"),
+    "segfault": (lambda: ctypes.string_at(0), "killed by SIGSEGV"),
+    "abort": (lambda: os.kill(os.getpid(), signal.SIGABRT), "killed by SIGABRT"),
+}
+
+
+@pytest.mark.parametrize("death", sorted(DEATHS))
+def test_a_child_that_dies_says_how(death: str) -> None:
+    fresh(check_death, death)
+
+
+def check_death(death: str) -> None:
+    work, how = DEATHS[death]
     out = guard.run_guarded(work, 30, "t", isolate=True)
     assert out.value is None and out.failure is None and out.died == how
 
@@ -72,20 +109,29 @@ def test_a_child_that_dies_says_how(work, how: str) -> None:
 @pytest.mark.parametrize("isolate", [True, False])
 def test_past_the_limit(isolate: bool) -> None:
     """TimedOut with what was written by then; an isolated child is killed (its pid is gone)."""
+    fresh(check_limit, isolate)
 
+
+def check_limit(isolate: bool) -> None:
     def slow():
         os.write(2, f"in a pass {os.getpid()}\n".encode())
         time.sleep(60)
 
     start = time.monotonic()
-    with pytest.raises(guard.TimedOut) as late:
+    try:
         guard.run_guarded(slow, 0.5, "t", isolate)
-    assert time.monotonic() - start < 10 and late.value.report.startswith("in a pass ")
-    pid = int(late.value.report.split()[-1])
+        raise AssertionError("no TimedOut")
+    except guard.TimedOut as late:
+        report = late.report
+    assert time.monotonic() - start < 10 and report.startswith("in a pass "), report
+    pid = int(report.split()[-1])
     assert (pid != os.getpid()) == isolate
     if isolate:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)  # killed and reaped
+        try:
+            os.kill(pid, 0)
+            raise AssertionError("the child is still there")
+        except ProcessLookupError:
+            pass  # killed and reaped
 
 
 PARENT = """
@@ -112,10 +158,6 @@ def _alive(pid: int) -> bool:
 def test_a_child_dies_with_its_parent(tmp_path) -> None:
     """A parent killed outright (SIGKILL: no finally, no Ctrl-C handling) takes its compile
     along, instead of leaving it running, perhaps forever, on its own."""
-    import subprocess
-
-    from tests.corpus import REPO
-
     pid_file = tmp_path / "child"
     parent = subprocess.Popen([sys.executable, "-c", PARENT, str(pid_file)], cwd=REPO)
     try:
@@ -134,9 +176,16 @@ def test_a_child_dies_with_its_parent(tmp_path) -> None:
         time.sleep(0.05)
 
 
-def test_what_comes_back_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(guard, "READ_LIMIT", 10)
-    out = guard.run_guarded(writes_then(1, fd2=b"0123456789abcdef"), 30, "t", isolate=True)
+def test_what_comes_back_is_bounded() -> None:
+    fresh(check_bound)
+
+
+def check_bound() -> None:
+    saved, guard.READ_LIMIT = guard.READ_LIMIT, 10
+    try:
+        out = guard.run_guarded(writes_then(1, fd2=b"0123456789abcdef"), 30, "t", isolate=True)
+    finally:
+        guard.READ_LIMIT = saved
     assert out.report == "[the first 6 bytes are left out]\n6789abcdef"
 
 
