@@ -7,7 +7,7 @@ conversion of a K = 1 product, feeding mmaf_scaled). Triton 3.6 gives that chain
 which every lane of a warp holds the whole 2x64x64 operand (1,024 elements a thread) and its
 LLVM lowering never ends (the module after ConvertTritonGPUToLLVM passed 800 MB within 20 s);
 Triton 3.9 compiles the one kept here in 2 s (the uncut kernel of 110281 it did not finish in
-60 s, for sm_80 nor sm_90). Not worked around: the guard stops the compile at its limit with
+60 s for sm_80; nor did 3.6 for sm_90). Not worked around: the guard stops the compile at its limit with
 one line. The test says when a Triton 3.6 finishes one or a 3.9 does not, and that the
 interpreters agree on them."""
 
