@@ -97,8 +97,15 @@ def run_guarded(work: Any, limit: float | None, name: str, isolate: bool = False
     limit); KeyboardInterrupt passes through (an isolated child is killed first)."""
     with _ONE_AT_A_TIME:
         if isolate and hasattr(os, "fork") and threading.active_count() == 1:
-            return _in_child(work, limit)
+            try:
+                return _in_child(work, limit)
+            except _NoFork:
+                pass  # (no memory or processes left for a child: the compile runs here)
         return _in_thread(work, limit, name)
+
+
+class _NoFork(Exception):
+    pass
 
 
 def _failure(exc: BaseException) -> Failure:
@@ -197,7 +204,12 @@ def _in_child(work: Any, limit: float | None) -> Outcome:
         sys.stdout.flush()
         sys.stderr.flush()
         parent = os.getpid()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            raise _NoFork from None
         if pid == 0:  # pragma: no cover - the child, measured through its answer
             _child(work, write_end, read_end, log.fileno(), parent)
         os.close(write_end)

@@ -176,6 +176,14 @@ def test_a_child_dies_with_its_parent(tmp_path) -> None:
         time.sleep(0.05)
 
 
+def test_where_no_child_can_be_made_the_compile_runs_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    assert guard.run_guarded(lambda: os.getpid(), 30, "t", isolate=True).value == os.getpid()
+
+
 def test_what_comes_back_is_bounded() -> None:
     fresh(check_bound)
 
