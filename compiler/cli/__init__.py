@@ -189,9 +189,7 @@ def run() -> NoReturn:  # pragma: no cover - measured through the `tileir` proce
     as a Triton compile left behind by Ctrl-C or its time limit, is not waited for)."""
     status = main()
     threading = sys.modules.get("threading")
-    if threading is not None and any(
-        t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()
-    ):
+    if threading is not None and any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         raise SystemExit(status)
     import atexit
 

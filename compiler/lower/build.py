@@ -437,24 +437,10 @@ def _metadata(md: Any) -> dict[str, Any]:
     return out
 
 
-REPORT_LIMIT = 4 << 20  # characters of a failure's report kept in its file
-
-
 def _kept(src: KernelSource, report: str) -> str:
-    """ " with Triton's report, PATH": `report` kept in a file for the bug report ("" where
-    Triton wrote nothing, or no file can be written)."""
-    report = report.strip()
-    if not report:
-        return ""
-    if len(report) > REPORT_LIMIT:  # (the end says what failed; a dump's start is the least of it)
-        report = f"[the first {len(report) - REPORT_LIMIT} characters are left out]\n" + report[-REPORT_LIMIT:]
-    try:
-        fd, path = tempfile.mkstemp(prefix=f"tileir-triton-{src.kernel}-{src.target.arch}-", suffix=".log")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(report + "\n")
-    except OSError:
-        return ""
-    return f" with Triton's report, {path}"
+    """ " with Triton's report, PATH" for the diagnostic ("" where there is none to keep)."""
+    path = guard.keep(report, f"tileir-triton-{src.kernel}-{src.target.arch}-")
+    return f" with Triton's report, {path}" if path else ""
 
 
 def _compile_error(src: KernelSource, outcome: guard.Outcome) -> LowerError:

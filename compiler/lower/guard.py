@@ -22,7 +22,8 @@ with TimedOut):
   thread left behind by the limit or Ctrl-C is a daemon: it does not keep the process
   alive, but a process cannot take it back.
 
-`Outcome.report` is what the compile wrote there; `summary` picks out what names a failure.
+`Outcome.report` is what the compile wrote there; `summary` picks out what names a failure,
+and `keep` puts the whole in a file for the bug report.
 """
 
 from __future__ import annotations
@@ -213,7 +214,7 @@ def _in_child(work: Any, limit: float | None) -> Outcome:
         if pid == 0:  # pragma: no cover - the child, measured through its answer
             _child(work, write_end, read_end, log.fileno(), parent)
         os.close(write_end)
-        data = b""
+        chunks: list[bytes] = []
         late = False
         try:
             deadline = _deadline(limit)
@@ -223,7 +224,7 @@ def _in_child(work: Any, limit: float | None) -> Outcome:
                     chunk = os.read(read_end, 1 << 20)
                     if not chunk:
                         break
-                    data += chunk
+                    chunks.append(chunk)
                 elif _past(deadline):
                     late = True
                     break
@@ -237,6 +238,7 @@ def _in_child(work: Any, limit: float | None) -> Outcome:
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
         report = _read(log)
+    data = b"".join(chunks)
     if late:
         raise TimedOut(report)
     if status != 0 or not data:
@@ -297,6 +299,27 @@ def _how_it_ended(status: int) -> str:
 
 
 # -- reading the report --------------------------------------------------------------------
+
+
+KEEP_LIMIT = 4 << 20  # characters of a failure's report kept in its file
+
+
+def keep(report: str, prefix: str) -> str | None:
+    """The path of a new file in the temporary directory (its name starting with `prefix`)
+    holding `report` for a bug report, its end where it is longer than KEEP_LIMIT (the end
+    says what failed); None where the report is empty or no file can be written."""
+    report = report.strip()
+    if not report:
+        return None
+    if len(report) > KEEP_LIMIT:
+        report = f"[the first {len(report) - KEEP_LIMIT} characters are left out]\n" + report[-KEEP_LIMIT:]
+    try:
+        fd, path = tempfile.mkstemp(prefix=prefix, suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(report + "\n")
+    except OSError:
+        return None
+    return path
 
 
 def summary(report: str, source_name: str) -> tuple[str, int | None]:

@@ -21,13 +21,14 @@ harness's, so `TILEIR_GPU_BACKENDS` is set to `--backend` here."""
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import re
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from compiler.lower import guard
 
 _HEADER = re.compile(r"// seed (\d+)(?: \(--weight ([^)]*)\))?")
 
@@ -85,28 +86,6 @@ def _outcome(backend: str, grid, args) -> Callable[[str], str]:
     return outcome
 
 
-def _compile_child(text: str, arch: str) -> None:
-    from tests.lower.harness import compile_for
-
-    compile_for(text, "k", arches=(arch,))
-
-
-def _times_out(arch: str, limit: float) -> Callable[[str], bool]:
-    ctx = multiprocessing.get_context("fork")
-
-    def still(text: str) -> bool:
-        p = ctx.Process(target=_compile_child, args=(text, arch))
-        p.start()
-        p.join(limit)
-        if p.is_alive():
-            p.kill()
-            p.join()
-            return True
-        return False
-
-    return still
-
-
 def failure_key(message: str) -> str:
     """What names a Triton failure across smaller kernels: the pass and the assertion (MLIR's
     messages name values, whose names change as statements go)."""
@@ -129,6 +108,27 @@ def _compile_fails(arch: str) -> Callable[[str], str | None]:
         return None
 
     return failure
+
+
+def _times_out(arch: str, limit: float) -> Callable[[str], bool]:
+    """Whether Triton's compile of a kernel for `arch` outlasts `limit` seconds (0: every
+    compile does): the guard's own limit (compiler/lower/guard.py), whose forked compile is
+    killed then."""
+    failure = _compile_fails(arch)
+    seconds = repr(max(limit, 1e-6))  # ($TILEIR_COMPILE_TIMEOUT=0 would be no limit)
+
+    def still(text: str) -> bool:
+        saved = os.environ.get(guard.TIME_LIMIT_ENV)
+        os.environ[guard.TIME_LIMIT_ENV] = seconds
+        try:
+            return failure(text) == "did not finish"
+        finally:
+            if saved is None:
+                os.environ.pop(guard.TIME_LIMIT_ENV, None)
+            else:
+                os.environ[guard.TIME_LIMIT_ENV] = saved
+
+    return still
 
 
 def reduce(text: str, still: Callable[[str], bool], out: Path | None, log=print, budget: float | None = None) -> str:

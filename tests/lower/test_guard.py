@@ -227,3 +227,15 @@ module {
 
 if sys.platform != "linux":  # pragma: no cover - fork and the signals are Linux's here
     pytestmark = pytest.mark.skip(reason="the guard's tests run on Linux")
+
+
+def test_a_report_kept_for_a_bug_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert guard.keep(" \n", "tileir-test-") is None
+    monkeypatch.setattr(guard, "KEEP_LIMIT", 4)
+    path = guard.keep("abcdefgh\n", "tileir-test-")
+    try:
+        assert os.path.basename(path).startswith("tileir-test-") and path.endswith(".log")
+        with open(path) as f:
+            assert f.read() == "[the first 4 characters are left out]\nefgh\n"
+    finally:
+        os.unlink(path)
