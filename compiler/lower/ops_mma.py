@@ -1,5 +1,6 @@
 """Matrix multiply-accumulate: `mmaf`, `mmai`, `mmaf_scaled`, all through `tl.dot` (mma.sync on
-sm_80, wgmma on sm_90, tcgen05 on sm_100; 3-D operands are Triton's batched dot).
+sm_80, wgmma on sm_90, tcgen05 on sm_100; a batch is Triton's batched dot, or 2-D dots where
+those are better: `per_batch`).
 
 Common: Triton refuses a dot whose K is below 16 (below 32 for 8-bit operands), and its dots
 of operands padded with zeros up to that came out wrong on a GPU for some small shapes, so a
@@ -63,12 +64,15 @@ mmaf_scaled  Triton 3.6's `dot_scaled` is not used (its emulation upcasts throug
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 from ..ir.types import Type
 from . import tltypes
 from .codegen import LOADS, OpEmit
 from .ops_conversion import to_f32
 from .ops_float import gpu_instruction
-from .ops_shape import add_combine
+from .ops_shape import add_combine, concat, halves, reshape
 from .registry import emitter
 
 _F8_TO_F16 = """@triton.jit
@@ -127,6 +131,66 @@ def _el(t: Type) -> str:
     return tltypes.float_name(t) if tltypes.is_float(t) else str(tltypes.element_of(t))
 
 
+# Triton gives a batched (3-D) dot all of a CTA's warps along the batch axis
+# (AccelerateMatmul's warpsPerTileV2 for rank 3, 3.6 and 3.9) and only mma.sync: in a batch
+# smaller than the warps, several warps compute the same item, each holding all of it. So a
+# batch of one is reshaped to a 2-D dot, and a batch smaller than the warps whose items have
+# at least UNROLLED_ITEM elements is that many 2-D dots (taken apart and put back together by
+# split/join), which Triton spreads over all the warps and gives wgmma and tcgen05. Measured
+# (tileir compile, Triton 3.6, f16, 8 warps, sm_90; sm_80 alike):
+#   2x128x32x128  batched: 256 mma.sync a thread, 32 registers, 6.8 KB of spills, 1.8 s;
+#                 2-D: 10 wgmma, 205 registers, no spills, 0.7 s
+#   1x128x64x128  batched: 512 mma.sync, 11.6 KB of spills, 2.7 s; 2-D: 7 wgmma, 0.5 s
+#   2x64x16x32    batched: 16 mma.sync, 96 registers; 2-D: 8 wgmma, 46 registers
+#   4x32x32x32    batched: 16 mma.sync, 78 registers; 2-D: 32 wgmma, 150 registers (items
+#                 too small to spread over 8 warps: stays batched, as do batches of 8 warps)
+UNROLLED_ITEM = 2048
+
+Product = Callable[[OpEmit, list[str], list[tuple[int, ...]]], str]
+
+
+def per_batch(e: OpEmit, count: int, product: Product) -> str:
+    """The expression of the op's result: `product` (of the first `count` operands, given
+    with their shapes, each (..., rows, columns)) for the whole batch, or per batch item as
+    2-D products where that is better (see UNROLLED_ITEM)."""
+    operands = e.operands[:count]
+    shapes = [tltypes.shape_of(t) for t in e.operand_types[:count]]
+    out = tltypes.shape_of(e.result_types[0])
+    batch = math.prod(out[:-2])
+    planes = [s[-2:] for s in shapes]
+    if batch == 1:
+        flat = [reshape(e, x, s, p) for x, s, p in zip(operands, shapes, planes, strict=True)]
+        return reshape(e, product(e, flat, planes), out[-2:], out)
+    if batch >= int(e.cg.options.get("num_warps", 4)) or math.prod(out[-2:]) < UNROLLED_ITEM:
+        return product(e, operands, shapes)
+    items = [_batch_items(e, x, s, batch) for x, s in zip(operands, shapes, strict=True)]
+    results = []
+    for i in range(batch):
+        r = e.tmp("item")
+        e.line(f"{r} = {product(e, [x[i] for x in items], planes)}")
+        results.append((reshape(e, r, out[-2:], (1, *out[-2:])), (1, *out[-2:])))
+    while len(results) > 1:  # pairs concatenated along the batch axis, in order
+        pairs = zip(results[::2], results[1::2], strict=True)
+        results = [concat(e, lower, upper, shape, 0) for (lower, shape), (upper, _) in pairs]
+    whole, shape = results[0]
+    return reshape(e, whole, shape, out)
+
+
+def _batch_items(e: OpEmit, x: str, shape: tuple[int, ...], batch: int) -> list[str]:
+    """The (rows, columns) tiles of `x` (of shape (..., rows, columns)), one per batch item
+    in row-major order: halved along the batch axis until one item is left in each part."""
+    flat = (batch, *shape[-2:])
+    parts = [(reshape(e, x, shape, flat), flat)]
+    while parts[0][1][0] > 1:
+        parts = [(h, half) for y, s in parts for h, half in _pair(halves(e, y, s, 0))]
+    return [reshape(e, y, s, s[1:]) for y, s in parts]
+
+
+def _pair(split: tuple[str, str, tuple[int, ...]]) -> list[tuple[str, tuple[int, ...]]]:
+    lower, upper, shape = split
+    return [(lower, shape), (upper, shape)]
+
+
 def small_k(e: OpEmit, a: str, b: str, acc: str, sa: tuple[int, ...], sb: tuple[int, ...], integer: bool) -> str:
     """acc + a @ b for a K below what tl.dot takes (16; 32 for 8-bit operands): a chain of
     fused multiply-adds over k, in the accumulator's type (a and b already in it), as Triton's
@@ -175,10 +239,14 @@ def _f64_operands(e: OpEmit, a: str, b: str) -> tuple[str, str]:
 
 @emitter("mmaf")
 def _mmaf(e: OpEmit) -> None:
-    a, b, c = e.operands[:3]
-    ta, tb, tc = e.operand_types[:3]
+    e.assign(per_batch(e, 3, _mmaf_product))
+
+
+def _mmaf_product(e: OpEmit, operands: list[str], shapes: list[tuple[int, ...]]) -> str:
+    a, b, c = operands
+    ta, tc = e.operand_types[0], e.operand_types[2]
     el, acc_el = _el(ta), _el(tc)
-    sa, sb = tltypes.shape_of(ta), tltypes.shape_of(tb)
+    sa, sb = shapes[:2]
     precision = "ieee"
     extra = ""
     e4m3_dot = None
@@ -199,8 +267,7 @@ def _mmaf(e: OpEmit) -> None:
             a, b = wide
         acc = f"{c}.to(tl.float32)" if acc_el == "f16" else c
         expr = small_k(e, a, b, acc, sa, sb, integer=False)
-        e.assign(f"{expr}.to(tl.float16)" if acc_el == "f16" else expr)
-        return
+        return f"{expr}.to(tl.float16)" if acc_el == "f16" else expr
     if f8:
         if e.target.cc >= 89:
             # Read as Triton's fp8 (K >= 32 here).
@@ -243,16 +310,17 @@ def _mmaf(e: OpEmit) -> None:
         expr = f"tl.reshape({batched}, ({m}, {n}), can_reorder=False)"
     else:
         expr = f"tl.dot({a}, {b}, acc={acc}, input_precision={precision!r}, out_dtype={out}{extra})"
-    if acc_el == "f16":
-        expr = f"{expr}.to(tl.float16)"
-    e.assign(expr)
+    return f"{expr}.to(tl.float16)" if acc_el == "f16" else expr
 
 
 @emitter("mmai")
 def _mmai(e: OpEmit) -> None:
-    a, b, c = e.operands[:3]
-    ta, tb = e.operand_types[:2]
-    sa, sb = tltypes.shape_of(ta), tltypes.shape_of(tb)
+    e.assign(per_batch(e, 3, _mmai_product))
+
+
+def _mmai_product(e: OpEmit, operands: list[str], shapes: list[tuple[int, ...]]) -> str:
+    a, b, c = operands
+    sa, sb = shapes[:2]
     k = sa[-1]
     ua = e.keyword("signedness_lhs", "signed") == "unsigned"
     ub = e.keyword("signedness_rhs", "signed") == "unsigned"
@@ -262,8 +330,7 @@ def _mmai(e: OpEmit) -> None:
             w = e.tmp("wide")
             e.line(f"{w} = {x}.to(tl.uint8, bitcast=True).to(tl.int32)" if unsigned else f"{w} = {x}.to(tl.int32)")
             wide.append(w)
-        e.assign(small_k(e, wide[0], wide[1], c, sa, sb, integer=True))
-        return
+        return small_k(e, wide[0], wide[1], c, sa, sb, integer=True)
     # U' = U ^ 0x80 read as signed int8: U = U' + 128 (module doc).
     if ua:
         flipped = e.tmp("lhs_shifted")
@@ -289,13 +356,17 @@ def _mmai(e: OpEmit) -> None:
         terms.append(f"(tl.reduce({a}.to(tl.int32), {len(sa) - 1}, {add}, keep_dims=True) << 7).to(tl.int64)")
     if ua and ub:
         terms.append(str(128 * 128 * k))
-    e.assign(f"({' + '.join(terms)}).to(tl.int32)")
+    return f"({' + '.join(terms)}).to(tl.int32)"
 
 
 @emitter("mmaf_scaled")
 def _mmaf_scaled(e: OpEmit) -> None:
-    a, b, c, sa_, sb_ = e.operands[:5]
-    ta, tb, tc, tsa, tsb = e.operand_types[:5]
+    e.assign(per_batch(e, 5, _mmaf_scaled_product))
+
+
+def _mmaf_scaled_product(e: OpEmit, operands: list[str], shapes: list[tuple[int, ...]]) -> str:
+    a, b, c, sa_, sb_ = operands
+    ta, tc, tsa = e.operand_types[0], e.operand_types[2], e.operand_types[3]
     el, scale_el = _el(ta), _el(tsa)
     if el not in ("f8E4M3FN", "f8E5M2", "f4E2M1FN"):
         raise e.error(f"mmaf_scaled of {el} operands is not supported by the Triton lowering")
@@ -303,8 +374,7 @@ def _mmaf_scaled(e: OpEmit) -> None:
         raise e.error(f"mmaf_scaled with {scale_el} scales is not supported by the Triton lowering")
     if _el(tc) != "f32":
         raise e.error("mmaf_scaled needs an f32 accumulator")
-    shape_a, shape_b = tltypes.shape_of(ta), tltypes.shape_of(tb)
-    shape_sa, shape_sb = tltypes.shape_of(tsa), tltypes.shape_of(tsb)
+    shape_a, shape_b, _, shape_sa, shape_sb = shapes
     k = shape_a[-1]
     block = k // shape_sa[-1]
     if block * shape_sa[-1] != k or block * shape_sb[-2] != k:
@@ -331,6 +401,5 @@ def _mmaf_scaled(e: OpEmit) -> None:
     e.line(f"{da} = {to_f32(e, a, el)} * {xa}")
     e.line(f"{db} = {to_f32(e, b, el)} * {xb}")
     if k < 16:  # (the products of scaled f8 and f4 values are exact in f32)
-        e.assign(small_k(e, da, db, c, shape_a, shape_b, integer=False))
-        return
-    e.assign(f"tl.dot({da}, {db}, acc={c}, input_precision='tf32', out_dtype=tl.float32)")
+        return small_k(e, da, db, c, shape_a, shape_b, integer=False)
+    return f"tl.dot({da}, {db}, acc={c}, input_precision='tf32', out_dtype=tl.float32)"

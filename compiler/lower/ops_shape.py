@@ -17,11 +17,15 @@ elements (bits are never touched by arithmetic that could change them).
     extract     The slice numbers are run-time values and Triton cannot slice a register
                 tensor, so the source is reshaped to (c0, r0, c1, r1, ...) (c = number of
                 slices, r = result extent per dimension) and each c axis with c > 1 is
-                reduced to one element by `tl.gather` with an index tensor holding the slice
-                number (a pure data move: bits, -0.0 and NaN payloads are kept; pointers
-                travel as int64, i1 as int8). The slice number is taken modulo c (a power of
-                two): out of range is undefined behaviour in Tile IR, and this keeps the
-                gather inside the tensor.
+                summed down to one element, every slice but the chosen one masked to 0, on
+                the elements' bits (as integers of their width: bits, -0.0 and NaN payloads
+                are kept; pointers travel as int64, i1 as int8). The slice number is taken
+                modulo c (a power of two): out of range is undefined behaviour in Tile IR.
+                Not tl.gather: Triton gives a gather along an axis spread over a warp's lanes
+                a result in which all 32 lanes hold the same elements, and that layout
+                spreads to what the slice meets (a slice broadcast as mmaf_scaled's scales
+                made Triton 3.6 dequantize each 64x64 operand 32 times over: 50,000 lines of
+                PTX, 8 KB of spills and a 16 s compile; fuzz seeds 111174 and 112162).
 """
 
 from __future__ import annotations
@@ -82,6 +86,19 @@ def concat(e: OpEmit, lhs: str, rhs: str, shape: tuple[int, ...], dim: int) -> t
     return reshape(e, moved, moved_shape, tuple(out)), tuple(out)
 
 
+def halves(e: OpEmit, x: str, shape: tuple[int, ...], dim: int) -> tuple[str, str, tuple[int, ...]]:
+    """(lower, upper, their shape): the two halves of `x` (of `shape`) along `dim`, the
+    inverse of `concat`: (2, n) split out of the extent 2n row-major, the axis of 2 moved
+    last, where tl.split takes it apart. Emits the two halves as temporaries."""
+    rank = len(shape)
+    half = list(shape)
+    half[dim] //= 2
+    parts = reshape(e, x, shape, (*shape[:dim], 2, half[dim], *shape[dim + 1 :]))
+    lower, upper = e.tmp("lower"), e.tmp("upper")
+    e.line(f"{lower}, {upper} = tl.split({permute(parts, [*range(dim), *range(dim + 1, rank + 1), dim])})")
+    return lower, upper, tuple(half)
+
+
 @emitter("broadcast")
 def _broadcast(e: OpEmit) -> None:
     (x,) = e.operands
@@ -133,17 +150,13 @@ def _gathered_permute(e: OpEmit, x: str, t: Type, shape: tuple[int, ...], perm: 
     for d in range(len(shape) - 2, -1, -1):
         stride_in[d] = stride_in[d + 1] * shape[d + 1]
         stride_out[d] = stride_out[d + 1] * out[d + 1]
-    # (floats held as Triton floats by their bits; f8/f4 codes, integers, i1 and pointers by to_bits)
-    width = memory_bits(t) if tltypes.is_float(t) and not tltypes.is_bits_float(t) else None
-    bits = f"{x}.to(tl.int{width}, bitcast=True)" if width else to_bits(x, t)
     flat, src, picked = e.tmp("flat"), e.tmp("source"), e.tmp("picked")
-    e.line(f"{flat} = tl.reshape({bits}, ({n},), can_reorder=False)")
+    e.line(f"{flat} = tl.reshape({as_integers(x, t)}, ({n},), can_reorder=False)")
     terms = [f"((tl.arange(0, {n}) // {stride_out[d]}) % {out[d]}) * {stride_in[p]}" for d, p in enumerate(perm)]
     e.line(f"{src} = {' + '.join(terms)}")
     ones = f"{src}[:, None] == tl.arange(0, {n})[None, :]"
     e.line(f"{picked} = tl.reduce(tl.where({ones}, {flat}[None, :], 0), 1, {add_combine(e)})")
-    back = f"tl.reshape({picked}, {shape_text(out)}, can_reorder=False)"
-    return f"{back}.to({tltypes.dtype(t)}, bitcast=True)" if width else from_bits(back, t)
+    return from_integers(f"tl.reshape({picked}, {shape_text(out)}, can_reorder=False)", t)
 
 
 @emitter("permute")
@@ -173,29 +186,27 @@ def _cat(e: OpEmit) -> None:
     e.assign(expr)
 
 
-def bits_dtype(t: Type) -> str | None:
-    """The dtype `extract` gathers the elements of `t` as (None: as they are): pointers as
-    int64, i1 as int8 (plain data for Triton's gather)."""
+def as_integers(x: str, t: Type) -> str:
+    """`x` as integers carrying its elements' bits, for sums in which all terms but one are
+    0: floats bitcast to integers of their width (f8 and f4 codes are uint8 already),
+    pointers as int64, i1 as int8, integers as they are."""
+    return _integer_casts(t)[0].format(x)
+
+
+def from_integers(x: str, t: Type) -> str:
+    """The inverse of as_integers."""
+    return _integer_casts(t)[1].format(x)
+
+
+def _integer_casts(t: Type) -> tuple[str, str]:
     el = tltypes.element_of(t)
+    if tltypes.is_float(t) and not tltypes.is_bits_float(t):
+        return f"{{}}.to(tl.int{memory_bits(t)}, bitcast=True)", f"{{}}.to({tltypes.dtype(t)}, bitcast=True)"
     if isinstance(el, PointerType):
-        return "tl.int64"
+        return "{}.to(tl.int64)", f"{{}}.to({tltypes.dtype(t)})"
     if isinstance(el, IntegerType) and el.width == 1:
-        return "tl.int8"
-    return None
-
-
-def to_bits(x: str, t: Type) -> str:
-    target = bits_dtype(t)
-    return x if target is None else f"{x}.to({target})"
-
-
-def from_bits(x: str, t: Type) -> str:
-    target = bits_dtype(t)
-    if target is None:
-        return x
-    if target == "tl.int8":
-        return f"({x} != 0)"
-    return f"{x}.to({tltypes.dtype(t)})"
+        return "{}.to(tl.int8)", "({} != 0)"
+    return "{}", "{}"
 
 
 @emitter("extract")
@@ -214,16 +225,17 @@ def _extract(e: OpEmit) -> None:
     for c, r in zip(counts, dst, strict=True):
         shape += [c, r]
     x = e.tmp("slices")
-    e.line(f"{x} = {reshape(e, to_bits(source, src_t), src, tuple(shape))}")
+    e.line(f"{x} = {reshape(e, as_integers(source, src_t), src, tuple(shape))}")
     for d, (c, idx) in enumerate(zip(counts, indices, strict=True)):
         if c == 1:
             continue
-        # One slice of axis 2d: gather with an index tensor that has 1 there. The slice
-        # number is taken modulo the count (a power of two): an out-of-range index is
-        # undefined behaviour in Tile IR, and this keeps the access inside the tensor.
-        shape[2 * d] = 1
+        # Axis 2d summed with every slice but number idx (modulo c: an out-of-range index
+        # is undefined behaviour in Tile IR) masked to 0.
+        at = ["None"] * len(shape)
+        at[2 * d] = ":"
+        pick = f"tl.arange(0, {c})[{', '.join(at)}] == ({idx} & {c - 1})"
         x2 = e.tmp("piece")
-        index = f"tl.full({shape_text(shape)}, 0, tl.int32) + ({idx} & {c - 1})"
-        e.line(f"{x2} = tl.gather({x}, {index}, {2 * d})")
+        e.line(f"{x2} = tl.reduce(tl.where({pick}, {x}, 0), {2 * d}, {add_combine(e)}, keep_dims=True)")
+        shape[2 * d] = 1
         x = x2
-    e.assign(from_bits(reshape(e, x, tuple(shape), dst), dst_t))
+    e.assign(from_integers(reshape(e, x, tuple(shape), dst), dst_t))

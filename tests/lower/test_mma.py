@@ -138,6 +138,59 @@ def test_mmaf_random_data_within_bound(el, acc, mkn, lead):
         assert np.all(np.abs(r.astype(np.float64) - exact) <= bound)
 
 
+# Batches (compiler/lower/ops_mma.py, per_batch): a batch of one is a 2-D dot; a batch smaller
+# than the warps (8 for a product) whose items have 2048 elements or more, that many 2-D dots
+# taken apart by tl.split; the rest Triton's batched dot.
+BATCHES = [
+    ("mmaf", "f16", "f32", (1, 64, 32, 64), "2-D"),
+    ("mmaf", "f16", "f16", (2, 64, 32, 64), "split"),
+    ("mmaf", "bf16", "f32", (4, 32, 16, 64), "split"),
+    ("mmaf", "f32", "f32", (2, 64, 4, 32), "split"),  # small K: fused multiply-add chains per item
+    ("mmai", "i8", "i32", (4, 64, 32, 32), "split"),
+    ("mmaf", "f16", "f32", (4, 16, 16, 16), "batched"),  # items too small for 8 warps
+    ("mmaf", "f16", "f32", (8, 64, 16, 64), "batched"),  # one item a warp
+]
+
+
+@pytest.mark.parametrize(("op", "el", "acc", "bmkn", "form"), BATCHES)
+def test_batched_products(op, el, acc, bmkn, form):
+    """Each form gives the products bitwise (small integers: every partial sum exact), item by
+    item in order (distinct data per item), signedness flags included for mmai."""
+    batch, m, k, n = bmkn
+    sa, sb, sc = shapes(m, k, n, (batch,))
+    a, b, c = small_ints(sa, el), small_ints(sb, el), small_ints(sc, acc)
+    a[0] += 1  # the items differ
+    attrs = ""
+    if op == "mmai":
+        attrs = " unsigned signed"
+        a = RNG.integers(0, 256, sa).astype(np.uint8).view(np.int8)
+    inputs, outputs = [("a", sa, el), ("b", sb, el), ("c", sc, acc)], [("r", sc, acc)]
+    body = mma_text(el, acc, sa, sb, sc, op=op, attrs=attrs)
+    (r,) = run_io(inputs, outputs, body, [a, b, c])
+    wide_a = a.view(np.uint8).astype(np.int64) if op == "mmai" else a.astype(np.float64)
+    expect = np.matmul(wide_a, b.astype(np.float64 if op == "mmaf" else np.int64)) + c
+    assert np.array_equal(r, expect.astype(r.dtype))
+    source = source_of(io_kernel(inputs, outputs, body))
+    assert ("tl.split(" in source) == (form == "split")
+    if form == "2-D":
+        assert f"tl.reshape(a, {(m, k)}, can_reorder=False)" in source
+
+
+def test_batched_products_use_all_warps():
+    """A batch of two 64x64 f16 products compiles to 2-D tensor-core code on every target
+    (Triton's batched dot gave each warp a whole item, mma.sync only), without spills."""
+    sa, sb, sc = shapes(64, 32, 64, (2,))
+    text = io_kernel([("a", sa, "f16"), ("b", sb, "f16"), ("c", sc, "f32")], [("r", sc, "f32")],
+                     mma_text("f16", "f32", sa, sb, sc))  # fmt: skip
+    instruction = {"sm_80": "mma.sync.aligned.m16n8k16", "sm_90": "wgmma.mma_async", "sm_100": "tcgen05.mma"}
+    ptx = {}
+    for arch, k in zip(("sm_80", "sm_90", "sm_100"), compile_for(text, "k"), strict=True):
+        assert k.spills == 0 and instruction[arch] in k.asm["ptx"]
+        ptx[arch] = k.asm["ptx"]
+    # half the mma.sync of Triton's batched dot, which had two warps compute each item (64)
+    assert ptx["sm_80"].count("mma.sync") == 32
+
+
 def run_for_arch(text: str, arch: str, args: list) -> None:
     """Runs the kernel's source generated for `arch` under Triton's interpreter."""
     from compiler.lower.codegen import lower_entry

@@ -1,15 +1,15 @@
-"""Kernels whose compile Triton does not finish (tests/lower/slow_compiles, each cut down by
+"""Kernels whose compile Triton did not finish (tests/lower/slow_compiles, each cut down by
 tests/lower/reduce.py --until timeout, its first line naming its fuzz seed and weights, whose
 arguments still fit it). Found by an aimed campaign (--weight mma=10 --weight mma_scaled=5
---compile sm_80, seeds 110000-110400: 110281 and 110391). What they share: a product with N = 1
-whose operand is computed by a chain of ops from another product's result (here an f8E5M2
-conversion of a K = 1 product, feeding mmaf_scaled). Triton 3.6 gives that chain a layout in
-which every lane of a warp holds the whole 2x64x64 operand (1,024 elements a thread) and its
-LLVM lowering never ends (the module after ConvertTritonGPUToLLVM passed 800 MB within 20 s);
-Triton 3.9 compiles the one kept here in 2 s (the uncut kernel of 110281 it did not finish in
-60 s for sm_80; nor did 3.6 for sm_90). Not worked around: the guard stops the compile at its limit with
-one line. The test says when a Triton 3.6 finishes one or a 3.9 does not, and that the
-interpreters agree on them."""
+--compile sm_80, seeds 110000-110400: 110281 and 110391). What they shared: a batched product
+(2x64x64) whose result feeds, through a chain of ops, another product. Triton gives a batched
+dot every warp on the batch axis; 3.6 gave the chain a layout in which every lane of a warp
+held the whole 2x64x64 operand (1,024 elements a thread) and its LLVM lowering never ended (the
+module after ConvertTritonGPUToLLVM passed 800 MB within 20 s); 3.9 compiled the one kept here
+in 2 s but not the uncut 110281 in 60 s. Since a batch smaller than the warps is split into 2-D
+dots (compiler/lower/ops_mma.py, per_batch), both compile for every target in about 1 s (the
+uncut 110281 in 3 s). The test keeps them compiling within a limit, through `tileir compile`,
+whose forked compile is killed at the limit, and the interpreters agreeing on them."""
 
 from __future__ import annotations
 
@@ -47,22 +47,14 @@ def test_the_interpreters_agree(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", FOUND, ids=lambda p: p.stem)
-def test_triton_36_does_not_finish_compiling_it(path: Path) -> None:
-    """Through `tileir compile`, whose forked compile is killed at the limit (a compile on a
-    thread of this test process would spin on for the rest of the run)."""
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100"])
+def test_it_compiles_within_a_limit(path: Path, arch: str) -> None:
     pytest.importorskip("triton")
-    from .harness import triton_version
-
     done = subprocess.run(
-        [sys.executable, "-m", "compiler", "compile", str(path), "--arch", "sm_80", "--no-cache", "--emit", "ptx",
+        [sys.executable, "-m", "compiler", "compile", str(path), "--arch", arch, "--no-cache", "--emit", "ptx",
          "-o", os.devnull],
         capture_output=True, text=True, cwd=REPO, timeout=300,
-        env={**os.environ, "TILEIR_COMPILE_TIMEOUT": "20"},  # (its siblings compile in under 2 s)
+        env={**os.environ, "TILEIR_COMPILE_TIMEOUT": "20"},  # (they compile in under 2 s)
     )  # fmt: skip
-    if triton_version() >= (3, 9):
-        assert done.returncode == 0, done.stderr
-    elif triton_version() <= (3, 6):
-        assert done.returncode == 3, done.stderr
-        assert "Triton did not finish compiling @k within the limit of 20 s" in done.stderr
-    else:
-        pytest.skip(f"Triton {triton_version()} was not checked (3.6 does not finish, 3.9 does)")
+    assert done.returncode == 0, done.stderr
+    assert "spills" in done.stderr and "Triton did not finish" not in done.stderr
