@@ -371,6 +371,39 @@ def test_mmaf_scaled_within_bound(el, lead):
         assert np.all(np.abs(r.astype(np.float64) - exact) <= 2.0**-24 * np.abs(exact) + (k + 1) * 2.0**-24 * mag)
 
 
+def test_mmaf_scaled_with_scales_computed_from_the_operands_tile():
+    """Scales extracted from the tile the operands are converted from: Triton kept the
+    scales' layout (a reduction's, every lane holding the same elements) for the
+    dequantization of the whole operand, 18 s and 9 KB of spills for sm_80, 80 s for sm_90
+    (compiler/lower/ops_mma.py, unanchored). Within the bound, and no spills."""
+    x = RNG.integers(120, 135, (64, 64)).astype(np.int32)  # scale bytes: 2^-7 .. 2^7
+    c = RNG.standard_normal((64, 64)).astype(np.float32)
+    t64, t2, s2 = tile((64, 64), "i32"), tile((64, 2), "i32"), tile((2, 64), "i32")
+    body = f"""%c0 = constant <i32: 0> : tile<i32>
+    %c5 = constant <i32: 5> : tile<i32>
+    %k = constant <i32: 127> : {t64}
+    %sl = extract %x[%c0, %c5] : {t64} -> {t2}
+    %sr = extract %x[%c5, %c0] : {t64} -> {s2}
+    %sl8 = trunci %sl : {t2} -> {tile((64, 2), "i8")}
+    %sr8 = trunci %sr : {s2} -> {tile((2, 64), "i8")}
+    %sa = bitcast %sl8 : {tile((64, 2), "i8")} -> {tile((64, 2), "f8E8M0FNU")}
+    %sb = bitcast %sr8 : {tile((2, 64), "i8")} -> {tile((2, 64), "f8E8M0FNU")}
+    %xm = subi %x, %k : {t64}
+    %xf = itof %xm signed : {t64} -> {tile((64, 64), "f32")}
+    %a = ftof %xf : {tile((64, 64), "f32")} -> {tile((64, 64), "f8E4M3FN")}
+    {scaled_text("f8E4M3FN", (64, 64), (64, 64), (64, 64), (64, 2), (2, 64)).replace("%a, %b", "%a, %a")}"""
+    inputs, outputs = [("x", (64, 64), "i32"), ("c", (64, 64), "f32")], [("r", (64, 64), "f32")]
+    cpu, tri = run_io_pair(inputs, outputs, body, [x, c])
+    a = (x - 127).astype(np.float64)
+    lhs = a * np.repeat(2.0 ** (x[:, 10:12] - 127), 32, axis=1)
+    rhs = a * np.repeat(2.0 ** (x[10:12, :] - 127), 32, axis=0)
+    exact, mag = exact_mma(lhs, rhs, c)
+    for r in (cpu[0], tri[0]):
+        assert np.all(np.abs(r.astype(np.float64) - exact) <= 2.0**-24 * np.abs(exact) + 65 * 2.0**-24 * mag)
+    for k in compile_for(io_kernel(inputs, outputs, body), arches=("sm_80", "sm_90")):
+        assert k.spills == 0
+
+
 @pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")  # infinite products, on purpose
 def test_mmaf_scaled_nan_scale_overflow_and_tiny_scales():
     m, k, n = 4, 32, 4
