@@ -37,6 +37,7 @@ EMIT_SUFFIXES = {
     "ptx": ".ptx",
     "cubin": ".cubin",
     "sass": ".sass",
+    "ops": ".ops",
 }
 EMIT_KINDS = tuple(EMIT_SUFFIXES)
 COMPILERS = ("triton", "tileiras")
@@ -263,6 +264,10 @@ def _compile_one(args: argparse.Namespace, module, entry, target) -> tuple[int, 
                 output = disassemble(compiled.cubin)
             except LowerError as exc:  # cuobjdump missing or failing
                 raise CliError(f"--emit sass: {exc.message}") from None
+        elif args.emit == "ops":
+            from compiler.lower.cost import cost_table
+
+            output = cost_table(source, compiled.asm["llir"])
         else:
             output = compiled.asm[args.emit]
     return EXIT_OK, output, _compile_summary(source, compiled, args.emit, elapsed)
@@ -389,8 +394,9 @@ def arguments_compile(parser: argparse.ArgumentParser) -> None:
         choices=EMIT_KINDS,
         help=(
             "what to write: triton (the generated Python source; no compile), ttir, ttgir, llir, ptx (default), "
-            "cubin (binary: not to a terminal), sass (the cubin disassembled by cuobjdump); with --compiler "
-            "tileiras: sass (default) or cubin"
+            "cubin (binary: not to a terminal), sass (the cubin disassembled by cuobjdump), ops (the kernel's "
+            "LLVM IR instructions counted per Tile IR op: where the code goes); with --compiler tileiras: sass "
+            "(default) or cubin"
         ),
     )
     parser.add_argument(

@@ -91,6 +91,7 @@ def test_every_emit_kind_of_vector_add(capsys, tmp_path: Path) -> None:
         "llir": ["define", "@vector_add", "fadd"],
         "ptx": [".target sm_90a", ".visible .entry vector_add(", "add.rn.f32"],
         "sass": ["code for sm_90", "Function : vector_add", "FADD"],
+        "ops": ["# LLVM IR instructions of @vector_add for sm_90 by Tile IR op", "load_view_tko", "addf"],
     }
     for kind, needles in wanted.items():
         status, out, err = run(capsys, "compile", VADD, "--arch", "sm_90", "--emit", kind)
@@ -619,7 +620,7 @@ def test_help(capsys) -> None:
     assert status == 0 and "compile" in out
     status, out, _ = run(capsys, "compile", "--help")
     assert status == 0
-    for needle in ("--arch", "--emit", "{triton,ttir,ttgir,llir,ptx,cubin,sass}", "--no-cache", "--num-warps",
+    for needle in ("--arch", "--emit", "{triton,ttir,ttgir,llir,ptx,cubin,sass,ops}", "--no-cache", "--num-warps",
                    "--compiler {triton,tileiras}"):  # fmt: skip
         assert needle in out
     status, out, _ = run(capsys, "run", "--help")
