@@ -207,19 +207,38 @@ def small_k(e: OpEmit, a: str, b: str, acc: str, sa: tuple[int, ...], sb: tuple[
     (with zero columns made by join/permute/reshape, or by broadcast/reshape/where) for K of
     1 to 8 with M or N of 1, or 64x1 @ 1x64 at 4 or 8 warps (tests/lower/fuzz.py seeds 11,
     60068, 62011, 62164, 62261, 63479, 74133, 75040; Triton's interpreter was right): no dot at
-    all here. Column and row k are taken out by a sum in which every other element is -0.0
-    (0 for integers), which gives that element exactly, its sign of zero and NaNs included."""
+    all here. Column and row k of an operand loaded straight from memory are taken out by a
+    sum in which every other element is -0.0 (0 for integers), which gives that element
+    exactly, its sign of zero and NaNs included; those of a computed operand by a tree of
+    tl.split (`_slices`), a data move. Each was measured the better for its kind, in LLVM IR
+    instructions (`tileir compile --emit ops`, sm_90, 8 warps): a 64x8 @ 8x64 f32 product of
+    operands broadcast from a 64x1 tile took 2,186 by sums, 366 split (128x8 @ 8x128: 8,195
+    and 1,422; fuzz seed 111174: 21,930 with 6 KB of spills, 3,529 without), where loaded
+    operands took 846 by sums and 532 split but 170 registers instead of 64 (128x8 @ 8x128:
+    no spills by sums, 3.7 KB split)."""
     k = sa[-1]
     rank = len(sa)
     out = "(" + ", ".join(map(str, (*sa[:-1], sb[-1]))) + ")"
     zero = "0" if integer else "-0.0"
     add = add_combine(e)
     total = f"tl.broadcast_to({acc}, {out})"
+    split_a, split_b = k > 1 and not _loaded(e, 0), k > 1 and not _loaded(e, 1)
+    if split_a:
+        cols = [f"tl.expand_dims({c}, {rank - 1})" for c in _slices(e, a, sa)]
+    if split_b:
+        swapped = [*range(rank - 2), rank - 1, rank - 2]
+        bt = f"tl.permute({b}, {tuple(swapped)})"
+        rows = [f"tl.expand_dims({r}, {rank - 2})" for r in _slices(e, bt, (*sb[:-2], sb[-1], sb[-2]))]
     for j in range(k):
         col, row = a, b
-        if k > 1:
-            pick = f"tl.arange(0, {k}) == {j}"
+        pick = f"tl.arange(0, {k}) == {j}"
+        if split_a:
+            col = cols[j]
+        elif k > 1:
             col = f"tl.reduce(tl.where({pick}, {a}, {zero}), {rank - 1}, {add}, keep_dims=True)"
+        if split_b:
+            row = rows[j]
+        elif k > 1:
             row = f"tl.reduce(tl.where(({pick})[:, None], {b}, {zero}), {rank - 2}, {add}, keep_dims=True)"
         step = e.tmp("partial")
         if integer:  # (int32 products and sums wrap, as mmai's do)
@@ -228,6 +247,24 @@ def small_k(e: OpEmit, a: str, b: str, acc: str, sa: tuple[int, ...], sb: tuple[
             e.line(f"{step} = tl.fma(tl.broadcast_to({col}, {out}), tl.broadcast_to({row}, {out}), {total})")
         total = step
     return total
+
+
+def _loaded(e: OpEmit, i: int) -> bool:
+    """Whether operand `i` of the op is a tile loaded straight from memory."""
+    producer = e.op.operands[i].defining_op
+    return producer is not None and producer.name in LOADS
+
+
+def _slices(e: OpEmit, x: str, shape: tuple[int, ...]) -> list[str]:
+    """The slices of `x` (of `shape`) along its last axis, in order, each without that axis:
+    (..., k) is split into the even and the odd slices (..., k/2), and so on down to one."""
+    k = shape[-1]
+    if k == 1:
+        return [reshape(e, x, shape, shape[:-1])]
+    even, odd = e.tmp("even"), e.tmp("odd")
+    e.line(f"{even}, {odd} = tl.split({reshape(e, x, shape, (*shape[:-1], k // 2, 2))})")
+    half = (*shape[:-1], k // 2)
+    return [s for pair in zip(_slices(e, even, half), _slices(e, odd, half), strict=True) for s in pair]
 
 
 # Triton 3.6 moves an operand's conversion to the dot layout (mma.sync on sm_80/sm_90) above
@@ -239,8 +276,7 @@ def small_k(e: OpEmit, a: str, b: str, acc: str, sa: tuple[int, ...], sb: tuple[
 def _f64_operands(e: OpEmit, a: str, b: str) -> tuple[str, str]:
     out = []
     for i, x in enumerate((a, b)):
-        producer = e.op.operands[i].defining_op
-        if producer is not None and producer.name not in LOADS:
+        if e.op.operands[i].defining_op is not None and not _loaded(e, i):
             x = f"{gpu_instruction(e, '_f64_fence', 'mov.b64', 'x', 'f64', pure=False)}({x})"
         out.append(x)
     return out[0], out[1]
@@ -406,9 +442,9 @@ def _mmaf_scaled_product(e: OpEmit, operands: list[str], shapes: list[tuple[int,
     # the operand's: 0.9 s, no spills, for both. Scales loaded straight from memory keep
     # their load's layout (unanchored there, 128x128x128 staged 160 KB in shared memory for
     # sm_80, where it had 33 KB).
-    if e.op.operands[3].defining_op is None or e.op.operands[3].defining_op.name not in LOADS:
+    if not _loaded(e, 3):
         sa_ = unanchored(sa_, shape_sa, len(shape_sa) - 1)
-    if e.op.operands[4].defining_op is None or e.op.operands[4].defining_op.name not in LOADS:
+    if not _loaded(e, 4):
         sb_ = unanchored(sb_, shape_sb, len(shape_sb) - 2)
     # Each scale repeated over its block of K: (.., M, nb) -> (.., M, nb, V) -> (.., M, K).
     xa, sa = e.tmp("scale_a"), to_f32(e, sa_, scale_el)

@@ -250,6 +250,54 @@ def test_small_k_products_are_fused_multiply_add_chains(el, acc, mkn, lead):
         assert not re.search(r"\bw?mma\.", k.asm["ptx"])
 
 
+def _moved_twice(name: str, shape: tuple[int, ...], el: str) -> str:
+    """Tile IR computing %{name}2 from %{name} by two permutes (a computed operand, bit for bit)."""
+    swap = [*range(len(shape) - 2), len(shape) - 1, len(shape) - 2]
+    other = tuple(shape[i] for i in swap)
+    return (f"%{name}1 = permute %{name} {swap} : {tile(shape, el)} -> {tile(other, el)}\n"
+            f"    %{name}2 = permute %{name}1 {swap} : {tile(other, el)} -> {tile(shape, el)}")  # fmt: skip
+
+
+@pytest.mark.parametrize(("el", "acc", "mkn", "lead"), SMALL_K)
+def test_small_k_products_of_computed_operands(el, acc, mkn, lead):
+    """Operands computed in the kernel: their columns and rows are taken out by tl.split
+    trees (ops_mma.small_k), bitwise as the sums of loaded ones."""
+    sa, sb, sc = shapes(*mkn, lead)
+    a, b, c = small_ints(sa, el), small_ints(sb, el), small_ints(sc, acc)
+    a.reshape(-1)[::3] = -0.0
+    inputs, outputs = [("a", sa, el), ("b", sb, el), ("c", sc, acc)], [("r", sc, acc)]
+    body = f"""{_moved_twice("a", sa, el)}
+    {_moved_twice("b", sb, el)}
+    {mma_text(el, acc, sa, sb, sc).replace("%a, %b", "%a2, %b2")}"""
+    (r,) = run_io(inputs, outputs, body, [a, b, c])
+    assert np.array_equal(r, (np.matmul(a.astype(np.float64), b.astype(np.float64)) + c).astype(r.dtype))
+    assert ("tl.split(" in source_of(io_kernel(inputs, outputs, body))) == (mkn[1] > 1)
+
+
+def test_small_k_product_of_computed_operands_costs_little():
+    """A 64x8 @ 8x64 f32 product of operands broadcast from a 64x1 tile: about the 128 fused
+    multiply-adds a thread of 8 warps owes, not the 1,948 LLVM IR instructions that sums
+    taking out each column and row cost (tileir compile --emit ops)."""
+    from compiler.lower import compile_source, lower
+    from compiler.lower.cost import op_costs
+
+    body = f"""%b = broadcast %x : {tile((64, 1), "i16")} -> {tile((64, 8), "i16")}
+    %p = permute %b [1, 0] : {tile((64, 8), "i16")} -> {tile((8, 64), "i16")}
+    %af = itof %b signed : {tile((64, 8), "i16")} -> {tile((64, 8), "f32")}
+    %bf = itof %p signed : {tile((8, 64), "i16")} -> {tile((8, 64), "f32")}
+    {mma_text("f32", "f32", (64, 8), (8, 64), (64, 64)).replace("%a, %b", "%af, %bf")}"""
+    text = io_kernel([("x", (64, 1), "i16"), ("c", (64, 64), "f32")], [("r", (64, 64), "f32")], body)
+    src = lower(text, "k", "sm_90")
+    compiled = compile_source(src, use_cache=False)
+    count = {name: n for n, _, name in op_costs(src, compiled.asm["llir"])}
+    assert count["mmaf"] <= 4 * 128 and compiled.spills == 0
+    x = RNG.integers(-3, 4, (64, 1)).astype(np.int16)
+    (r,) = run_io([("x", (64, 1), "i16"), ("c", (64, 64), "f32")], [("r", (64, 64), "f32")], body,
+                  [x, np.zeros((64, 64), np.float32)])  # fmt: skip
+    wide = np.broadcast_to(x, (64, 8)).astype(np.float64)
+    assert np.array_equal(r, wide @ wide.T)
+
+
 @pytest.mark.parametrize(("signs", "mkn", "lead"), [(("unsigned", "unsigned"), (1, 1, 1), (32,)),
                                                     (("signed", "unsigned"), (1, 2, 1), (4,)),
                                                     (("unsigned", "signed"), (16, 8, 16), ())])  # fmt: skip
