@@ -68,11 +68,15 @@ def op_costs(src: KernelSource, llir: str) -> list[tuple[int, str, str]]:
             loc = outer[loc]
         counts[line_of.get(loc)] += 1
     source_lines = src.text.splitlines()
+    # (Triton 3.9 gives the kernel's `ret` the line of its `def`: the entry's own code.)
+    define = next((n for n, text in enumerate(source_lines, 1) if text.startswith(f"def {src.name}(")), None)
     by_op: Counter[tuple[str, str]] = Counter()
     for line, n in counts.items():
         op = src.op_at(line) if line is not None else None
         if line is None:
             key = (NO_LOCATION, "")
+        elif line == define:
+            key = (f"@{src.kernel}", "entry")
         elif op is None:
             key = (f"generated line {line}", "")
         else:
