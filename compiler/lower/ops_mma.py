@@ -72,7 +72,7 @@ from . import tltypes
 from .codegen import LOADS, OpEmit
 from .ops_conversion import to_f32
 from .ops_float import gpu_instruction
-from .ops_shape import add_combine, concat, halves, reshape, shape_text
+from .ops_shape import add_combine, arange_along, concat, permute, reshape, shape_text
 from .registry import emitter
 
 _F8_TO_F16 = """@triton.jit
@@ -135,9 +135,9 @@ def _el(t: Type) -> str:
 # (AccelerateMatmul's warpsPerTileV2 for rank 3, 3.6 and 3.9) and only mma.sync: in a batch
 # smaller than the warps, several warps compute the same item, each holding all of it. So a
 # batch of one is reshaped to a 2-D dot, and a batch smaller than the warps whose items have
-# at least UNROLLED_ITEM elements is that many 2-D dots (taken apart and put back together by
-# split/join), which Triton spreads over all the warps and gives wgmma and tcgen05. Measured
-# (tileir compile, Triton 3.6, f16, 8 warps, sm_90; sm_80 alike):
+# at least UNROLLED_ITEM elements is that many 2-D dots (taken apart by tl.split, put back
+# together by concat), which Triton spreads over all the warps and gives wgmma and tcgen05.
+# Measured (tileir compile, Triton 3.6, f16, 8 warps, sm_90; sm_80 alike):
 #   2x128x32x128  batched: 256 mma.sync a thread, 32 registers, 6.8 KB of spills, 1.8 s;
 #                 2-D: 10 wgmma, 205 registers, no spills, 0.7 s
 #   1x128x64x128  batched: 512 mma.sync, 11.6 KB of spills, 2.7 s; 2-D: 7 wgmma, 0.5 s
@@ -179,25 +179,16 @@ def per_batch(e: OpEmit, count: int, product: Product) -> str:
 def unanchored(x: str, shape: tuple[int, ...], axis: int) -> str:
     """`x` (of `shape`) gathered along `axis` by an identity index: the same tile, which
     Triton's layout propagation does not carry a layout into (only its index's)."""
-    index = ["None"] * len(shape)
-    index[axis] = ":"
-    identity = f"tl.broadcast_to(tl.arange(0, {shape[axis]})[{', '.join(index)}], {shape_text(shape)})"
+    identity = f"tl.broadcast_to({arange_along(shape[axis], axis, len(shape))}, {shape_text(shape)})"
     return f"tl.gather({x}, {identity}, {axis})"
 
 
 def _batch_items(e: OpEmit, x: str, shape: tuple[int, ...], batch: int) -> list[str]:
     """The (rows, columns) tiles of `x` (of shape (..., rows, columns)), one per batch item
-    in row-major order: halved along the batch axis until one item is left in each part."""
+    in row-major order: the batch axis moved last and taken apart by `_slices`."""
     flat = (batch, *shape[-2:])
-    parts = [(reshape(e, x, shape, flat), flat)]
-    while parts[0][1][0] > 1:
-        parts = [(h, half) for y, s in parts for h, half in _pair(halves(e, y, s, 0))]
-    return [reshape(e, y, s, s[1:]) for y, s in parts]
-
-
-def _pair(split: tuple[str, str, tuple[int, ...]]) -> list[tuple[str, tuple[int, ...]]]:
-    lower, upper, shape = split
-    return [(lower, shape), (upper, shape)]
+    moved = permute(reshape(e, x, shape, flat), [1, 2, 0])
+    return _slices(e, moved, (*shape[-2:], batch))
 
 
 def small_k(e: OpEmit, a: str, b: str, acc: str, sa: tuple[int, ...], sb: tuple[int, ...], integer: bool) -> str:

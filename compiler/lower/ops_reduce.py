@@ -332,7 +332,7 @@ def _scan(e: OpEmit) -> None:
     # 3.6 gave a scanned 64x1 tile whose result fed a matrix product a layout its scan
     # lowering asserts on ("numScanBlocks * numParallelBlocks * ... == srcValues.size()",
     # ScanOpToLLVM.cpp; tests/lower/test_reduce.py); the 1-D scan compiles. (A 64x2 tile
-    # feeding a product still meets it: test_reduce.py keeps that defect.)
+    # feeding a small-K product met it too, while that product took its columns out by sums.)
     kept = [d for d, n in enumerate(shape) if n != 1 or d == dim]
     small = tuple(shape[d] for d in kept)
     scanned = outs if small == shape else [e.tmp("scanned") for _ in outs]

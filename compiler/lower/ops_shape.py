@@ -86,17 +86,11 @@ def concat(e: OpEmit, lhs: str, rhs: str, shape: tuple[int, ...], dim: int) -> t
     return reshape(e, moved, moved_shape, tuple(out)), tuple(out)
 
 
-def halves(e: OpEmit, x: str, shape: tuple[int, ...], dim: int) -> tuple[str, str, tuple[int, ...]]:
-    """(lower, upper, their shape): the two halves of `x` (of `shape`) along `dim`, the
-    inverse of `concat`: (2, n) split out of the extent 2n row-major, the axis of 2 moved
-    last, where tl.split takes it apart. Emits the two halves as temporaries."""
-    rank = len(shape)
-    half = list(shape)
-    half[dim] //= 2
-    parts = reshape(e, x, shape, (*shape[:dim], 2, half[dim], *shape[dim + 1 :]))
-    lower, upper = e.tmp("lower"), e.tmp("upper")
-    e.line(f"{lower}, {upper} = tl.split({permute(parts, [*range(dim), *range(dim + 1, rank + 1), dim])})")
-    return lower, upper, tuple(half)
+def arange_along(n: int, axis: int, rank: int) -> str:
+    """tl.arange(0, n) as the extent of `axis` of a tensor of `rank` (size 1 elsewhere)."""
+    index = ["None"] * rank
+    index[axis] = ":"
+    return f"tl.arange(0, {n})[{', '.join(index)}]"
 
 
 @emitter("broadcast")
@@ -231,9 +225,7 @@ def _extract(e: OpEmit) -> None:
             continue
         # Axis 2d summed with every slice but number idx (modulo c: an out-of-range index
         # is undefined behaviour in Tile IR) masked to 0.
-        at = ["None"] * len(shape)
-        at[2 * d] = ":"
-        pick = f"tl.arange(0, {c})[{', '.join(at)}] == ({idx} & {c - 1})"
+        pick = f"{arange_along(c, 2 * d, len(shape))} == ({idx} & {c - 1})"
         x2 = e.tmp("piece")
         e.line(f"{x2} = tl.reduce(tl.where({pick}, {x}, 0), {2 * d}, {add_combine(e)}, keep_dims=True)")
         shape[2 * d] = 1
