@@ -17,14 +17,27 @@ a `for` with unsigned comparison or bounds Triton's `range` does not take (i8, i
 Variables that only some paths assign (an `if`'s results when a branch exits early, a
 `loop`'s results) are set to zeros first: Triton requires a variable to exist before an
 `if`/`while` that assigns it conditionally.
+
+A tile a `while` loop carries enters it through `_loop_entry` (`entry_values`): Triton 3.6
+(not 3.9) fails in TritonGPURemoveLayoutConversions ("'ttg.convert_layout' op operation
+destroyed but still has uses") on a `while` whose carried tile starts in one layout and is
+given a value of another through an `if` or `where`, or through a second carried value
+(a tile made outside the loop and permuted, or reduced and broadcast: fuzz seeds 110202 and
+150068). A `for` is not affected. Under Triton before 3.9 the helper passes the start value
+through a `tl.gather` along a new axis of extent 1 by a zero index: the same tile, whose
+layout comes from the (constant) index, so that the loop's layout comes from what the loop
+assigns. Measured: 128 shuffles and no shared memory, once, for a 128x128 tile. Constants
+need none (they have no layout to hold), and pointer tiles are left alone: a gather hides
+their alignment and contiguity from Triton, which loads through them would lose.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-from ..ir.core import Block, Operation, Region
-from ..ir.types import PointerType, TokenType, Type
+from ..ir.core import Block, Operation, Region, Value
+from ..ir.types import PointerType, TileType, TokenType, Type
 from . import tltypes
 from .codegen import OpEmit
 from .registry import emitter
@@ -80,7 +93,8 @@ def _assign_all(e: OpEmit, names: list[str], values: list[str]) -> None:
     if not pairs:
         return
     targets = {n for n, _ in pairs}
-    if len(pairs) > 1 and any(v in targets for _, v in pairs):
+    # A value naming a target (itself, or inside an expression) is read before any is set.
+    if len(pairs) > 1 and any(set(re.findall(r"\w+", v)) & targets for _, v in pairs):
         temps = []
         for _, v in pairs:
             t = e.tmp("tmp")
@@ -89,6 +103,37 @@ def _assign_all(e: OpEmit, names: list[str], values: list[str]) -> None:
         pairs = [(n, t) for (n, _), t in zip(pairs, temps, strict=True)]
     for n, v in pairs:
         e.line(f"{n} = {v}")
+
+
+_LOOP_ENTRY = """# Triton before 3.9 fails on a while loop whose carried tile meets two layouts (ops_control).
+LAYOUT_DEFECT = tl.constexpr(tuple(int(v) for v in triton.__version__.split(".")[:2]) < (3, 9))
+
+
+@triton.jit
+def {name}(x):
+    # x, its layout left to the loop: gathered along a new axis of extent 1 by a zero index.
+    if LAYOUT_DEFECT:
+        y = tl.expand_dims(x, len(x.shape))
+        x = tl.reshape(tl.gather(y, tl.full(y.shape, 0, tl.int32), len(x.shape)), x.shape)
+    return x
+"""
+
+
+def entry_values(e: OpEmit, values: list[Value], exprs: list[str]) -> list[str]:
+    """The start values of a while loop's carried variables (module doc: `_loop_entry`)."""
+    out = []
+    for v, x in zip(values, exprs, strict=True):
+        t = v.type
+        op = v.defining_op
+        if (
+            isinstance(t, TileType)
+            and tltypes.shape_of(t)
+            and not isinstance(tltypes.element_of(t), PointerType)
+            and (op is None or op.mnemonic != "constant")
+        ):
+            x = f"{e.helper('_loop_entry', _LOOP_ENTRY)}({x})"
+        out.append(x)
+    return out
 
 
 def _set_flag(e: OpEmit, flag: str) -> None:
@@ -260,13 +305,14 @@ def _for(e: OpEmit) -> None:
     iv_arg = block.arguments[0]
     iv = e.name_of(iv_arg)
     carried = _carried_names(e, block, 1)
-    _assign_all(e, carried, inits)
+    counted = counted_for(e.op)
+    _assign_all(e, carried, inits if counted else entry_values(e, e.op.operands[3:], inits))
     for r, n in zip(e.op.results, carried, strict=True):
         e.cg.names[r] = n
     body_exits = _exits(e.op.regions[0], count_top=False)
     frame = LoopFrame(e.op, carried)
     unsigned = e.flag("unsignedCmp")
-    if counted_for(e.op):
+    if counted:
         # Under Triton's interpreter `range` yields Python ints: cast to the bound type
         # (a no-op when compiled, where the induction variable already has it).
         raw = e.tmp(iv + "_i")
@@ -325,7 +371,7 @@ def _for(e: OpEmit) -> None:
 def _loop(e: OpEmit) -> None:
     block = e.op.regions[0].blocks[0]
     carried = _carried_names(e, block, 0)
-    _assign_all(e, carried, e.operands)
+    _assign_all(e, carried, entry_values(e, e.op.operands, e.operands))
     results = []
     for r in e.op.results:
         if isinstance(r.type, TokenType):

@@ -7,7 +7,8 @@ elements (bits are never touched by arithmetic that could change them).
                 explicitly). To a 0-d tile: tl.reshape(x, ()) (Triton's unsplat of a one-element
                 tensor); from a 0-d tile: splat to (1,) first, since Triton reshapes only blocks.
     permute     tl.permute(x, perm): result dimension i is source dimension perm[i], which is
-                Tile IR's reading of `permutation` (NumPy's `transpose(axes)`).
+                Tile IR's reading of `permutation` (NumPy's `transpose(axes)`). A permute that
+                moves only extents of 1 is a reshape.
     cat         Tile shapes are powers of two, so both parts have the same shape. Triton's
                 tl.cat may reorder elements (3.6 implements only can_reorder=True), so the
                 concatenation is built from order-preserving ops: tl.join(lhs, rhs) adds a
@@ -162,6 +163,11 @@ def _permute(e: OpEmit) -> None:
         e.alias(x)
         return
     shape = _shape(e.operand_types[0])
+    if [d for d in perm if shape[d] != 1] == [d for d in range(len(shape)) if shape[d] != 1]:
+        # Only extents of 1 move: row-major order is unchanged, a reshape. No tl.permute,
+        # whose layout change Triton must then undo (fuzz seed 150068: a 1x1x1 permute).
+        e.assign(reshape(e, x, shape, tuple(shape[d] for d in perm)))
+        return
     if math.prod(shape) <= SMALL_PERMUTE and enclosing_loop(e.op) is not None:
         expr = _gathered_permute(e, x, e.operand_types[0], shape, perm)
     e.assign(expr)

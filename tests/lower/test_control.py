@@ -384,12 +384,11 @@ def test_a_loop_whose_loads_are_dead_meets_a_triton_defect() -> None:
 
 # A `loop` that leaves by `break` with its iter value, whose body reduces a loop-invariant
 # tile (a broadcast of the value an atomic exchange returned, which is also the iter value's
-# start): Triton 3.6 fails in TritonGPURemoveLayoutConversions ("'ttg.convert_layout' op
+# start): Triton 3.6 failed in TritonGPURemoveLayoutConversions ("'ttg.convert_layout' op
 # operation destroyed but still has uses") for every target; 3.9 compiles it. Found by an aimed
 # fuzz campaign (seed 110202 of --weight mma=10 --weight mma_scaled=5, --compile sm_80; cut
-# down by tests/lower/reduce.py --until compile-error, its unused parameters dropped). A Triton
-# defect, reported as the clean diagnostic every Triton failure becomes; the same kernel runs
-# under Triton's interpreter. If a Triton version compiles it, this test says so.
+# down by tests/lower/reduce.py --until compile-error, its unused parameters dropped). The
+# start value now enters the loop through `_loop_entry` (ops_control), and Triton 3.6 compiles it.
 BREAK_WITH_AN_INVARIANT_REDUCE = """cuda_tile.module @m {
   entry @k(%x2_ptr: tile<ptr<f64>>, %o1_ptr: tile<ptr<f64>>, %o1_e0: tile<i32>, %a0_ptr: tile<ptr<f64>>) {
     %tok = make_token : token
@@ -447,13 +446,73 @@ BREAK_WITH_AN_INVARIANT_REDUCE = """cuda_tile.module @m {
 """  # noqa: E501
 
 
-def test_a_breaking_loop_reducing_an_invariant_meets_a_triton_defect() -> None:
+def test_a_breaking_loop_reducing_an_invariant() -> None:
     x = np.array([5.0, 7.0, 9.0, 11.0])
     a = np.array([1.0, 2.0, 3.0, 4.0])
-    if TRITON_INTERPRETED:  # (a GPU run would meet the defect)
-        cpu, _ = run_both(BREAK_WITH_AN_INVARIANT_REDUCE, "k", 1, [x, np.zeros(2), 2, a])
-        # Elements 1 and 0 of a swapped for x[0:2]; the loop breaks with the old values at its
-        # second trip, so the output is old / old.
-        assert cpu[1].tolist() == [1.0, 1.0] and cpu[3].tolist() == [7.0, 5.0, 3.0, 4.0]
-    for arch in ("sm_80", "sm_90", "sm_100"):
-        compile_meets_triton_36_defect(BREAK_WITH_AN_INVARIANT_REDUCE, arch)
+    cpu, _ = run_both(BREAK_WITH_AN_INVARIANT_REDUCE, "k", 1, [x, np.zeros(2), 2, a])
+    # Elements 1 and 0 of a swapped for x[0:2]; the loop breaks with the old values at its
+    # second trip, so the output is old / old.
+    assert cpu[1].tolist() == [1.0, 1.0] and cpu[3].tolist() == [7.0, 5.0, 3.0, 4.0]
+    assert "_loop_entry(v21)" in source_of(BREAK_WITH_AN_INVARIANT_REDUCE)
+    for k in compile_for(BREAK_WITH_AN_INVARIANT_REDUCE, "k"):
+        assert k.spills == 0
+
+
+def _permuted_into_a_loop(shape: tuple[int, int], start: str) -> str:
+    """A `loop` carrying a loaded (or constant) tile that an `if` replaces by the tile
+    transposed (made before the loop) on odd trips, or by the minimum of the two, and that
+    leaves by `break` after 3 trips: fuzz seed 150068 of --weight loop=5 --weight
+    while_loop=5 --weight branch=5 --weight early_return=3, cut down and grown from 1x1x1.
+    Triton 3.6 failed on it in TritonGPURemoveLayoutConversions before `_loop_entry`."""
+    m, n = shape
+    t = f"tile<{m}x{n}xi32>"
+    view = f"partition_view<tile=({m}x{n}), tensor_view<{m}x{n}xi32, strides=[{n},1]>>"
+    # The loaded tile itself (a computed start, even x + x, did not meet the defect).
+    first = {"loaded": f"%acc0 = permute %x [0, 1] : {t} -> {t}", "constant": f"%acc0 = constant <i32: 7> : {t}"}[start]
+    return f"""cuda_tile.module @m {{
+  entry @k(%xp: tile<ptr<i32>>, %op: tile<ptr<i32>>) {{
+    %xt = make_tensor_view %xp, shape = [{m}, {n}], strides = [{n}, 1] : tensor_view<{m}x{n}xi32, strides=[{n},1]>
+    %xv = make_partition_view %xt : {view}
+    %ot = make_tensor_view %op, shape = [{m}, {n}], strides = [{n}, 1] : tensor_view<{m}x{n}xi32, strides=[{n},1]>
+    %ov = make_partition_view %ot : {view}
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %c2 = constant <i32: 2> : tile<i32>
+    %c3 = constant <i32: 3> : tile<i32>
+    %x, %t0 = load_view_tko weak %xv[%c0, %c0] : {view}, tile<i32>, tile<i32> -> {t}, token
+    {first}
+    %xt2 = permute %x [1, 0] : {t} -> {t}
+    %r = loop iter_values(%i = %c0, %acc = %acc0) : tile<i32>, {t} -> {t} {{
+      %done = cmpi greater_than_or_equal %i, %c3, signed : tile<i32> -> tile<i1>
+      if %done {{
+        break %acc : {t}
+      }}
+      %odd = remi %i, %c2 signed : tile<i32>
+      %is_odd = cmpi equal %odd, %c1, signed : tile<i32> -> tile<i1>
+      %next = if %is_odd -> ({t}) {{
+        yield %xt2 : {t}
+      }} else {{
+        %low = mini %acc, %xt2 signed : {t}
+        yield %low : {t}
+      }}
+      %i1 = addi %i, %c1 : tile<i32>
+      continue %i1, %next : tile<i32>, {t}
+    }}
+    %t1 = store_view_tko weak %r, %ov[%c0, %c0] : {t}, {view}, tile<i32>, tile<i32> -> token
+    return
+  }}
+}}
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (16, 16), (64, 64)])
+def test_a_loop_carrying_a_tile_transposed_outside_it(shape: tuple[int, int]) -> None:
+    text = _permuted_into_a_loop(shape, "loaded")
+    x = np.random.default_rng(5).integers(-50, 50, size=shape, dtype=np.int32)
+    cpu, _ = run_both(text, "k", 1, [x, np.zeros(shape, np.int32)])
+    # Trips 0, 1, 2: min(x, x^T), then x^T, then min(x^T, x^T).
+    assert np.array_equal(cpu[1], x.T)
+    for k in compile_for(text, "k"):
+        assert k.spills == 0
+    # A constant start has no layout to hold: it enters the loop as it is.
+    assert "_loop_entry(" not in source_of(_permuted_into_a_loop(shape, "constant"))

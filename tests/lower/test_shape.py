@@ -191,6 +191,22 @@ def test_permute(shape, perm):
     assert np.array_equal(r, np.transpose(x, perm))
 
 
+@pytest.mark.parametrize(("shape", "perm"), [((1, 1, 1), (1, 2, 0)), ((4, 1, 8), (1, 0, 2)), ((1, 16), (1, 0))])
+def test_a_permute_moving_only_extents_of_one_is_a_reshape(shape, perm):
+    """Row-major order is the same before and after: no tl.permute (whose layout change made
+    Triton 3.6 fail on a loop carrying a 1x1x1 tile, fuzz seed 150068)."""
+    x = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape) - 100
+    out = tuple(shape[p] for p in perm)
+    body = f"%r = permute %x [{', '.join(map(str, perm))}] : {tile(shape, 'i64')} -> {tile(out, 'i64')}"
+    (r,) = run_io([("x", shape, "i64")], [("r", out, "i64")], body, [x])
+    assert np.array_equal(r, np.transpose(x, perm))
+    text = io_kernel([("x", shape, "i64")], [("r", out, "i64")], body)
+    assert "tl.permute" not in source_of(text)
+    # One that moves an extent above 1 past another stays a permute.
+    moving = f"%r = permute %x [1, 0] : {tile((2, 4), 'i64')} -> {tile((4, 2), 'i64')}"
+    assert "tl.permute" in source_of(io_kernel([("x", (2, 4), "i64")], [("r", (4, 2), "i64")], moving))
+
+
 LOOP_PERMUTE = """cuda_tile.module @m {{
   entry @k(%xp: tile<ptr<{el}>>, %yp: tile<ptr<{el}>>, %n: tile<i32>) {{
     %tok = make_token : token
