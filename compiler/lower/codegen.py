@@ -130,6 +130,11 @@ class Param:
     module_global: bool = False
 
 
+# The generated module's constexpr: True where Triton is older than 3.9. Helpers that work
+# around Triton 3.6's defects test it, so the source is the same for every Triton.
+BEFORE_3_9 = "TRITON_BEFORE_3_9"
+
+
 @dataclass(slots=True)
 class KernelSource:
     """The generated Triton module of one kernel."""
@@ -348,6 +353,11 @@ class Codegen:
             # Whether this module runs under Triton's interpreter (module doc: GPU-only fast paths).
             header[2:2] = ["import os"]
             header[-1:-1] = ["", "INTERPRETED = tl.constexpr(os.environ.get('TRITON_INTERPRET', '0') == '1')"]
+        if any(BEFORE_3_9 in src for src in self.helpers.values()):
+            # Whether the code works around defects of Triton 3.6 that 3.9 has not (ops_control).
+            header[-1:-1] = [
+                f"{BEFORE_3_9} = tl.constexpr(tuple(int(v) for v in triton.__version__.split('.')[:2]) < (3, 9))"
+            ]
         for src in self.helpers.values():
             header += ["", *src.rstrip().split("\n"), ""]
         header += [""]

@@ -18,17 +18,29 @@ Variables that only some paths assign (an `if`'s results when a branch exits ear
 `loop`'s results) are set to zeros first: Triton requires a variable to exist before an
 `if`/`while` that assigns it conditionally.
 
+Two helpers work around defects of Triton 3.6 that 3.9 has not; under Triton 3.9 and newer
+(the module's TRITON_BEFORE_3_9 constexpr) they are the identity.
+
+The condition of an `if` that loads, stores or runs an atomic, or that returns, or that leaves
+a loop whose body does one of those, passes through `_branch`, a `mov` in inline PTX: Triton
+3.6 fails an assertion in TritonGPUCoalesce ('idx < size()') on a load or store in a branch
+that its dataflow analysis proves never taken (the else of `x >= x`; a loop body after a
+`break` that always happens at the first trip: fuzz seed 151085 and test_control's
+DEAD_LOOP_LOAD), which it leaves without the alignment facts Coalesce asks for. It cannot see
+into the `mov`, so both branches stay live. Other `if`s keep their plain condition: an opaque
+`break` condition in a loop carrying 64x64 tiles cost 2 registers and 8 bytes of spills.
+
 A tile a `while` loop carries enters it through `_loop_entry` (`entry_values`): Triton 3.6
 (not 3.9) fails in TritonGPURemoveLayoutConversions ("'ttg.convert_layout' op operation
 destroyed but still has uses") on a `while` whose carried tile starts in one layout and is
 given a value of another through an `if` or `where`, or through a second carried value
 (a tile made outside the loop and permuted, or reduced and broadcast: fuzz seeds 110202 and
-150068). A `for` is not affected. Under Triton before 3.9 the helper passes the start value
-through a `tl.gather` along a new axis of extent 1 by a zero index: the same tile, whose
-layout comes from the (constant) index, so that the loop's layout comes from what the loop
-assigns. Measured: 128 shuffles and no shared memory, once, for a 128x128 tile. Constants
-need none (they have no layout to hold), and pointer tiles are left alone: a gather hides
-their alignment and contiguity from Triton, which loads through them would lose.
+150068). A `for` is not affected. The helper passes the start value through a `tl.gather`
+along a new axis of extent 1 by a zero index: the same tile, whose layout comes from the
+(constant) index, so that the loop's layout comes from what the loop assigns. Measured: 128
+shuffles and no shared memory, once, for a 128x128 tile. Constants need none (they have no
+layout to hold), and pointer tiles are left alone: a gather hides their alignment and
+contiguity from Triton, which loads through them would lose.
 """
 
 from __future__ import annotations
@@ -39,7 +51,7 @@ from dataclasses import dataclass, field
 from ..ir.core import Block, Operation, Region, Value
 from ..ir.types import PointerType, TileType, TokenType, Type
 from . import tltypes
-from .codegen import OpEmit
+from .codegen import BEFORE_3_9, GPU_ONLY, OpEmit
 from .registry import emitter
 
 _EXITS = {"cuda_tile.break", "cuda_tile.continue", "cuda_tile.return"}
@@ -53,6 +65,8 @@ class LoopFrame:
     results: list[str] = field(default_factory=list)
     brk: str | None = None
     cnt: str | None = None
+    # (line, condition) of each `if` in the body that leaves by `break` or `continue`
+    exit_ifs: list[tuple[int, str]] = field(default_factory=list)
 
     def flags(self) -> list[str]:
         return [f for f in (self.brk, self.cnt) if f is not None]
@@ -105,17 +119,26 @@ def _assign_all(e: OpEmit, names: list[str], values: list[str]) -> None:
         e.line(f"{n} = {v}")
 
 
-_LOOP_ENTRY = """# Triton before 3.9 fails on a while loop whose carried tile meets two layouts (ops_control).
-LAYOUT_DEFECT = tl.constexpr(tuple(int(v) for v in triton.__version__.split(".")[:2]) < (3, 9))
-
-
-@triton.jit
-def {name}(x):
-    # x, its layout left to the loop: gathered along a new axis of extent 1 by a zero index.
-    if LAYOUT_DEFECT:
+_LOOP_ENTRY = f"""@triton.jit
+def {{name}}(x):
+    # x, its layout left to the loop (ops_control): gathered along a new axis of 1 by a zero index.
+    if {BEFORE_3_9}:
         y = tl.expand_dims(x, len(x.shape))
         x = tl.reshape(tl.gather(y, tl.full(y.shape, 0, tl.int32), len(x.shape)), x.shape)
     return x
+"""
+
+_BRANCH = f"""@triton.jit
+def {{name}}(x):
+    # An if's condition, through a mov Triton's analyses cannot see into (ops_control).
+    if INTERPRETED:
+        out = x
+    elif {BEFORE_3_9}:
+        y = x.to(tl.int32)
+        out = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [y], tl.int32, True, 1) != 0  {GPU_ONLY}
+    else:
+        out = x
+    return out
 """
 
 
@@ -194,12 +217,33 @@ def _if(e: OpEmit) -> bool:
         for name, r in zip(results, e.op.results, strict=True):
             if name != "None":
                 e.line(f"{name} = {zeros(r.type)}")
+    head = len(e.cg.lines)
     e.line(f"if {cond}:")
     e.emit_region(e.op.regions[0])
     if len(e.op.regions) > 1 and e.op.regions[1].blocks and e.op.regions[1].blocks[0].ops:
         e.line("else:")
         e.emit_region(e.op.regions[1])
+    if "return" in exits or _touches_memory(e, e.cg.lines[head + 1 :]):
+        opaque_branch(e, head, cond)
+    elif exits:  # what may become dead is the rest of the loop's body: _loop_body decides
+        e.cg.loops[-1].exit_ifs.append((head, cond))
     return bool(exits)
+
+
+def opaque_branch(e: OpEmit, line: int, cond: str) -> None:
+    """The `if` written at `line` tests `_branch(cond)` (module doc)."""
+    e.cg.lines[line] = e.cg.lines[line].replace(f"if {cond}:", f"if {e.helper('_branch', _BRANCH)}({cond}):", 1)
+
+
+_MEMORY = re.compile(r"\btl\.(load|store|atomic_\w+)\(")
+
+
+def _touches_memory(e: OpEmit, lines: list[str]) -> bool:
+    """Whether `lines` (or a helper they call) load, store or run an atomic (module doc: `_branch`)."""
+    text = "\n".join(lines)
+    return bool(_MEMORY.search(text)) or any(
+        _MEMORY.search(source) and re.search(rf"\b{name}\(", text) for name, source in e.cg.helpers.items()
+    )
 
 
 @emitter("yield")
@@ -278,6 +322,9 @@ def _loop_body(e: OpEmit, frame: LoopFrame, block: Block, body_exits: set[str]) 
     e.cg.emit_block(block)
     if len(e.cg.lines) == before:
         e.line("pass")
+    if frame.exit_ifs and _touches_memory(e, e.cg.lines[before:]):
+        for line, cond in frame.exit_ifs:
+            opaque_branch(e, line, cond)
     e.cg.indent -= 1
     e.cg.loops.pop()
 

@@ -187,19 +187,32 @@ def triton_version() -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def compile_meets_triton_36_defect(text: str, arch: str) -> None:
-    """A kernel that Triton 3.6 (CI's, and the GPU machines') fails to compile: refused with
-    the one diagnostic every Triton failure becomes. Triton 3.9 compiles it, so there the
-    cubin must come; versions between were not checked."""
-    from compiler.lower import LowerError
+def without_workarounds(src: Any) -> Any:
+    """`src` (a KernelSource) with its workarounds of Triton 3.6's defects turned off (the
+    generated module's TRITON_BEFORE_3_9 set to False: compiler/lower/ops_control), line
+    numbers kept: a kernel Triton 3.6 then really fails on, for the paths a failure takes."""
+    import dataclasses
+
+    from compiler.lower.codegen import BEFORE_3_9
+
+    line = next(ln for ln in src.text.splitlines() if ln.startswith(f"{BEFORE_3_9} = "))
+    return dataclasses.replace(src, text=src.text.replace(line, f"{BEFORE_3_9} = tl.constexpr(False)"))
+
+
+def triton_36_fails_without_workarounds(text: str, arch: str, where: str) -> None:
+    """Triton 3.6 (CI's, and the GPU machines') fails in pass `where` on `text`'s kernel when
+    the workarounds are off: the defect they avoid is still there, and they are what makes
+    the kernel compile. Triton 3.9 compiles it either way; versions between were not checked."""
+    from compiler.lower import LowerError, lower
+    from compiler.lower.build import compile_source
 
     version = triton_version()
+    src = without_workarounds(lower(load_module(text), "k", arch))
     if version >= (3, 9):
-        (k,) = compile_for(text, "k", arches=(arch,))
-        assert k.cubin
+        assert compile_source(src, use_cache=False).cubin
     elif version <= (3, 6):
-        with pytest.raises(LowerError, match=r"^error: Triton could not compile the lowered kernel \(RuntimeError"):
-            compile_for(text, "k", arches=(arch,))
+        with pytest.raises(LowerError, match=rf"Triton could not compile the lowered kernel .*; in {where}"):
+            compile_source(src, use_cache=False)
     else:
         pytest.skip(f"whether Triton {version} has the defect was not checked (3.6 has it, 3.9 not)")
 

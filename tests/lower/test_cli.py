@@ -420,11 +420,27 @@ def test_a_triton_failure_is_an_internal_error_and_its_prints_stay_off_stdout(
     assert status == 3 and out == "" and "a reproducer Triton prints on stdout" in err
 
 
+# tileir compile with the lowering's workarounds of Triton 3.6's defects off (tests/lower/
+# harness.py, without_workarounds): a real Triton failure on a kernel of ours.
+WITHOUT_WORKAROUNDS = """
+import sys
+from compiler.cli import run
+from compiler.lower import build
+from tests.lower.harness import without_workarounds
+
+real = build.import_kernel
+build.import_kernel = lambda src, interpret=False: real(without_workarounds(src), interpret)
+sys.argv[0] = "tileir"
+run()
+"""
+
+
 def test_a_triton_crash_is_one_line_naming_the_pass_and_its_report(tmp_path: Path) -> None:
-    """Triton 3.6 fails an assertion in TritonGPUCoalesce on a kernel of ours (its defect, kept
-    by test_control.py). Its C++ side writes the assertion, MLIR's errors and the whole module
-    as a reproducer on file descriptor 2: none of that stands before the diagnostic now; the
-    one line names the pass and the assertion, and a file named there keeps the report."""
+    """Triton 3.6 fails an assertion in TritonGPUCoalesce on a kernel of ours with the
+    workaround of that defect off (test_control.py's DEAD_LOOP_LOAD). Its C++ side writes the
+    assertion, MLIR's errors and the whole module as a reproducer on file descriptor 2: none of
+    that stands before the diagnostic; the one line names the pass and the assertion, and a
+    file named there keeps the report."""
     from tests.lower.harness import triton_version
     from tests.lower.test_control import DEAD_LOOP_LOAD
 
@@ -433,7 +449,7 @@ def test_a_triton_crash_is_one_line_naming_the_pass_and_its_report(tmp_path: Pat
     path = tmp_path / "dead.tileir"
     path.write_text(DEAD_LOOP_LOAD)
     done = subprocess.run(
-        [sys.executable, "-m", "compiler", "compile", str(path), "--no-cache", "--emit", "ptx"],
+        [sys.executable, "-c", WITHOUT_WORKAROUNDS, "compile", str(path), "--no-cache", "--emit", "ptx"],
         capture_output=True, text=True, cwd=REPO, timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)},
     )  # fmt: skip
     assert done.returncode == 3 and done.stdout == ""
@@ -513,10 +529,11 @@ def test_a_triton_crash_is_a_diagnostic_not_the_end_of_tileir(tmp_path: Path, cr
 def test_without_a_child_process_the_compile_runs_on_a_thread_with_stderr_read(tmp_path, monkeypatch) -> None:
     """Where it does not fork (a language server, a notebook kernel: they run threads), the
     compile runs on a thread of its own and what Triton's C++ side writes on fd 2 is read
-    all the same: Triton 3.6's assertion in TritonGPUCoalesce, named in the one line."""
+    all the same: Triton 3.6's assertion in TritonGPUCoalesce (the workaround off), named in
+    the one line."""
     from compiler.lower import LowerError, lower
     from compiler.lower.build import compile_source
-    from tests.lower.harness import triton_version
+    from tests.lower.harness import triton_version, without_workarounds
     from tests.lower.test_control import DEAD_LOOP_LOAD
 
     if triton_version() > (3, 6):
@@ -525,7 +542,7 @@ def test_without_a_child_process_the_compile_runs_on_a_thread_with_stderr_read(t
     monkeypatch.setattr(tempfile, "tempdir", None)  # (tempfile reads TMPDIR once)
     module = load_module(DEAD_LOOP_LOAD)
     with pytest.raises(LowerError) as caught:
-        compile_source(lower(module, None, "sm_90"), use_cache=False)  # isolate=False: the thread
+        compile_source(without_workarounds(lower(module, None, "sm_90")), use_cache=False)  # isolate=False: the thread
     assert "in TritonGPUCoalesce; assertion 'idx < size()' failed" in caught.value.message
     assert str(tmp_path) in caught.value.message
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import ON_GPU, TRITON_INTERPRETED, compile_for, compile_meets_triton_36_defect, run_both, source_of
+from .harness import ON_GPU, compile_for, run_both, source_of, triton_36_fails_without_workarounds
 
 BLOCKS = 12
 _NP = {"i32": np.int32, "f32": np.float32, "i1": np.bool_, "i64": np.int64, "i8": np.int8}
@@ -340,10 +340,9 @@ def test_an_unsigned_i64_loop_ends_where_its_next_value_passes_2_to_the_64():
 
 # A `loop` that always leaves at its first `break`, whose body loads through pointers computed
 # from its iter value: Triton 3.6 proves the load dead (range analysis: i starts at 0 and only
-# grows past the break) and then fails in its TritonGPUCoalesce pass on it (an `idx < size()`
-# assertion inside LLVM's SmallVector). A Triton defect, reported as the clean diagnostic every
-# Triton failure becomes; the same kernel runs under Triton's interpreter. Found by
-# tests/lower/fuzz.py; if a Triton version compiles it, this test says so.
+# grows past the break) and then failed in its TritonGPUCoalesce pass on it (an `idx < size()`
+# assertion inside LLVM's SmallVector). Found by tests/lower/fuzz.py. The `if`'s condition now
+# passes through `_branch` (ops_control), which Triton's analysis cannot see into.
 DEAD_LOOP_LOAD = """cuda_tile.module @m {
   entry @k(%x: tile<ptr<i64>>, %g: tile<ptr<i64>>, %o: tile<ptr<i64>>) {
     %tv = make_tensor_view %x, shape = [16], strides = [1] : tensor_view<16xi64, strides=[1]>
@@ -374,12 +373,45 @@ DEAD_LOOP_LOAD = """cuda_tile.module @m {
 """  # noqa: E501
 
 
-def test_a_loop_whose_loads_are_dead_meets_a_triton_defect() -> None:
+def test_a_loop_whose_loads_are_dead() -> None:
     x = np.arange(16, dtype=np.int64)
-    if TRITON_INTERPRETED:  # (a GPU run would meet the defect)
-        cpu, _ = run_both(DEAD_LOOP_LOAD, "k", 1, [x, np.zeros(163, np.int64), np.zeros(16, np.int64)])
-        assert np.array_equal(cpu[2], x)
-    compile_meets_triton_36_defect(DEAD_LOOP_LOAD, "sm_90")
+    cpu, _ = run_both(DEAD_LOOP_LOAD, "k", 1, [x, np.zeros(163, np.int64), np.zeros(16, np.int64)])
+    assert np.array_equal(cpu[2], x)
+    for k in compile_for(DEAD_LOOP_LOAD, "k"):
+        assert k.spills == 0
+    triton_36_fails_without_workarounds(DEAD_LOOP_LOAD, "sm_90", "TritonGPUCoalesce")
+
+
+# A store in the `else` of `x >= x` (unsigned): Triton folds the comparison, its analysis
+# marks the branch dead, and Triton 3.6 failed in TritonGPUCoalesce as above (fuzz seed 151085
+# of the campaign aimed at control flow, --compile sm_100, cut down).
+DEAD_BRANCH_STORE = """cuda_tile.module @m {
+  entry @k(%o: tile<ptr<i32>>, %a: tile<i32>) {
+    %ot = make_tensor_view %o, shape = [16], strides = [1] : tensor_view<16xi32, strides=[1]>
+    %ov = make_partition_view %ot : partition_view<tile=(16), tensor_view<16xi32, strides=[1]>>
+    %c0 = constant <i32: 0> : tile<i32>
+    %same = cmpi greater_than_or_equal %a, %a, unsigned : tile<i32> -> tile<i1>
+    if %same {
+      %one = constant <i32: 1> : tile<16xi32>
+      %t1 = store_view_tko weak %one, %ov[%c0] : tile<16xi32>, partition_view<tile=(16), tensor_view<16xi32, strides=[1]>>, tile<i32> -> token
+      yield
+    } else {
+      %v = iota : tile<16xi32>
+      %t2 = store_view_tko weak %v, %ov[%c0] : tile<16xi32>, partition_view<tile=(16), tensor_view<16xi32, strides=[1]>>, tile<i32> -> token
+      yield
+    }
+    return
+  }
+}
+"""  # noqa: E501
+
+
+def test_a_branch_that_is_never_taken_stores_nothing() -> None:
+    cpu, _ = run_both(DEAD_BRANCH_STORE, "k", 1, [np.zeros(16, np.int32), 7])
+    assert cpu[0].tolist() == [1] * 16
+    for k in compile_for(DEAD_BRANCH_STORE, "k"):
+        assert k.spills == 0
+    triton_36_fails_without_workarounds(DEAD_BRANCH_STORE, "sm_90", "TritonGPUCoalesce")
 
 
 # A `loop` that leaves by `break` with its iter value, whose body reduces a loop-invariant
@@ -456,6 +488,7 @@ def test_a_breaking_loop_reducing_an_invariant() -> None:
     assert "_loop_entry(v21)" in source_of(BREAK_WITH_AN_INVARIANT_REDUCE)
     for k in compile_for(BREAK_WITH_AN_INVARIANT_REDUCE, "k"):
         assert k.spills == 0
+    triton_36_fails_without_workarounds(BREAK_WITH_AN_INVARIANT_REDUCE, "sm_80", "TritonGPURemoveLayoutConversions")
 
 
 def _permuted_into_a_loop(shape: tuple[int, int], start: str) -> str:
@@ -514,5 +547,7 @@ def test_a_loop_carrying_a_tile_transposed_outside_it(shape: tuple[int, int]) ->
     assert np.array_equal(cpu[1], x.T)
     for k in compile_for(text, "k"):
         assert k.spills == 0
+    if shape == (16, 16):
+        triton_36_fails_without_workarounds(text, "sm_90", "TritonGPURemoveLayoutConversions")
     # A constant start has no layout to hold: it enters the loop as it is.
     assert "_loop_entry(" not in source_of(_permuted_into_a_loop(shape, "constant"))
