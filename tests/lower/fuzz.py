@@ -519,16 +519,17 @@ class Gen:
         )
         return True
 
-    def while_loop(self) -> bool:
-        """A `loop` counting to a trip count and leaving by `break`."""
+    def while_loop(self, trips: int | None = None) -> bool:
+        """A `loop` counting to a trip count (`trips`, else drawn) and leaving by `break`."""
         a = self.pick(lambda v: v.elem in INTS + FLOATS)
         if a is None:
             return False
         c0, c1 = self.const((), "i32", 0), self.const((), "i32", 1)
-        # (at least one trip: Triton 3.6 failed on the loads of a loop that always leaves at
-        # once, test_control.py's DEAD_LOOP_LOAD, before ops_control's `_branch`; kept so
-        # that the seeds of earlier campaigns still name the same kernels)
-        ub = self.trip_count(least=1)
+        # (drawn: at least one trip. Triton 3.6 failed on the loads of a loop that always
+        # leaves at once, test_control.py's DEAD_LOOP_LOAD, before ops_control's `_branch`;
+        # kept so that the seeds of earlier campaigns still name the same kernels, and
+        # `dead_code` draws such loops)
+        ub = self.trip_count(least=1) if trips is None else self.const((), "i32", trips)
         i, acc = self.fresh((), "i32", "i"), self.fresh(a.shape, a.elem, "acc")
         done, i1 = self.fresh((), "i1"), self.fresh((), "i32")
         body, own = self.region([acc], self.rng.randint(1, 3))
@@ -551,14 +552,19 @@ class Gen:
         )
         return True
 
-    def branch(self) -> bool:
-        """An `if` whose arms run random ops and yield a value of one type."""
+    def branch(self, never_else: bool = False) -> bool:
+        """An `if` whose arms run random ops and yield a value of one type (`never_else`: on
+        `bx >= bx`, unsigned, which Triton folds to true)."""
         a = self.pick(lambda v: v.elem in INTS + FLOATS)
         if a is None:
             return False
-        c = self.pick(lambda v: v.shape == () and v.elem == "i1")
-        if c is None or self.rng.random() < 0.5:  # blocks take different arms
-            c = self.block_condition()
+        if never_else:
+            c = self.fresh((), "i1")
+            self.emit(f"{c.name} = cmpi greater_than_or_equal %bx, %bx, unsigned : tile<i32> -> tile<i1>", keep=False)
+        else:
+            c = self.pick(lambda v: v.shape == () and v.elem == "i1")
+            if c is None or self.rng.random() < 0.5:  # blocks take different arms
+                c = self.block_condition()
         arms = []
         for _ in range(2):
             body, own = self.region([], self.rng.randint(0, 3))
@@ -567,6 +573,15 @@ class Gen:
         out = self.fresh(a.shape, a.elem)
         self.emit(f"{out.name} = if {c.name} -> ({a.type}) {{\n{arms[0]}\n}} else {{\n{arms[1]}\n}}", out, op="if")
         return True
+
+    def dead_code(self) -> bool:
+        """Code that Triton can prove never runs, random ops (loads and stores among them)
+        inside: a `loop` that leaves at its first trip, or the `else` of an `if` on `bx >= bx`
+        (ops_control's `_branch`). Drawn only when weighted (its default is 0, which keeps
+        earlier seeds' kernels)."""
+        if self.depth > 2:
+            return False
+        return self.while_loop(trips=0) if self.rng.random() < 0.5 else self.branch(never_else=True)
 
     def early_return(self) -> bool:
         """One tile block returns here: its later stores do not happen."""
@@ -1075,6 +1090,7 @@ class Gen:
         "grid_size": 0.5,
         "pack": 1,
         "shape_query": 0.7,
+        "dead_code": 0,  # last, at 0: the draws of earlier campaigns' seeds stay the same
     }
 
 
