@@ -40,8 +40,11 @@ along a new axis of extent 1 by a zero index: the same tile, whose layout comes 
 (constant) index, so that the loop's layout comes from what the loop assigns. Measured: 128
 shuffles and no shared memory, once, for a 128x128 tile, where an identity index along an
 existing axis (ops_mma.unanchored, better for its case) takes 512 and 2 KB. Constants need none (they have no
-layout to hold), and pointer tiles are left alone: a gather hides their alignment and
-contiguity from Triton, which loads through them would lose.
+layout to hold). Nor do pointer tiles computed from parameters alone (by `offset`): a gather
+would hide their alignment and contiguity from Triton, which loads through them would lose,
+and they bring no load's layout into the loop (a loop carrying such a 16x16 tile, given its
+transpose through an `if`, compiled). A pointer tile computed from loaded values (`int_to_ptr`
+of a loaded tile: Triton 3.6 failed on that loop too) has no such facts to lose and does.
 """
 
 from __future__ import annotations
@@ -152,12 +155,31 @@ def entry_values(e: OpEmit, values: list[Value], exprs: list[str]) -> list[str]:
         if (
             isinstance(t, TileType)
             and tltypes.shape_of(t)
-            and not isinstance(tltypes.element_of(t), PointerType)
             and (op is None or op.mnemonic != "constant")
+            and (not isinstance(tltypes.element_of(t), PointerType) or _loaded(v))
         ):
             x = f"{e.helper('_loop_entry', _LOOP_ENTRY)}({x})"
         out.append(x)
     return out
+
+
+_LOADS = {"cuda_tile.load_ptr_tko", "cuda_tile.load_view_tko", "cuda_tile.atomic_rmw_tko", "cuda_tile.atomic_cas_tko"}
+
+
+def _loaded(v: Value) -> bool:
+    """Whether `v` is computed from values read from memory (as `int_to_ptr` of loaded
+    integers): a pointer tile made by `offset` from parameters is not."""
+    seen: set[int] = set()
+    todo = [v]
+    while todo:
+        op = todo.pop().defining_op
+        if op is None or id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.name in _LOADS:
+            return True
+        todo.extend(op.operands)
+    return False
 
 
 def _set_flag(e: OpEmit, flag: str) -> None:

@@ -538,6 +538,72 @@ def _permuted_into_a_loop(shape: tuple[int, int], start: str) -> str:
 """  # noqa: E501
 
 
+# A `loop` carrying a tile of pointers made from loaded integers (int_to_ptr of base + 4 x a
+# loaded index), given its transpose through an `if` on odd trips: the pointer form of the
+# layout defect above (Triton 3.6: "DenseMap::at failed" in TritonGPURemoveLayoutConversions).
+LOOP_OF_LOADED_POINTERS = """cuda_tile.module @m {
+  entry @k(%xp: tile<ptr<i32>>, %ip: tile<ptr<i64>>, %op: tile<ptr<i32>>) {
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %c2 = constant <i32: 2> : tile<i32>
+    %c3 = constant <i32: 3> : tile<i32>
+    %io = iota : tile<256xi32>
+    %ix = reshape %io : tile<256xi32> -> tile<16x16xi32>
+    %i0 = reshape %ip : tile<ptr<i64>> -> tile<1x1xptr<i64>>
+    %ib = broadcast %i0 : tile<1x1xptr<i64>> -> tile<16x16xptr<i64>>
+    %ia = offset %ib, %ix : tile<16x16xptr<i64>>, tile<16x16xi32> -> tile<16x16xptr<i64>>
+    %idx, %t0 = load_ptr_tko weak %ia : tile<16x16xptr<i64>> -> tile<16x16xi64>, token
+    %base = ptr_to_int %xp : tile<ptr<i32>> -> tile<i64>
+    %b1 = reshape %base : tile<i64> -> tile<1x1xi64>
+    %bb = broadcast %b1 : tile<1x1xi64> -> tile<16x16xi64>
+    %four = constant <i64: 4> : tile<16x16xi64>
+    %bytes = muli %idx, %four : tile<16x16xi64>
+    %addr = addi %bb, %bytes : tile<16x16xi64>
+    %p = int_to_ptr %addr : tile<16x16xi64> -> tile<16x16xptr<i32>>
+    %o0 = reshape %op : tile<ptr<i32>> -> tile<1x1xptr<i32>>
+    %ob = broadcast %o0 : tile<1x1xptr<i32>> -> tile<16x16xptr<i32>>
+    %o = offset %ob, %ix : tile<16x16xptr<i32>>, tile<16x16xi32> -> tile<16x16xptr<i32>>
+    %pt = permute %p [1, 0] : tile<16x16xptr<i32>> -> tile<16x16xptr<i32>>
+    %r = loop iter_values(%i = %c0, %acc = %p) : tile<i32>, tile<16x16xptr<i32>> -> tile<16x16xptr<i32>> {
+      %done = cmpi greater_than_or_equal %i, %c3, signed : tile<i32> -> tile<i1>
+      if %done {
+        break %acc : tile<16x16xptr<i32>>
+      }
+      %odd = remi %i, %c2 signed : tile<i32>
+      %is_odd = cmpi equal %odd, %c1, signed : tile<i32> -> tile<i1>
+      %next = if %is_odd -> (tile<16x16xptr<i32>>) {
+        yield %pt : tile<16x16xptr<i32>>
+      } else {
+        yield %acc : tile<16x16xptr<i32>>
+      }
+      %i1 = addi %i, %c1 : tile<i32>
+      continue %i1, %next : tile<i32>, tile<16x16xptr<i32>>
+    }
+    %v, %t1 = load_ptr_tko weak %r : tile<16x16xptr<i32>> -> tile<16x16xi32>, token
+    %t2 = store_ptr_tko weak %o, %v : tile<16x16xptr<i32>>, tile<16x16xi32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+
+
+def test_a_loop_carrying_pointers_made_from_loaded_integers() -> None:
+    rng = np.random.default_rng(9)
+    x = rng.integers(-1000, 1000, 256, dtype=np.int32)
+    idx = rng.permutation(256).astype(np.int64)
+    cpu, _ = run_both(LOOP_OF_LOADED_POINTERS, "k", 1, [x, idx, np.zeros(256, np.int32)])
+    # Trips 0, 1, 2: the pointers, then their transpose (kept): loads through idx^T.
+    assert np.array_equal(cpu[2], x[idx.reshape(16, 16).T.reshape(-1)])
+    source = source_of(LOOP_OF_LOADED_POINTERS)
+    assert "acc = _loop_entry(p)" in source
+    for k in compile_for(LOOP_OF_LOADED_POINTERS, "k"):
+        assert k.spills == 0
+    triton_36_fails_without_workarounds(LOOP_OF_LOADED_POINTERS, "sm_90", "TritonGPURemoveLayoutConversions")
+    # Pointers made by `offset` from the parameters keep their alignment facts: no gather.
+    plain = LOOP_OF_LOADED_POINTERS.replace("%acc = %p)", "%acc = %o)")
+    assert "_loop_entry(" not in source_of(plain)
+
+
 @pytest.mark.parametrize("shape", [(1, 1), (2, 2), (16, 16), (64, 64)])
 def test_a_loop_carrying_a_tile_transposed_outside_it(shape: tuple[int, int]) -> None:
     text = _permuted_into_a_loop(shape, "loaded")
