@@ -39,12 +39,11 @@ given a value of another through an `if` or `where`, or through a second carried
 along a new axis of extent 1 by a zero index: the same tile, whose layout comes from the
 (constant) index, so that the loop's layout comes from what the loop assigns. Measured: 128
 shuffles and no shared memory, once, for a 128x128 tile, where an identity index along an
-existing axis (ops_mma.unanchored, better for its case) takes 512 and 2 KB. Constants need none (they have no
-layout to hold). Nor do pointer tiles computed from parameters alone (by `offset`): a gather
-would hide their alignment and contiguity from Triton, which loads through them would lose,
-and they bring no load's layout into the loop (a loop carrying such a 16x16 tile, given its
-transpose through an `if`, compiled). A pointer tile computed from loaded values (`int_to_ptr`
-of a loaded tile: Triton 3.6 failed on that loop too) has no such facts to lose and does.
+existing axis (ops_mma.unanchored, better for its case) takes 512 and 2 KB. Only a start
+computed from a load, an atomic or a product gets it (`_anchored`): one made from parameters,
+`iota` and constants alone brings no layout into the loop, and keeps the alignment and
+contiguity facts that a gather would hide (a pointer tile made by `offset`, an offset tile
+made from `iota`). A pointer tile made from loaded integers (`int_to_ptr`) met the defect too.
 """
 
 from __future__ import annotations
@@ -150,25 +149,29 @@ def entry_values(e: OpEmit, values: list[Value], exprs: list[str]) -> list[str]:
     """The start values of a while loop's carried variables (module doc: `_loop_entry`)."""
     out = []
     for v, x in zip(values, exprs, strict=True):
-        t = v.type
-        op = v.defining_op
-        if (
-            isinstance(t, TileType)
-            and tltypes.shape_of(t)
-            and (op is None or op.mnemonic != "constant")
-            and (not isinstance(tltypes.element_of(t), PointerType) or _loaded(v))
-        ):
+        if isinstance(v.type, TileType) and tltypes.shape_of(v.type) and _anchored(v):
             x = f"{e.helper('_loop_entry', _LOOP_ENTRY)}({x})"
         out.append(x)
     return out
 
 
-_LOADS = {"cuda_tile.load_ptr_tko", "cuda_tile.load_view_tko", "cuda_tile.atomic_rmw_tko", "cuda_tile.atomic_cas_tko"}
+# Ops whose Triton counterparts fix a layout that Triton then propagates (its "anchors": loads,
+# atomics, dots).
+_ANCHORS = {
+    "cuda_tile.load_ptr_tko",
+    "cuda_tile.load_view_tko",
+    "cuda_tile.atomic_rmw_tko",
+    "cuda_tile.atomic_cas_tko",
+    "cuda_tile.mmaf",
+    "cuda_tile.mmai",
+    "cuda_tile.mmaf_scaled",
+}
 
 
-def _loaded(v: Value) -> bool:
-    """Whether `v` is computed from values read from memory (as `int_to_ptr` of loaded
-    integers): a pointer tile made by `offset` from parameters is not."""
+def _anchored(v: Value) -> bool:
+    """Whether `v` is computed from an anchor's result (a loaded tile, `int_to_ptr` of one, a
+    product): a tile made from parameters, `iota` and constants alone has no layout to hold,
+    and keeps the alignment and contiguity facts a gather would hide."""
     seen: set[int] = set()
     todo = [v]
     while todo:
@@ -176,7 +179,7 @@ def _loaded(v: Value) -> bool:
         if op is None or id(op) in seen:
             continue
         seen.add(id(op))
-        if op.name in _LOADS:
+        if op.name in _ANCHORS:
             return True
         todo.extend(op.operands)
     return False
