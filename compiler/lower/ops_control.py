@@ -51,7 +51,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..ir.core import Block, Operation, Region, Value
+from ..ir.core import Block, BlockArgument, Operation, Region, Value
 from ..ir.types import PointerType, TileType, TokenType, Type
 from . import tltypes
 from .codegen import BEFORE_3_9, GPU_ONLY, OpEmit
@@ -175,8 +175,17 @@ def _anchored(v: Value) -> bool:
     seen: set[int] = set()
     todo = [v]
     while todo:
-        op = todo.pop().defining_op
-        if op is None or id(op) in seen:
+        w = todo.pop()
+        op = w.defining_op
+        if op is None:
+            # A block argument: the kernel's parameters have no layout; an enclosing loop's or
+            # region's argument may hold anything its loop assigns (taken as anchored).
+            region = w.owner.parent if isinstance(w, BlockArgument) else None
+            owner = region.parent if region is not None else None
+            if owner is not None and owner.name != "cuda_tile.entry":
+                return True
+            continue
+        if id(op) in seen:
             continue
         seen.add(id(op))
         if op.name in _ANCHORS:
