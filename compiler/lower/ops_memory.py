@@ -79,6 +79,7 @@ from ..ir.attributes import SymbolRefAttr
 from ..ir.types import I8, FloatType, IntegerType, PointerType, Type, memory_bits
 from . import tltypes
 from .codegen import OpEmit
+from .ops_float import gpu_instruction
 from .registry import emitter
 
 SCOPES = {"tl_blk": "cta", "device": "gpu", "sys": "sys"}
@@ -478,8 +479,20 @@ def _atomic_rmw(e: OpEmit) -> None:
         e.line(f"{old} = {call}")
         # Masked-off lanes: unspecified by the spec, zero in the interpreter.
         call = f"tl.where({mask}, {old}, tl.full((), 0, {tltypes.dtype(rt)}))"
-    e.assign(call)
+    e.assign(_fenced_f64(e, call, element))
     e.token(1, memory=True)
+
+
+def _fenced_f64(e: OpEmit, old: str, element: Type) -> str:
+    """An atomic's f64 result, where it is used, through a register move Triton may not look
+    through: Triton 3.9 (not 3.6) fails an assertion ('operandEnc') in
+    TritonGPURemoveLayoutConversions when the value of an f64 atomic is an f64 product (its
+    mma layout) and the old values go on to an op in another layout (a store through
+    transposed addresses: fuzz seed 156022 of --weight mma=15 --weight mma_scaled=5). With
+    the move between the atomic and its users, it compiles; one `mov.b64` per element."""
+    if not (tltypes.is_float(element) and memory_bits(element) == 64 and e.op.results[0].uses):
+        return old
+    return f"{gpu_instruction(e, '_f64_fence', 'mov.b64', 'x', 'f64', pure=False)}({old})"
 
 
 @emitter("atomic_cas_tko")
@@ -514,7 +527,7 @@ def _atomic_cas(e: OpEmit) -> None:
         call = f"tl.where({mask}, {old}, {icmp})"
     if is_float:
         call = f"({call}).to({tltypes.dtype(element)}, bitcast=True)"
-    e.assign(call)
+    e.assign(_fenced_f64(e, call, element))
     e.token(1, memory=True)
 
 

@@ -461,3 +461,45 @@ def test_broadcast_values_and_masks() -> None:
     assert cpu[0].tolist() == [max(i, 5) for i in range(n)]
     assert cpu[1].tolist() == [5] + list(range(1, n))  # (only lane 0 held the compare value 0)
     assert cpu[2].tolist() == cpu[3].tolist() == [5] * n
+
+
+# An f64 product added atomically, its old values stored through a transposed view: Triton 3.9
+# (not 3.6) failed an assertion ('operandEnc') in TritonGPURemoveLayoutConversions (fuzz seed
+# 156022 of --weight mma=15 --weight mma_scaled=5 under Triton 3.9, cut down); the old values
+# now pass a register move first (ops_memory, _fenced_f64).
+PRODUCT_ADDED_ATOMICALLY = """cuda_tile.module @m {
+  entry @k(%xp: tile<ptr<i64>>, %ap: tile<ptr<f64>>, %op: tile<ptr<f64>>, %os: tile<i32>) {
+    %c0 = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %xp, shape = [16], strides = [1] : tensor_view<16xi64, strides=[1]>
+    %xv = make_partition_view %xt : partition_view<tile=(16), tensor_view<16xi64, strides=[1]>>
+    %x, %t0 = load_view_tko weak %xv[%c0] : partition_view<tile=(16), tensor_view<16xi64, strides=[1]>>, tile<i32> -> tile<16xi64>, token
+    %row = reshape %x : tile<16xi64> -> tile<1x16xi64>
+    %b = broadcast %row : tile<1x16xi64> -> tile<4x16xi64>
+    %bt = permute %b [1, 0] : tile<4x16xi64> -> tile<16x4xi64>
+    %lhs = itof %b signed : tile<4x16xi64> -> tile<4x16xf64>
+    %rhs = itof %bt signed : tile<16x4xi64> -> tile<16x4xf64>
+    %acc = constant <f64: -5.0> : tile<4x4xf64>
+    %d = mmaf %lhs, %rhs, %acc : tile<4x16xf64>, tile<16x4xf64>, tile<4x4xf64>
+    %io = iota : tile<16xi32>
+    %ix = reshape %io : tile<16xi32> -> tile<4x4xi32>
+    %a0 = reshape %ap : tile<ptr<f64>> -> tile<1x1xptr<f64>>
+    %ab = broadcast %a0 : tile<1x1xptr<f64>> -> tile<4x4xptr<f64>>
+    %aa = offset %ab, %ix : tile<4x4xptr<f64>>, tile<4x4xi32> -> tile<4x4xptr<f64>>
+    %old, %t1 = atomic_rmw_tko relaxed device %aa, addf, %d : tile<4x4xptr<f64>>, tile<4x4xf64> -> tile<4x4xf64>, token
+    %ot = make_tensor_view %op, shape = [4, 4], strides = [%os, 1] : tile<i32> -> tensor_view<4x4xf64, strides=[?,1]>
+    %ov = make_partition_view %ot : partition_view<tile=(4x4), tensor_view<4x4xf64, strides=[?,1]>, dim_map=[1, 0]>
+    %t2 = store_view_tko weak %old, %ov[%c0, %c0] : tile<4x4xf64>, partition_view<tile=(4x4), tensor_view<4x4xf64, strides=[?,1]>, dim_map=[1, 0]>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+
+
+def test_an_f64_product_added_atomically_and_its_old_values_stored_transposed() -> None:
+    x = np.arange(-8, 8, dtype=np.int64)
+    a = np.arange(16, dtype=np.float64) * 0.5
+    cpu, _ = run_both(PRODUCT_ADDED_ATOMICALLY, "k", 1, [x, a.copy(), np.zeros(16), 4])
+    assert np.array_equal(cpu[1], a + float(np.sum(x * x)) - 5.0)  # every element: sum x^2 - 5
+    assert np.array_equal(cpu[2].reshape(4, 4), a.reshape(4, 4).T)  # the old values, transposed
+    for k in compile_for(PRODUCT_ADDED_ATOMICALLY, "k"):
+        assert k.spills == 0
