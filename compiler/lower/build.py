@@ -471,8 +471,7 @@ def _compile_error(src: KernelSource, outcome: guard.Outcome) -> LowerError:
     name = None
     if op is not None:
         name = op.mnemonic
-        comment = next((ln for ln in src.text.splitlines()[lineno - 1 : lineno] if "#" in ln), "")
-        where = comment.rsplit("# ", 1)[-1] if comment else None
+        where = src.where_at(lineno)
     return LowerError(message, op=name, where=where, target=src.target.arch)
 
 

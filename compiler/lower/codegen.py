@@ -158,6 +158,15 @@ class KernelSource:
     def op_at(self, line: int) -> Operation | None:
         return self.line_ops.get(line)
 
+    def where_at(self, line: int) -> str | None:
+        """The Tile IR location (`file:line`) that generated line `line` ends with, in the
+        comment `Codegen.comment` writes; None where it has none."""
+        lines = self.text.split("\n")
+        if not 1 <= line <= len(lines):
+            return None
+        _, mark, where = lines[line - 1].rpartition("  # ")
+        return where if mark else None
+
     def global_symbols(self) -> list[str]:
         """The symbols of the module globals the kernel uses (hidden buffer parameters)."""
         return [p.symbol for p in self.params if p.module_global and p.symbol is not None]

@@ -80,8 +80,7 @@ def op_costs(src: KernelSource, llir: str) -> list[tuple[int, str, str]]:
         elif op is None:
             key = (f"generated line {line}", "")
         else:
-            comment = source_lines[line - 1].rsplit("  # ", 1) if line <= len(source_lines) else []
-            key = (comment[1] if len(comment) == 2 else f"generated line {line}", op.mnemonic)
+            key = (src.where_at(line) or f"generated line {line}", op.mnemonic)
         by_op[key] += n
     return sorted(((n, where, name) for (where, name), n in by_op.items()), key=lambda t: (-t[0], t[1]))
 

@@ -125,6 +125,12 @@ def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t:
     return e.split_helper(name, interpreted, asm, note=f"{instruction} on the GPU")
 
 
+def f64_fence(e: OpEmit, x: str) -> str:
+    """`x` (f64) through a register move Triton may not move, merge or look through (a
+    layout or a conversion stops there: ops_mma's f64 operands, ops_memory's f64 atomics)."""
+    return f"{gpu_instruction(e, '_f64_fence', 'mov.b64', 'x', 'f64', pure=False)}({x})"
+
+
 def ptx_unary(e: OpEmit, fn: str, t: str) -> str:
     """The helper computing `tl.<fn>` on `t` (f32/f64) without libdevice (`_PTX_UNARY`)."""
     return gpu_instruction(e, f"_fp_{fn}_{t}", _PTX_UNARY[fn, t], f"tl.{fn}(x)", t)

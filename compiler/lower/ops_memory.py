@@ -79,7 +79,7 @@ from ..ir.attributes import SymbolRefAttr
 from ..ir.types import I8, FloatType, IntegerType, PointerType, Type, memory_bits
 from . import tltypes
 from .codegen import OpEmit
-from .ops_float import gpu_instruction
+from .ops_float import f64_fence
 from .registry import emitter
 
 SCOPES = {"tl_blk": "cta", "device": "gpu", "sys": "sys"}
@@ -492,7 +492,7 @@ def _fenced_f64(e: OpEmit, old: str, element: Type) -> str:
     the move between the atomic and its users, it compiles; one `mov.b64` per element."""
     if not (tltypes.is_float(element) and memory_bits(element) == 64 and e.op.results[0].uses):
         return old
-    return f"{gpu_instruction(e, '_f64_fence', 'mov.b64', 'x', 'f64', pure=False)}({old})"
+    return f64_fence(e, old)
 
 
 @emitter("atomic_cas_tko")

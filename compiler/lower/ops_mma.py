@@ -71,7 +71,7 @@ from ..ir.types import Type
 from . import tltypes
 from .codegen import LOADS, OpEmit
 from .ops_conversion import to_f32
-from .ops_float import gpu_instruction
+from .ops_float import f64_fence
 from .ops_shape import add_combine, arange_along, concat, permute, reshape, shape_text
 from .registry import emitter
 
@@ -221,7 +221,7 @@ def small_k(e: OpEmit, a: str, b: str, acc: str, sa: tuple[int, ...], sb: tuple[
         cols = [f"tl.expand_dims({c}, {rank - 1})" for c in _slices(e, a, sa)]
     if split_b:
         swapped = [*range(rank - 2), rank - 1, rank - 2]
-        bt = f"tl.permute({b}, {tuple(swapped)})"
+        bt = permute(b, swapped)
         rows = [f"tl.expand_dims({r}, {rank - 2})" for r in _slices(e, bt, (*sb[:-2], sb[-1], sb[-2]))]
     for j in range(k):
         col, row = a, b
@@ -271,7 +271,7 @@ def _f64_operands(e: OpEmit, a: str, b: str) -> tuple[str, str]:
     out = []
     for i, x in enumerate((a, b)):
         if e.op.operands[i].defining_op is not None and not _loaded(e, i):
-            x = f"{gpu_instruction(e, '_f64_fence', 'mov.b64', 'x', 'f64', pure=False)}({x})"
+            x = f64_fence(e, x)
         out.append(x)
     return out[0], out[1]
 
