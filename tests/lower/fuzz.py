@@ -13,7 +13,9 @@ where the Triton code of one op can break what the next expects.
 
 Only ops whose result the spec fixes are drawn (exactly rounded float ops; integer reductions,
 which are associative; float reductions only by max/min), so the interpreters must agree
-bitwise (NaN payloads aside).
+bitwise (NaN payloads aside). The one exception, drawn only when weighted (`--weight math=6`):
+math functions, whose results are only stored (or yielded by an `if`) and compared within
+test_math's ulp bounds.
 
 f4E2M1FN memory is reached through views only, packed along their one static unit stride,
 which a gather/scatter view's sparse dimension is not (NVIDIA's 13.5 rules, the verifier's).
@@ -94,6 +96,7 @@ class Case:
     outputs: list[Operand]
     grid: tuple[int, int]  # tile blocks along x (tile dim 0) and y (tile dim 1)
     ops: list[str] = field(default_factory=list)  # the op names drawn, for a campaign's tally
+    inexact: set[str] = field(default_factory=set)  # outputs holding `math` results (compared within ulp)
 
 
 class Gen:
@@ -108,6 +111,7 @@ class Gen:
         self.pool: list[Value] = []
         self.used: set[str] = set()
         self.ops: list[str] = []
+        self.inexact: set[str] = set()  # values of `math` ops: stored or yielded, never computed on
         self.n = 0
         self.depth = 0  # of nested regions
         self.weights = dict(self.OPS)  # how often each kind of op is drawn (kernel(weights=...))
@@ -127,7 +131,7 @@ class Gen:
             self.ops.append(op)
 
     def pick(self, pred=lambda v: True) -> Value | None:
-        choices = [v for v in self.pool if pred(v)]
+        choices = [v for v in self.pool if v.name not in self.inexact and pred(v)]
         if not choices:
             return None
         # Recent values more often: chains of ops, not a flat fan-out of the inputs.
@@ -158,6 +162,7 @@ class Gen:
     def partner(self, v: Value) -> Value:
         """Another value of v's type: from the pool, else a constant (or a broadcast scalar)."""
         same = [w for w in self.pool if w.shape == v.shape and w.elem == v.elem and w.name != v.name]
+        same = [w for w in same if w.name not in self.inexact]
         if same and self.rng.random() < 0.7:
             return self.rng.choice(same)
         if v.shape and self.rng.random() < 0.3:
@@ -259,6 +264,23 @@ class Gen:
         else:
             b = self.partner(a)
             self.emit(f"{out.name} = {op} {a.name}, {b.name}{attrs} : {a.type}", out, op=op)
+        return True
+
+    def math(self) -> bool:
+        """A math function that Triton's interpreter runs (exp, exp2, log, log2, sin, cos,
+        rsqrt; f32 exp2 and rsqrt also with flush_to_zero). Its result is only within
+        test_math's ulp bounds of the CPU interpreter's, not bitwise, so nothing computes on it
+        (an op on it could turn one ulp into any difference): it is stored, or yielded by an
+        `if`, and compared within the bound. Drawn only when weighted (its default is 0, which
+        keeps earlier seeds' kernels)."""
+        a = self.pick(lambda v: v.elem in FLOATS)
+        if a is None:
+            return False
+        op = self.rng.choice(["exp", "exp2", "log", "log2", "sin", "cos", "rsqrt"])
+        ftz = " flush_to_zero" if op in ("exp2", "rsqrt") and a.elem == "f32" and self.rng.random() < 0.3 else ""
+        out = self.fresh(a.shape, a.elem)
+        self.emit(f"{out.name} = {op} {a.name}{ftz} : {a.type}", out, op=op)
+        self.inexact.add(out.name)
         return True
 
     def compare(self) -> bool:
@@ -467,9 +489,12 @@ class Gen:
         self.depth -= 1
         return ["\n".join("  " + line for line in chunk.split("\n")) for chunk in lines], own
 
-    def result_of(self, values: list[Value], like: Value, fallback: Value) -> Value:
-        """One of a region's `values` of `like`'s type, the newest more often (or `fallback`)."""
+    def result_of(self, values: list[Value], like: Value, fallback: Value, inexact: bool = False) -> Value:
+        """One of a region's `values` of `like`'s type, the newest more often (or `fallback`);
+        a `math` result only where `inexact` (an `if` may yield one; a loop carrying one would
+        compute on it)."""
         same = [v for v in values if v.shape == like.shape and v.elem == like.elem]
+        same = [v for v in same if inexact or v.name not in self.inexact]
         return self.rng.choices(same, [1 + i for i in range(len(same))])[0] if same else fallback
 
     def trip_count(self, least: int = 0) -> Value:
@@ -565,12 +590,15 @@ class Gen:
             c = self.pick(lambda v: v.shape == () and v.elem == "i1")
             if c is None or self.rng.random() < 0.5:  # blocks take different arms
                 c = self.block_condition()
-        arms = []
+        arms, yields = [], []
         for _ in range(2):
             body, own = self.region([], self.rng.randint(0, 3))
-            v = self.result_of(own, a, a)
+            v = self.result_of(own, a, a, inexact=True)
+            yields.append(v.name)
             arms.append("\n".join([*body, f"  yield {v.name} : {a.type}"]))
         out = self.fresh(a.shape, a.elem)
+        if self.inexact.intersection(yields):
+            self.inexact.add(out.name)
         self.emit(f"{out.name} = if {c.name} -> ({a.type}) {{\n{arms[0]}\n}} else {{\n{arms[1]}\n}}", out, op="if")
         return True
 
@@ -1090,7 +1118,8 @@ class Gen:
         "grid_size": 0.5,
         "pack": 1,
         "shape_query": 0.7,
-        "dead_code": 0,  # last, at 0: the draws of earlier campaigns' seeds stay the same
+        "dead_code": 0,  # the last ones, at 0: the draws of earlier campaigns' seeds stay the same
+        "math": 0,
     }
 
 
@@ -1375,6 +1404,7 @@ def kernel(seed: int, ops: int | None = None, weights: dict[str, float] | None =
     stored = [(*v.shape, *[1] * (least - len(v.shape))) for v in results]
     outputs = [_operand(r, f"o{i}", sh, v.elem, grid, load=False)
                for i, (v, sh) in enumerate(zip(results, stored, strict=True))]  # fmt: skip
+    inexact = {o.name for o, v in zip(outputs, results, strict=True) if v.name in g.inexact}
     lines = ["%tok = make_token : token", "%zero = constant <i32: 0> : tile<i32>",
              "%bx, %by, %bz = get_tile_block_id : tile<i32>"]  # fmt: skip
     views = {}
@@ -1408,7 +1438,7 @@ def kernel(seed: int, ops: int | None = None, weights: dict[str, float] | None =
     text = "\n".join("    " + line for line in lines + body.split("\n") + stores)
     module_lines = "".join(f"  {line}\n" for line in g.globals)
     text = f"cuda_tile.module @m {{\n{module_lines}  entry @k({params}) {{\n{text}\n    return\n  }}\n}}\n"
-    return Case(seed, text, inputs, outputs, grid, g.ops)
+    return Case(seed, text, inputs, outputs, grid, g.ops, inexact)
 
 
 def _dtype(elem: str) -> np.dtype:
@@ -1456,12 +1486,27 @@ def arguments(case: Case) -> list[np.ndarray | int]:
     ]
 
 
+def ulp_bounds(case: Case) -> dict[int, int]:
+    """run_both's bound for each argument (by its index) holding `math` results: test_math's
+    (the interpreters', or a GPU's); every other argument is compared bitwise."""
+    from tests.lower.harness import ON_GPU
+    from tests.lower.test_math import GPU_ULP, ULP
+
+    bounds, index = {}, 0
+    for o in case.inputs + case.outputs:
+        if o.name in case.inexact:
+            bounds[index] = (GPU_ULP if ON_GPU else ULP)[o.elem]
+        index += 1 + len(o.scalars())
+    return bounds
+
+
 def check(case: Case, arch: str | None = None) -> float:
-    """The case on the CPU interpreter and under Triton's interpreter, bitwise; with `arch`,
-    also compiled to a cubin for it. Returns the compile's seconds (0 without `arch`)."""
+    """The case on the CPU interpreter and under Triton's interpreter, bitwise (`math` results
+    within ulp_bounds); with `arch`, also compiled to a cubin for it. Returns the compile's
+    seconds (0 without `arch`)."""
     from tests.lower.harness import compile_for, run_both
 
-    run_both(case.text, "k", case.grid, arguments(case))
+    run_both(case.text, "k", case.grid, arguments(case), ulp=ulp_bounds(case))
     if not arch:
         return 0.0
     start = time.monotonic()

@@ -4,14 +4,15 @@
 
 Each backend gets its own copies of the array arguments; after both runs every array is
 compared bitwise (NaNs compare equal to NaNs of any payload unless `nan_payload`), or
-within `ulp` units in the last place for float arrays.
+within `ulp` units in the last place for float arrays (one bound for all, or a bound per
+argument by its index, the others bitwise).
 """
 
 from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -113,7 +114,7 @@ def run_both(
     grid: int | Sequence[int] = 1,
     args: Sequence[Any] = (),
     *,
-    ulp: int | np.ndarray = 0,
+    ulp: int | np.ndarray | Mapping[int, int | np.ndarray] = 0,
     cutile: bool = False,
     nan_payload: bool = False,
     on_gpu: Callable[[list[Any], list[Any]], None] | None = None,
@@ -163,7 +164,8 @@ def run_both(
             continue
         for i, (x, y) in enumerate(zip(cpu, got, strict=True)):
             if isinstance(x, np.ndarray):
-                assert_same(x, y, ulp, f"argument {i} on {backend}", nan_payload, backend)
+                bound = ulp.get(i, 0) if isinstance(ulp, Mapping) else ulp
+                assert_same(x, y, bound, f"argument {i} on {backend}", nan_payload, backend)
     return cpu, tri
 
 

@@ -6,11 +6,13 @@ compared bitwise; a few also compiled for every target. A longer campaign:
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from . import harness
-from .fuzz import check, kernel, main
-from .harness import compile_for
+from .fuzz import arguments, check, kernel, main
+from .harness import compile_for, run_both
 
 # NumPy's warnings inside Triton's interpreter, for the NaNs and infinities the kernels make
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -48,6 +50,39 @@ def test_the_seeds_draw_every_kind_of_op() -> None:
              "join_tokens", "atomic_red", "pack", "unpack", "tensor_shape", "index_space", "mmaf_scaled",
              "assert"}  # fmt: skip
     assert kinds <= drawn, kinds - drawn
+
+
+MATH = ("exp", "exp2", "log", "log2", "sin", "cos", "rsqrt")
+
+
+@pytest.mark.parametrize("seed", range(180000, 180008))
+def test_random_kernel_with_math(seed: int) -> None:
+    """--weight math=6: math functions among the other ops, their stored results compared
+    within test_math's bounds (the rest bitwise)."""
+    check(kernel(seed, weights={"math": 6}))
+
+
+def test_math_results_are_only_stored_or_yielded_and_compared_within_their_bound() -> None:
+    """A math result feeds no other op (one ulp would become any difference through, say, a
+    conversion to an integer): every use is a store, the reshape before one, or an `if`'s
+    yield. And the bound is needed: these f32 results differ from the CPU interpreter's by
+    an ulp or more under Triton's interpreter, which the bitwise check of the rest rejects."""
+    drawn = set()
+    for seed in range(180000, 180040):
+        case = kernel(seed, weights={"math": 6})
+        lines = case.text.split("\n")
+        made = {m[1] for line in lines if (m := re.match(r"\s*(%\w+) = (\w+) ", line)) and m[2] in MATH}
+        drawn.update(op for op in case.ops if op in MATH)
+        for name in made:
+            ops = [re.match(r"\s*(?:%[\w, %]+ = )?(\w+)", line)[1] for line in lines if re.search(name + r"\b", line)]
+            assert set(ops[1:]) <= {"yield", "store_view_tko", "reshape"}, (seed, name, ops)  # (the reshape: to store)
+    assert drawn == set(MATH)
+    case = kernel(180039, weights={"math": 6})
+    assert case.inexact
+    if harness.TRITON_INTERPRETED:
+        with pytest.raises(AssertionError, match=r"ulp bound 0\)"):
+            run_both(case.text, "k", case.grid, arguments(case))
+    check(case)
 
 
 def test_the_same_seed_gives_the_same_kernel() -> None:
