@@ -257,6 +257,8 @@ def _compile_one(args: argparse.Namespace, module, entry, target) -> tuple[int, 
             return EXIT_INTERNAL, None, ""
         elapsed = time.perf_counter() - start  # the compile's, not the disassembler's
         write_text(sys.stderr, compiled.log)  # what Triton's C++ side wrote (warnings), where it wrote it
+        for note in compiled.notes:  # a hint not applied (lower/build.py)
+            err(note)
         if args.emit == "cubin":
             output = compiled.cubin
         elif args.emit == "sass":

@@ -92,11 +92,20 @@ class LowerError(Exception):
     """What the lowering cannot do, as a one-line diagnostic:
     `file:line:col: error: <op>: message [target sm_90]`."""
 
-    def __init__(self, message: str, *, op: str | None = None, where: str | None = None, target: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        op: str | None = None,
+        where: str | None = None,
+        target: str | None = None,
+        detail: str | None = None,
+    ):
         self.message = message
         self.op = op
         self.where = where
         self.target = target
+        self.detail = detail  # Triton's failure in short (pass and assertion), where it is one
         super().__init__(self.report())
 
     def report(self) -> str:
@@ -150,6 +159,8 @@ class KernelSource:
     options: dict[str, Any] = field(default_factory=dict)
     # Line of the generated text (1-based) → the Tile IR op it came from.
     line_ops: dict[int, Operation] = field(default_factory=dict)
+    # The entry's Tile IR location (`file:line:col`), for what concerns the kernel as a whole.
+    entry_where: str | None = None
 
     @property
     def signature(self) -> dict[str, str]:
@@ -380,7 +391,15 @@ class Codegen:
             Param("profile_scratch", "scratch", "*i8"),
         ]
         return KernelSource(
-            text, fn, self.kernel, self.target, params, list(self.inline_asm), dict(self.options), line_ops
+            text,
+            fn,
+            self.kernel,
+            self.target,
+            params,
+            list(self.inline_asm),
+            dict(self.options),
+            line_ops,
+            self.where(self.entry),
         )
 
     def _parameters(self, block: Block) -> None:

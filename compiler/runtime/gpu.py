@@ -40,6 +40,7 @@ import functools
 import hashlib
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -623,6 +624,8 @@ def prepare_triton(
         compiled = compile_source(src, divisible=divisible, **tuning)
     except LowerError as e:
         raise LaunchError(e.report(), kind="backend") from None
+    for note in compiled.notes:  # a hint not applied (clusters Triton could not compile)
+        warnings.warn(note, stacklevel=3)
     slots = abi.slots_triton(compiled.params)
     blocks = dims[0] * dims[1] * dims[2]
     values: list[int] = []

@@ -1363,9 +1363,40 @@ def _ordering(rng: random.Random, elem: str, store: bool) -> str:
     return "weak"
 
 
-def kernel(seed: int, ops: int | None = None, weights: dict[str, float] | None = None) -> Case:
+def _entry_hints(rng: random.Random) -> str:
+    """Random `optimization_hints` of the entry for sm_80, sm_90 and sm_100: warps per CTA (1
+    to 16), clusters (sm_90 and sm_100: 1, 2 or 4 CTAs; lower/build.py compiles without them
+    where Triton cannot) and occupancy (a register cap: up to 8 CTAs of 16 warps, 24 registers).
+    They change how Triton compiles the kernel, never what it computes."""
+    entries = []
+    for arch in ("sm_80", "sm_90", "sm_100"):
+        hints = []
+        if rng.random() < 0.7:
+            hints.append(f"num_worker_warps_per_cta = {rng.choice([1, 2, 4, 8, 16])}")
+        if arch != "sm_80" and rng.random() < 0.6:
+            hints.append(f"num_cta_in_cga = {rng.choice([1, 2, 4])}")
+        if rng.random() < 0.3:
+            hints.append(f"occupancy = {rng.choice([1, 2, 4, 8])}")
+        if hints:
+            entries.append(f"{arch} = {{{', '.join(hints)}}}")
+    return f" optimization_hints=<{', '.join(entries)}>" if entries else ""
+
+
+def _access_hints(rng: random.Random | None) -> str:
+    """A view access's hints, sometimes: no TMA on sm_90 or sm_100, a latency."""
+    if rng is None or rng.random() < 0.6:
+        return ""
+    arch = rng.choice(["sm_90", "sm_100"])
+    hints = ["allow_tma = false"] if rng.random() < 0.7 else []
+    hints += [f"latency = {rng.randint(1, 10)}"] if rng.random() < 0.5 or not hints else []
+    return f" optimization_hints = <{arch} = {{{', '.join(hints)}}}>"
+
+
+def kernel(seed: int, ops: int | None = None, weights: dict[str, float] | None = None, hints: bool = False) -> Case:
     """The random kernel of `seed` (the same text for the same seed and `weights`: kinds of op
-    of Gen.OPS drawn more or less often than their defaults, for a campaign aimed at some)."""
+    of Gen.OPS drawn more or less often than their defaults, for a campaign aimed at some).
+    `hints`: with random optimization hints on the entry and view accesses (drawn apart: the
+    same kernel otherwise)."""
     r = random.Random(seed)
     grid = (r.choice([1, 2, 3]), r.choice([1, 1, 2]))
     g = Gen(r.randrange(2**32), grid)
@@ -1412,11 +1443,12 @@ def kernel(seed: int, ops: int | None = None, weights: dict[str, float] | None =
         views[o.name], made = _view_lines(o, r)
         lines += made
     orderings = random.Random(f"orderings {seed}")  # (its own: the seeds' kernels stay as they were)
+    hinting = random.Random(f"hints {seed}") if hints else None
     for o in inputs:
         idx, types = _indices(o)
         lines.append(
             f"%{o.name}, %{o.name}_t = load_view_tko {_ordering(orderings, o.elem, False)} %{o.name}_pv[{idx}] "
-            f"token = %tok : {views[o.name]}, "
+            f"token = %tok{_access_hints(hinting)} : {views[o.name]}, "
             f"{types} -> {tile(shape, o.elem)}, token"
         )
     body = "\n".join(g.lines)
@@ -1430,14 +1462,15 @@ def kernel(seed: int, ops: int | None = None, weights: dict[str, float] | None =
         idx, types = _indices(o)
         stores.append(
             f"%{o.name}_st = store_view_tko {_ordering(orderings, o.elem, True)} {name}, %{o.name}_pv[{idx}] "
-            f"token = %tok : {tile(o.tile, o.elem)}, {views[o.name]}, {types} -> token"
+            f"token = %tok{_access_hints(hinting)} : {tile(o.tile, o.elem)}, {views[o.name]}, {types} -> token"
         )
     inputs += [b for b in g.buffers if b.name.startswith("g")]
     outputs += [b for b in g.buffers if b.name.startswith(("s", "a"))]
     params = ", ".join(p for o in inputs + outputs for p in o.params())
     text = "\n".join("    " + line for line in lines + body.split("\n") + stores)
     module_lines = "".join(f"  {line}\n" for line in g.globals)
-    text = f"cuda_tile.module @m {{\n{module_lines}  entry @k({params}) {{\n{text}\n    return\n  }}\n}}\n"
+    entry_hints = _entry_hints(hinting) if hinting else ""
+    text = f"cuda_tile.module @m {{\n{module_lines}  entry @k({params}){entry_hints} {{\n{text}\n    return\n  }}\n}}\n"
     return Case(seed, text, inputs, outputs, grid, g.ops, inexact)
 
 
@@ -1596,6 +1629,12 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{k}={v:g}" for k, v in Gen.OPS.items())
         + "), to aim a campaign at some ops; the seeds then name other kernels",
     )
+    p.add_argument(
+        "--hints",
+        action="store_true",
+        help="with random optimization hints (warps, clusters, occupancy, allow_tma, latency): the seeds' kernels "
+        "otherwise the same",
+    )
     p.add_argument("--print", action="store_true", help="print each seed's kernel and stop")
     a = p.parse_args(argv)
     try:
@@ -1613,7 +1652,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     if a.print:
         for s in seeds:
-            print(f"// seed {s}\n{kernel(s, weights=weights).text}")
+            print(f"// seed {s}\n{kernel(s, weights=weights, hints=a.hints).text}")
         return 0
     import os
     import tempfile
@@ -1626,9 +1665,10 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     t0 = time.monotonic()
     aimed = f" (--weight {' --weight '.join(a.weight)})" if a.weight else ""
+    aimed += " --hints" if a.hints else ""  # (after the weights: tests/lower/reduce.py reads both)
     slowest = (0.0, -1)  # (seconds, seed) of the slowest --compile
     for i, s in enumerate(seeds):
-        case = kernel(s, weights=weights)
+        case = kernel(s, weights=weights, hints=a.hints)
         try:
             if a.bytecode:
                 check_bytecode(case)

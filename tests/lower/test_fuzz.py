@@ -85,6 +85,35 @@ def test_math_results_are_only_stored_or_yielded_and_compared_within_their_bound
     check(case)
 
 
+@pytest.mark.parametrize("seed", [190000, 190012])
+def test_random_kernel_with_hints_compiles(seed: int) -> None:
+    """--hints: 190000 asks for 8 warps in clusters of 4 on sm_90 and 2 warps in clusters of 2
+    on sm_100, 190012 for 1 warp (sm_90) and 2 (sm_100), both in clusters of 2. Triton 3.9
+    compiles them so; 3.6 compiles neither in clusters (lower/build.py then compiles
+    without, and says so)."""
+    asked = {190000: [(8, 4), (2, 2)], 190012: [(1, 2), (2, 2)]}[seed]
+    compiled = compile_for(kernel(seed, hints=True).text, "k", arches=("sm_90", "sm_100"))
+    for k, (warps, ctas) in zip(compiled, asked, strict=True):
+        assert k.num_warps == warps
+        if harness.triton_version() >= (3, 9):
+            assert k.num_ctas == ctas and k.notes == []
+        else:
+            assert k.num_ctas == 1
+            (note,) = k.notes
+            assert f"warning: the hint num_cta_in_cga = {ctas} for {k.target.arch} is not applied" in note
+
+
+def test_hints_are_drawn_apart_from_the_kernel() -> None:
+    """--hints adds hints to the seed's kernel and changes nothing else."""
+    hinted = 0
+    for seed in range(40):
+        text = kernel(seed, hints=True).text
+        plain = re.sub(r" optimization_hints ?= ?<[^>]*>", "", text)
+        assert plain == kernel(seed).text
+        hinted += text != plain
+    assert hinted >= 35
+
+
 def test_the_same_seed_gives_the_same_kernel() -> None:
     assert kernel(7).text == kernel(7).text
     assert kernel(7).text != kernel(8).text

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from compiler import cli
+from compiler.lower import LowerError
+from compiler.lower import compile as lower_compile
 from compiler.lower.codegen import Target, launch_options, lower_entry
 from compiler.runtime import load_module
+from tests.corpus import matmul_cluster_text
 
-from .harness import compile_for, kernel_text
+from .harness import compile_for, kernel_text, run_both
 
 KERNELS = Path(__file__).resolve().parents[2] / "benchmarks" / "kernels"
 
@@ -156,3 +161,69 @@ def test_gpu_only_fast_paths_compile_to_the_native_instructions() -> None:
     # The spelled-out branch is not compiled: it is comparisons and selects (setp/selp), of
     # which this kernel (unmasked loads and stores) has no other use.
     assert "setp" not in ptx and "selp" not in ptx
+
+
+def _scan(out: str, x: str, elem: str, dim: int, shape: tuple[int, ...], op: str) -> list[str]:
+    t = f"tile<{'x'.join(map(str, shape))}x{elem}>"
+    return [
+        f"%{out}_r = scan %{x} dim={dim} reverse=false identities=[0 : {elem}] : {t} -> {t}",
+        f"  (%e{out}: tile<{elem}>, %a{out}: tile<{elem}>) {{",
+        f"    %y{out} = {op} %e{out}, %a{out} : tile<{elem}>",
+        f"    yield %y{out} : tile<{elem}>",
+        "  }",
+    ]
+
+
+# Two scans in clusters of 2, each of which one Triton cannot compile in a cluster: a 16x64
+# i32 scan along dimension 1 (Triton 3.6 asserts 'numScanBlocks * ... == srcValues.size()'),
+# a 2x16 i16 scan along dimension 0 (3.9: "TODO: unsupported scan layout"). Both compile
+# without clusters.
+SCANS_IN_A_CLUSTER = kernel_text(
+    [("a", "i32"), ("b", "i16")],
+    [("s", "i32"), ("u", "i16")],
+    _scan("s", "a", "i32", 1, (16, 64), "addi") + _scan("u", "b", "i16", 0, (2, 16), "ori"),
+    (16, 64),
+    blocks=2,
+    in_shapes={"b": (2, 16)},
+    out_shapes={"u": (2, 16)},
+).replace(") {\n", ") optimization_hints=<sm_90 = {num_cta_in_cga = 2}, sm_100 = {num_cta_in_cga = 2}> {\n", 1)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+def test_clusters_triton_cannot_compile_are_dropped_with_a_warning(arch: str) -> None:
+    """`num_cta_in_cga` is a hint (tile blocks are independent): where Triton cannot compile
+    the kernel in clusters, it is compiled without, and the compile says so, naming the
+    entry's line, the hint and Triton's failure; a cache hit says it again. Clusters the
+    caller forces are not dropped: that failure is reported."""
+    k = lower_compile(SCANS_IN_A_CLUSTER, "k", arch, isolate=True)
+    assert k.num_ctas == 1 and not k.cached
+    (note,) = k.notes
+    assert note.startswith(f"<input>:2:3: warning: the hint num_cta_in_cga = 2 for {arch} is not applied: Triton ")
+    assert "could not compile @k in clusters of 2 (RuntimeError: PassManager::run failed; in " in note
+    assert note.endswith("); compiled without clusters, which computes the same")
+    again = lower_compile(SCANS_IN_A_CLUSTER, "k", arch)
+    assert again.cached and again.notes == k.notes and again.num_ctas == 1
+    with pytest.raises(LowerError, match="Triton could not compile the lowered kernel"):
+        lower_compile(SCANS_IN_A_CLUSTER, "k", arch, num_ctas=2, use_cache=False)
+
+
+def test_clusters_triton_compiles_are_kept() -> None:
+    """examples/matmul in clusters of 2 on sm_90: Triton compiles it so, without a note."""
+    k = lower_compile(matmul_cluster_text(), "matmul", "sm_90")
+    assert k.num_ctas == 2 and k.notes == []
+
+
+def test_a_dropped_cluster_is_a_warning_of_tileir_compile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "scans.tileir"
+    path.write_text(SCANS_IN_A_CLUSTER)
+    assert cli.main(["compile", str(path), "--arch", "sm_90", "--emit", "ptx", "-o", str(tmp_path / "k.ptx")]) == 0
+    err = capsys.readouterr().err
+    assert f"{path}:2:3: warning: the hint num_cta_in_cga = 2 for sm_90 is not applied" in err
+    assert (tmp_path / "k.ptx").read_text().startswith("//")
+
+
+def test_scans_in_a_cluster_compute_what_the_interpreter_does() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.integers(-1000, 1000, 32 * 64).astype(np.int32)
+    b = rng.integers(-(2**15), 2**15, 4 * 16).astype(np.int16)
+    run_both(SCANS_IN_A_CLUSTER, "k", 2, [a, b, np.zeros_like(a), np.zeros_like(b)])
