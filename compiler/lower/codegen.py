@@ -834,8 +834,13 @@ def launch_plan(
     to write unrolled (`mma_plan`'s, for the stages it planned).
 
     From the kernel's `optimization_hints` (the entry for the target's `sm_XX`, else
-    `default`): `num_worker_warps_per_cta` → num_warps; `num_cta_in_cga` → num_ctas (a
-    cluster: sm_90 and newer only); `occupancy` (CTAs per SM) → maxnreg, the register cap
+    `default`): `num_worker_warps_per_cta` → num_warps, but at least a warpgroup (4 warps) on
+    sm_90 and newer in a kernel with a matrix product, as NVIDIA's tileiras 13.5 does (its
+    cubins of such kernels declare 128 threads for 1 or 2 worker warps; on sm_80, and without
+    products, 32 and 64): wgmma and tcgen05 run on warpgroups, and Triton 3.6 took 11 s to
+    compile a 128x128x64 f16 product at 1 warp (spilling 8 KB), over 5 minutes for a fuzz
+    kernel with two 128x128 products; `num_cta_in_cga` → num_ctas (a cluster: sm_90 and
+    newer only); `occupancy` (CTAs per SM) → maxnreg, the register cap
     that lets that many CTAs fit (65536 registers per SM), as `__launch_bounds__` does.
     Discardable attributes `tt.num_warps` / `tt.num_stages` on the entry (Triton's names)
     are taken as they are. Otherwise the heuristic of `mma_plan` for kernels with a
@@ -863,6 +868,8 @@ def launch_plan(
     if chosen is not None:
         warps = _hint_int(chosen, "num_worker_warps_per_cta")
         if warps and warps & (warps - 1) == 0 and warps <= 32:
+            if target.cc >= 90 and any(op.name in _MMA for op in entry.walk()):
+                warps = max(warps, 4)
             opts["num_warps"] = warps
         if ctas:
             opts["num_ctas"] = ctas

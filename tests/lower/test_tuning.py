@@ -6,6 +6,7 @@ test_reduce: under Triton's interpreter here, on both branches on a GPU)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -227,3 +228,20 @@ def test_scans_in_a_cluster_compute_what_the_interpreter_does() -> None:
     a = rng.integers(-1000, 1000, 32 * 64).astype(np.int32)
     b = rng.integers(-(2**15), 2**15, 4 * 16).astype(np.int16)
     run_both(SCANS_IN_A_CLUSTER, "k", 2, [a, b, np.zeros_like(a), np.zeros_like(b)])
+
+
+@pytest.mark.parametrize(
+    ("name", "arch", "warps"),
+    [("matmul", "sm_90", 4), ("matmul", "sm_100", 4), ("matmul", "sm_80", 1), ("vector_add", "sm_90", 1)],
+)
+def test_one_worker_warp_is_a_warpgroup_for_products_on_sm_90_and_newer(name: str, arch: str, warps: int) -> None:
+    """`num_worker_warps_per_cta = 1` as tileiras 13.5 takes it: its cubin of a kernel with a
+    product declares 128 threads on sm_90 and sm_100 (wgmma and tcgen05 need a warpgroup),
+    32 on sm_80 and for a kernel without a product."""
+    text = (KERNELS.parents[1] / "examples" / f"{name}.tileir").read_text()
+    hint = f" optimization_hints=<{arch} = {{num_worker_warps_per_cta = 1}}> {{"
+    text, n = re.subn(r"(entry @\w+\([^)]*\))(?: optimization_hints=<[^>]*>)? \{", lambda m: m[1] + hint, text)
+    assert n == 1
+    module = load_module(text)
+    (entry,) = module.entries()
+    assert launch_options(entry, Target.parse(arch))["num_warps"] == warps
