@@ -461,6 +461,8 @@ class TileIRMagics(Magics):
                     cached = " (cached)" if compiled.cached else ""
                     progress.done(f"compiled @{kernel.name} for {arch} in {seconds(progress.elapsed)}{cached}", "ok")
                 display(code_view(code, kind, f"@{kernel.name}: {kind.upper()} for {arch}"))
+                for note in compiled.notes:  # a hint not applied (clusters Triton cannot compile)
+                    display(note_view(note, "warning"))
             except LowerError as e:
                 display(error_view(f"--show {kind}: @{kernel.name} cannot be lowered", [e.report()]))
                 ok = False

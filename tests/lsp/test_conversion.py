@@ -225,6 +225,23 @@ async def test_ptx_of_a_kernel(client):
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_ptx_and_sass_carry_the_compiles_notes(client):
+    """A kernel whose clusters Triton cannot compile (tests/lower/test_tuning.py): compiled
+    without them, and the answer's notes say so as `tileir compile` does; none otherwise."""
+    needs_triton()
+    from tests.lower.test_tuning import SCANS_IN_A_CLUSTER
+
+    uri, _ = await open_document(client, SCANS_IN_A_CLUSTER)
+    params = {"textDocument": {"uri": uri}, "arch": "sm_90"}
+    (note,) = field(await request(client, "tileir/ptx", params), "notes")
+    name = uri.rsplit("/", 1)[-1]
+    assert note.startswith(f"{name}:2:3: warning: the hint num_cta_in_cga = 2 for sm_90 is not applied: Triton ")
+    assert field(await request(client, "tileir/sass", params), "notes") == [note]
+    uri, _ = await open_document(client, VECTOR_ADD.read_text())
+    assert field(await request(client, "tileir/ptx", {"textDocument": {"uri": uri}, "arch": "sm_90"}), "notes") == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_ptx_defaults_to_the_only_kernel_and_the_setting(client):
     needs_triton()
     uri, _ = await open_document(client, VECTOR_ADD.read_text())

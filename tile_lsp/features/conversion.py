@@ -6,15 +6,16 @@
   `uri`) verified and written as bytecode of `version` (default: the `tileir.bytecodeVersion`
   setting), base64-encoded.
 - `tileir/ptx` {textDocument: {uri}, kernel?, arch?} -> {ptx, kernel, arch, registers, spills,
-  shared, cached}: the PTX of one kernel of the open document (`kernel`: needed when it has
+  shared, cached, notes}: the PTX of one kernel of the open document (`kernel`: needed when it has
   several; `module::kernel` when two modules have a kernel of that name) for `arch` (default:
   the `tileir.targetArchitecture` setting), as `tileir compile --emit ptx` writes it: lowered
   to Triton (`compiler.lower`) and compiled by Triton, through its disk cache. Triton's compile
   (0.2-2 s) runs on a worker thread, one at a time, so that the server keeps answering
   meanwhile; the lowering itself runs on the main loop, as it reads the document's module,
-  which edits change in place.
+  which edits change in place. `notes`: the warnings `tileir compile` prints with it (a
+  hint not applied, e.g. clusters Triton cannot compile), one line each.
 - `tileir/sass` {textDocument: {uri}, kernel?, arch?, compiler?} -> {sass, kernel, arch,
-  compiler, registers, shared, cached}: the SASS of that kernel (`cuobjdump -sass`, Triton's),
+  compiler, registers, shared, cached, notes}: the SASS of that kernel (`cuobjdump -sass`, Triton's),
   compiled as for `tileir/ptx` (`compiler` "triton", the default) or by NVIDIA's tileiras from
   the module's bytecode ("tileiras": `tileir compile --compiler tileiras`); the bytecode is
   written on the main loop, tileiras runs on the worker thread.
@@ -113,6 +114,7 @@ def register(server: TileLanguageServer) -> None:
                 "spills": compiled.spills,
                 "shared": compiled.shared,
                 "cached": compiled.cached,
+                "notes": compiled.notes,
             }
 
     @feature(server, SASS)
@@ -130,7 +132,12 @@ def register(server: TileLanguageServer) -> None:
             if target is not None:
                 compiled = await _compile_kernel(analysis, op, target, step, "SASS")
                 disassemble, arch = compiled.sass, target.arch
-                found = {"registers": compiled.registers, "shared": compiled.shared, "cached": compiled.cached}
+                found = {
+                    "registers": compiled.registers,
+                    "shared": compiled.shared,
+                    "cached": compiled.cached,
+                    "notes": compiled.notes,
+                }
             else:
                 bytecode, cause = _tileiras_input(analysis)
                 arch = _spelled(arch)
@@ -143,6 +150,7 @@ def register(server: TileLanguageServer) -> None:
                     "registers": declared.registers if declared else None,
                     "shared": declared.static_shared if declared else None,
                     "cached": built.cached,
+                    "notes": [],
                 }
             step("disassembling")
             text = await loop.run_in_executor(worker, _sass, disassemble)

@@ -124,7 +124,7 @@ async function showPtx(tileServer: TileServer): Promise<void> {
       { textDocument: { uri: editor.document.uri.toString() }, kernel, arch },
       kernel ? `Generating PTX for ${kernel}` : 'Generating PTX',
     );
-    return { content: result.ptx, language: 'ptx' };
+    return { content: result.ptx, language: 'ptx', notes: result.notes };
   });
 }
 
@@ -136,19 +136,20 @@ async function showSass(tileServer: TileServer, compiler: 'triton' | 'tileiras')
       { textDocument: { uri: editor.document.uri.toString() }, kernel, arch, compiler },
       kernel ? `Generating SASS for ${kernel}${by}` : `Generating SASS${by}`,
     );
-    return { content: result.sass, language: 'sass' };
+    return { content: result.sass, language: 'sass', notes: result.notes };
   });
 }
 
 /** Shows beside the editor what `make` compiles of the kernel under the cursor (or the one the
- * user picks) for the `tileir.targetArchitecture` setting; a failure is an error message. */
+ * user picks) for the `tileir.targetArchitecture` setting; a failure is an error message, and
+ * the compile's notes (a hint it could not apply) warning messages. */
 async function showCompiled(
   what: string,
   make: (
     editor: vscode.TextEditor,
     kernel: string | undefined,
     arch: string | undefined,
-  ) => Promise<{ content: string; language: string }>,
+  ) => Promise<{ content: string; language: string; notes?: string[] }>,
 ): Promise<void> {
   const editor = activeTileEditor();
   if (!editor) {
@@ -167,6 +168,9 @@ async function showCompiled(
       language: languages.includes(shown.language) ? shown.language : 'plaintext',
     });
     await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+    for (const note of shown.notes ?? []) {
+      void vscode.window.showWarningMessage(`Tile IR: ${note}`);
+    }
   } catch (error) {
     void vscode.window.showErrorMessage(`Tile IR: no ${what}: ${errorMessage(error)}`);
   }

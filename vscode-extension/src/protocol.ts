@@ -59,6 +59,8 @@ export interface PtxParams extends WorkDoneParams {
 
 export interface PtxResult {
   ptx: string;
+  /** Warnings of the compile (a hint not applied), one line each. */
+  notes?: string[];
 }
 
 export interface SassParams extends PtxParams {
@@ -68,6 +70,7 @@ export interface SassParams extends PtxParams {
 
 export interface SassResult {
   sass: string;
+  notes?: string[];
 }
 
 export const layoutRequest = new RequestType<LayoutParams, LayoutResult | null, void>('tileir/layout');
