@@ -371,6 +371,20 @@ def test_show_ttir_and_ptx_with_arch_and_progress(shell: Shell) -> None:
 
 
 @needs_triton
+def test_show_ptx_warns_of_a_hint_not_applied(shell: Shell) -> None:
+    """Clusters Triton cannot compile (tests/lower/test_tuning.py's kernel): the PTX without
+    them, and the compile's warning under it."""
+    from tests.lower.test_tuning import SCANS_IN_A_CLUSTER
+
+    run = shell.run("%%tileir scans --show ptx --arch sm_90\n" + SCANS_IN_A_CLUSTER)
+    assert run.ok, run.text()
+    text = run.text()
+    assert "@k: PTX for sm_90" in text
+    assert ":3:3: warning: the hint num_cta_in_cga = 2 for sm_90 is not applied: Triton " in text  # (cell line 3)
+    assert "compiled without clusters, which computes the same" in text
+
+
+@needs_triton
 def test_show_sass(shell: Shell) -> None:
     from compiler.lower.build import tool_path
 
