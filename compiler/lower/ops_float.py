@@ -125,10 +125,23 @@ def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t:
     return e.split_helper(name, interpreted, asm, note=f"{instruction} on the GPU")
 
 
-def f64_fence(e: OpEmit, x: str) -> str:
-    """`x` (f64) through a register move Triton may not move, merge or look through (a
-    layout or a conversion stops there: ops_mma's f64 operands, ops_memory's f64 atomics)."""
-    return f"{gpu_instruction(e, '_f64_fence', 'mov.b64', 'x', 'f64', pure=False)}({x})"
+_FENCE_REGISTERS = {16: ("h", "tl.int16"), 32: ("r", "tl.int32"), 64: ("l", "tl.int64")}
+
+
+def fence(e: OpEmit, x: str, dtype: str, bits: int) -> str:
+    """`x` (of Triton type `dtype`, `bits` wide) through a register move Triton may not move,
+    merge or look through: a layout or a conversion stops there (ops_mma's f64 operands,
+    ops_memory's atomic results). Floats pass as their bits; the identity under Triton's
+    interpreter."""
+    c, ity = _FENCE_REGISTERS[bits]
+    asm = (
+        f'tl.inline_asm_elementwise("mov.b{bits} $0, $1;", "={c},{c}", [x], dtype={ity}, is_pure=False, pack=1)'
+        f"  {GPU_ONLY}"
+    )
+    helper = e.split_helper(f"_fence{bits}", "x", asm, note=f"mov.b{bits} on the GPU")
+    if dtype == ity:
+        return f"{helper}({x})"
+    return f"{helper}({x}.to({ity}, bitcast=True)).to({dtype}, bitcast=True)"
 
 
 def ptx_unary(e: OpEmit, fn: str, t: str) -> str:

@@ -79,7 +79,7 @@ from ..ir.attributes import SymbolRefAttr
 from ..ir.types import I8, FloatType, IntegerType, PointerType, Type, memory_bits
 from . import tltypes
 from .codegen import OpEmit
-from .ops_float import f64_fence
+from .ops_float import fence
 from .registry import emitter
 
 SCOPES = {"tl_blk": "cta", "device": "gpu", "sys": "sys"}
@@ -479,20 +479,22 @@ def _atomic_rmw(e: OpEmit) -> None:
         e.line(f"{old} = {call}")
         # Masked-off lanes: unspecified by the spec, zero in the interpreter.
         call = f"tl.where({mask}, {old}, tl.full((), 0, {tltypes.dtype(rt)}))"
-    e.assign(_fenced_f64(e, call, element))
+    e.assign(_fenced(e, call, element))
     e.token(1, memory=True)
 
 
-def _fenced_f64(e: OpEmit, old: str, element: Type) -> str:
-    """An atomic's f64 result, where it is used, through a register move Triton may not look
+def _fenced(e: OpEmit, old: str, element: Type) -> str:
+    """An atomic's result, where it is used, through a register move Triton may not look
     through: Triton 3.9 (not 3.6) fails an assertion ('operandEnc') in
-    TritonGPURemoveLayoutConversions when the value of an f64 atomic is an f64 product (its
-    mma layout) and the old values go on to an op in another layout (a store through
-    transposed addresses: fuzz seed 156022 of --weight mma=15 --weight mma_scaled=5). With
-    the move between the atomic and its users, it compiles; one `mov.b64` per element."""
-    if not (tltypes.is_float(element) and memory_bits(element) == 64 and e.op.results[0].uses):
+    TritonGPURemoveLayoutConversions when the value of an atomic is a product (its mma
+    layout) and the old values go on to an op in another layout (a store through transposed
+    addresses), for every type of product and atomic tried (f16, tf32, i8 and f64 products;
+    add and xchg; 8x8 to 32x32) on sm_80, sm_90 and sm_100: fuzz seeds 156022 (--weight
+    mma=15 --weight mma_scaled=5) and 196190 (--weight math=4 --hints). With the move between
+    the atomic and its users, it compiles; one `mov` per element."""
+    if not e.op.results[0].uses:
         return old
-    return f64_fence(e, old)
+    return fence(e, old, tltypes.dtype(element), memory_bits(element))
 
 
 @emitter("atomic_cas_tko")
@@ -527,7 +529,7 @@ def _atomic_cas(e: OpEmit) -> None:
         call = f"tl.where({mask}, {old}, {icmp})"
     if is_float:
         call = f"({call}).to({tltypes.dtype(element)}, bitcast=True)"
-    e.assign(_fenced_f64(e, call, element))
+    e.assign(_fenced(e, call, element))
     e.token(1, memory=True)
 
 

@@ -71,7 +71,7 @@ from ..ir.types import Type
 from . import tltypes
 from .codegen import LOADS, OpEmit
 from .ops_conversion import to_f32
-from .ops_float import f64_fence
+from .ops_float import fence
 from .ops_shape import add_combine, arange_along, concat, permute, reshape, shape_text
 from .registry import emitter
 
@@ -271,7 +271,7 @@ def _f64_operands(e: OpEmit, a: str, b: str) -> tuple[str, str]:
     out = []
     for i, x in enumerate((a, b)):
         if e.op.operands[i].defining_op is not None and not _loaded(e, i):
-            x = f64_fence(e, x)
+            x = fence(e, x, "tl.float64", 64)
         out.append(x)
     return out[0], out[1]
 

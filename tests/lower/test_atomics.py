@@ -463,12 +463,13 @@ def test_broadcast_values_and_masks() -> None:
     assert cpu[2].tolist() == cpu[3].tolist() == [5] * n
 
 
-# An f64 product added atomically, its old values stored through a transposed view: Triton 3.9
-# (not 3.6) failed an assertion ('operandEnc') in TritonGPURemoveLayoutConversions (fuzz seed
-# 156022 of --weight mma=15 --weight mma_scaled=5 under Triton 3.9, cut down); the old values
-# now pass a register move first (ops_memory, _fenced_f64).
-PRODUCT_ADDED_ATOMICALLY = """cuda_tile.module @m {
-  entry @k(%xp: tile<ptr<i64>>, %ap: tile<ptr<f64>>, %op: tile<ptr<f64>>, %os: tile<i32>) {
+# A product updated atomically, its old values stored through a transposed view: Triton 3.9
+# (not 3.6) fails an assertion ('operandEnc') in TritonGPURemoveLayoutConversions, for every
+# type of product and atomic (fuzz seed 156022 of --weight mma=15 --weight mma_scaled=5: f64
+# added; 196190 of --weight math=4 --hints: an f32 product of mmaf_scaled exchanged; cut
+# down); the old values now pass a register move first (ops_memory, _fenced).
+PRODUCT_UPDATED_ATOMICALLY = """cuda_tile.module @m {
+  entry @k(%xp: tile<ptr<i64>>, %ap: tile<ptr<ACC>>, %op: tile<ptr<ACC>>, %os: tile<i32>) {
     %c0 = constant <i32: 0> : tile<i32>
     %xt = make_tensor_view %xp, shape = [16], strides = [1] : tensor_view<16xi64, strides=[1]>
     %xv = make_partition_view %xt : partition_view<tile=(16), tensor_view<16xi64, strides=[1]>>
@@ -476,30 +477,48 @@ PRODUCT_ADDED_ATOMICALLY = """cuda_tile.module @m {
     %row = reshape %x : tile<16xi64> -> tile<1x16xi64>
     %b = broadcast %row : tile<1x16xi64> -> tile<4x16xi64>
     %bt = permute %b [1, 0] : tile<4x16xi64> -> tile<16x4xi64>
-    %lhs = itof %b signed : tile<4x16xi64> -> tile<4x16xf64>
-    %rhs = itof %bt signed : tile<16x4xi64> -> tile<16x4xf64>
-    %acc = constant <f64: -5.0> : tile<4x4xf64>
-    %d = mmaf %lhs, %rhs, %acc : tile<4x16xf64>, tile<16x4xf64>, tile<4x4xf64>
+    %lhs = CONVERT %b : tile<4x16xi64> -> tile<4x16xIN>
+    %rhs = CONVERT %bt : tile<16x4xi64> -> tile<16x4xIN>
+    %acc = constant <ACC: -5> : tile<4x4xACC>
+    %d = PRODUCT %lhs, %rhs, %acc : tile<4x16xIN>, tile<16x4xIN>, tile<4x4xACC>
     %io = iota : tile<16xi32>
     %ix = reshape %io : tile<16xi32> -> tile<4x4xi32>
-    %a0 = reshape %ap : tile<ptr<f64>> -> tile<1x1xptr<f64>>
-    %ab = broadcast %a0 : tile<1x1xptr<f64>> -> tile<4x4xptr<f64>>
-    %aa = offset %ab, %ix : tile<4x4xptr<f64>>, tile<4x4xi32> -> tile<4x4xptr<f64>>
-    %old, %t1 = atomic_rmw_tko relaxed device %aa, addf, %d : tile<4x4xptr<f64>>, tile<4x4xf64> -> tile<4x4xf64>, token
-    %ot = make_tensor_view %op, shape = [4, 4], strides = [%os, 1] : tile<i32> -> tensor_view<4x4xf64, strides=[?,1]>
-    %ov = make_partition_view %ot : partition_view<tile=(4x4), tensor_view<4x4xf64, strides=[?,1]>, dim_map=[1, 0]>
-    %t2 = store_view_tko weak %old, %ov[%c0, %c0] : tile<4x4xf64>, partition_view<tile=(4x4), tensor_view<4x4xf64, strides=[?,1]>, dim_map=[1, 0]>, tile<i32>, tile<i32> -> token
+    %a0 = reshape %ap : tile<ptr<ACC>> -> tile<1x1xptr<ACC>>
+    %ab = broadcast %a0 : tile<1x1xptr<ACC>> -> tile<4x4xptr<ACC>>
+    %aa = offset %ab, %ix : tile<4x4xptr<ACC>>, tile<4x4xi32> -> tile<4x4xptr<ACC>>
+    %old, %t1 = atomic_rmw_tko acq_rel device %aa, MODE, %d : tile<4x4xptr<ACC>>, tile<4x4xACC> -> tile<4x4xACC>, token
+    %ot = make_tensor_view %op, shape = [4, 4], strides = [%os, 1] : tile<i32> -> tensor_view<4x4xACC, strides=[?,1]>
+    %ov = make_partition_view %ot : partition_view<tile=(4x4), tensor_view<4x4xACC, strides=[?,1]>, dim_map=[1, 0]>
+    %t2 = store_view_tko weak %old, %ov[%c0, %c0] : tile<4x4xACC>, partition_view<tile=(4x4), tensor_view<4x4xACC, strides=[?,1]>, dim_map=[1, 0]>, tile<i32>, tile<i32> -> token
     return
   }
 }
 """  # noqa: E501
 
 
-def test_an_f64_product_added_atomically_and_its_old_values_stored_transposed() -> None:
+@pytest.mark.parametrize(
+    ("operands", "acc", "mode"),
+    [("f64", "f64", "addf"), ("f16", "f32", "xchg"), ("f16", "f16", "addf"), ("i8", "i32", "add")],
+)
+def test_a_product_updated_atomically_and_its_old_values_stored_transposed(operands: str, acc: str, mode: str) -> None:
+    integer = acc == "i32"
+    product = "mmai %lhs, %rhs, %acc signed signed" if integer else "mmaf %lhs, %rhs, %acc"
+    text = (
+        PRODUCT_UPDATED_ATOMICALLY.replace("CONVERT", "trunci" if integer else "itof")
+        .replace("itof %b :", "itof %b signed :")
+        .replace("itof %bt :", "itof %bt signed :")
+        .replace("PRODUCT %lhs, %rhs, %acc", product)
+        .replace("<ACC: -5>", f"<{acc}: {-5 if integer else -5.0}>")
+        .replace("ACC", acc)
+        .replace("xIN", f"x{operands}")
+        .replace("MODE", mode)
+    )
+    dtype = np.dtype({"f64": np.float64, "f32": np.float32, "f16": np.float16, "i32": np.int32}[acc])
     x = np.arange(-8, 8, dtype=np.int64)
-    a = np.arange(16, dtype=np.float64) * 0.5
-    cpu, _ = run_both(PRODUCT_ADDED_ATOMICALLY, "k", 1, [x, a.copy(), np.zeros(16), 4])
-    assert np.array_equal(cpu[1], a + float(np.sum(x * x)) - 5.0)  # every element: sum x^2 - 5
+    a = (np.arange(16) * (1 if integer else 0.5)).astype(dtype)
+    cpu, _ = run_both(text, "k", 1, [x, a.copy(), np.zeros(16, dtype), 4])
+    d = (np.sum(x * x) - 5).astype(dtype)  # every element of the product (exact in each type)
+    assert np.array_equal(cpu[1], np.full(16, d, dtype) if mode == "xchg" else a + d)
     assert np.array_equal(cpu[2].reshape(4, 4), a.reshape(4, 4).T)  # the old values, transposed
-    for k in compile_for(PRODUCT_ADDED_ATOMICALLY, "k"):
+    for k in compile_for(text, "k"):
         assert k.spills == 0

@@ -109,7 +109,7 @@ def test_mmaf_f64_of_converted_operands(src: str, mkn) -> None:
         assert re.search(r"mma\.sync\.aligned\.m\w+\.row\.col\.f64\.f64\.f64\.f64", k.asm["ptx"])  # (sm_90: m16n8k16)
     # an operand loaded straight from memory keeps the direct path
     loaded = [("a", sa, "f64"), ("b", sb, "f64"), ("c", sc, "f64")]
-    assert "_f64_fence" not in source_of(io_kernel(loaded, outputs, mma_text("f64", "f64", sa, sb, sc)))
+    assert "_fence64" not in source_of(io_kernel(loaded, outputs, mma_text("f64", "f64", sa, sb, sc)))
 
 
 @pytest.mark.parametrize(
