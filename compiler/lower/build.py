@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import re
 import shutil
@@ -361,8 +362,8 @@ def _compile(
     except guard.TimedOut as late:
         raise LowerError(
             f"Triton did not finish compiling @{src.kernel} within the limit of {limit:g} s "
-            f"(${guard.TIME_LIMIT_ENV}: seconds, 0 for none); a compile that never ends is a bug of Triton on "
-            f"our output, please report it with the input{_kept(src, late.report)}",
+            f"(${guard.TIME_LIMIT_ENV}: seconds, 0 for none){_crowded_warps(src, opts)}; a compile that never "
+            f"ends is a bug of Triton on our output, please report it with the input{_kept(src, late.report)}",
             target=src.target.arch,
             detail=f"it did not finish within {limit:g} s",
         ) from None
@@ -401,6 +402,30 @@ def _compile_unclustered_if_need_be(
         "clusters, which computes the same"
     )
     return compiled
+
+
+def _crowded_warps(src: KernelSource, opts: dict[str, Any]) -> str:
+    """ "; <advice>" where a product's result needs more registers a thread than there are at
+    the kernel's warps (255): Triton then spills the accumulator, and its compile slows by
+    orders of magnitude (a 128x128 f32 product at 1 warp, 512 registers a thread: a minute
+    or more on sm_80, where `num_worker_warps_per_cta = 1` is kept); else ""."""
+    from ..ir.types import TileType, memory_bits
+
+    warps = int(opts.get("num_warps", 4))
+    worst = None
+    for op in set(src.line_ops.values()):
+        if op.name in ("cuda_tile.mmaf", "cuda_tile.mmai", "cuda_tile.mmaf_scaled") and op.results:
+            t = op.results[0].type
+            if isinstance(t, TileType):
+                words = math.prod(t.shape) * max(memory_bits(t.element), 32) // 32 // (32 * warps)
+                worst = max(worst or (0, ""), (words, "x".join(map(str, t.shape))))
+    if worst is None or worst[0] <= 255:
+        return ""
+    return (
+        f"; at {warps} warp{'s' * (warps > 1)} its {worst[1]} product needs {worst[0]} registers a thread (255 at "
+        "most), which Triton compiles very slowly: more warps (--num-warps, or the num_worker_warps_per_cta hint) "
+        "should compile it"
+    )
 
 
 _WARM: set[int] = set()

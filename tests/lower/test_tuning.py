@@ -245,3 +245,22 @@ def test_one_worker_warp_is_a_warpgroup_for_products_on_sm_90_and_newer(name: st
     module = load_module(text)
     (entry,) = module.entries()
     assert launch_options(entry, Target.parse(arch))["num_warps"] == warps
+
+
+def test_a_compile_past_the_limit_names_a_product_too_large_for_its_warps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 128x128 f32 product at 1 warp (512 registers a thread; Triton takes 12 s for sm_80
+    and far longer with two such products): the time-limit diagnostic says so and what to do;
+    at 4 warps (128 a thread) it names no product."""
+    from compiler.lower.build import _crowded_warps
+    from compiler.lower.codegen import lower_entry as lower
+
+    monkeypatch.setenv("TILEIR_COMPILE_TIMEOUT", "1")
+    text = (KERNELS / "gpu_matmul_f16_t128.tileir").read_text()
+    with pytest.raises(LowerError) as e:
+        lower_compile(text, None, "sm_80", use_cache=False, isolate=True, num_warps=1)
+    said = str(e.value)
+    assert "within the limit of 1 s ($TILEIR_COMPILE_TIMEOUT: seconds, 0 for none); at 1 warp its 128x128 " in said
+    assert "product needs 512 registers a thread (255 at most)" in said and "--num-warps" in said
+    module = load_module(text)
+    (entry,) = module.entries()
+    assert _crowded_warps(lower(module, entry, "sm_80"), {"num_warps": 4}) == ""
