@@ -222,6 +222,43 @@ class Defect:
     expected_q: list | None = None  # %q after it
 
 
+# A `loop` carrying a tile broadcast from a loaded one, in clusters of 2 (num_cta_in_cga = 2;
+# 1 compiles, and so does the kernel without the loop): fuzz seed 203067 of --hints --weight
+# math=4, cut down.
+CLUSTERED_LOOP = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f16>>, %o: tile<ptr<f16>>) optimization_hints=<sm_90 = {num_cta_in_cga = 2}, sm_100 = {num_cta_in_cga = 2}> {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %one = constant <i32: 1> : tile<i32>
+    %xt = make_tensor_view %x, shape = [16], strides = [1] : tensor_view<16xf16, strides=[1]>
+    %xp = make_partition_view %xt : partition_view<tile=(16), tensor_view<16xf16, strides=[1]>>
+    %v, %t = load_view_tko weak %xp[%zero] token = %tok : partition_view<tile=(16), tensor_view<16xf16, strides=[1]>>, tile<i32> -> tile<16xf16>, token
+    %c = reshape %v : tile<16xf16> -> tile<16x1xf16>
+    %b = broadcast %c : tile<16x1xf16> -> tile<16x4xf16>
+    %l = loop iter_values(%i = %zero, %acc = %b) : tile<i32>, tile<16x4xf16> -> tile<16x4xf16> {
+      %done = cmpi greater_than_or_equal %i, %one, signed : tile<i32> -> tile<i1>
+      if %done {
+        break %acc : tile<16x4xf16>
+      }
+      %k = constant <f16: -7.125> : tile<16x4xf16>
+      %n = addf %b, %k : tile<16x4xf16>
+      %i1 = addi %i, %one : tile<i32>
+      continue %i1, %n : tile<i32>, tile<16x4xf16>
+    }
+    %s = addf %l, %b : tile<16x4xf16>
+    %r = reshape %s : tile<16x4xf16> -> tile<1x16x4xf16>
+    %w = broadcast %r : tile<1x16x4xf16> -> tile<8x16x4xf16>
+    %ot = make_tensor_view %o, shape = [8, 16, 4], strides = [64, 4, 1] : tensor_view<8x16x4xf16, strides=[64,4,1]>
+    %op = make_partition_view %ot : partition_view<tile=(8x16x4), tensor_view<8x16x4xf16, strides=[64,4,1]>>
+    %st = store_view_tko weak %w, %op[%zero, %zero, %zero] token = %tok : tile<8x16x4xf16>, partition_view<tile=(8x16x4), tensor_view<8x16x4xf16, strides=[64,4,1]>>, tile<i32>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+
+_X16 = np.arange(16, dtype=np.float16) * 0.5
+
+
 TILEIRAS_DEFECTS = {
     # A scan of a 1-D tile of at most 64 elements whose result is reshaped to more dimensions
     # (32 -> 4x8 here; 4 -> 2x2 and 64 -> 2x32 too, but 128 -> 4x32 compiles): any op of the
@@ -303,6 +340,17 @@ TILEIRAS_DEFECTS = {
         _F4_ROWS,
         np.zeros(8, np.float32),
         [0.5, -1.0, 1.5, 6.0, -0.0, 2.0, -3.0, 1.0],
+    ),
+    # Clusters: of the 300 kernels of the `--hints` campaigns 195000-195149 and 203000-203149,
+    # tileiras failed on 3, and on this one only with the hint. The loop leaves at its second
+    # trip with x - 7.125, and the kernel stores that plus x.
+    "clustered_loop": Defect(
+        CLUSTERED_LOOP,
+        ("sm_90", "sm_100"),
+        _FAILED,
+        _X16,
+        np.zeros(512, np.float16),
+        np.tile(np.repeat(2 * _X16 - np.float16(7.125), 4), 8).astype(np.float32).tolist(),
     ),
 }
 
