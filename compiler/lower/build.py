@@ -40,7 +40,7 @@ from typing import Any
 
 from ..ir.files import write_atomic
 from . import cache, guard
-from .codegen import KernelSource, LowerError, Param, Target
+from .codegen import PRODUCTS, KernelSource, LowerError, Param, Target
 
 ASM_KINDS = ("ttir", "ttgir", "llir", "ptx")
 _LOCK = threading.Lock()
@@ -412,17 +412,16 @@ def _crowded_warps(src: KernelSource, opts: dict[str, Any]) -> str:
     from ..ir.types import TileType, memory_bits
 
     warps = int(opts.get("num_warps", 4))
-    worst = None
+    words, shape = 0, ""
     for op in set(src.line_ops.values()):
-        if op.name in ("cuda_tile.mmaf", "cuda_tile.mmai", "cuda_tile.mmaf_scaled") and op.results:
-            t = op.results[0].type
-            if isinstance(t, TileType):
-                words = math.prod(t.shape) * max(memory_bits(t.element), 32) // 32 // (32 * warps)
-                worst = max(worst or (0, ""), (words, "x".join(map(str, t.shape))))
-    if worst is None or worst[0] <= 255:
+        t = op.results[0].type if op.name in PRODUCTS else None
+        if isinstance(t, TileType):
+            need = math.prod(t.shape) * max(memory_bits(t.element), 32) // 32 // (32 * warps)
+            words, shape = max((words, shape), (need, "x".join(map(str, t.shape))))
+    if words <= 255:
         return ""
     return (
-        f"; at {warps} warp{'s' * (warps > 1)} its {worst[1]} product needs {worst[0]} registers a thread (255 at "
+        f"; at {warps} warp{'s' * (warps > 1)} its {shape} product needs {words} registers a thread (255 at "
         "most), which Triton compiles very slowly: more warps (--num-warps, or the num_worker_warps_per_cta hint) "
         "should compile it"
     )

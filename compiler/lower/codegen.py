@@ -683,7 +683,7 @@ class OpEmit:
         self.cg.indent -= 1
 
 
-_MMA = {"cuda_tile.mmaf", "cuda_tile.mmai", "cuda_tile.mmaf_scaled"}
+PRODUCTS = {"cuda_tile.mmaf", "cuda_tile.mmai", "cuda_tile.mmaf_scaled"}  # the matrix products
 _STORES = {
     "cuda_tile.store_view_tko", "cuda_tile.store_ptr_tko", "cuda_tile.atomic_rmw_tko", "cuda_tile.atomic_cas_tko",
     "cuda_tile.atomic_red_view_tko",
@@ -731,7 +731,7 @@ def feeds_small_product(v: Value, depth: int = 4) -> bool:
     """Whether the tile `v` becomes an operand (A or B) of a small product (`_small_product`),
     directly or through a few data-movement ops."""
     for user, i in v.uses:
-        if user.name in _MMA and i < 2 and _small_product(user):
+        if user.name in PRODUCTS and i < 2 and _small_product(user):
             return True
         if depth and user.name in _OPERAND_PATH and any(feeds_small_product(r, depth - 1) for r in user.results):
             return True
@@ -776,30 +776,30 @@ def mma_plan(entry: Operation, target: Target, cluster: bool = False) -> tuple[d
     - the stage budgets shrink with the target's shared memory (`_MAX_SHARED_KIB`): sm_80
       gets at most 99 KiB of stages, sm_86/89/120 35 KiB (at least 2 stages), sm_90/100 160.
     """
-    if not any(op.name in _MMA for op in entry.walk()):
+    if not any(op.name in PRODUCTS for op in entry.walk()):
         return {}, frozenset()
     from .ops_control import counted_for
 
     shared = _MAX_SHARED_KIB.get(target.cc, min(_MAX_SHARED_KIB.values())) * 1024
     opts: dict[str, Any] = {"num_warps": 8}
     chained = False
-    small = all(_small_product(op) for op in entry.walk() if op.name in _MMA)  # in loops or not
+    small = all(_small_product(op) for op in entry.walk() if op.name in PRODUCTS)  # in loops or not
     stage_bytes = 0
     loops: list[Operation] = []
     for loop in entry.walk():
         if loop.name not in ("cuda_tile.for", "cuda_tile.loop") or not loop.regions:
             continue
         body = list(loop.walk())[1:]
-        products = [op for op in body if op.name in _MMA]
+        products = [op for op in body if op.name in PRODUCTS]
         if not products:
             continue
         loops.append(loop)
         stage_bytes = max(stage_bytes, sum(_tile_bytes(op.results[0]) for op in body if op.name in LOADS))
         derived: set[Value] = set()
         for op in body:
-            if op.name in _MMA and any(v in derived for v in op.operands[:2]):
+            if op.name in PRODUCTS and any(v in derived for v in op.operands[:2]):
                 chained = True
-            if op.name in _MMA or any(v in derived for v in op.operands):
+            if op.name in PRODUCTS or any(v in derived for v in op.operands):
                 derived.update(op.results)
     unrolled: frozenset[Operation] = frozenset()
     if chained:
@@ -868,7 +868,7 @@ def launch_plan(
     if chosen is not None:
         warps = _hint_int(chosen, "num_worker_warps_per_cta")
         if warps and warps & (warps - 1) == 0 and warps <= 32:
-            if target.cc >= 90 and any(op.name in _MMA for op in entry.walk()):
+            if target.cc >= 90 and any(op.name in PRODUCTS for op in entry.walk()):
                 warps = max(warps, 4)
             opts["num_warps"] = warps
         if ctas:

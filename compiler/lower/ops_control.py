@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from ..ir.core import Block, BlockArgument, Operation, Region, Value
 from ..ir.types import PointerType, TileType, TokenType, Type
 from . import tltypes
-from .codegen import BEFORE_3_9, GPU_ONLY, LOADS, OpEmit
+from .codegen import BEFORE_3_9, GPU_ONLY, LOADS, PRODUCTS, OpEmit
 from .registry import emitter
 
 _EXITS = {"cuda_tile.break", "cuda_tile.continue", "cuda_tile.return"}
@@ -157,13 +157,7 @@ def entry_values(e: OpEmit, values: list[Value], exprs: list[str]) -> list[str]:
 
 # Ops whose Triton counterparts fix a layout that Triton then propagates (its "anchors": loads,
 # atomics, dots).
-_ANCHORS = LOADS | {
-    "cuda_tile.atomic_rmw_tko",
-    "cuda_tile.atomic_cas_tko",
-    "cuda_tile.mmaf",
-    "cuda_tile.mmai",
-    "cuda_tile.mmaf_scaled",
-}
+_ANCHORS = LOADS | PRODUCTS | {"cuda_tile.atomic_rmw_tko", "cuda_tile.atomic_cas_tko"}
 
 
 def _anchored(v: Value) -> bool:

@@ -110,35 +110,35 @@ _PTX_UNARY = {
     ("ceil", "f64"): "cvt.rpi.f64.f64",
     ("exp2", "f32"): "ex2.approx.f32",
 }
-_CONSTRAINT = {"f32": "f", "f64": "d"}  # inline PTX's register kinds
+# Inline PTX's register kind and the Triton type of each type an instruction helper takes.
+_REGISTERS = {
+    "f32": ("f", "tl.float32"),
+    "f64": ("d", "tl.float64"),
+    "i16": ("h", "tl.int16"),
+    "i32": ("r", "tl.int32"),
+    "i64": ("l", "tl.int64"),
+}
 
 
 def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t: str, pure: bool = True) -> str:
-    """The name of a helper that is one PTX `instruction` on `t` (f32/f64) on the GPU and
-    `interpreted` (an expression of `x`) under Triton's interpreter, which has no inline PTX.
-    `pure=False`: an instruction Triton may not move, merge or look through."""
-    c = _CONSTRAINT[t]
+    """The name of a helper that is one PTX `instruction` on `t` (f32/f64/i16/i32/i64) on the
+    GPU and `interpreted` (an expression of `x`) under Triton's interpreter, which has no
+    inline PTX. `pure=False`: an instruction Triton may not move, merge or look through."""
+    c, dtype = _REGISTERS[t]
     asm = (
-        f'tl.inline_asm_elementwise("{instruction} $0, $1;", "={c},{c}", [x], dtype={_DTYPE[t]}, '
+        f'tl.inline_asm_elementwise("{instruction} $0, $1;", "={c},{c}", [x], dtype={dtype}, '
         f"is_pure={pure}, pack=1)  {GPU_ONLY}"
     )
     return e.split_helper(name, interpreted, asm, note=f"{instruction} on the GPU")
 
 
-_FENCE_REGISTERS = {16: ("h", "tl.int16"), 32: ("r", "tl.int32"), 64: ("l", "tl.int64")}
-
-
 def fence(e: OpEmit, x: str, dtype: str, bits: int) -> str:
     """`x` (of Triton type `dtype`, `bits` wide) through a register move Triton may not move,
     merge or look through: a layout or a conversion stops there (ops_mma's f64 operands,
-    ops_memory's atomic results). Floats pass as their bits; the identity under Triton's
+    ops_memory's atomic results). Values pass as their bits; the identity under Triton's
     interpreter."""
-    c, ity = _FENCE_REGISTERS[bits]
-    asm = (
-        f'tl.inline_asm_elementwise("mov.b{bits} $0, $1;", "={c},{c}", [x], dtype={ity}, is_pure=False, pack=1)'
-        f"  {GPU_ONLY}"
-    )
-    helper = e.split_helper(f"_fence{bits}", "x", asm, note=f"mov.b{bits} on the GPU")
+    ity = _REGISTERS[f"i{bits}"][1]
+    helper = gpu_instruction(e, f"_fence{bits}", f"mov.b{bits}", "x", f"i{bits}", pure=False)
     if dtype == ity:
         return f"{helper}({x})"
     return f"{helper}({x}.to({ity}, bitcast=True)).to({dtype}, bitcast=True)"

@@ -252,7 +252,6 @@ def test_a_compile_past_the_limit_names_a_product_too_large_for_its_warps(monkey
     and far longer with two such products): the time-limit diagnostic says so and what to do;
     at 4 warps (128 a thread) it names no product."""
     from compiler.lower.build import _crowded_warps
-    from compiler.lower.codegen import lower_entry as lower
 
     monkeypatch.setenv("TILEIR_COMPILE_TIMEOUT", "1")
     text = (KERNELS / "gpu_matmul_f16_t128.tileir").read_text()
@@ -263,4 +262,4 @@ def test_a_compile_past_the_limit_names_a_product_too_large_for_its_warps(monkey
     assert "product needs 512 registers a thread (255 at most)" in said and "--num-warps" in said
     module = load_module(text)
     (entry,) = module.entries()
-    assert _crowded_warps(lower(module, entry, "sm_80"), {"num_warps": 4}) == ""
+    assert _crowded_warps(lower_entry(module, entry, "sm_80"), {"num_warps": 4}) == ""
