@@ -201,7 +201,7 @@ def load_memory(
         cons = f"={reg},l"
         args = [_broadcast(iptr, shape)]
     else:
-        if other is None:
+        if other is None or other == "0":  # (a view without padding gives the literal 0)
             fill = f"tl.full((), 0, {ity})"
         else:
             fill = f"({other}).to({int_dtype(bits)}, bitcast=True).to({ity})"

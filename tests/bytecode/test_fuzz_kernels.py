@@ -38,6 +38,21 @@ def test_tileiras_compiles_random_kernels(seed: int) -> None:
         fuzz.check_tileiras(case, arch)
 
 
+@pytest.mark.parametrize("seed", [222001, 222002, 222004, 222006])
+def test_nvidia_tools_take_random_asm_kernels(seed: int) -> None:
+    """fuzz --asm kernels (libdevice math, prints, acquire loads, f16/bf16 atomic adds):
+    tileirdisasm reads our bytes of them, tileiras compiles them. 222002 adds bf16 atomically,
+    which tileiras refuses for sm_80 (no atom.add.bf16 before sm_90; our lowering loops on a
+    compare-and-swap there); check_tileiras expects exactly that refusal. (Seeds without f8 or
+    f4E2M1FN, which tileiras refuses for sm_80 too.)"""
+    require_tileirdisasm()
+    require_tileiras()
+    case = fuzz.kernel(seed, asm=True)
+    fuzz.check_bytecode(case)
+    assert fuzz.check_tileiras(case, "sm_100") and fuzz.check_tileiras(case, "sm_90")
+    assert fuzz.check_tileiras(case, "sm_80") == (seed != 222002)
+
+
 # Kernels that tileiras 13.5 fails on although they verify (tileirdisasm reads our bytes of
 # them back), found by the campaign above and cut down by hand: it prints only "failed to
 # compile Tile IR program", at every optimization level. Our lowering compiles them, and Triton's

@@ -15,6 +15,8 @@ from compiler.bytecode import BytecodeError, read_bytecode
 from compiler.runtime import find_tileirdisasm
 from compiler.text.printer import PrintOptions, print_module
 
+from .util import with_13_3_names
+
 
 def _cutile():
     ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
@@ -105,7 +107,7 @@ def _normalise(text: str) -> str:
         return names.setdefault(m.group(0), f"%v{len(names)}")
 
     # tileirdisasm 13.5 prints opcode 0x54 by its newer name.
-    return "\n".join(re.sub(r"%[\w$.-]+", rename, line).replace(" fpowf ", " pow ") for line in lines)
+    return with_13_3_names("\n".join(re.sub(r"%[\w$.-]+", rename, line) for line in lines))
 
 
 @pytest.mark.parametrize("name", ["vadd", "softmax", "matmul", "to_int"])

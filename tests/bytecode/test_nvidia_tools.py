@@ -15,7 +15,6 @@ from __future__ import annotations
 import concurrent.futures
 import difflib
 import os
-import re
 import subprocess
 import tempfile
 import time
@@ -31,6 +30,7 @@ from .util import (
     WrittenCase,
     comparable,
     conformance_bytecode_files,
+    disasm_text,
     expected_text,
     module_items_text,
     require_tileiras,
@@ -40,10 +40,6 @@ from .util import (
     sample_bytecode_files,
     write_all,
 )
-
-# tileirdisasm here is CUDA 13.5, which prints `pow` (as the 13.3 sources and the conformance
-# tests spell it) under its newer name `fpowf`; the bytes are the same opcode.
-_DISASM_RENAMES = ((re.compile(r"(= )fpowf "), r"\1pow "),)
 
 # Modules NVIDIA's 13.5 tools refuse to read although the 13.3 dialect (and our verifier)
 # accepts them: case id -> a substring of tileirdisasm's (and tileiras') message.
@@ -70,12 +66,6 @@ for _case_id, _message in TILEIRDISASM_REFUSALS.items():
     TILEIRAS_REFUSALS[_case_id] = {"sm_90": _message, "sm_100": _message}
 
 GPUS = ("sm_90", "sm_100")
-
-
-def _disasm_text(stdout: str) -> str:
-    for pattern, replacement in _DISASM_RENAMES:
-        stdout = pattern.sub(replacement, stdout)
-    return comparable(stdout)
 
 
 def _diff(expected: str, actual: str, what_expected: str, what_actual: str) -> str:
@@ -112,7 +102,7 @@ def test_reader_agrees_with_tileirdisasm(path: Path) -> None:
     except BytecodeError as exc:
         pytest.fail(f"{path.name}: tileirdisasm reads it, our reader says: {exc}")
     ours = comparable(module_items_text(module))
-    theirs = _disasm_text(nvidia.stdout)
+    theirs = disasm_text(nvidia.stdout)
     assert ours == theirs, _diff(theirs, ours, "tileirdisasm", "our reader + printer")
 
 
@@ -167,7 +157,7 @@ def test_tileirdisasm_prints_our_bytes_as_we_print_the_module(written: WrittenCa
         return
     assert nvidia.ok, f"tileirdisasm rejects our bytes: {nvidia.stderr.strip()}"
     ours = comparable(expected_text(written.case.module, written.version))
-    theirs = _disasm_text(nvidia.stdout)
+    theirs = disasm_text(nvidia.stdout)
     assert theirs == ours, _diff(ours, theirs, "our printer", "tileirdisasm on our bytes")
 
 
@@ -259,7 +249,7 @@ def test_strings_hints_and_pow_print_as_tileirdisasm_prints_them(tmp_path: Path)
     ours = disassembly(read_bytecode(path.read_bytes()))
     assert '@"g\\FE"' in theirs and '"q\\22b\\0A\\\\c\\FF"' in theirs
     assert "optimization_hints=<sm_100 = {num_cta_in_cga = 2}, sm_90 = {num_cta_in_cga = 1, occupancy = 2}>" in theirs
-    assert _disasm_text(ours) == _disasm_text(theirs)  # (the renames of 13.5 aside: _DISASM_RENAMES)
+    assert disasm_text(ours) == disasm_text(theirs)  # (13.5's newer names aside: util.disasm_text)
     again = parse(theirs, "theirs.tileir")  # their text, fpowf included, is ours to read
     assert not again.diagnostics and any(op.name == "cuda_tile.pow" for op in again.module.walk())
 

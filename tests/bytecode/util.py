@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from compiler.bytecode import BytecodeWriteError, Version, version_text, write_bytecode
+from compiler.dialect import DIALECT, NEWER_NAMES
 from compiler.ir.core import Module
 from compiler.ir.diagnostics import has_errors
 from compiler.text import PrintOptions, print_module, split_input
@@ -227,6 +228,23 @@ def expected_text(module: Module, version: Version) -> str:
 def comparable(text: str) -> str:
     """Normalised, without trailing blank lines: the form the acceptance tests compare."""
     return normalize_ssa(text).rstrip("\n") + "\n"
+
+
+# tileirdisasm here is CUDA 13.5, which prints some ops of the 13.3 dialect (as the 13.3
+# sources and the conformance tests spell them) by newer names (`pow` as `fpowf`): the bytes
+# are the same opcode, and our reader reads either name (compiler.dialect.NEWER_NAMES).
+_OLDER_NAME = {new.removeprefix(DIALECT + "."): old.removeprefix(DIALECT + ".") for new, old in NEWER_NAMES.items()}
+_NEWER_NAME = re.compile(r"(?<== )(" + "|".join(map(re.escape, _OLDER_NAME)) + r")(?= )")
+
+
+def with_13_3_names(text: str) -> str:
+    """tileirdisasm's text with the ops it prints by newer names named as in the 13.3 dialect."""
+    return _NEWER_NAME.sub(lambda m: _OLDER_NAME[m[1]], text)
+
+
+def disasm_text(stdout: str) -> str:
+    """tileirdisasm's text in comparable form (with_13_3_names)."""
+    return comparable(with_13_3_names(stdout))
 
 
 # ------------------------------------------------------------------------------------------------

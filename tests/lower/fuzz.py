@@ -27,6 +27,10 @@ failure with the seed, the kernel written to DIR. `--bytecode` sends the kernels
 bytecode writer to NVIDIA's tileirdisasm instead, `--tileiras sm_80,sm_90,sm_100` through it to
 NVIDIA's tileiras (which must compile each, or refuse it for a type the target lacks).
 `--weight mma=20` draws a kind of op more often (or never, with 0): a campaign aimed at it.
+`--asm` also draws what Triton's interpreter cannot run (the inline PTX and libdevice paths:
+f64 remf and directed roundings, fused fma, tan/sinh/cosh/tanh/pow/atan2, acquire loads, ordered
+narrow stores, f16/bf16 atomic adds, prints), for campaigns that only compile (`--compile ARCH`,
+`--bytecode`, `--tileiras`): the seeds then name other kernels.
 """
 
 from __future__ import annotations
@@ -115,6 +119,10 @@ class Gen:
         self.n = 0
         self.depth = 0  # of nested regions
         self.weights = dict(self.OPS)  # how often each kind of op is drawn (kernel(weights=...))
+        # kernel(asm=True): also draw what Triton's interpreter cannot run (inline PTX,
+        # libdevice, prints: f64 remf and directed roundings, fused fma, the libdevice math
+        # functions, f16/bf16 atomic adds, acquire loads, prints), for campaigns that compile
+        self.asm = False
 
     # -- helpers ---------------------------------------------------------------------------
     def fresh(self, shape: tuple[int, ...], elem: str, prefix: str = "v") -> Value:
@@ -242,16 +250,25 @@ class Gen:
         op = r.choice(
             ["addf", "subf", "mulf", "divf", "maxf", "minf", "negf", "absf", "sqrt", "fma", "ceil", "floor", "remf"]
         )
-        if op == "remf" and a.elem == "f64":
+        if op == "remf" and a.elem == "f64" and not self.asm:
             op = "subf"  # f64 remf is libdevice's fmod: not runnable under Triton's interpreter
         attrs = ""
         if op in ("addf", "subf", "mulf", "divf", "sqrt", "fma") and r.random() < 0.3:
             # f64's directed roundings are inline PTX: not runnable under Triton's interpreter
-            modes = ["nearest_even"] if a.elem == "f64" else ["nearest_even", "zero", "negative_inf", "positive_inf"]
+            modes = (
+                ["nearest_even"]
+                if a.elem == "f64" and not self.asm
+                else ["nearest_even", "zero", "negative_inf", "positive_inf"]
+            )
             attrs = f" rounding<{r.choice(modes)}>"
         if a.elem == "f32" and op not in ("negf", "absf", "ceil", "floor", "remf") and r.random() < 0.2:
             attrs += " flush_to_zero"
-        if op == "fma" and a.elem in ("f32", "f64") and "rounding<" not in attrs.replace("rounding<nearest_even>", ""):
+        if (
+            op == "fma"
+            and a.elem in ("f32", "f64")
+            and not self.asm
+            and "rounding<" not in attrs.replace("rounding<nearest_even>", "")
+        ):
             # a real fused tl.fma, which Triton's interpreter computes with two roundings
             attrs = f" rounding<{r.choice(['zero', 'negative_inf', 'positive_inf'])}>" if a.elem == "f32" else ""
             op = "fma" if a.elem == "f32" else "mulf"
@@ -272,15 +289,37 @@ class Gen:
         test_math's ulp bounds of the CPU interpreter's, not bitwise, so nothing computes on it
         (an op on it could turn one ulp into any difference): it is stored, or yielded by an
         `if`, and compared within the bound. Drawn only when weighted (its default is 0, which
-        keeps earlier seeds' kernels)."""
+        keeps earlier seeds' kernels). With `asm`, also the libdevice ones (tan, sinh, cosh, tanh,
+        pow, atan2) and f32 exp and tanh with rounding<approx>."""
         a = self.pick(lambda v: v.elem in FLOATS)
         if a is None:
             return False
-        op = self.rng.choice(["exp", "exp2", "log", "log2", "sin", "cos", "rsqrt"])
+        libdevice = ["tan", "sinh", "cosh", "tanh", "pow", "atan2"] if self.asm else []
+        op = self.rng.choice(["exp", "exp2", "log", "log2", "sin", "cos", "rsqrt", *libdevice])
         ftz = " flush_to_zero" if op in ("exp2", "rsqrt") and a.elem == "f32" and self.rng.random() < 0.3 else ""
+        if self.asm and op in ("exp", "tanh") and a.elem == "f32" and self.rng.random() < 0.4:
+            ftz = " rounding<approx>"
         out = self.fresh(a.shape, a.elem)
-        self.emit(f"{out.name} = {op} {a.name}{ftz} : {a.type}", out, op=op)
-        self.inexact.add(out.name)
+        if op in ("pow", "atan2"):
+            b = self.partner(a)
+            self.emit(f"{out.name} = {op} {a.name}, {b.name} : {a.type}", out, op=op)
+        else:
+            self.emit(f"{out.name} = {op} {a.name}{ftz} : {a.type}", out, op=op)
+        if not self.asm:  # (in a campaign that only compiles, anything may compute on it)
+            self.inexact.add(out.name)
+        return True
+
+    def print_(self) -> bool:
+        """A print_tko of a value (drawn only with `asm`: Triton's interpreter prints it
+        otherwise, and a campaign's output would drown in it)."""
+        if not self.asm:
+            return False
+        a = self.pick(lambda v: v.elem in INTS + FLOATS)
+        if a is None:
+            return False
+        spec = "%f" if a.elem in FLOATS else "%d"
+        self.n += 1
+        self.emit(f'%t{self.n} = print_tko "{a.name[1:]} = {spec}\\n", {a.name} : {a.type} -> token', op="print_tko")
         return True
 
     def compare(self) -> bool:
@@ -1050,18 +1089,21 @@ class Gen:
         "f32": ["addf", "xchg", "cas"],
         "f64": ["addf", "xchg", "cas"],
     }
+    # with `asm`: f16/bf16 adds (atom.add.noftz.f16, bf16 by compare-and-swap on sm_80)
+    ATOMIC_MODES_ASM = {"f16": ["addf"], "bf16": ["addf"]}
 
     def atomic(self) -> bool:
         """An atomic_rmw_tko / atomic_cas_tko on a buffer of its own, each lane at an address
         of its own (masked at random): the old values join the pool, the buffer is compared."""
         if self.depth > 0:
             return False
-        v = self.pick(lambda v: v.shape and v.elem in self.ATOMIC_MODES)
+        modes = {**self.ATOMIC_MODES, **self.ATOMIC_MODES_ASM} if self.asm else self.ATOMIC_MODES
+        v = self.pick(lambda v: v.shape and v.elem in modes)
         if v is None:
             return False
         r = self.rng
         p = self.own_addresses("a", v)
-        mode = r.choice(self.ATOMIC_MODES[v.elem])
+        mode = r.choice(modes[v.elem])
         if mode == "cas" and v.elem in FLOATS and not re.fullmatch(r"%x\d+", v.name):
             # A float compare-and-swap compares bits: a computed NaN's payload, which the spec
             # leaves open, would decide the swap (seed 17747: remf's NaN). An input's bits are
@@ -1069,7 +1111,8 @@ class Gen:
             mode = "xchg"
         mask = self.pick(lambda m: m.shape == v.shape and m.elem == "i1") if r.random() < 0.4 else None
         m_op, m_ty = (f", {mask.name}", f", {mask.type}") if mask else ("", "")
-        ordering = r.choice(["relaxed device", "acq_rel device", "relaxed tl_blk"])
+        orderings = ["relaxed device", "acq_rel device", "relaxed tl_blk"]
+        ordering = r.choice(orderings + (["acquire sys", "release device", "acq_rel tl_blk"] if self.asm else []))
         out = self.fresh(v.shape, v.elem)
         if mode == "cas":
             new = self.partner(v)
@@ -1120,7 +1163,9 @@ class Gen:
         "shape_query": 0.7,
         "dead_code": 0,  # the last ones, at 0: the draws of earlier campaigns' seeds stay the same
         "math": 0,
+        "print_": 0,
     }
+    OPS_ASM = {"math": 2, "print_": 0.5}  # the defaults that `asm` changes
 
 
 @dataclass
@@ -1351,11 +1396,15 @@ def _indices(o: Operand) -> tuple[str, str]:
     return ", ".join(idx), ", ".join(types)
 
 
-def _ordering(rng: random.Random, elem: str, store: bool) -> str:
+def _ordering(rng: random.Random, elem: str, store: bool, asm: bool = False) -> str:
     """A view access's memory ordering: mostly weak; relaxed, or for a store release, where
     Triton's interpreter runs it too (no inline PTX): loads as volatile ones, stores of 32/64-bit
-    elements as atomic exchanges, of f4E2M1FN as compare-and-swaps with that ordering."""
+    elements as atomic exchanges, of f4E2M1FN as compare-and-swaps with that ordering. With
+    `asm`, also acquire loads and stores of 8/16-bit elements (inline PTX), at every scope."""
     x = rng.random()
+    if asm:
+        sem = rng.choice(["relaxed", "release" if store else "acquire"])
+        return f"{sem} {rng.choice(['tl_blk', 'device', 'sys'])}" if x < 0.35 else "weak"
     if not store:
         return "relaxed device" if x < 0.15 else "weak"
     if elem in F4 or elem in ("i32", "i64", "f32", "f64"):
@@ -1392,14 +1441,19 @@ def _access_hints(rng: random.Random | None) -> str:
     return f" optimization_hints = <{arch} = {{{', '.join(hints)}}}>"
 
 
-def kernel(seed: int, ops: int | None = None, weights: dict[str, float] | None = None, hints: bool = False) -> Case:
+def kernel(
+    seed: int, ops: int | None = None, weights: dict[str, float] | None = None, hints: bool = False, asm: bool = False
+) -> Case:
     """The random kernel of `seed` (the same text for the same seed and `weights`: kinds of op
     of Gen.OPS drawn more or less often than their defaults, for a campaign aimed at some).
     `hints`: with random optimization hints on the entry and view accesses (drawn apart: the
-    same kernel otherwise)."""
+    same kernel otherwise). `asm`: also what Triton's interpreter cannot run (inline PTX,
+    libdevice, prints: Gen.asm), for campaigns that only compile (another kernel per seed)."""
     r = random.Random(seed)
     grid = (r.choice([1, 2, 3]), r.choice([1, 1, 2]))
     g = Gen(r.randrange(2**32), grid)
+    g.asm = asm
+    g.weights.update(Gen.OPS_ASM if asm else {})
     g.weights.update(weights or {})
     rank = r.choice([1, 2, 2, 3])
     shape = g.shape_of(2 ** r.randint(0, 9), rank) or (16,)
@@ -1447,7 +1501,7 @@ def kernel(seed: int, ops: int | None = None, weights: dict[str, float] | None =
     for o in inputs:
         idx, types = _indices(o)
         lines.append(
-            f"%{o.name}, %{o.name}_t = load_view_tko {_ordering(orderings, o.elem, False)} %{o.name}_pv[{idx}] "
+            f"%{o.name}, %{o.name}_t = load_view_tko {_ordering(orderings, o.elem, False, asm)} %{o.name}_pv[{idx}] "
             f"token = %tok{_access_hints(hinting)} : {views[o.name]}, "
             f"{types} -> {tile(shape, o.elem)}, token"
         )
@@ -1461,7 +1515,7 @@ def kernel(seed: int, ops: int | None = None, weights: dict[str, float] | None =
             name = f"%{o.name}_r1"
         idx, types = _indices(o)
         stores.append(
-            f"%{o.name}_st = store_view_tko {_ordering(orderings, o.elem, True)} {name}, %{o.name}_pv[{idx}] "
+            f"%{o.name}_st = store_view_tko {_ordering(orderings, o.elem, True, asm)} {name}, %{o.name}_pv[{idx}] "
             f"token = %tok{_access_hints(hinting)} : {tile(o.tile, o.elem)}, {views[o.name]}, {types} -> token"
         )
     inputs += [b for b in g.buffers if b.name.startswith("g")]
@@ -1547,12 +1601,22 @@ def check(case: Case, arch: str | None = None) -> float:
     return time.monotonic() - start
 
 
+def check_compiles(case: Case, arch: str) -> float:
+    """An `asm` case (which Triton's interpreter cannot run) compiled to a cubin for `arch`.
+    Returns the compile's seconds."""
+    from tests.lower.harness import compile_for
+
+    start = time.monotonic()
+    compile_for(case.text, "k", arches=(arch,), isolate=True)
+    return time.monotonic() - start
+
+
 def check_bytecode(case: Case) -> None:
     """Our bytecode writer on the case against NVIDIA's tileirdisasm: it prints our bytes as our
     printer prints the module, and our reader reads them back to that text too."""
     from compiler.bytecode import read_bytecode, write_bytecode
     from compiler.runtime import load_module
-    from tests.bytecode.util import comparable, expected_text, run_tileirdisasm
+    from tests.bytecode.util import comparable, disasm_text, expected_text, run_tileirdisasm
 
     module = load_module(case.text)
     data = write_bytecode(module, (13, 3))
@@ -1560,7 +1624,7 @@ def check_bytecode(case: Case) -> None:
     assert comparable(expected_text(read_bytecode(data), (13, 3))) == ours, "our reader reads our bytes differently"
     nvidia = run_tileirdisasm(data)
     assert nvidia.ok, f"tileirdisasm rejects our bytes: {nvidia.stderr.strip()}"
-    assert comparable(nvidia.stdout) == ours, "tileirdisasm prints our bytes differently"
+    assert disasm_text(nvidia.stdout) == ours, "tileirdisasm prints our bytes differently"
 
 
 # What NVIDIA's tileiras refuses, rightly, in a kernel the verifier accepts: a type the target
@@ -1569,13 +1633,18 @@ def check_bytecode(case: Case) -> None:
 # lowering takes exact slower paths there.
 TILEIRAS_TYPES_FROM = {"f8E4M3FN": 89, "f8E5M2": 89, "f4E2M1FN": 100, "f8E8M0FNU": 100}
 _UNSUPPORTED_TYPE = re.compile(r"Incompatibility with architecture 'sm_(\d+)': unsupported type '(\w+)'")
+# And an op: a bf16 atomic add before sm_90, which has no atom.add.bf16 ("atomicRMW ADDF with
+# bf16 is not supported"; our lowering takes a compare-and-swap loop there).
+_UNSUPPORTED_BF16_ADD = re.compile(r"Incompatibility with architecture 'sm_(\d+)': atomicRMW ADDF with bf16")
+_BF16_ADD = re.compile(r"atomic_rmw_tko .*, addf, .*tile<[^>]*bf16>")
 
 
 def check_tileiras(case: Case, arch: str) -> bool:
     """NVIDIA's tileiras compiles the case (our bytecode 13.3) for `arch`: a kernel our
     verifier accepts that tileiras refuses is a gap in our verifier or a defect of tileiras'.
     Returns False when tileiras refuses it for a type the target lacks (expected: only for a
-    type of TILEIRAS_TYPES_FROM that the kernel holds and `arch` predates)."""
+    type of TILEIRAS_TYPES_FROM that the kernel holds and `arch` predates), or for a bf16
+    atomic add before sm_90."""
     from compiler.modules import LaunchError
     from compiler.runtime import load_module
     from compiler.runtime.tileiras import compile_tileiras
@@ -1586,6 +1655,8 @@ def check_tileiras(case: Case, arch: str) -> bool:
         m = _UNSUPPORTED_TYPE.search(str(e))
         sm = int(arch.removeprefix("sm_"))
         if m and m[2] in case.text and sm < TILEIRAS_TYPES_FROM.get(m[2], 0):
+            return False
+        if _UNSUPPORTED_BF16_ADD.search(str(e)) and sm < 90 and _BF16_ADD.search(case.text):
             return False
         raise
     return True
@@ -1635,12 +1706,20 @@ def main(argv: list[str] | None = None) -> int:
         help="with random optimization hints (warps, clusters, occupancy, allow_tma, latency): the seeds' kernels "
         "otherwise the same",
     )
+    p.add_argument(
+        "--asm",
+        action="store_true",
+        help="also draw what Triton's interpreter cannot run (inline PTX, libdevice, prints; other kernels): "
+        "with --compile ARCH, --bytecode or --tileiras, which then only compile",
+    )
     p.add_argument("--print", action="store_true", help="print each seed's kernel and stop")
     a = p.parse_args(argv)
     try:
         weights = parse_weights(a.weight)
     except ValueError as e:
         p.error(str(e))
+    if a.asm and not (a.compile or a.bytecode or a.tileiras or a.print):
+        p.error("--asm kernels do not run under Triton's interpreter: give --compile ARCH, --bytecode or --tileiras")
     start, _, end = a.seeds.partition(":")
     seeds = range(int(start), int(end or int(start) + 1))
     if a.tileiras and not a.print:
@@ -1652,7 +1731,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     if a.print:
         for s in seeds:
-            print(f"// seed {s}\n{kernel(s, weights=weights, hints=a.hints).text}")
+            print(f"// seed {s}\n{kernel(s, weights=weights, hints=a.hints, asm=a.asm).text}")
         return 0
     import os
     import tempfile
@@ -1665,10 +1744,10 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     t0 = time.monotonic()
     aimed = f" (--weight {' --weight '.join(a.weight)})" if a.weight else ""
-    aimed += " --hints" if a.hints else ""  # (after the weights: tests/lower/reduce.py reads both)
+    aimed += (" --hints" if a.hints else "") + (" --asm" if a.asm else "")  # (tests/lower/reduce.py reads them)
     slowest = (0.0, -1)  # (seconds, seed) of the slowest --compile
     for i, s in enumerate(seeds):
-        case = kernel(s, weights=weights, hints=a.hints)
+        case = kernel(s, weights=weights, hints=a.hints, asm=a.asm)
         try:
             if a.bytecode:
                 check_bytecode(case)
@@ -1676,7 +1755,7 @@ def main(argv: list[str] | None = None) -> int:
                 for arch in a.tileiras.split(","):
                     check_tileiras(case, arch)  # its message names the architecture
             else:
-                seconds = check(case, a.compile)
+                seconds = check_compiles(case, a.compile) if a.asm else check(case, a.compile)
                 slowest = max(slowest, (seconds, s))
         except BaseException as e:  # noqa: BLE001 - a campaign reports every failure and goes on
             if isinstance(e, KeyboardInterrupt):

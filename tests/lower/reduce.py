@@ -30,7 +30,7 @@ from pathlib import Path
 
 from compiler.lower import guard
 
-_HEADER = re.compile(r"// seed (\d+)(?: \(--weight ([^)]*)\))?( --hints)?")
+_HEADER = re.compile(r"// seed (\d+)(?: \(--weight ([^)]*)\))?( --hints)?( --asm)?")
 
 
 def statements(lines: list[str]) -> list[tuple[int, int]]:
@@ -204,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("kernel", help="a fuzz seed, or a kernel file whose first line names its seed")
     p.add_argument("--weight", action="append", default=[], metavar="KIND=W", help="the seed's weights")
     p.add_argument("--hints", action="store_true", help="the seed's kernel with its optimization hints")
+    p.add_argument("--asm", action="store_true", help="the seed's kernel of fuzz --asm")
     p.add_argument("--backend", default="triton", help="triton, tileiras or triton-interpret (default triton)")
     p.add_argument("--until", choices=["mismatch", "timeout", "compile-error"], default="mismatch")
     p.add_argument("--arch", default="sm_90", help="with --until timeout or compile-error: the target compiled for")
@@ -219,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     from tests.lower.fuzz import arguments, kernel, parse_weights
 
     weights = list(a.weight)
-    hints = a.hints
+    hints, asm = a.hints, a.asm
     text = None
     if a.kernel.isdigit():
         seed = int(a.kernel)
@@ -232,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         seed = int(m.group(1))
         weights += m.group(2).split(" --weight ") if m.group(2) else []
         hints = hints or bool(m.group(3))
-    case = kernel(seed, weights=parse_weights(weights) or None, hints=hints)
+        asm = asm or bool(m.group(4))
+    case = kernel(seed, weights=parse_weights(weights) or None, hints=hints, asm=asm)
     text = text or case.text
     out = Path(a.out or f"reduced-{seed}.tileir")
     if a.until == "timeout":

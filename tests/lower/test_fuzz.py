@@ -114,6 +114,47 @@ def test_hints_are_drawn_apart_from_the_kernel() -> None:
     assert hinted >= 35
 
 
+LIBDEVICE = ("tan", "sinh", "cosh", "tanh", "pow", "atan2")
+ASM_DRAWS = {  # what else only --asm draws, as it reads in a kernel
+    "acquire": r"_tko acquire ",
+    "f16 addf": r"addf.*xf16>",
+    "bf16 addf": r"addf.*xbf16>",
+    "f64 remf": r"remf.*f64>$",
+    "f64 rounding": r"(addf|subf|mulf|divf|sqrt|fma) .*rounding<(zero|\w+_inf)>.*f64>$",
+    "fma": r"= fma (?![^:]*rounding<(zero|\w+_inf)>)[^:]*: tile<[\dx]*f(32|64)>$",  # (fused, nearest)
+}
+
+
+@pytest.mark.parametrize("seed", [220001, 220005, 220052, 221092, 223301])
+def test_random_asm_kernel_compiles(seed: int) -> None:
+    """--asm: what Triton's interpreter cannot run (inline PTX, libdevice, prints) among the
+    other ops, compiled for every target. 220001 and 220005 load through views without a
+    padding value with acquire ordering (whose masked-off lanes once filled with `(0).to(...)`,
+    which Triton refused); the others were their campaigns' slowest compiles."""
+    compile_for(kernel(seed, asm=True).text, "k")
+
+
+def test_asm_draws_what_only_compiles_and_only_with_asm(capsys: pytest.CaptureFixture[str]) -> None:
+    """--asm draws the libdevice functions, prints, acquire loads, f16/bf16 atomic adds, f64
+    remf and directed roundings, fused f32/f64 fma (another kernel per seed); without it, none
+    of these, and Triton's interpreter runs the kernels (so --asm needs a campaign that only
+    compiles)."""
+
+    def drawn(asm: bool) -> set[str]:
+        found = set()
+        for seed in range(40):
+            case = kernel(seed, asm=asm)
+            found.update(op for op in case.ops if op in (*LIBDEVICE, "print_tko"))
+            found.update(k for k, pattern in ASM_DRAWS.items() if re.search(pattern, case.text, re.M))
+        return found
+
+    assert drawn(False) == set()
+    assert drawn(True) == {*LIBDEVICE, "print_tko", *ASM_DRAWS}
+    with pytest.raises(SystemExit) as exited:
+        main(["--seeds", "0:1", "--asm"])
+    assert exited.value.code == 2 and "--asm kernels do not run under Triton's interpreter" in capsys.readouterr().err
+
+
 def test_the_same_seed_gives_the_same_kernel() -> None:
     assert kernel(7).text == kernel(7).text
     assert kernel(7).text != kernel(8).text

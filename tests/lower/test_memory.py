@@ -472,6 +472,11 @@ def test_ordered_view_accesses() -> None:
     acquire = text.replace("load_view_tko relaxed device", "load_view_tko acquire device")
     (k,) = compile_for(acquire, arches=("sm_80",))
     assert "ld.acquire.gpu.global.b32" in k.asm["ptx"]
+    # Without a padding value, masked-off lanes take zero (fuzz --asm seed 220001 of an i8 view)
+    for elem in ("f32", "i8"):
+        unpadded = acquire.replace(", padding_value = neg_zero", "").replace("f32", elem)
+        (k,) = compile_for(unpadded, arches=("sm_90",))
+        assert re.search(r"ld\.acquire\.gpu\.global\.[bu]" + elem[1:], k.asm["ptx"])
 
 
 def test_ordered_and_atomic_view_accesses_partial_along_one_dimension() -> None:
