@@ -178,6 +178,41 @@ cuda_tile.module @wide {
 }
 """
 
+# Clusters of 2 asked for a kernel whose scans Triton (3.6 and 3.9) cannot compile in clusters:
+# the lowering compiles it without and says so (compiler/lower/build.py), which Show PTX shows.
+CLUSTERS = """// Clusters of 2 for scans Triton cannot compile in clusters: Show PTX warns.
+cuda_tile.module @m {
+  entry @k(%a_ptr: tile<ptr<i32>>, %b_ptr: tile<ptr<i16>>, %s_ptr: tile<ptr<i32>>, %u_ptr: tile<ptr<i16>>) optimization_hints=<sm_90 = {num_cta_in_cga = 2}, sm_100 = {num_cta_in_cga = 2}> {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %a_tv = make_tensor_view %a_ptr, shape = [32, 64], strides = [64, 1] : tensor_view<32x64xi32, strides=[64,1]>
+    %a_pv = make_partition_view %a_tv : partition_view<tile=(16x64), tensor_view<32x64xi32, strides=[64,1]>>
+    %b_tv = make_tensor_view %b_ptr, shape = [4, 16], strides = [16, 1] : tensor_view<4x16xi16, strides=[16,1]>
+    %b_pv = make_partition_view %b_tv : partition_view<tile=(2x16), tensor_view<4x16xi16, strides=[16,1]>>
+    %s_tv = make_tensor_view %s_ptr, shape = [32, 64], strides = [64, 1] : tensor_view<32x64xi32, strides=[64,1]>
+    %s_pv = make_partition_view %s_tv : partition_view<tile=(16x64), tensor_view<32x64xi32, strides=[64,1]>>
+    %u_tv = make_tensor_view %u_ptr, shape = [4, 16], strides = [16, 1] : tensor_view<4x16xi16, strides=[16,1]>
+    %u_pv = make_partition_view %u_tv : partition_view<tile=(2x16), tensor_view<4x16xi16, strides=[16,1]>>
+    %a, %a_t = load_view_tko weak %a_pv[%bx, %zero] token = %tok : partition_view<tile=(16x64), tensor_view<32x64xi32, strides=[64,1]>>, tile<i32>, tile<i32> -> tile<16x64xi32>, token
+    %b, %b_t = load_view_tko weak %b_pv[%bx, %zero] token = %tok : partition_view<tile=(2x16), tensor_view<4x16xi16, strides=[16,1]>>, tile<i32>, tile<i32> -> tile<2x16xi16>, token
+    %s_r = scan %a dim=1 reverse=false identities=[0 : i32] : tile<16x64xi32> -> tile<16x64xi32>
+      (%es: tile<i32>, %as: tile<i32>) {
+        %ys = addi %es, %as : tile<i32>
+        yield %ys : tile<i32>
+      }
+    %u_r = scan %b dim=0 reverse=false identities=[0 : i16] : tile<2x16xi16> -> tile<2x16xi16>
+      (%eu: tile<i16>, %au: tile<i16>) {
+        %yu = ori %eu, %au : tile<i16>
+        yield %yu : tile<i16>
+      }
+    %s_st = store_view_tko weak %s_r, %s_pv[%bx, %zero] token = %tok : tile<16x64xi32>, partition_view<tile=(16x64), tensor_view<32x64xi32, strides=[64,1]>>, tile<i32>, tile<i32> -> token
+    %u_st = store_view_tko weak %u_r, %u_pv[%bx, %zero] token = %tok : tile<2x16xi16>, partition_view<tile=(2x16), tensor_view<4x16xi16, strides=[16,1]>>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+
 
 def make_workspace(folder: Path) -> None:
     folder.mkdir(parents=True)
@@ -187,6 +222,7 @@ def make_workspace(folder: Path) -> None:
     (folder / "messy.tileir").write_text(MESSY)
     (folder / "named.tileir").write_text(NAMED)
     (folder / "wide.tileir").write_text(WIDE)
+    (folder / "clusters.tileir").write_text(CLUSTERS)
     # Bytecode by our writer (`tileir asm`), as a user would have it.
     done = subprocess.run(
         [

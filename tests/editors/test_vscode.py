@@ -395,6 +395,25 @@ def test_show_ptx_shows_real_ptx(workbench) -> None:
     workbench.screenshot("vscode_ptx.png")
 
 
+def test_show_ptx_warns_of_a_hint_it_could_not_apply(workbench) -> None:
+    """A kernel asking for clusters of 2 that Triton cannot compile in clusters: Show PTX shows
+    the PTX compiled without them, and a warning names the entry's line, the hint and why."""
+    workbench.open("clusters.tileir")
+    workbench.goto(3, 6)
+    workbench.command("Tile IR: Show PTX")
+    text = workbench.shown(".version")
+    assert re.search(r"\.target sm_\d+", text), text
+    toast = workbench.page.locator(".notifications-toasts .notification-toast", has_text="is not applied")
+    toast.wait_for(timeout=SERVER_S * 1000)
+    note = toast.inner_text()
+    assert re.search(r"clusters\.tileir:3:3: warning: the hint num_cta_in_cga = 2 for sm_\d+ is not applied", note), (
+        note
+    )
+    assert "could not compile @k in clusters of 2" in note and "compiled without clusters" in note, note
+    workbench.screenshot("vscode_ptx_note.png")
+    workbench.command("Notifications: Clear All Notifications", optional=True)
+
+
 def test_show_sass_of_nvidias_tileiras(workbench) -> None:
     """Show SASS (NVIDIA tileiras): the SASS of the kernel as tileiras compiles the module's
     bytecode, for the tileir.targetArchitecture setting (sm_100 by default), beside ours."""

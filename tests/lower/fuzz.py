@@ -1602,10 +1602,16 @@ def check(case: Case, arch: str | None = None) -> float:
 
 
 def check_compiles(case: Case, arch: str) -> float:
-    """An `asm` case (which Triton's interpreter cannot run) compiled to a cubin for `arch`.
-    Returns the compile's seconds."""
+    """An `asm` case (which Triton's interpreter cannot run) on the CPU interpreter, which
+    must run it (its prints kept apart), and compiled to a cubin for `arch`. Returns the
+    compile's seconds."""
+    import io
+
+    from compiler.interp.machine import RunOptions
+    from compiler.runtime import launch
     from tests.lower.harness import compile_for
 
+    launch(case.text, "k", case.grid, arguments(case), backend="cpu", options=RunOptions(stdout=io.StringIO()))
     start = time.monotonic()
     compile_for(case.text, "k", arches=(arch,), isolate=True)
     return time.monotonic() - start

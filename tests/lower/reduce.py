@@ -1,7 +1,7 @@
 """Cut a failing fuzz kernel down to the ops the failure needs.
 
     python -m tests.lower.reduce SEED [--weight KIND=W ...] [--backend triton] [-o OUT]
-    python -m tests.lower.reduce FILE.tileir [--backend ...]   (a kernel --keep wrote:
+    python -m tests.lower.reduce FILE.tileir [--until tileiras-error --arch sm_100]   (a kernel --keep wrote:
                                                   its first line names the seed and weights)
 
 The kernel keeps its entry signature, so the seed's arguments (tests/lower/fuzz.py's
@@ -11,7 +11,8 @@ output differs between the CPU interpreter and `--backend` (bitwise, as tests/lo
 compares), or, with `--until timeout`, Triton's compile still takes longer than `--limit`
 seconds (checked in a child process that is killed then), or, with `--until compile-error`,
 Triton still fails to compile it for `--arch` in the same pass with the same assertion
-(`failure_key`). Passes repeat until one deletes
+(`failure_key`), or, with `--until tileiras-error`, NVIDIA's tileiras still refuses it for
+`--arch` with the same first line (value names aside). Passes repeat until one deletes
 nothing. Each smaller kernel found is written to OUT at once, so a reduction stopped early
 leaves the smallest kernel so far.
 
@@ -105,6 +106,23 @@ def _compile_fails(arch: str) -> Callable[[str], str | None]:
             compile_source(lower(load_module(text), "k", arch), use_cache=False, isolate=True)
         except LowerError as e:
             return failure_key(e.message)
+        return None
+
+    return failure
+
+
+def _tileiras_fails(arch: str) -> Callable[[str], str | None]:
+    """The first line of NVIDIA's tileiras' refusal of a kernel for `arch` (its value names
+    blanked: they change as statements go), or None where it compiles."""
+    from compiler.modules import LaunchError
+    from compiler.runtime import load_module
+    from compiler.runtime.tileiras import compile_tileiras
+
+    def failure(text: str) -> str | None:
+        try:
+            compile_tileiras(load_module(text), arch, use_cache=False)
+        except LaunchError as e:
+            return re.sub(r"%[\w.$-]+", "%", (str(e).strip().splitlines() or [""])[0])
         return None
 
     return failure
@@ -206,8 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hints", action="store_true", help="the seed's kernel with its optimization hints")
     p.add_argument("--asm", action="store_true", help="the seed's kernel of fuzz --asm")
     p.add_argument("--backend", default="triton", help="triton, tileiras or triton-interpret (default triton)")
-    p.add_argument("--until", choices=["mismatch", "timeout", "compile-error"], default="mismatch")
-    p.add_argument("--arch", default="sm_90", help="with --until timeout or compile-error: the target compiled for")
+    p.add_argument("--until", choices=["mismatch", "timeout", "compile-error", "tileiras-error"], default="mismatch")
+    p.add_argument("--arch", default="sm_90", help="with --until timeout or *-error: the target compiled for")
     p.add_argument("--limit", type=float, default=60.0, help="with --until timeout: seconds")
     p.add_argument("--budget", type=float, help="stop deleting after this many seconds")
     p.add_argument(
@@ -239,8 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out or f"reduced-{seed}.tileir")
     if a.until == "timeout":
         still = _times_out(a.arch, a.limit)
-    elif a.until == "compile-error":
-        failure = _compile_fails(a.arch)
+    elif a.until in ("compile-error", "tileiras-error"):
+        failure = (_compile_fails if a.until == "compile-error" else _tileiras_fails)(a.arch)
         first = failure(text)
         if first is not None:
             print(f"seed {seed}: {first}", file=sys.stderr)

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from . import harness
-from .fuzz import arguments, check, kernel, main
+from .fuzz import arguments, check, check_compiles, kernel, main
 from .harness import compile_for, run_both
 
 # NumPy's warnings inside Triton's interpreter, for the NaNs and infinities the kernels make
@@ -130,8 +130,11 @@ def test_random_asm_kernel_compiles(seed: int) -> None:
     """--asm: what Triton's interpreter cannot run (inline PTX, libdevice, prints) among the
     other ops, compiled for every target. 220001 and 220005 load through views without a
     padding value with acquire ordering (whose masked-off lanes once filled with `(0).to(...)`,
-    which Triton refused); the others were their campaigns' slowest compiles."""
-    compile_for(kernel(seed, asm=True).text, "k")
+    which Triton refused); the others were their campaigns' slowest compiles. The CPU
+    interpreter runs each (fuzz.check_compiles)."""
+    case = kernel(seed, asm=True)
+    for arch in harness.ARCHES:
+        check_compiles(case, arch)
 
 
 def test_asm_draws_what_only_compiles_and_only_with_asm(capsys: pytest.CaptureFixture[str]) -> None:

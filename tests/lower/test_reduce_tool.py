@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,26 @@ def test_until_compile_error_keeps_triton_failing_the_same_way(monkeypatch: pyte
         monkeypatch.setattr(compiler.lower, "lower", lambda *a, **k: without_workarounds(real(*a, **k)))
         failure = _compile_fails("sm_90")
         assert failure(DEAD_LOOP_LOAD) == "in TritonGPUCoalesce; assertion 'idx < size()' failed"
+
+
+def test_until_tileiras_error_keeps_tileiras_failing_the_same_way(tmp_path: Path) -> None:
+    """--until tileiras-error: fuzz seed 226139 of --hints --asm (tileiras aborts on it for
+    sm_80: a scan of 32 elements reshaped to three dimensions, TILEIRAS_DEFECTS'
+    scan_then_reshape) is cut down to a kernel tileiras still aborts on, with the scan and
+    the reshape; a kernel tileiras compiles is no failure."""
+    from tests.bytecode.util import require_tileiras
+    from tests.lower.reduce import _tileiras_fails
+
+    require_tileiras()
+    failure = _tileiras_fails("sm_80")
+    assert failure(kernel(3).text) is None
+    text = kernel(226139, hints=True, asm=True).text
+    first = failure(text)
+    assert first is not None and "crashed (SIGABRT)" in first
+    f = tmp_path / "seed226139.tileir"
+    f.write_text("// seed 226139 --hints --asm: tileiras aborts\n" + text)
+    out = tmp_path / "small.tileir"
+    assert main([str(f), "--until", "tileiras-error", "--arch", "sm_80", "-o", str(out), "--budget", "240"]) == 0
+    small = out.read_text()
+    assert len(small.splitlines()) < len(text.splitlines()) // 2
+    assert re.search(r"= scan ", small) and re.search(r"= reshape ", small) and failure(small) == first
