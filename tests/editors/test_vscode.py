@@ -386,13 +386,27 @@ def test_show_view_layout_follows_the_cursor(workbench) -> None:
 
 
 def test_show_ptx_shows_real_ptx(workbench) -> None:
+    """Show PTX: the kernel's PTX beside the editor, read-only, in a tab named after the kernel
+    and target, never dirty (closing it asks nothing); shown again, the same tab."""
     workbench.open("vector_add.tileir")
     workbench.goto(10, 6)
     workbench.command("Tile IR: Show PTX")
     text = workbench.shown(".version")
     assert re.search(r"\.target sm_\d+", text) and ".address_size 64" in text, text
     assert re.search(r"\.entry \w+", text) or ".visible .entry" in text, text
+    tab = workbench.page.locator(".editor-group-container.active .tabs-container .tab.active")
+    name = tab.get_attribute("data-resource-name") or ""
+    assert re.fullmatch(r"vector_add\.sm_\d+\.ptx", name), name
+    assert "dirty" not in (tab.get_attribute("class") or ""), tab.get_attribute("class")
     workbench.screenshot("vscode_ptx.png")
+    workbench.command("View: Focus First Editor Group")
+    workbench.wait_editor("vector_add.tileir")
+    workbench.command("Tile IR: Show PTX")
+    # Done when the PTX's group is the active one again: its tab the same, not a second one.
+    workbench.page.locator(f".editor-group-container.active .tab.active[data-resource-name='{name}']").wait_for(
+        timeout=SERVER_S * 1000
+    )
+    assert workbench.page.locator(f".tabs-container .tab[data-resource-name='{name}']").count() == 1
 
 
 def test_show_ptx_warns_of_a_hint_it_could_not_apply(workbench) -> None:

@@ -8,6 +8,7 @@ import {
   BytecodeTextProvider,
   openBytecodeAsText,
 } from './bytecodeEditor';
+import { COMPILED_SCHEME, CompiledDocuments } from './compiledDocuments';
 import { LayoutPanel } from './layoutPanel';
 import { convertToBytecodeRequest, ptxRequest, sassRequest } from './protocol';
 import { BYTECODE_TEXT_SCHEME, CONFIGURATION_SECTION, errorMessage, LANGUAGE_ID, TileServer } from './server';
@@ -17,14 +18,17 @@ let server: TileServer | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const tileServer = new TileServer();
   server = tileServer;
+  const compiled = new CompiledDocuments();
   context.subscriptions.push(
     tileServer,
+    compiled,
+    vscode.workspace.registerTextDocumentContentProvider(COMPILED_SCHEME, compiled),
     vscode.commands.registerCommand('tileir.showLayout', () =>
       LayoutPanel.show(context.extensionUri, tileServer, vscode.window.activeTextEditor),
     ),
-    vscode.commands.registerCommand('tileir.showPtx', () => showPtx(tileServer)),
-    vscode.commands.registerCommand('tileir.showSass', () => showSass(tileServer, 'triton')),
-    vscode.commands.registerCommand('tileir.showTileirasSass', () => showSass(tileServer, 'tileiras')),
+    vscode.commands.registerCommand('tileir.showPtx', () => showPtx(tileServer, compiled)),
+    vscode.commands.registerCommand('tileir.showSass', () => showSass(tileServer, compiled, 'triton')),
+    vscode.commands.registerCommand('tileir.showTileirasSass', () => showSass(tileServer, compiled, 'tileiras')),
     vscode.commands.registerCommand('tileir.saveAsBytecode', () => saveAsBytecode(tileServer)),
     vscode.commands.registerCommand('tileir.restartServer', () => restart(tileServer)),
     vscode.commands.registerCommand('tileir.openBytecodeAsText', (uri?: vscode.Uri) => openBytecodeAsText(uri)),
@@ -117,39 +121,45 @@ async function chooseKernel(editor: vscode.TextEditor): Promise<string | undefin
   return picked ? picked.label : null; // null: the user cancelled
 }
 
-async function showPtx(tileServer: TileServer): Promise<void> {
-  await showCompiled('PTX', async (editor, kernel, arch) => {
+async function showPtx(tileServer: TileServer, compiled: CompiledDocuments): Promise<void> {
+  await showCompiled(compiled, 'PTX', async (editor, kernel, arch) => {
     const result = await tileServer.requestWithProgress(
       ptxRequest,
       { textDocument: { uri: editor.document.uri.toString() }, kernel, arch },
       kernel ? `Generating PTX for ${kernel}` : 'Generating PTX',
     );
-    return { content: result.ptx, language: 'ptx', notes: result.notes };
+    return { content: result.ptx, language: 'ptx', extension: 'ptx', notes: result.notes };
   });
 }
 
-async function showSass(tileServer: TileServer, compiler: 'triton' | 'tileiras'): Promise<void> {
+async function showSass(
+  tileServer: TileServer,
+  compiled: CompiledDocuments,
+  compiler: 'triton' | 'tileiras',
+): Promise<void> {
   const by = compiler === 'tileiras' ? " by NVIDIA's tileiras" : '';
-  await showCompiled('SASS', async (editor, kernel, arch) => {
+  await showCompiled(compiled, 'SASS', async (editor, kernel, arch) => {
     const result = await tileServer.requestWithProgress(
       sassRequest,
       { textDocument: { uri: editor.document.uri.toString() }, kernel, arch, compiler },
       kernel ? `Generating SASS for ${kernel}${by}` : `Generating SASS${by}`,
     );
-    return { content: result.sass, language: 'sass', notes: result.notes };
+    const extension = compiler === 'tileiras' ? 'tileiras.sass' : 'sass';
+    return { content: result.sass, language: 'sass', extension, notes: result.notes };
   });
 }
 
-/** Shows beside the editor what `make` compiles of the kernel under the cursor (or the one the
- * user picks) for the `tileir.targetArchitecture` setting; a failure is an error message, and
- * the compile's notes (a hint it could not apply) warning messages. */
+/** Shows beside the editor, read-only, what `make` compiles of the kernel under the cursor (or
+ * the one the user picks) for the `tileir.targetArchitecture` setting; a failure is an error
+ * message, and the compile's notes (a hint it could not apply) warning messages. */
 async function showCompiled(
+  compiled: CompiledDocuments,
   what: string,
   make: (
     editor: vscode.TextEditor,
     kernel: string | undefined,
     arch: string | undefined,
-  ) => Promise<{ content: string; language: string; notes?: string[] }>,
+  ) => Promise<{ content: string; language: string; extension: string; notes?: string[] }>,
 ): Promise<void> {
   const editor = activeTileEditor();
   if (!editor) {
@@ -162,12 +172,7 @@ async function showCompiled(
   const arch = vscode.workspace.getConfiguration(CONFIGURATION_SECTION).get<string>('targetArchitecture');
   try {
     const shown = await make(editor, kernel, arch);
-    const languages = await vscode.languages.getLanguages();
-    const document = await vscode.workspace.openTextDocument({
-      content: shown.content,
-      language: languages.includes(shown.language) ? shown.language : 'plaintext',
-    });
-    await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+    await compiled.show(editor.document.uri, kernel, arch, shown.extension, shown.content, shown.language);
     for (const note of shown.notes ?? []) {
       void vscode.window.showWarningMessage(`Tile IR: ${note}`);
     }
