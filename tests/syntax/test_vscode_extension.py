@@ -303,12 +303,102 @@ def sources_text() -> str:
     return "\n".join(path.read_text(encoding="utf-8") for path in SOURCES)
 
 
+# --- the PTX and SASS grammars (Show PTX, Show SASS) ----------------------------------------------
+
+
+def _compiled_grammar(language: str) -> dict[str, Any]:
+    return json.loads((REPO / "syntax" / f"{language}.tmLanguage.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("language", ["ptx", "nvidia-sass"])
+def test_compiled_grammars_shape(language: str) -> None:
+    g = _compiled_grammar(language)
+    assert g["scopeName"] == f"source.{language}"
+    for rule in _rules(g):
+        if "include" in rule:
+            assert rule["include"].removeprefix("#") in g["repository"], rule["include"]
+        for key in ("match", "begin", "end"):
+            if key in rule:
+                re.compile(rule[key])
+    names = [r["name"] for r in _rules(g["repository"]) if "name" in r]
+    names += [c["name"] for r in _rules(g["repository"]) for c in r.get("captures", {}).values()]
+    assert names and all(name.endswith(f".{language}") for name in names), names
+
+
+@pytest.fixture(scope="module")
+def compiled_matmul() -> dict[str, str]:
+    """examples/matmul.tileir's PTX and SASS for sm_90, as Show PTX and Show SASS show them."""
+    pytest.importorskip("triton")
+    from compiler.lower import compile as lower_compile
+    from compiler.runtime import load_module
+
+    k = lower_compile(load_module((REPO / "examples" / "matmul.tileir").read_text()), "matmul", "sm_90")
+    return {"ptx": k.asm["ptx"], "nvidia-sass": k.sass()}
+
+
+def _scoped(language: str, text: str) -> list[list[tuple[str, str]]]:
+    """Per line, (token, innermost scope or "") of the non-blank tokens."""
+    tm = TextMate(_compiled_grammar(language))
+    return [[(v.strip(), s[-1] if s else "") for v, s in tm._line(line, []) if v.strip()] for line in text.split("\n")]
+
+
+def test_ptx_grammar_on_real_ptx(compiled_matmul: dict[str, str]) -> None:
+    """Every instruction's opcode (tensor-core ones included) is an instruction, its modifiers
+    modifiers, every register a register, a guard a predicate, every directive a directive."""
+    lines = _scoped("ptx", compiled_matmul["ptx"])
+    opcodes = {}
+    for line in lines:
+        first = line[0] if line else ("", "")
+        if first[1] == "keyword.control.predicate.ptx":
+            first = line[1]
+        if first[1] == "support.function.instruction.ptx":
+            opcodes[first[0]] = line
+        for token, scope in line:
+            if re.fullmatch(r"%(r|rd|rs|f|fd|p)\d+", token):
+                assert scope == "variable.other.register.ptx", line
+            if token.startswith("//"):
+                assert scope.startswith("comment."), line
+    expected = {"mov", "ld", "st", "bra", "ret", "setp", "cvt", "wgmma", "stmatrix", "bar"}
+    assert expected <= opcodes.keys(), sorted(opcodes)
+    assert opcodes["wgmma"][1][1] == "storage.modifier.ptx"  # .mma_async.sync.aligned.m64n64k16...
+    plain = [line for line in lines if line and not line[0][1] and not re.fullmatch(r"[(){}]", line[0][0])]
+    assert not plain, plain[:5]  # every line starts with something scoped (or a bracket)
+    versions = [line for line in lines if line and line[0][0] == ".version"]
+    assert versions and versions[0][0][1] == "keyword.other.directive.ptx"
+
+
+def test_sass_grammar_on_real_sass(compiled_matmul: dict[str, str]) -> None:
+    """cuobjdump's SASS: each instruction line's address is a comment, its opcode an
+    instruction (tensor-core HGMMA included), its registers registers, its encoding a comment."""
+    lines = _scoped("nvidia-sass", compiled_matmul["nvidia-sass"])
+    instructions = [line for line in lines if line and re.fullmatch(r"/\*[0-9a-f]+\*/", line[0][0])]
+    assert len(instructions) > 50
+    opcodes = set()
+    for line in instructions:
+        guard = line[1][1] == "keyword.control.predicate.nvidia-sass"
+        token, scope = line[2 if guard else 1]
+        assert scope == "support.function.instruction.nvidia-sass", line
+        opcodes.add(token)
+        for token, scope in line:
+            if re.fullmatch(r"U?R\d+|RZ|URZ", token):
+                assert scope == "variable.other.register.nvidia-sass", line
+        assert line[-1][1] == "comment.block.nvidia-sass" and line[-1][0].startswith("/* 0x"), line
+    assert "HGMMA" in opcodes and "EXIT" in opcodes, sorted(opcodes)
+    (function,) = [line for line in lines if line and line[0][0] == "Function"]
+    assert function[-1] == ("matmul", "entity.name.function.nvidia-sass")
+
+
 def test_manifest_identity_and_language() -> None:
     m = manifest()
     assert (m["name"], m["publisher"]) == ("tileir-tools", "tileir-tools")
     assert m["engines"]["vscode"] == "^1.85.0"
-    (language,) = m["contributes"]["languages"]
+    language, ptx, sass = m["contributes"]["languages"]
     assert language["id"] == "tileir"
+    # What Show PTX and Show SASS open: NVIDIA's SASS under an id of its own, and no file
+    # extension (`.sass` files are the CSS preprocessor's).
+    assert (ptx["id"], ptx["extensions"]) == ("ptx", [".ptx"])
+    assert sass["id"] == "nvidia-sass" and "extensions" not in sass
+    assert "'ptx'" in sources_text() and "'nvidia-sass'" in sources_text()
     assert language["extensions"] == [".tileir"]  # `.mlir` belongs to MLIR's extension
     configuration = json.loads((EXTENSION / language["configuration"]).read_text(encoding="utf-8"))
     assert configuration["comments"]["lineComment"] == "//"
@@ -320,7 +410,7 @@ def test_manifest_identity_and_language() -> None:
 
 
 def test_manifest_grammar_is_copied_from_syntax() -> None:
-    contributed, markdown = manifest()["contributes"]["grammars"]
+    contributed, markdown, *compiled = manifest()["contributes"]["grammars"]
     assert contributed["scopeName"] == grammar()["scopeName"]
     assert contributed["language"] == "tileir"
     # The extension ships build-time copies of syntax/'s grammars, never second ones in git.
@@ -335,7 +425,13 @@ def test_manifest_grammar_is_copied_from_syntax() -> None:
     assert injection["injectionSelector"] == "L:text.html.markdown"
     assert set(markdown["embeddedLanguages"].values()) == {"tileir"}
     assert {"source.tileir"} == {r["include"] for r in _rules(injection) if not r.get("include", "#").startswith("#")}
-    for path in (contributed["path"], markdown["path"]):
+    # PTX and SASS, for what Show PTX and Show SASS open.
+    assert [(g["language"], g["scopeName"]) for g in compiled] == [("ptx", "source.ptx"),
+                                                                   ("nvidia-sass", "source.nvidia-sass")]  # fmt: skip
+    for g in compiled:
+        assert g["path"] == f"./syntaxes/{g['language']}.tmLanguage.json"
+        assert json.loads((REPO / "syntax" / Path(g["path"]).name).read_text())["scopeName"] == g["scopeName"]
+    for path in (contributed["path"], markdown["path"], *(g["path"] for g in compiled)):
         assert f"'{Path(path).name}'" in copy_script, path
     scripts = manifest()["scripts"]
     assert "copy-grammar" in scripts["compile"] and scripts["vscode:prepublish"] == "npm run compile"

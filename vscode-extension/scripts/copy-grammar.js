@@ -1,13 +1,19 @@
 // Copies the TextMate grammars from the repository's syntax/ folder (their single source of truth;
 // `python -m syntax.generate` keeps their word lists in step with the op table) into syntaxes/,
 // where package.json's `contributes.grammars` and the packaged .vsix expect them: the Tile IR
-// grammar and the injection that highlights ```tileir fences in Markdown.
+// grammar, the injection that highlights ```tileir fences in Markdown, and the PTX and SASS
+// grammars of what Show PTX and Show SASS open.
 // The copies are build outputs and are not kept in git.
 'use strict';
 const fs = require('fs');
 const path = require('path');
 
-const GRAMMARS = ['tileir.tmLanguage.json', 'tileir.markdown.tmLanguage.json'];
+const GRAMMARS = [
+  'tileir.tmLanguage.json',
+  'tileir.markdown.tmLanguage.json',
+  'ptx.tmLanguage.json',
+  'nvidia-sass.tmLanguage.json',
+];
 const sourceDir = path.resolve(__dirname, '..', '..', 'syntax');
 const targetDir = path.resolve(__dirname, '..', 'syntaxes');
 

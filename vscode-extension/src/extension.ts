@@ -145,7 +145,7 @@ async function showSass(
       kernel ? `Generating SASS for ${kernel}${by}` : `Generating SASS${by}`,
     );
     const extension = compiler === 'tileiras' ? 'tileiras.sass' : 'sass';
-    return { content: result.sass, language: 'sass', extension, notes: result.notes };
+    return { content: result.sass, language: 'nvidia-sass', extension, notes: result.notes };
   });
 }
 
