@@ -635,13 +635,13 @@ class OpEmit:
     def helper(self, name: str, source: str) -> str:
         return self.cg.helper(name, source)
 
-    def split_helper(self, name: str, interpreted: str, gpu: str = "x", note: str = "") -> str:
-        """The name of a one-argument helper computing `gpu` (an expression of `x`) where
+    def split_helper(self, name: str, interpreted: str, gpu: str = "x", note: str = "", params: str = "x") -> str:
+        """The name of a helper of `params` computing `gpu` (an expression of them) where
         Triton compiles the module and `interpreted` under its interpreter (module doc:
         GPU-only fast paths); `note` becomes its first line's comment."""
         comment = f"    # {note}\n" if note else ""
         source = (
-            f"@triton.jit\ndef {{name}}(x):\n{comment}    if INTERPRETED:\n        out = {interpreted}\n"
+            f"@triton.jit\ndef {{name}}({params}):\n{comment}    if INTERPRETED:\n        out = {interpreted}\n"
             f"    else:\n        out = {gpu}\n    return out\n"
         )
         return self.helper(name, source)

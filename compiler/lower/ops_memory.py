@@ -40,11 +40,13 @@ device → gpu, sys → sys):
                    `ld.relaxed.sys` — at least as strong as any relaxed scope. Runs under
                    Triton's interpreter.
     acquire load   inline PTX `ld.acquire.<scope>.global` per element, predicated by
-                   the mask (Triton 3.6 has no acquire load). Not interpretable.
+                   the mask (Triton 3.6 has no acquire load); under Triton's interpreter,
+                   which runs one tile block after another, a volatile load (a split helper).
     relaxed/release store
                    32/64-bit elements: `tl.atomic_xchg` on the bits with sem/scope (an
                    exchange is a morally strong store; the old value is dropped).
-                   Interpretable. 8/16-bit elements: inline PTX `st.<sem>.<scope>.global`.
+                   8/16-bit elements: inline PTX `st.<sem>.<scope>.global`; under the
+                   interpreter a plain store. All interpretable.
 
 Atomics. `atomic_rmw_tko` → `tl.atomic_add/and/or/xor/max/min/xchg` with `sem=` and
 `scope=` from the op (relaxed, acquire, release, acq_rel); umax/umin act on the pointer
@@ -78,7 +80,7 @@ import math
 from ..ir.attributes import SymbolRefAttr
 from ..ir.types import I8, FloatType, IntegerType, PointerType, Type, memory_bits
 from . import tltypes
-from .codegen import OpEmit
+from .codegen import GPU_ONLY, OpEmit
 from .ops_float import fence
 from .registry import emitter
 
@@ -189,17 +191,19 @@ def load_memory(
         return load if select is None else f"tl.where({mask}, {load}, {select})"
     if sem != "acquire":
         raise e.error(f"a load cannot have {sem} ordering")
-    # ld.acquire: inline PTX, one element per lane.
-    e.uses_inline_asm()
+    # ld.acquire: inline PTX, one element per lane; under Triton's interpreter, which runs one
+    # tile block after another, a volatile load is the same.
     bits = memory_bits(element)
     reg = _ASM_REG[bits]
     ity = int_dtype(16 if bits == 8 else bits)
     iptr = f"{ptr}.to(tl.pointer_type({int_dtype(bits)}), bitcast=True)"
     ld = f"ld.acquire.{scope}.global.{_ASM_TYPE[bits]}"
+    note = f"{ld} on the GPU, a volatile load under Triton's interpreter (one tile block at a time)"
     if mask is None:
         asm = f"{ld} $0, [$1];"
-        cons = f"={reg},l"
-        args = [_broadcast(iptr, shape)]
+        gpu = f"tl.inline_asm_elementwise({asm!r}, '={reg},l', [p], dtype={ity}, is_pure=False, pack=1)  {GPU_ONLY}"
+        helper = e.split_helper(f"_ld_acquire_{scope}_b{bits}", f"tl.load(p, volatile=True).to({ity})", gpu, note, "p")
+        call = f"{helper}({_broadcast(iptr, shape)})"
     else:
         if other is None or other == "0":  # (a view without padding gives the literal 0)
             fill = f"tl.full((), 0, {ity})"
@@ -207,9 +211,14 @@ def load_memory(
             fill = f"({other}).to({int_dtype(bits)}, bitcast=True).to({ity})"
         mov = "mov.b16" if bits <= 16 else f"mov.b{bits}"
         asm = f"{{ .reg .pred %p; setp.ne.s32 %p, $2, 0; {mov} $0, $3; @%p {ld} $0, [$1]; }}"
-        cons = f"={reg},l,r,{reg}"
+        gpu = (
+            f"tl.inline_asm_elementwise({asm!r}, '={reg},l,r,{reg}', [p, m, fill], dtype={ity}, is_pure=False, "
+            f"pack=1)  {GPU_ONLY}"
+        )
+        interpreted = f"tl.where(m != 0, tl.load(p, mask=m != 0, volatile=True).to({ity}), fill)"
+        helper = e.split_helper(f"_ld_acquire_{scope}_b{bits}_masked", interpreted, gpu, note, "p, m, fill")
         args = [_broadcast(iptr, shape), _broadcast(f"({mask}).to(tl.int32)", shape), _broadcast(fill, shape)]
-    call = f"tl.inline_asm_elementwise({asm!r}, {cons!r}, [{', '.join(args)}], dtype={ity}, is_pure=False, pack=1)"
+        call = f"{helper}({', '.join(args)})"
     if bits == 8:
         call = f"{call}.to(tl.int8)"
     mem = tltypes.memory_dtype(element)
@@ -338,18 +347,22 @@ def store_memory(
         m = _atomic_mask(e, mask, shape)
         e.line(f"tl.atomic_xchg({iptr}, {dense(e, ivalue)}{m}, sem={sem!r}, scope={scope!r})")
         return
-    e.uses_inline_asm()
+    # st.<sem>: inline PTX; under Triton's interpreter (one tile block at a time) a plain store.
     reg = _ASM_REG[bits]
     st = f"st.{sem}.{scope}.global.{_ASM_TYPE[bits]}"
     wide = f"{ivalue}.to(tl.int16)" if bits == 8 else ivalue
-    m = mask if mask is not None else "1"
     asm = f"{{ .reg .pred %p; setp.ne.s32 %p, $1, 0; @%p {st} [$2], $3; mov.b32 $0, 0; }}"
-    args = [_broadcast(f"({m}).to(tl.int32)" if mask is not None else "tl.full((), 1, tl.int32)", shape),
-            _broadcast(iptr, shape), _broadcast(wide, shape)]  # fmt: skip
-    e.line(
-        f"tl.inline_asm_elementwise({asm!r}, '=r,r,l,{reg}', [{', '.join(args)}], dtype=tl.int32, "
-        "is_pure=False, pack=1)"
+    gpu = f"tl.inline_asm_elementwise({asm!r}, '=r,r,l,{reg}', [m, p, v], dtype=tl.int32, is_pure=False, pack=1)"
+    helper = e.split_helper(
+        f"_st_{sem}_{scope}_b{bits}",
+        "tl.store(p, v, mask=m != 0)",  # (an 8-bit value travels widened: the store narrows it again)
+        f"{gpu}  {GPU_ONLY}",
+        f"{st} on the GPU, a plain store under Triton's interpreter (one tile block at a time)",
+        "m, p, v",
     )
+    args = [_broadcast(f"({mask}).to(tl.int32)" if mask is not None else "tl.full((), 1, tl.int32)", shape),
+            _broadcast(iptr, shape), _broadcast(wide, shape)]  # fmt: skip
+    e.line(f"{helper}({', '.join(args)})")
 
 
 # -- offset -------------------------------------------------------------------------------

@@ -919,6 +919,8 @@ def test_f4_global_and_alloca_and_ordered_accesses() -> None:
     acquire = text.replace("load_view_tko relaxed device %pg", "load_view_tko acquire device %pg")
     for k in compile_for(acquire, "k", arches=("sm_90",)):
         assert "ld.acquire.gpu.global.b8" in k.asm["ptx"] or "ld.acquire.gpu.global.u8" in k.asm["ptx"]
+    cpu, _ = run_both(acquire, "k", 1, [np.zeros(16, ml_dtypes.float4_e2m1fn)], tileiras_refuses=F4_REFUSED)
+    assert cpu[0].astype(np.float32).tolist() == first + [4.0, -0.5] * 4
 
 
 def test_nibble_store_masked_along_one_dimension() -> None:

@@ -4,7 +4,9 @@ sequences on real files never crash the server or publish a range outside the do
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from pygls.exceptions import JsonRpcException
 
 from tests.conformance.harness import shared_dir
 
+from .test_actions import apply_workspace_edit
 from .util import change_document, close_document, open_document, position_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -244,4 +247,76 @@ async def test_random_edit_sequences(client, seed):
                     _assert_inside(text, info.location.range, f"{path.name} v{version} related")
         await _ask_everything(client, uri, lsp.Position(line=line, character=0))
         close_document(client, uri)
+    assert _failures(client)[before:] == []
+
+
+def _token_starts(text: str) -> list[lsp.Position]:
+    """The start of every word, value, symbol and attribute name of `text`."""
+    return [
+        lsp.Position(line=number, character=m.start())
+        for number, line in enumerate(text.split("\n"))
+        for m in re.finditer(r"[%@]?[A-Za-z_][\w$.]*|\d+", line)
+    ]
+
+
+# How many random kernels (seeds from 0) the test below takes: $TILEIR_LSP_KERNELS, for
+# longer local runs (each takes the server some 12 s a client).
+LSP_KERNELS = int(os.environ.get("TILEIR_LSP_KERNELS", "1"))
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("seed", range(LSP_KERNELS))
+async def test_random_kernels_answer_every_request_everywhere(client, seed):
+    """The random kernels of tests/lower/fuzz.py (with hints and what only compiles: every op
+    of the dialect among them, views of every kind) verify in the server too, and every
+    request at every token of them is answered without a failure, its ranges inside the
+    document: hover, definition, references, highlight, completion, signature help, layout;
+    the formatted text verifies and prints as the original does."""
+    from compiler.text import print_module
+    from compiler.verify import check_text
+    from tests.lower.fuzz import kernel
+
+    text = kernel(seed, asm=True, hints=True).text
+    before = len(_failures(client))
+    uri, diagnostics = await open_document(client, text)
+    assert diagnostics == []
+    ident = lsp.TextDocumentIdentifier(uri=uri)
+    for position in _token_starts(text):
+        hover = await client.text_document_hover_async(lsp.HoverParams(text_document=ident, position=position))
+        if hover is not None and hover.range is not None:
+            _assert_inside(text, hover.range, f"hover at {position}")
+        for found in (
+            await client.text_document_definition_async(lsp.DefinitionParams(text_document=ident, position=position))
+            or []
+        ):
+            _assert_inside(text, getattr(found, "target_range", None) or found.range, f"definition at {position}")
+        for found in (
+            await client.text_document_references_async(
+                lsp.ReferenceParams(
+                    text_document=ident, position=position, context=lsp.ReferenceContext(include_declaration=True)
+                )
+            )
+            or []
+        ):
+            _assert_inside(text, found.range, f"references at {position}")
+        for found in (
+            await client.text_document_document_highlight_async(
+                lsp.DocumentHighlightParams(text_document=ident, position=position)
+            )
+            or []
+        ):
+            _assert_inside(text, found.range, f"highlight at {position}")
+        await client.text_document_completion_async(lsp.CompletionParams(text_document=ident, position=position))
+        await client.text_document_signature_help_async(lsp.SignatureHelpParams(text_document=ident, position=position))
+        params = {"textDocument": {"uri": uri}, "position": {"line": position.line, "character": position.character}}
+        await client.protocol.send_request_async("tileir/layout", params)
+    await _ask_everything(client, uri, lsp.Position(line=text.count("\n"), character=0))
+    edits = await client.text_document_formatting_async(
+        lsp.DocumentFormattingParams(text_document=ident, options=lsp.FormattingOptions(tab_size=2, insert_spaces=True))
+    )
+    formatted = apply_workspace_edit(text, "x", lsp.WorkspaceEdit(changes={"x": list(edits or [])}))
+    result, problems = check_text(formatted, "formatted.tileir")
+    assert not problems, problems
+    assert print_module(result.module) == print_module(check_text(text, "k.tileir")[0].module)
+    close_document(client, uri)
     assert _failures(client)[before:] == []
