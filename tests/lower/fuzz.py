@@ -28,9 +28,10 @@ bytecode writer to NVIDIA's tileirdisasm instead, `--tileiras sm_80,sm_90,sm_100
 NVIDIA's tileiras (which must compile each, or refuse it for a type the target lacks).
 `--weight mma=20` draws a kind of op more often (or never, with 0): a campaign aimed at it.
 `--asm` also draws what Triton's interpreter cannot run (the inline PTX and libdevice paths:
-f64 remf and directed roundings, fused fma, tan/sinh/cosh/tanh/pow/atan2, acquire loads, ordered
-narrow stores, f16/bf16 atomic adds, prints), for campaigns that only compile (`--compile ARCH`,
-`--bytecode`, `--tileiras`): the seeds then name other kernels.
+f64 remf and directed roundings, fused fma, tan/sinh/cosh/tanh/pow/atan2, f16/bf16 atomic adds,
+prints) and acquire loads and ordered narrow stores at every scope (inline PTX too, which the
+interpreter runs as volatile loads and plain stores), for campaigns that only compile
+(`--compile ARCH`, `--bytecode`, `--tileiras`): the seeds then name other kernels.
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ class Gen:
         self.weights = dict(self.OPS)  # how often each kind of op is drawn (kernel(weights=...))
         # kernel(asm=True): also draw what Triton's interpreter cannot run (inline PTX,
         # libdevice, prints: f64 remf and directed roundings, fused fma, the libdevice math
-        # functions, f16/bf16 atomic adds, acquire loads, prints), for campaigns that compile
+        # functions, f16/bf16 atomic adds, prints) and the other inline PTX (acquire loads,
+        # ordered narrow stores), for campaigns that compile
         self.asm = False
 
     # -- helpers ---------------------------------------------------------------------------
@@ -1400,7 +1402,9 @@ def _ordering(rng: random.Random, elem: str, store: bool, asm: bool = False) -> 
     """A view access's memory ordering: mostly weak; relaxed, or for a store release, where
     Triton's interpreter runs it too (no inline PTX): loads as volatile ones, stores of 32/64-bit
     elements as atomic exchanges, of f4E2M1FN as compare-and-swaps with that ordering. With
-    `asm`, also acquire loads and stores of 8/16-bit elements (inline PTX), at every scope."""
+    `asm`, also acquire loads and stores of 8/16-bit elements (inline PTX on the GPU; volatile
+    loads and plain stores under the interpreter), at every scope: drawn only there, so that
+    earlier seeds keep their kernels."""
     x = rng.random()
     if asm:
         sem = rng.choice(["relaxed", "release" if store else "acquire"])
