@@ -98,6 +98,11 @@ class _NoReason(LaunchError):
     )
 
 
+# What a refusal "Incompatibility with architecture 'sm_80': ..." (f8 before sm_89, f4E2M1FN and
+# f8E8M0FNU before sm_100, a bf16 atomic add before sm_90) leaves the user.
+_LACKS = "the triton backend may compile it: it takes exact slower paths where a target lacks a type or an instruction"
+
+
 def _find_tool() -> str | None:
     from . import find_tileiras
 
@@ -266,6 +271,8 @@ def _run(tool: str, bytecode: bytes, arch: str, opt_level: int) -> bytes:
                 hint = f" (it knows {', '.join(known)})" if known else ""
                 raise _error(f"this tileiras cannot compile for {arch}{hint}")
             reason = _first_error(messages, done.returncode)
+            if "Incompatibility with architecture" in reason:  # (a type or an op the target lacks)
+                reason += f" ({_LACKS})"
             silent = done.returncode < 0 or reason.endswith(_NO_REASON)
             failure = _NoReason if silent else LaunchError
             raise failure(f"tileiras could not compile the module for {arch}: {reason}", kind="backend")

@@ -318,6 +318,34 @@ def test_tileiras_failure_is_one_line(cache: Path, monkeypatch: pytest.MonkeyPat
     )
 
 
+BF16_ADD = """cuda_tile.module @m {
+  entry @k(%p: tile<ptr<bf16>>, %x: tile<bf16>) {
+    %old, %t = atomic_rmw_tko relaxed device %p, addf, %x : tile<ptr<bf16>>, tile<bf16> -> tile<bf16>, token
+    return
+  }
+}
+"""
+
+
+def test_what_a_target_lacks_points_to_the_triton_backend(cache: Path) -> None:
+    """tileiras refuses a bf16 atomic add for sm_80 (no atom.add.bf16 before sm_90); the
+    message says the triton backend may compile it, and it does (a compare-and-swap loop)."""
+    require_tileiras()
+    module = load_module(BF16_ADD)
+    with pytest.raises(LaunchError) as e:
+        compile_tileiras(module, "sm_80", use_cache=False)
+    assert e.value.message == (
+        "tileiras could not compile the module for sm_80: error: Incompatibility with architecture 'sm_80': "
+        "atomicRMW ADDF with bf16 is not supported (the triton backend may compile it: it takes exact slower "
+        "paths where a target lacks a type or an instruction)"
+    )
+    pytest.importorskip("triton")
+    from compiler.lower import compile as lower_compile
+
+    ptx = lower_compile(module, "k", "sm_80").asm["ptx"]
+    assert re.search(r"atom\.[\w.]*\.cas\.b32", ptx) and not re.search(r"atom\.[\w.]*add[\w.]*bf16", ptx)
+
+
 def _fake_tileiras(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
     """A `tileiras` that is the sh `script`, in place of NVIDIA's."""
     fake = tmp_path / "tileiras"
