@@ -425,6 +425,20 @@ def test_show_ptx_shows_real_ptx(workbench) -> None:
     assert workbench.page.locator(f".tabs-container .tab[data-resource-name='{name}']").count() == 1
 
 
+def test_show_triton_source(workbench) -> None:
+    """Show Triton Source: the kernel lowered to Triton's Python, read-only beside the editor,
+    coloured as Python, each statement ending with the Tile IR line it comes from."""
+    workbench.open("vector_add.tileir")
+    workbench.goto(10, 6)
+    workbench.command("Tile IR: Show Triton Source")
+    text = workbench.shown("@triton.jit")
+    assert "def vector_add(" in text and re.search(r"# vector_add\.tileir:\d+", text), text
+    tab = workbench.page.locator(".editor-group-container.active .tabs-container .tab.active")
+    assert re.fullmatch(r"vector_add\.sm_\d+\.py", tab.get_attribute("data-resource-name") or "")
+    workbench.wait_language("Python")
+    workbench.screenshot("vscode_triton.png")
+
+
 def test_show_ptx_warns_of_a_hint_it_could_not_apply(workbench) -> None:
     """A kernel asking for clusters of 2 that Triton cannot compile in clusters: Show PTX shows
     the PTX compiled without them, and a warning names the entry's line, the hint and why."""

@@ -1,4 +1,5 @@
-"""The custom requests tileir/convertFromBytecode, tileir/convertToBytecode and tileir/ptx."""
+"""The custom requests tileir/convertFromBytecode, tileir/convertToBytecode, tileir/triton,
+tileir/ptx and tileir/sass."""
 
 from __future__ import annotations
 
@@ -222,6 +223,37 @@ async def test_ptx_of_a_kernel(client):
     # Asked again: from the cache.
     again = await request(client, "tileir/ptx", params)
     assert field(again, "ptx") == ptx and field(again, "cached") is True
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_triton_source_of_a_kernel(client):
+    """tileir/triton: the generated Triton source, as `tileir compile --emit triton` writes
+    it (the lowering alone: no compile), with the ops Triton's interpreter cannot run."""
+    from compiler.lower import lower
+    from compiler.runtime import load_module
+
+    text = VECTOR_ADD.read_text()
+    uri, _ = await open_document(client, text)
+    result = await request(client, "tileir/triton", {"textDocument": {"uri": uri}, "arch": "sm_100"})
+    source = field(result, "source")
+    expected = lower(load_module(text, name=uri.rsplit("/", 1)[-1]), "vector_add", "sm_100")
+    assert source == expected.text and "@triton.jit" in source and "def vector_add(" in source
+    assert (field(result, "kernel"), field(result, "arch"), field(result, "notInterpretable")) == (
+        "vector_add",
+        "sm_100",
+        [],
+    )
+    # f64 with a directed rounding: inline PTX, which the interpreter cannot run.
+    rounded = (
+        "cuda_tile.module @m {\n  entry @k(%a: tile<f64>) {\n"
+        "    %b = addf %a, %a rounding<zero> : tile<f64>\n    return\n  }\n}\n"
+    )
+    uri2, _ = await open_document(client, rounded)
+    result = await request(client, "tileir/triton", {"textDocument": {"uri": uri2}})
+    assert field(result, "notInterpretable") == ["addf"] and "inline_asm_elementwise" in field(result, "source")
+    uri3, _ = await open_document(client, WRONG)
+    with pytest.raises(JsonRpcException, match="has errors; no Triton source generated"):
+        await request(client, "tileir/triton", {"textDocument": {"uri": uri3}})
 
 
 @pytest.mark.asyncio(loop_scope="module")

@@ -30,11 +30,13 @@ REQUEST_METHODS = {
     "tileir/layout",
     "tileir/convertFromBytecode",
     "tileir/convertToBytecode",
+    "tileir/triton",
     "tileir/ptx",
     "tileir/sass",
 }
 COMMAND_TITLES = {
     "tileir.showLayout": "Tile IR: Show View Layout",
+    "tileir.showTriton": "Tile IR: Show Triton Source",
     "tileir.showPtx": "Tile IR: Show PTX",
     "tileir.showSass": "Tile IR: Show SASS",
     "tileir.showTileirasSass": "Tile IR: Show SASS (NVIDIA tileiras)",

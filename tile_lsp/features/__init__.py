@@ -18,7 +18,7 @@ FEATURES = (
     "tokens",  # semantic tokens, inlay hints
     "formatting",
     "layout",  # tileir/layout
-    "conversion",  # tileir/convertFromBytecode, tileir/convertToBytecode, tileir/ptx
+    "conversion",  # tileir/convertFromBytecode, tileir/convertToBytecode, tileir/triton, tileir/ptx, tileir/sass
 )
 
 

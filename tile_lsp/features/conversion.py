@@ -1,4 +1,4 @@
-"""Custom requests for the editor's bytecode view, and PTX and SASS:
+"""Custom requests for the editor's bytecode view, and the Triton source, PTX and SASS:
 
 - `tileir/convertFromBytecode` {uri} -> {output}: the bytecode file at `uri` as text, printed
   as `tileir disasm` prints it.
@@ -14,6 +14,10 @@
   meanwhile; the lowering itself runs on the main loop, as it reads the document's module,
   which edits change in place. `notes`: the warnings `tileir compile` prints with it (a
   hint not applied, e.g. clusters Triton cannot compile), one line each.
+- `tileir/triton` {textDocument: {uri}, kernel?, arch?} -> {source, kernel, arch, notInterpretable}:
+  the Triton Python source of that kernel as `tileir compile --emit triton` writes it (the
+  lowering alone, on the main loop: no Triton needed, no compile); `notInterpretable`: the ops
+  whose code Triton's interpreter cannot run (inline PTX, libdevice).
 - `tileir/sass` {textDocument: {uri}, kernel?, arch?, compiler?} -> {sass, kernel, arch,
   compiler, registers, shared, cached, notes}: the SASS of that kernel (`cuobjdump -sass`, Triton's),
   compiled as for `tileir/ptx` (`compiler` "triton", the default) or by NVIDIA's tileiras from
@@ -60,6 +64,7 @@ if TYPE_CHECKING:
 CONVERT_FROM_BYTECODE = "tileir/convertFromBytecode"
 CONVERT_TO_BYTECODE = "tileir/convertToBytecode"
 PTX = "tileir/ptx"
+TRITON = "tileir/triton"
 SASS = "tileir/sass"
 COMPILERS = ("triton", "tileiras")
 REQUEST_FAILED = -32803  # LSP's ErrorCodes.RequestFailed: valid request, the operation failed
@@ -116,6 +121,19 @@ def register(server: TileLanguageServer) -> None:
                 "cached": compiled.cached,
                 "notes": compiled.notes,
             }
+
+    @feature(server, TRITON)
+    async def triton_source(params: Any) -> dict[str, Any]:
+        analysis, kernel, op = _document_kernel(server, params, TRITON)
+        target = _target(TRITON, str(param(params, "arch") or server.settings.target_architecture), compiles=False)
+        _verified(analysis, "Triton source")
+        source = _lower(analysis.module, op, target)
+        return {
+            "source": source.text,
+            "kernel": kernel,
+            "arch": target.arch,
+            "notInterpretable": source.not_interpretable(),
+        }
 
     @feature(server, SASS)
     async def sass(params: Any) -> dict[str, Any]:
@@ -193,7 +211,9 @@ async def _compile_kernel(analysis: Any, op: Any, target: Any, step, what: str):
     return await asyncio.get_running_loop().run_in_executor(_compile_thread(), _compile, source)
 
 
-def _target(method: str, arch: str):
+def _target(method: str, arch: str, compiles: bool = True):
+    """The target `arch` names, for a request that `compiles` with Triton (which must then be
+    installed) or only lowers."""
     from compiler.lower import LowerError, Target
     from compiler.lower.build import require_triton
     from compiler.lower.targets import arch_problem
@@ -202,6 +222,8 @@ def _target(method: str, arch: str):
         target = Target.parse(arch)
     except LowerError as error:
         raise JsonRpcInvalidParams(f"{method}: {error.message}") from None
+    if not compiles:
+        return target
     try:
         require_triton()
     except LowerError as error:

@@ -10,7 +10,7 @@ import {
 } from './bytecodeEditor';
 import { COMPILED_SCHEME, CompiledDocuments } from './compiledDocuments';
 import { LayoutPanel } from './layoutPanel';
-import { convertToBytecodeRequest, ptxRequest, sassRequest } from './protocol';
+import { convertToBytecodeRequest, ptxRequest, sassRequest, tritonRequest } from './protocol';
 import { BYTECODE_TEXT_SCHEME, CONFIGURATION_SECTION, errorMessage, LANGUAGE_ID, TileServer } from './server';
 
 let server: TileServer | undefined;
@@ -26,6 +26,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('tileir.showLayout', () =>
       LayoutPanel.show(context.extensionUri, tileServer, vscode.window.activeTextEditor),
     ),
+    vscode.commands.registerCommand('tileir.showTriton', () => showTriton(tileServer, compiled)),
     vscode.commands.registerCommand('tileir.showPtx', () => showPtx(tileServer, compiled)),
     vscode.commands.registerCommand('tileir.showSass', () => showSass(tileServer, compiled, 'triton')),
     vscode.commands.registerCommand('tileir.showTileirasSass', () => showSass(tileServer, compiled, 'tileiras')),
@@ -121,6 +122,22 @@ async function chooseKernel(editor: vscode.TextEditor): Promise<string | undefin
   return picked ? picked.label : null; // null: the user cancelled
 }
 
+async function showTriton(tileServer: TileServer, compiled: CompiledDocuments): Promise<void> {
+  await showCompiled(compiled, 'Triton source', async (editor, kernel, arch) => {
+    const result = await tileServer.requestWithProgress(
+      tritonRequest,
+      { textDocument: { uri: editor.document.uri.toString() }, kernel, arch },
+      kernel ? `Lowering ${kernel} to Triton` : 'Lowering to Triton',
+    );
+    // What Triton's interpreter cannot run is worth knowing before `tileir run --backend triton-interpret`.
+    const blocked = result.notInterpretable ?? [];
+    const notes = blocked.length
+      ? [`Triton's interpreter cannot run ${blocked.join(', ')} (inline PTX or libdevice); the GPU runs this source`]
+      : [];
+    return { content: result.source, language: 'python', extension: 'py', notes, severity: 'info' };
+  });
+}
+
 async function showPtx(tileServer: TileServer, compiled: CompiledDocuments): Promise<void> {
   await showCompiled(compiled, 'PTX', async (editor, kernel, arch) => {
     const result = await tileServer.requestWithProgress(
@@ -159,7 +176,7 @@ async function showCompiled(
     editor: vscode.TextEditor,
     kernel: string | undefined,
     arch: string | undefined,
-  ) => Promise<{ content: string; language: string; extension: string; notes?: string[] }>,
+  ) => Promise<{ content: string; language: string; extension: string; notes?: string[]; severity?: 'info' }>,
 ): Promise<void> {
   const editor = activeTileEditor();
   if (!editor) {
@@ -174,7 +191,8 @@ async function showCompiled(
     const shown = await make(editor, kernel, arch);
     await compiled.show(editor.document.uri, kernel, arch, shown.extension, shown.content, shown.language);
     for (const note of shown.notes ?? []) {
-      void vscode.window.showWarningMessage(`Tile IR: ${note}`);
+      const show = shown.severity === 'info' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+      void show(`Tile IR: ${note}`);
     }
   } catch (error) {
     void vscode.window.showErrorMessage(`Tile IR: no ${what}: ${errorMessage(error)}`);

@@ -63,6 +63,13 @@ export interface PtxResult {
   notes?: string[];
 }
 
+export interface TritonResult {
+  /** The generated Triton Python source (`tileir compile --emit triton`). */
+  source: string;
+  /** Ops whose code Triton's interpreter cannot run (inline PTX, libdevice). */
+  notInterpretable?: string[];
+}
+
 export interface SassParams extends PtxParams {
   /** "triton" (our lowering, the default) or "tileiras" (NVIDIA's compiler, from the bytecode). */
   compiler?: 'triton' | 'tileiras';
@@ -80,5 +87,6 @@ export const convertFromBytecodeRequest = new RequestType<ConvertFromBytecodePar
 export const convertToBytecodeRequest = new RequestType<ConvertToBytecodeParams, ConvertResult, void>(
   'tileir/convertToBytecode',
 );
+export const tritonRequest = new RequestType<PtxParams, TritonResult, void>('tileir/triton');
 export const ptxRequest = new RequestType<PtxParams, PtxResult, void>('tileir/ptx');
 export const sassRequest = new RequestType<SassParams, SassResult, void>('tileir/sass');
