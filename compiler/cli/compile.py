@@ -246,6 +246,8 @@ def _compile_one(args: argparse.Namespace, module, entry, target) -> tuple[int, 
     if args.emit == "triton":
         output: str | bytes = source.text
         elapsed = time.perf_counter() - start
+        for note in source.notes:  # a hint not applied as asked (lower/codegen.py's launch_plan)
+            err(note)
     else:
         try:
             with _triton_prints():

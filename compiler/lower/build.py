@@ -25,7 +25,6 @@ import contextlib
 import hashlib
 import importlib.util
 import json
-import math
 import os
 import re
 import shutil
@@ -40,7 +39,7 @@ from typing import Any
 
 from ..ir.files import write_atomic
 from . import cache, guard
-from .codegen import PRODUCTS, KernelSource, LowerError, Param, Target
+from .codegen import MAX_REGISTERS, KernelSource, LowerError, Param, Target, product_registers
 
 ASM_KINDS = ("ttir", "ttgir", "llir", "ptx")
 _LOCK = threading.Lock()
@@ -370,7 +369,7 @@ def _compile(
     if outcome.value is None:
         raise _compile_error(src, outcome)
     asm, cubin, metadata = outcome.value
-    compiled = Compiled(src, asm, cubin, metadata, options=opts, log=outcome.report)
+    compiled = Compiled(src, asm, cubin, metadata, options=opts, log=outcome.report, notes=list(src.notes))
     compiled.registers, compiled.spills = resource_usage(cubin)
     return compiled
 
@@ -406,24 +405,15 @@ def _compile_unclustered_if_need_be(
 
 def _crowded_warps(src: KernelSource, opts: dict[str, Any]) -> str:
     """ "; <advice>" where a product's result needs more registers a thread than there are at
-    the kernel's warps (255): Triton then spills the accumulator, and its compile slows by
-    orders of magnitude (a 128x128 f32 product at 1 warp, 512 registers a thread: a minute
-    or more on sm_80, where `num_worker_warps_per_cta = 1` is kept); else ""."""
-    from ..ir.types import TileType, memory_bits
-
+    the kernel's warps (`product_registers`: where the caller forced the warps, which a hint
+    would not have been left at); else ""."""
     warps = int(opts.get("num_warps", 4))
-    words, shape = 0, ""
-    for op in set(src.line_ops.values()):
-        t = op.results[0].type if op.name in PRODUCTS else None
-        if isinstance(t, TileType):
-            need = math.prod(t.shape) * max(memory_bits(t.element), 32) // 32 // (32 * warps)
-            words, shape = max((words, shape), (need, "x".join(map(str, t.shape))))
-    if words <= 255:
+    need, shape = product_registers(set(src.line_ops.values()), warps)
+    if need <= MAX_REGISTERS:
         return ""
     return (
-        f"; at {warps} warp{'s' * (warps > 1)} its {shape} product needs {words} registers a thread (255 at "
-        "most), which Triton compiles very slowly: more warps (--num-warps, or the num_worker_warps_per_cta hint) "
-        "should compile it"
+        f"; at {warps} warp{'s' * (warps > 1)} its {shape} product needs {need} registers a thread "
+        f"({MAX_REGISTERS} at most), which Triton compiles very slowly: more warps (--num-warps) should compile it"
     )
 
 

@@ -36,7 +36,9 @@ and has no inline PTX). Lines only the GPU compiles end with `# GPU only`.
 from __future__ import annotations
 
 import keyword
+import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,6 +163,8 @@ class KernelSource:
     line_ops: dict[int, Operation] = field(default_factory=dict)
     # The entry's Tile IR location (`file:line:col`), for what concerns the kernel as a whole.
     entry_where: str | None = None
+    # Warnings of the lowering for the kernel as a whole (a hint not applied as asked: `launch_plan`).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def signature(self) -> dict[str, str]:
@@ -274,6 +278,7 @@ class Codegen:
         self.forced = {k: v for k, v in (forced or {}).items() if v is not None}
         # The `for` loops written unrolled twice (`mma_plan`).
         self.unrolled: frozenset[Operation] = frozenset()
+        self.notes: list[str] = []  # launch_plan's
         self.current: Operation | None = None
         # Values produced by memory ops' tokens (for barriers) and flags of enclosing loops.
         self.memory_tokens: set[Value] = set()
@@ -354,7 +359,7 @@ class Codegen:
         if needs_return_flag(self.entry):
             self.return_flag = self.fresh("returned")
             self.emit(f"{self.return_flag} = tl.full((), 0, tl.int1)", self.entry)
-        options, self.unrolled = launch_plan(self.entry, self.target, self.forced)
+        options, self.unrolled, self.notes = launch_plan(self.entry, self.target, self.forced, self.where(self.entry))
         self.options.update(options)
         self.emit_block(block)
         if not any(line.strip() for line in self.lines):
@@ -400,6 +405,7 @@ class Codegen:
             dict(self.options),
             line_ops,
             self.where(self.entry),
+            list(self.notes),
         )
 
     def _parameters(self, block: Block) -> None:
@@ -684,6 +690,24 @@ class OpEmit:
 
 
 PRODUCTS = {"cuda_tile.mmaf", "cuda_tile.mmai", "cuda_tile.mmaf_scaled"}  # the matrix products
+MAX_REGISTERS = 255  # a thread's, on every target
+
+
+def product_registers(ops: Iterable[Operation], warps: int) -> tuple[int, str]:
+    """(the registers a thread needs at `warps` warps to hold the result of the largest matrix
+    product among `ops`: its 32-bit words spread over the CTA's threads, "MxN"), or (0, "").
+    Past MAX_REGISTERS Triton spills the accumulator, and its compile slows by orders of
+    magnitude (a 128x128 f32 product at 1 warp, 512 registers a thread: 13 s for sm_80, a
+    fuzz kernel with two such products over 200 s)."""
+    from ..ir.types import memory_bits
+
+    most = (0, "")
+    for op in ops:
+        t = op.results[0].type if op.name in PRODUCTS else None
+        if isinstance(t, TileType):
+            need = math.prod(t.shape) * max(memory_bits(t.element), 32) // 32 // (32 * warps)
+            most = max(most, (need, "x".join(map(str, t.shape))))
+    return most
 _STORES = {
     "cuda_tile.store_view_tko", "cuda_tile.store_ptr_tko", "cuda_tile.atomic_rmw_tko", "cuda_tile.atomic_cas_tko",
     "cuda_tile.atomic_red_view_tko",
@@ -828,10 +852,11 @@ def launch_options(entry: Operation, target: Target, forced: dict[str, Any] | No
 
 
 def launch_plan(
-    entry: Operation, target: Target, forced: dict[str, Any] | None = None
-) -> tuple[dict[str, Any], frozenset[Operation]]:
-    """Triton compile options from what the IR says, else a default heuristic, and the loops
-    to write unrolled (`mma_plan`'s, for the stages it planned).
+    entry: Operation, target: Target, forced: dict[str, Any] | None = None, where: str | None = None
+) -> tuple[dict[str, Any], frozenset[Operation], list[str]]:
+    """Triton compile options from what the IR says, else a default heuristic, the loops to
+    write unrolled (`mma_plan`'s, for the stages it planned), and notes: warnings for a hint
+    not applied as asked, `where` (the entry's location) first.
 
     From the kernel's `optimization_hints` (the entry for the target's `sm_XX`, else
     `default`): `num_worker_warps_per_cta` → num_warps, but at least a warpgroup (4 warps) on
@@ -839,7 +864,9 @@ def launch_plan(
     cubins of such kernels declare 128 threads for 1 or 2 worker warps; on sm_80, and without
     products, 32 and 64): wgmma and tcgen05 run on warpgroups, and Triton 3.6 took 11 s to
     compile a 128x128x64 f16 product at 1 warp (spilling 8 KB), over 5 minutes for a fuzz
-    kernel with two 128x128 products; `num_cta_in_cga` → num_ctas (a cluster: sm_90 and
+    kernel with two 128x128 products; and on every target at least the warps that hold the
+    largest product's result in MAX_REGISTERS a thread (`product_registers`), with a note
+    (a 128x128 f32 result needs 4); `num_cta_in_cga` → num_ctas (a cluster: sm_90 and
     newer only); `occupancy` (CTAs per SM) → maxnreg, the register cap
     that lets that many CTAs fit (65536 registers per SM), as `__launch_bounds__` does.
     Discardable attributes `tt.num_warps` / `tt.num_stages` on the entry (Triton's names)
@@ -865,11 +892,24 @@ def launch_plan(
     opts = dict(planned)
     if any(op.name == "cuda_tile.assert" for op in entry.walk()):
         opts["debug"] = True  # Triton compiles device_assert only in debug mode
+    notes: list[str] = []
     if chosen is not None:
         warps = _hint_int(chosen, "num_worker_warps_per_cta")
         if warps and warps & (warps - 1) == 0 and warps <= 32:
             if target.cc >= 90 and any(op.name in PRODUCTS for op in entry.walk()):
                 warps = max(warps, 4)
+            need, shape = product_registers(entry.walk(), warps)
+            if need > MAX_REGISTERS and "num_warps" not in forced:
+                least = warps
+                while least < 32 and product_registers(entry.walk(), least)[0] > MAX_REGISTERS:
+                    least *= 2
+                notes.append(
+                    f"{where or '<input>'}: warning: the hint num_worker_warps_per_cta = {warps} for {target.arch} "
+                    f"is raised to {least}: at {warps} the {shape} product needs {need} registers a thread "
+                    f"({MAX_REGISTERS} at most), which Triton spills and compiles very slowly; {least} warps "
+                    "compute the same"
+                )
+                warps = least
             opts["num_warps"] = warps
         if ctas:
             opts["num_ctas"] = ctas
@@ -887,7 +927,7 @@ def launch_plan(
     # set others (twice the loads at 5 stages overflow shared memory).
     if opts.get("num_stages") != planned.get("num_stages"):
         unrolled = frozenset()
-    return opts, unrolled
+    return opts, unrolled, notes
 
 
 def lower_entry(

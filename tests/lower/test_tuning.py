@@ -247,6 +247,47 @@ def test_one_worker_warp_is_a_warpgroup_for_products_on_sm_90_and_newer(name: st
     assert launch_options(entry, Target.parse(arch))["num_warps"] == warps
 
 
+@pytest.mark.parametrize(
+    ("arch", "hinted", "raised"), [("sm_80", 1, 4), ("sm_80", 2, 4), ("sm_90", 1, 4), ("sm_80", 4, 4)]
+)
+def test_too_few_warps_for_a_products_result_are_raised_with_a_note(arch: str, hinted: int, raised: int) -> None:
+    """A 128x128 f32 product needs 512 registers a thread at 1 warp, 256 at 2 (255 at most):
+    a hint of fewer warps than hold it is raised, with a note naming the entry's line, the
+    hint and why (at 1 warp Triton took 13 s for sm_80, a fuzz kernel with two such products
+    over 200 s). sm_90 raises 1 to a warpgroup anyway, silently, as tileiras does; 4 warps
+    are kept without a note."""
+    text = (KERNELS / "gpu_matmul_f16_t128.tileir").read_text()
+    hint = f" optimization_hints=<{arch} = {{num_worker_warps_per_cta = {hinted}}}> {{"
+    text, n = re.subn(r"(entry @\w+\([^)]*\))(?: optimization_hints=<[^>]*>)? \{", lambda m: m[1] + hint, text)
+    assert n == 1
+    k = lower_compile(text, None, arch, use_cache=False)
+    assert k.num_warps == raised
+    if hinted >= raised or arch != "sm_80":
+        assert k.notes == []
+        return
+    (note,) = k.notes
+    assert re.fullmatch(
+        rf"<input>:\d+:\d+: warning: the hint num_worker_warps_per_cta = {hinted} for sm_80 is raised to 4: at "
+        rf"{hinted} the 128x128 product needs {16384 // (32 * hinted)} registers a thread \(255 at most\), which "
+        r"Triton spills and compiles very slowly; 4 warps compute the same",
+        note,
+    ), note
+
+
+def test_raised_warps_are_a_warning_of_tileir_compile_triton_source_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lowering decides the warps, so the note comes with the Triton source alone too."""
+    text = (KERNELS / "gpu_matmul_f16_t128.tileir").read_text()
+    hint = " optimization_hints=<sm_80 = {num_worker_warps_per_cta = 1}> {"
+    path = tmp_path / "t128.tileir"
+    path.write_text(re.sub(r"(entry @\w+\([^)]*\))(?: optimization_hints=<[^>]*>)? \{", lambda m: m[1] + hint, text))
+    out = tmp_path / "t128.py"
+    assert cli.main(["compile", str(path), "--arch", "sm_80", "--emit", "triton", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"{path}:" in err and "warning: the hint num_worker_warps_per_cta = 1 for sm_80 is raised to 4" in err
+
+
 def test_a_compile_past_the_limit_names_a_product_too_large_for_its_warps(monkeypatch: pytest.MonkeyPatch) -> None:
     """A 128x128 f32 product at 1 warp (512 registers a thread; Triton takes 12 s for sm_80
     and far longer with two such products): the time-limit diagnostic says so and what to do;

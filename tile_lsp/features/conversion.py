@@ -14,10 +14,11 @@
   meanwhile; the lowering itself runs on the main loop, as it reads the document's module,
   which edits change in place. `notes`: the warnings `tileir compile` prints with it (a
   hint not applied, e.g. clusters Triton cannot compile), one line each.
-- `tileir/triton` {textDocument: {uri}, kernel?, arch?} -> {source, kernel, arch, notInterpretable}:
+- `tileir/triton` {textDocument: {uri}, kernel?, arch?} -> {source, kernel, arch, notInterpretable, notes}:
   the Triton Python source of that kernel as `tileir compile --emit triton` writes it (the
   lowering alone, on the main loop: no Triton needed, no compile); `notInterpretable`: the ops
-  whose code Triton's interpreter cannot run (inline PTX, libdevice).
+  whose code Triton's interpreter cannot run (inline PTX, libdevice); `notes`: the lowering's
+  warnings (a hint not applied as asked).
 - `tileir/sass` {textDocument: {uri}, kernel?, arch?, compiler?} -> {sass, kernel, arch,
   compiler, registers, shared, cached, notes}: the SASS of that kernel (`cuobjdump -sass`, Triton's),
   compiled as for `tileir/ptx` (`compiler` "triton", the default) or by NVIDIA's tileiras from
@@ -133,6 +134,7 @@ def register(server: TileLanguageServer) -> None:
             "kernel": kernel,
             "arch": target.arch,
             "notInterpretable": source.not_interpretable(),
+            "notes": source.notes,
         }
 
     @feature(server, SASS)

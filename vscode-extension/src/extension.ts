@@ -131,10 +131,10 @@ async function showTriton(tileServer: TileServer, compiled: CompiledDocuments): 
     );
     // What Triton's interpreter cannot run is worth knowing before `tileir run --backend triton-interpret`.
     const blocked = result.notInterpretable ?? [];
-    const notes = blocked.length
+    const info = blocked.length
       ? [`Triton's interpreter cannot run ${blocked.join(', ')} (inline PTX or libdevice); the GPU runs this source`]
       : [];
-    return { content: result.source, language: 'python', extension: 'py', notes, severity: 'info' };
+    return { content: result.source, language: 'python', extension: 'py', notes: result.notes, info };
   });
 }
 
@@ -176,7 +176,7 @@ async function showCompiled(
     editor: vscode.TextEditor,
     kernel: string | undefined,
     arch: string | undefined,
-  ) => Promise<{ content: string; language: string; extension: string; notes?: string[]; severity?: 'info' }>,
+  ) => Promise<{ content: string; language: string; extension: string; notes?: string[]; info?: string[] }>,
 ): Promise<void> {
   const editor = activeTileEditor();
   if (!editor) {
@@ -191,8 +191,10 @@ async function showCompiled(
     const shown = await make(editor, kernel, arch);
     await compiled.show(editor.document.uri, kernel, arch, shown.extension, shown.content, shown.language);
     for (const note of shown.notes ?? []) {
-      const show = shown.severity === 'info' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
-      void show(`Tile IR: ${note}`);
+      void vscode.window.showWarningMessage(`Tile IR: ${note}`);
+    }
+    for (const line of shown.info ?? []) {
+      void vscode.window.showInformationMessage(`Tile IR: ${line}`);
     }
   } catch (error) {
     void vscode.window.showErrorMessage(`Tile IR: no ${what}: ${errorMessage(error)}`);

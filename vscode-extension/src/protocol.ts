@@ -68,6 +68,8 @@ export interface TritonResult {
   source: string;
   /** Ops whose code Triton's interpreter cannot run (inline PTX, libdevice). */
   notInterpretable?: string[];
+  /** Warnings of the lowering (a hint not applied as asked), one line each. */
+  notes?: string[];
 }
 
 export interface SassParams extends PtxParams {
