@@ -448,10 +448,12 @@ class TileIRMagics(Magics):
         for kernel in kernels:
             try:
                 if kind == "triton":
-                    from compiler.lower import to_triton
+                    from compiler.lower import lower
 
-                    code = to_triton(tmod.module, kernel.entry, arch)
-                    display(code_view(code, "triton", f"@{kernel.name}: Triton source for {arch}"))
+                    source = lower(tmod.module, kernel.entry, arch)
+                    display(code_view(source.text, "triton", f"@{kernel.name}: Triton source for {arch}"))
+                    for note in source.notes:  # a hint not applied as asked (too few warps for a product)
+                        display(note_view(note, "warning"))
                     continue
                 from compiler.lower import compile as triton_compile
 
@@ -461,7 +463,7 @@ class TileIRMagics(Magics):
                     cached = " (cached)" if compiled.cached else ""
                     progress.done(f"compiled @{kernel.name} for {arch} in {seconds(progress.elapsed)}{cached}", "ok")
                 display(code_view(code, kind, f"@{kernel.name}: {kind.upper()} for {arch}"))
-                for note in compiled.notes:  # a hint not applied (clusters Triton cannot compile)
+                for note in compiled.notes:  # a hint not applied (warps raised, clusters Triton cannot compile)
                     display(note_view(note, "warning"))
             except LowerError as e:
                 display(error_view(f"--show {kind}: @{kernel.name} cannot be lowered", [e.report()]))

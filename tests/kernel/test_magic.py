@@ -384,6 +384,23 @@ def test_show_ptx_warns_of_a_hint_not_applied(shell: Shell) -> None:
     assert "compiled without clusters, which computes the same" in text
 
 
+def test_show_triton_warns_of_warps_raised_for_a_product(shell: Shell) -> None:
+    """A hint of 1 warp for a kernel with a 128x128 f32 product on sm_80: the lowering raises
+    it to 4 (tests/lower/test_tuning.py), and --show triton says so under the source."""
+    import re
+
+    from tests.lower.test_tuning import KERNELS
+
+    text = (KERNELS / "gpu_matmul_f16_t128.tileir").read_text()
+    hint = " optimization_hints=<sm_80 = {num_worker_warps_per_cta = 1}> {"
+    text = re.sub(r"(entry @\w+\([^)]*\))(?: optimization_hints=<[^>]*>)? \{", lambda m: m[1] + hint, text)
+    run = shell.run("%%tileir t128 --show triton --arch sm_80\n" + text)
+    assert run.ok, run.text()
+    said = run.text()
+    assert "Triton source for sm_80" in said
+    assert "warning: the hint num_worker_warps_per_cta = 1 for sm_80 is raised to 4" in said
+
+
 @needs_triton
 def test_show_sass(shell: Shell) -> None:
     from compiler.lower.build import tool_path
@@ -428,7 +445,7 @@ def test_show_what_the_lowering_cannot_do(shell: Shell, monkeypatch: pytest.Monk
     def refuse(*args, **kwargs):
         raise LowerError("the Triton lowering has no emitter for this op", op="addf", where="In[9]:24:5")
 
-    monkeypatch.setattr(lower, "to_triton", refuse)
+    monkeypatch.setattr(lower, "lower", refuse)
     run = shell.run("%%tileir vadd_refused --show triton\n" + VECTOR_ADD)
     assert not run.ok
     assert "--show triton: @vector_add cannot be lowered" in run.text()
