@@ -708,6 +708,8 @@ def product_registers(ops: Iterable[Operation], warps: int) -> tuple[int, str]:
             need = math.prod(t.shape) * max(memory_bits(t.element), 32) // 32 // (32 * warps)
             most = max(most, (need, "x".join(map(str, t.shape))))
     return most
+
+
 _STORES = {
     "cuda_tile.store_view_tko", "cuda_tile.store_ptr_tko", "cuda_tile.atomic_rmw_tko", "cuda_tile.atomic_cas_tko",
     "cuda_tile.atomic_red_view_tko",
