@@ -28,13 +28,13 @@ export class CompiledDocuments implements vscode.TextDocumentContentProvider, vs
    * (`vector_add.sm_100.ptx`); showing the same again replaces the text in place. */
   async show(
     source: vscode.Uri,
-    kernel: string | undefined,
-    arch: string | undefined,
+    kernel: string,
+    arch: string,
     extension: string,
     text: string,
     language: string,
   ): Promise<void> {
-    const stem = kernel ?? path.basename(source.path, path.extname(source.path));
+    const stem = kernel || path.basename(source.path, path.extname(source.path));
     const name = [stem, arch, extension].filter(Boolean).join('.');
     // The source's path keeps two files' kernels of one name apart; the name is the tab's title.
     const uri = vscode.Uri.from({ scheme: COMPILED_SCHEME, path: `${source.path}/${name}` });

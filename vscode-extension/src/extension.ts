@@ -134,7 +134,7 @@ async function showTriton(tileServer: TileServer, compiled: CompiledDocuments): 
     const info = blocked.length
       ? [`Triton's interpreter cannot run ${blocked.join(', ')} (inline PTX or libdevice); the GPU runs this source`]
       : [];
-    return { content: result.source, language: 'python', extension: 'py', notes: result.notes, info };
+    return { ...made(result), content: result.source, language: 'python', extension: 'py', notes: result.notes, info };
   });
 }
 
@@ -145,7 +145,7 @@ async function showPtx(tileServer: TileServer, compiled: CompiledDocuments): Pro
       { textDocument: { uri: editor.document.uri.toString() }, kernel, arch },
       kernel ? `Generating PTX for ${kernel}` : 'Generating PTX',
     );
-    return { content: result.ptx, language: 'ptx', extension: 'ptx', notes: result.notes };
+    return { ...made(result), content: result.ptx, language: 'ptx', extension: 'ptx', notes: result.notes };
   });
 }
 
@@ -162,8 +162,24 @@ async function showSass(
       kernel ? `Generating SASS for ${kernel}${by}` : `Generating SASS${by}`,
     );
     const extension = compiler === 'tileiras' ? 'tileiras.sass' : 'sass';
-    return { content: result.sass, language: 'nvidia-sass', extension, notes: result.notes };
+    return { ...made(result), content: result.sass, language: 'nvidia-sass', extension, notes: result.notes };
   });
+}
+
+/** What a Show command opens: the text, its language and file extension, for the kernel and
+ * target the server made it for, with warnings (`notes`) and information to show. */
+interface Shown {
+  kernel: string;
+  arch: string;
+  content: string;
+  language: string;
+  extension: string;
+  notes?: string[];
+  info?: string[];
+}
+
+function made(result: { kernel: string; arch: string }): { kernel: string; arch: string } {
+  return { kernel: result.kernel, arch: result.arch };
 }
 
 /** Shows beside the editor, read-only, what `make` compiles of the kernel under the cursor (or
@@ -176,7 +192,7 @@ async function showCompiled(
     editor: vscode.TextEditor,
     kernel: string | undefined,
     arch: string | undefined,
-  ) => Promise<{ content: string; language: string; extension: string; notes?: string[]; info?: string[] }>,
+  ) => Promise<Shown>,
 ): Promise<void> {
   const editor = activeTileEditor();
   if (!editor) {
@@ -189,7 +205,8 @@ async function showCompiled(
   const arch = vscode.workspace.getConfiguration(CONFIGURATION_SECTION).get<string>('targetArchitecture');
   try {
     const shown = await make(editor, kernel, arch);
-    await compiled.show(editor.document.uri, kernel, arch, shown.extension, shown.content, shown.language);
+    const { content, language, extension } = shown;
+    await compiled.show(editor.document.uri, shown.kernel, shown.arch, extension, content, language);
     for (const note of shown.notes ?? []) {
       void vscode.window.showWarningMessage(`Tile IR: ${note}`);
     }

@@ -58,12 +58,18 @@ export interface PtxParams extends WorkDoneParams {
 }
 
 export interface PtxResult {
+  /** The kernel and the target it was made for (the setting's, or the server's default). */
+  kernel: string;
+  arch: string;
   ptx: string;
   /** Warnings of the compile (a hint not applied), one line each. */
   notes?: string[];
 }
 
 export interface TritonResult {
+  /** The kernel and the target it was made for (the setting's, or the server's default). */
+  kernel: string;
+  arch: string;
   /** The generated Triton Python source (`tileir compile --emit triton`). */
   source: string;
   /** Ops whose code Triton's interpreter cannot run (inline PTX, libdevice). */
@@ -78,6 +84,9 @@ export interface SassParams extends PtxParams {
 }
 
 export interface SassResult {
+  /** The kernel and the target it was made for (the setting's, or the server's default). */
+  kernel: string;
+  arch: string;
   sass: string;
   notes?: string[];
 }
