@@ -896,7 +896,7 @@ def launch_plan(
         opts["debug"] = True  # Triton compiles device_assert only in debug mode
     notes: list[str] = []
     if chosen is not None:
-        warps = _hint_int(chosen, "num_worker_warps_per_cta")
+        warps = hinted = _hint_int(chosen, "num_worker_warps_per_cta")
         if warps and warps & (warps - 1) == 0 and warps <= 32:
             if target.cc >= 90 and any(op.name in PRODUCTS for op in entry.walk()):
                 warps = max(warps, 4)
@@ -906,10 +906,10 @@ def launch_plan(
                 while least < 32 and product_registers(entry.walk(), least)[0] > MAX_REGISTERS:
                     least *= 2
                 notes.append(
-                    f"{where or '<input>'}: warning: the hint num_worker_warps_per_cta = {warps} for {target.arch} "
-                    f"is raised to {least}: at {warps} the {shape} product needs {need} registers a thread "
-                    f"({MAX_REGISTERS} at most), which Triton spills and compiles very slowly; {least} warps "
-                    "compute the same"
+                    f"{where or '<input>'}: warning: the hint num_worker_warps_per_cta = {hinted} for {target.arch} "
+                    f"is raised to {least}: at {warps} warp{'s' * (warps > 1)} the {shape} product needs {need} "
+                    f"registers a thread ({MAX_REGISTERS} at most), which Triton spills and compiles very slowly; "
+                    f"{least} warps compute the same"
                 )
                 warps = least
             opts["num_warps"] = warps

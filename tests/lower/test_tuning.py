@@ -268,10 +268,32 @@ def test_too_few_warps_for_a_products_result_are_raised_with_a_note(arch: str, h
     (note,) = k.notes
     assert re.fullmatch(
         rf"<input>:\d+:\d+: warning: the hint num_worker_warps_per_cta = {hinted} for sm_80 is raised to 4: at "
-        rf"{hinted} the 128x128 product needs {16384 // (32 * hinted)} registers a thread \(255 at most\), which "
-        r"Triton spills and compiles very slowly; 4 warps compute the same",
+        rf"{hinted} warps? the 128x128 product needs {16384 // (32 * hinted)} registers a thread \(255 at most\), "
+        r"which Triton spills and compiles very slowly; 4 warps compute the same",
         note,
     ), note
+
+
+def test_the_note_names_the_hint_as_written() -> None:
+    """On sm_90 a hint of 1 warp is a warpgroup first (silently, as tileiras does); a 256x128
+    f32 result needs 256 registers a thread at 4 warps, so 8: the note names the hint of 1."""
+    text = """cuda_tile.module @m {
+  entry @k() optimization_hints=<sm_90 = {num_worker_warps_per_cta = 1}> {
+    %a = constant <f16: 1.0> : tile<256x16xf16>
+    %b = constant <f16: 1.0> : tile<16x128xf16>
+    %c = constant <f32: 0.0> : tile<256x128xf32>
+    %d = mmaf %a, %b, %c : tile<256x16xf16>, tile<16x128xf16>, tile<256x128xf32>
+    return
+  }
+}
+"""
+    module = load_module(text)
+    (entry,) = module.entries()
+    source = lower_entry(module, entry, "sm_90")
+    assert source.options["num_warps"] == 8
+    (note,) = source.notes
+    assert note.startswith("<input>:2:3: warning: the hint num_worker_warps_per_cta = 1 for sm_90 is raised to 8: ")
+    assert "at 4 warps the 256x128 product needs 256 registers a thread (255 at most)" in note
 
 
 def test_raised_warps_are_a_warning_of_tileir_compile_triton_source_too(
