@@ -721,7 +721,8 @@ def test_tileiras_refusals_and_usage_errors(capsys, write, monkeypatch: pytest.M
     assert status == 1 and out == ""
     assert one_error_line(err) == (
         "tileir: error: tileiras could not compile the module for sm_90: error: Incompatibility with "
-        "architecture 'sm_90': unsupported type 'f4E2M1FN'"
+        "architecture 'sm_90': unsupported type 'f4E2M1FN' (the triton backend may compile it: it takes exact "
+        "slower paths where a target lacks a type or an instruction)"
     )
     out_dir = Path(f4).parent / "out"
     status, _, err = run(capsys, "compile", f4, "--compiler", "tileiras", "--arch", "sm_90,sm_100", "-o", str(out_dir))
