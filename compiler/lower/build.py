@@ -404,15 +404,15 @@ def _compile_unclustered_if_need_be(
 
 
 def _crowded_warps(src: KernelSource, opts: dict[str, Any]) -> str:
-    """ "; <advice>" where a product's result needs more registers a thread than there are at
+    """ "; <advice>" where the products' results need more registers a thread than there are at
     the kernel's warps (`product_registers`: where the caller forced the warps, which a hint
     would not have been left at); else ""."""
     warps = int(opts.get("num_warps", 4))
-    need, shape = product_registers(set(src.line_ops.values()), warps)
+    need, needing = product_registers(set(src.line_ops.values()), warps)
     if need <= MAX_REGISTERS:
         return ""
     return (
-        f"; at {warps} warp{'s' * (warps > 1)} its {shape} product needs {need} registers a thread "
+        f"; at {warps} warp{'s' * (warps > 1)} {needing} {need} registers a thread "
         f"({MAX_REGISTERS} at most), which Triton compiles very slowly: more warps (--num-warps) should compile it"
     )
 

@@ -694,20 +694,27 @@ MAX_REGISTERS = 255  # a thread's, on every target
 
 
 def product_registers(ops: Iterable[Operation], warps: int) -> tuple[int, str]:
-    """(the registers a thread needs at `warps` warps to hold the result of the largest matrix
-    product among `ops`: its 32-bit words spread over the CTA's threads, "MxN"), or (0, "").
-    Past MAX_REGISTERS Triton spills the accumulator, and its compile slows by orders of
-    magnitude (a 128x128 f32 product at 1 warp, 512 registers a thread: 13 s for sm_80, a
-    fuzz kernel with two such products over 200 s)."""
+    """(the registers a thread needs at `warps` warps to hold the results of the matrix
+    products among `ops`, their 32-bit words spread over the CTA's threads, all of them as if
+    live together (a bound: most kernels' are), and what needs them, as a message says it:
+    "its 128x128 product needs" or "its 4 products' results (the largest 64x64) need"), or
+    (0, ""). Past MAX_REGISTERS Triton spills the
+    accumulators, and its compile slows by orders of magnitude: for sm_80 at 1 warp, one
+    128x128 f32 product 13 s, a fuzz kernel with two over 200 s, one with four 64x64 ones 22 s
+    (2 warps 5 s, 4 warps 2 s without spills)."""
     from ..ir.types import memory_bits
 
-    most = (0, "")
+    words, largest, count = 0, (0, ""), 0
     for op in ops:
         t = op.results[0].type if op.name in PRODUCTS else None
         if isinstance(t, TileType):
-            need = math.prod(t.shape) * max(memory_bits(t.element), 32) // 32 // (32 * warps)
-            most = max(most, (need, "x".join(map(str, t.shape))))
-    return most
+            size = math.prod(t.shape) * max(memory_bits(t.element), 32) // 32
+            words, largest, count = words + size, max(largest, (size, "x".join(map(str, t.shape)))), count + 1
+    if not count:
+        return 0, ""
+    if count == 1:
+        return words // (32 * warps), f"its {largest[1]} product needs"
+    return words // (32 * warps), f"its {count} products' results (the largest {largest[1]}) need"
 
 
 _STORES = {
@@ -867,8 +874,8 @@ def launch_plan(
     products, 32 and 64): wgmma and tcgen05 run on warpgroups, and Triton 3.6 took 11 s to
     compile a 128x128x64 f16 product at 1 warp (spilling 8 KB), over 5 minutes for a fuzz
     kernel with two 128x128 products; and on every target at least the warps that hold the
-    largest product's result in MAX_REGISTERS a thread (`product_registers`), with a note
-    (a 128x128 f32 result needs 4); `num_cta_in_cga` → num_ctas (a cluster: sm_90 and
+    products' results in MAX_REGISTERS a thread (`product_registers`), with a note (a 128x128
+    f32 result needs 4); `num_cta_in_cga` → num_ctas (a cluster: sm_90 and
     newer only); `occupancy` (CTAs per SM) → maxnreg, the register cap
     that lets that many CTAs fit (65536 registers per SM), as `__launch_bounds__` does.
     Discardable attributes `tt.num_warps` / `tt.num_stages` on the entry (Triton's names)
@@ -900,15 +907,15 @@ def launch_plan(
         if warps and warps & (warps - 1) == 0 and warps <= 32:
             if target.cc >= 90 and any(op.name in PRODUCTS for op in entry.walk()):
                 warps = max(warps, 4)
-            need, shape = product_registers(entry.walk(), warps)
+            need, needing = product_registers(entry.walk(), warps)
             if need > MAX_REGISTERS and "num_warps" not in forced:
                 least = warps
                 while least < 32 and product_registers(entry.walk(), least)[0] > MAX_REGISTERS:
                     least *= 2
                 notes.append(
                     f"{where or '<input>'}: warning: the hint num_worker_warps_per_cta = {hinted} for {target.arch} "
-                    f"is raised to {least}: at {warps} warp{'s' * (warps > 1)} the {shape} product needs {need} "
-                    f"registers a thread ({MAX_REGISTERS} at most), which Triton spills and compiles very slowly; "
+                    f"is raised to {least}: at {warps} warp{'s' * (warps > 1)} {needing} {need} registers a thread "
+                    f"({MAX_REGISTERS} at most), which Triton spills and compiles very slowly; "
                     f"{least} warps compute the same"
                 )
                 warps = least

@@ -268,7 +268,7 @@ def test_too_few_warps_for_a_products_result_are_raised_with_a_note(arch: str, h
     (note,) = k.notes
     assert re.fullmatch(
         rf"<input>:\d+:\d+: warning: the hint num_worker_warps_per_cta = {hinted} for sm_80 is raised to 4: at "
-        rf"{hinted} warps? the 128x128 product needs {16384 // (32 * hinted)} registers a thread \(255 at most\), "
+        rf"{hinted} warps? its 128x128 product needs {16384 // (32 * hinted)} registers a thread \(255 at most\), "
         r"which Triton spills and compiles very slowly; 4 warps compute the same",
         note,
     ), note
@@ -293,7 +293,23 @@ def test_the_note_names_the_hint_as_written() -> None:
     assert source.options["num_warps"] == 8
     (note,) = source.notes
     assert note.startswith("<input>:2:3: warning: the hint num_worker_warps_per_cta = 1 for sm_90 is raised to 8: ")
-    assert "at 4 warps the 256x128 product needs 256 registers a thread (255 at most)" in note
+    assert "at 4 warps its 256x128 product needs 256 registers a thread (255 at most)" in note
+
+
+def test_products_results_are_counted_together() -> None:
+    """Fuzz seed 234154 (hints, products weighted): 1 warp for sm_80 and seven products, three
+    of 64x64, none past 255 registers alone but 488 together: Triton took 22 s and spilled
+    2.7 KB at 1 warp, 5 s (536 B spilled) at 2, 2 s without spills at 4. They are counted
+    together: 2 warps."""
+    from tests.lower.fuzz import kernel
+
+    module = load_module(kernel(234154, weights={"mma": 10, "mma_scaled": 4}, hints=True).text)
+    (entry,) = module.entries()
+    source = lower_entry(module, entry, "sm_80")
+    assert source.options["num_warps"] == 2
+    (note,) = source.notes
+    assert "the hint num_worker_warps_per_cta = 1 for sm_80 is raised to 2: at 1 warp its 7 products' results " in note
+    assert "(the largest 64x64) need " in note
 
 
 def test_raised_warps_are_a_warning_of_tileir_compile_triton_source_too(
