@@ -39,7 +39,7 @@ from typing import Any
 
 from ..ir.files import write_atomic
 from . import cache, guard
-from .codegen import MAX_REGISTERS, KernelSource, LowerError, Param, Target, product_registers
+from .codegen import MAX_REGISTERS, KernelSource, LowerError, Param, Target, product_words, thread_registers
 
 ASM_KINDS = ("ttir", "ttgir", "llir", "ptx")
 _LOCK = threading.Lock()
@@ -405,10 +405,11 @@ def _compile_unclustered_if_need_be(
 
 def _crowded_warps(src: KernelSource, opts: dict[str, Any]) -> str:
     """ "; <advice>" where the products' results need more registers a thread than there are at
-    the kernel's warps (`product_registers`: where the caller forced the warps, which a hint
+    the kernel's warps (`product_words`: where the caller forced the warps, which a hint
     would not have been left at); else ""."""
     warps = int(opts.get("num_warps", 4))
-    need, needing = product_registers(set(src.line_ops.values()), warps)
+    words, needing = product_words(set(src.line_ops.values()))
+    need = thread_registers(words, warps)
     if need <= MAX_REGISTERS:
         return ""
     return (

@@ -693,12 +693,11 @@ PRODUCTS = {"cuda_tile.mmaf", "cuda_tile.mmai", "cuda_tile.mmaf_scaled"}  # the 
 MAX_REGISTERS = 255  # a thread's, on every target
 
 
-def product_registers(ops: Iterable[Operation], warps: int) -> tuple[int, str]:
-    """(the registers a thread needs at `warps` warps to hold the results of the matrix
-    products among `ops`, their 32-bit words spread over the CTA's threads, all of them as if
-    live together (a bound: most kernels' are), and what needs them, as a message says it:
+def product_words(ops: Iterable[Operation]) -> tuple[int, str]:
+    """(the 32-bit words of the results of the matrix products among `ops`, all of them as if
+    live together (a bound: most kernels' are), and what holds them, as a message says it:
     "its 128x128 product needs" or "its 4 products' results (the largest 64x64) need"), or
-    (0, ""). Past MAX_REGISTERS Triton spills the
+    (0, ""). Spread over a CTA's threads, past MAX_REGISTERS a thread, Triton spills the
     accumulators, and its compile slows by orders of magnitude: for sm_80 at 1 warp, one
     128x128 f32 product 13 s, a fuzz kernel with two over 200 s, one with four 64x64 ones 22 s
     (2 warps 5 s, 4 warps 2 s without spills)."""
@@ -710,11 +709,14 @@ def product_registers(ops: Iterable[Operation], warps: int) -> tuple[int, str]:
         if isinstance(t, TileType):
             size = math.prod(t.shape) * max(memory_bits(t.element), 32) // 32
             words, largest, count = words + size, max(largest, (size, "x".join(map(str, t.shape)))), count + 1
-    if not count:
-        return 0, ""
-    if count == 1:
-        return words // (32 * warps), f"its {largest[1]} product needs"
-    return words // (32 * warps), f"its {count} products' results (the largest {largest[1]}) need"
+    if count <= 1:
+        return words, f"its {largest[1]} product needs" if count else ""
+    return words, f"its {count} products' results (the largest {largest[1]}) need"
+
+
+def thread_registers(words: int, warps: int) -> int:
+    """The registers a thread needs to hold `words` spread over `warps` warps."""
+    return words // (32 * warps)
 
 
 _STORES = {
@@ -874,7 +876,7 @@ def launch_plan(
     products, 32 and 64): wgmma and tcgen05 run on warpgroups, and Triton 3.6 took 11 s to
     compile a 128x128x64 f16 product at 1 warp (spilling 8 KB), over 5 minutes for a fuzz
     kernel with two 128x128 products; and on every target at least the warps that hold the
-    products' results in MAX_REGISTERS a thread (`product_registers`), with a note (a 128x128
+    products' results in MAX_REGISTERS a thread (`product_words`), with a note (a 128x128
     f32 result needs 4); `num_cta_in_cga` → num_ctas (a cluster: sm_90 and
     newer only); `occupancy` (CTAs per SM) → maxnreg, the register cap
     that lets that many CTAs fit (65536 registers per SM), as `__launch_bounds__` does.
@@ -905,12 +907,13 @@ def launch_plan(
     if chosen is not None:
         warps = hinted = _hint_int(chosen, "num_worker_warps_per_cta")
         if warps and warps & (warps - 1) == 0 and warps <= 32:
-            if target.cc >= 90 and any(op.name in PRODUCTS for op in entry.walk()):
+            words, needing = product_words(entry.walk())
+            if target.cc >= 90 and words:
                 warps = max(warps, 4)
-            need, needing = product_registers(entry.walk(), warps)
+            need = thread_registers(words, warps)
             if need > MAX_REGISTERS and "num_warps" not in forced:
                 least = warps
-                while least < 32 and product_registers(entry.walk(), least)[0] > MAX_REGISTERS:
+                while least < 32 and thread_registers(words, least) > MAX_REGISTERS:
                     least *= 2
                 notes.append(
                     f"{where or '<input>'}: warning: the hint num_worker_warps_per_cta = {hinted} for {target.arch} "

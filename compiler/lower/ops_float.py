@@ -111,7 +111,7 @@ _PTX_UNARY = {
     ("exp2", "f32"): "ex2.approx.f32",
 }
 # Inline PTX's register kind and the Triton type of each type an instruction helper takes.
-_REGISTERS = {
+REGISTERS = {
     "f32": ("f", "tl.float32"),
     "f64": ("d", "tl.float64"),
     "i16": ("h", "tl.int16"),
@@ -124,7 +124,7 @@ def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t:
     """The name of a helper that is one PTX `instruction` on `t` (f32/f64/i16/i32/i64) on the
     GPU and `interpreted` (an expression of `x`) under Triton's interpreter, which has no
     inline PTX. `pure=False`: an instruction Triton may not move, merge or look through."""
-    c, dtype = _REGISTERS[t]
+    c, dtype = REGISTERS[t]
     asm = (
         f'tl.inline_asm_elementwise("{instruction} $0, $1;", "={c},{c}", [x], dtype={dtype}, '
         f"is_pure={pure}, pack=1)  {GPU_ONLY}"
@@ -137,7 +137,7 @@ def fence(e: OpEmit, x: str, dtype: str, bits: int) -> str:
     merge or look through: a layout or a conversion stops there (ops_mma's f64 operands,
     ops_memory's atomic results). Values pass as their bits; the identity under Triton's
     interpreter."""
-    ity = _REGISTERS[f"i{bits}"][1]
+    ity = REGISTERS[f"i{bits}"][1]
     helper = gpu_instruction(e, f"_fence{bits}", f"mov.b{bits}", "x", f"i{bits}", pure=False)
     if dtype == ity:
         return f"{helper}({x})"

@@ -81,11 +81,12 @@ from ..ir.attributes import SymbolRefAttr
 from ..ir.types import I8, FloatType, IntegerType, PointerType, Type, memory_bits
 from . import tltypes
 from .codegen import GPU_ONLY, OpEmit
-from .ops_float import fence
+from .ops_float import REGISTERS, fence
 from .registry import emitter
 
 SCOPES = {"tl_blk": "cta", "device": "gpu", "sys": "sys"}
-_ASM_REG = {8: "h", 16: "h", 32: "r", 64: "l"}  # 8-bit values travel in 16-bit registers
+# Inline PTX register kinds by element bits (from ops_float.REGISTERS); 8-bit values travel in 16-bit registers.
+_ASM_REG = {bits: REGISTERS[f"i{max(bits, 16)}"][0] for bits in (8, 16, 32, 64)}
 _ASM_TYPE = {8: "u8", 16: "b16", 32: "b32", 64: "b64"}
 
 

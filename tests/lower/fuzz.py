@@ -1595,11 +1595,17 @@ def check(case: Case, arch: str | None = None) -> float:
     """The case on the CPU interpreter and under Triton's interpreter, bitwise (`math` results
     within ulp_bounds); with `arch`, also compiled to a cubin for it. Returns the compile's
     seconds (0 without `arch`)."""
-    from tests.lower.harness import compile_for, run_both
+    from tests.lower.harness import run_both
 
     run_both(case.text, "k", case.grid, arguments(case), ulp=ulp_bounds(case))
-    if not arch:
-        return 0.0
+    return _compile_seconds(case, arch) if arch else 0.0
+
+
+def _compile_seconds(case: Case, arch: str) -> float:
+    """The case compiled to a cubin for `arch` (in a forked child: a compile that never ends
+    is killed at its limit); the compile's seconds."""
+    from tests.lower.harness import compile_for
+
     start = time.monotonic()
     compile_for(case.text, "k", arches=(arch,), isolate=True)
     return time.monotonic() - start
@@ -1613,12 +1619,9 @@ def check_compiles(case: Case, arch: str) -> float:
 
     from compiler.interp.machine import RunOptions
     from compiler.runtime import launch
-    from tests.lower.harness import compile_for
 
     launch(case.text, "k", case.grid, arguments(case), backend="cpu", options=RunOptions(stdout=io.StringIO()))
-    start = time.monotonic()
-    compile_for(case.text, "k", arches=(arch,), isolate=True)
-    return time.monotonic() - start
+    return _compile_seconds(case, arch)
 
 
 def check_bytecode(case: Case) -> None:
