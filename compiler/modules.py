@@ -199,7 +199,9 @@ def _load_bytecode(data: bytes, name: str) -> Module:
     if has_errors(diagnostics):
         errors = [d for d in diagnostics if d.is_error]
         more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
-        raise LaunchError(f"{name}: {errors[0].message}{more}", kind="module", diagnostics=diagnostics)
+        first = errors[0]
+        where = "" if first.origin is None else "{}:{}:{}: ".format(*first.origin)
+        raise LaunchError(f"{name}: {where}{first.message}{more}", kind="module", diagnostics=diagnostics)
     return module
 
 

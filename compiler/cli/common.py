@@ -216,6 +216,8 @@ def report(diagnostics: Sequence[Diagnostic], tally: Tally, snippet: bool = True
     for diag in diagnostics:
         if diag.source is None and name is not None:
             err(f"{name}: {diag.severity.label}: {diag.message}")
+            if diag.origin is not None:  # the op's debug-info location (`compiler.ir.diagnostics`)
+                err("{}:{}:{}: note: the op's source location (from the module's debug info)".format(*diag.origin))
         else:
             err(diag.format(with_snippet=snippet))
         if diag.is_error:

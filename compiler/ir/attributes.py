@@ -504,21 +504,30 @@ class OpaqueAttr(Attribute):
         return self.text
 
 
-def location_text(loc: LocationAttr | None) -> str | None:
-    """`file:line:col` of a location attribute (through names, call sites, fused and
+def location_place(loc: LocationAttr | None) -> tuple[str, int, int] | None:
+    """(file, line, column) of a location attribute (through names, call sites, fused and
     debug-info locations), or None when it names no file position."""
     if isinstance(loc, FileLineColLoc):
-        return f"{loc.filename}:{loc.line}:{loc.column}"
+        return (loc.filename, loc.line, loc.column)
     if isinstance(loc, NameLoc):
-        return location_text(loc.child)
+        return location_place(loc.child)
     if isinstance(loc, CallSiteLoc):
-        return location_text(loc.callee) or location_text(loc.caller)
+        return location_place(loc.callee) or location_place(loc.caller)
     if isinstance(loc, FusedLoc):
         for inner in loc.locations:
-            text = location_text(inner)
-            if text is not None:
-                return text
+            place = location_place(inner)
+            if place is not None:
+                return place
         return None
+    if isinstance(loc, DILocAttr):
+        return location_place(loc.source)
+    return None
+
+
+def location_text(loc: LocationAttr | None) -> str | None:
+    """`file:line:col` of a location attribute (`location_place`), or None."""
+    place = location_place(loc)
+    return None if place is None else f"{place[0]}:{place[1]}:{place[2]}"
     if isinstance(loc, DILocAttr):
         return location_text(loc.source)
     return None

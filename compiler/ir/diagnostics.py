@@ -70,9 +70,12 @@ class Related(Frozen):
 
 
 class Diagnostic(Record):
-    """One message of the core (mutable: passes may add related notes and fixes)."""
+    """One message of the core (mutable: passes may add related notes and fixes).
 
-    __slots__ = ("severity", "code", "message", "span", "source", "related", "fixes")
+    `origin`: for a module without text (read from bytecode), (file, line, column) of the op's
+    debug-info location, e.g. the line of the cuTile Python kernel that made the op."""
+
+    __slots__ = ("severity", "code", "message", "span", "source", "related", "fixes", "origin")
 
     def __init__(
         self,
@@ -83,6 +86,7 @@ class Diagnostic(Record):
         source: SourceFile | None = None,
         related: list[Related] | None = None,
         fixes: list[Fix] | None = None,
+        origin: tuple[str, int, int] | None = None,
     ) -> None:
         self.severity = severity
         self.code = code
@@ -91,6 +95,7 @@ class Diagnostic(Record):
         self.source = source
         self.related = [] if related is None else related
         self.fixes = [] if fixes is None else fixes
+        self.origin = origin
 
     @property
     def is_error(self) -> bool:
@@ -118,9 +123,10 @@ class Diagnostic(Record):
         )
 
     def location(self) -> tuple[str, int, int]:
-        """(file name, 1-based line, 1-based column) of the start of the range."""
+        """(file name, 1-based line, 1-based column) of the start of the range (without text:
+        of the origin, if any)."""
         if self.source is None:
-            return ("<unknown>", 0, 0)
+            return self.origin or ("<unknown>", 0, 0)
         line, col = self.source.line_col(self.span.start)
         return (self.source.name, line + 1, col + 1)
 

@@ -370,7 +370,7 @@ def _compile(
         raise _compile_error(src, outcome)
     asm, cubin, metadata = outcome.value
     compiled = Compiled(src, asm, cubin, metadata, options=opts, log=outcome.report, notes=list(src.notes))
-    compiled.registers, compiled.spills = resource_usage(cubin)
+    compiled.registers, compiled.spills = resource_usage(cubin, asm.get("ptx"), bool(opts.get("enable_fp_fusion")))
     return compiled
 
 
@@ -608,13 +608,15 @@ def _run_tool(tool: str, args: list[str], cubin: bytes) -> str:
     return done.stdout
 
 
-def resource_usage(cubin: bytes) -> tuple[int | None, int | None]:
+def resource_usage(cubin: bytes, ptx: str | None = None, fma: bool = False) -> tuple[int | None, int | None]:
     """(registers per thread, spill bytes per thread) of the kernel, from `cuobjdump
-    -res-usage` as `sass.resources` reads it. Spills live in the stack frame or in local
-    memory; the lowering makes no local arrays, so both count as spills, unless no
-    instruction touches them (`sass_counts`: no LDL/STL): Triton 3.9's LLVM can leave an
-    unused byte of local memory behind, which ptxas turns into an 8-byte frame that nothing
-    reads or writes. (Disassembled only then: a frame is rare.)"""
+    -res-usage` as `sass.resources` reads it: the stack frame and local memory count as
+    spills, unless no instruction touches them (`sass_counts`: no LDL/STL: Triton 3.9's LLVM
+    can leave an unused byte of local memory behind, which ptxas turns into an 8-byte frame
+    that nothing reads or writes), or, given the kernel's `ptx` (and whether Triton let ptxas
+    `fma`), ptxas says it spills nothing: the frame then holds a local array of libdevice's
+    (sinf and cosf keep a 28-byte one for their argument reduction). Disassembled and
+    assembled again only then: a frame is rare."""
     from .sass import resources, sass_counts  # sass.py reads cubins with this module's tools
 
     try:
@@ -626,11 +628,41 @@ def resource_usage(cubin: bytes) -> tuple[int | None, int | None]:
     frame = found[0].stack + found[0].local
     if frame:
         try:
-            if sass_counts(cubin).classes["local"] == 0:
+            if sass_counts(cubin).classes["local"] == 0 or (ptx is not None and _ptxas_spills(ptx, fma) == 0):
                 frame = 0
         except LowerError:
             pass
     return found[0].registers, frame
+
+
+def _ptxas_spills(ptx: str, fma: bool) -> int | None:
+    """The bytes of spill stores and loads `ptxas -v` reports for the PTX (as Triton runs
+    ptxas for it: the same ptxas, target and --fmad), or None where it cannot say."""
+    target = re.search(r"^\s*\.target\s+(sm_\w+)", ptx, re.M)
+    if target is None:
+        return None
+    cc = int(re.sub(r"\D", "", target.group(1)))
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+
+        ptxas: str | None = get_ptxas(cc).path
+    except Exception:  # noqa: BLE001 - an internal of Triton's; the one it ships, else PATH's
+        ptxas = tool_path("ptxas")
+    if ptxas is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="tileir-ptxas-") as tmp:
+        src = os.path.join(tmp, "kernel.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        args = [ptxas, "-v", *([] if fma else ["--fmad=false"]), f"--gpu-name={target.group(1)}", src]
+        try:
+            done = subprocess.run([*args, "-o", src + ".o"], capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    counts = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", done.stderr)
+    if done.returncode != 0 or not counts:
+        return None
+    return sum(int(a) + int(b) for a, b in counts)
 
 
 def disassemble(cubin: bytes, function: str | None = None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..ir.attributes import BoundedAttr, DivByAttr, SameElementsAttr
 from ..ir.types import IntegerType, PointerType
 from . import tltypes
@@ -82,15 +84,38 @@ def _assert(e: OpEmit) -> None:
     e.line(f"tl.device_assert({cond}, {text!r})")
 
 
+# A printf conversion: flags, width, precision, length, the conversion letter.
+_CONVERSION = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|L|q|j|z|t)?([diouxXeEfFgGaAcsp%])")
+
+
 @emitter("print_tko")
 def _print(e: OpEmit) -> None:
-    """`tl.device_print` with the format's literal text as prefix: the values print as
-    Triton prints them (one line per element), not as the printf format says."""
+    """`tl.device_print` once per value, labelled with the format's text before its
+    conversion (`"b=%d, s=%f"`: `b=` and `s=`; `%x` prints in hex): Triton has no printf, so
+    the values print as Triton prints them, a line per element prefixed with the tile block,
+    not as the format says. A format without values prints its text."""
     e.order_after_tokens()
     fmt = getattr(e.attr("str"), "value", "")
-    prefix = fmt.split("%", 1)[0].strip() or "print_tko"
-    values = [v for v in e.operands if v is not None and v != "None"]
-    args = ", ".join([repr(prefix + " "), *values])
-    e.line(f"tl.device_print({args})")
+    values = iter(v for v in e.operands if v is not None and v != "None")
+    start, printed = 0, False
+    for m in _CONVERSION.finditer(fmt):
+        text, start = fmt[start : m.start()].strip(" \t\r\n,;"), m.end()
+        if m.group(1) == "%":
+            continue
+        value = next(values, None)
+        if value is None:
+            break
+        hex_ = ", hex=True" if m.group(1) in "xX" else ""
+        e.line(f"tl.device_print({_escaped(text or 'value') + ' '!r}, {value}{hex_})")
+        printed = True
+    if not printed:
+        e.line(f"tl.device_print({_escaped(fmt.replace('%%', '%').strip() or 'print_tko')!r})")
     if e.op.results:
         e.token(0, memory=True)
+
+
+def _escaped(text: str) -> str:
+    """`text` as Triton's GPU printf needs it: Triton puts the label into the printf format
+    unescaped (a `%` there would be read as a conversion). Triton's interpreter prints it
+    as it is, so a `%` shows doubled there."""
+    return text.replace("%", "%%")

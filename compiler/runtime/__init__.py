@@ -281,7 +281,23 @@ def launch_cutile(
     if is_cutile_kernel(module_or_path):
         resolve_backend(backend)  # refuse an unknown or unavailable backend before exporting
         bytecode, args = export_cutile(module_or_path, args)
-        module_or_path = load_module(bytecode, name=f"<cuTile kernel {module_or_path._pyfunc.__name__}>")
+        name = f"<cuTile kernel {module_or_path._pyfunc.__name__}>"
+        try:
+            module_or_path = load_module(bytecode, name=name)
+        except LaunchError as e:
+            if not e.diagnostics:
+                raise
+            import cuda.tile as ct  # (exported it just now)
+
+            # The verifier's rules are NVIDIA's (cuda-tile-opt's, which tileiras runs on what
+            # it reads), so this is a bug of cuTile's, not the user's: say so, and where.
+            raise LaunchError(
+                f"{e.message} (cuTile Python {getattr(ct, '__version__', '')} exported a module that does not "
+                "verify, a bug of cuTile's: NVIDIA's tileiras applies the same rules and refuses it too; "
+                "write that line another way)",
+                kind="module",
+                diagnostics=e.diagnostics,
+            ) from None
     return launch(module_or_path, kernel, grid, args, backend, cutile=True, options=options)
 
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from ..dialect.constraints import TYPE_CONSTRAINTS
 from ..ir import types as T
+from ..ir.attributes import location_place
 from ..ir.core import Block, BlockArgument, Module, Operation, OpResult, Value
 from ..ir.diagnostics import Diagnostic, Fix, Related, Severity
 from ..ir.frozen import Record
@@ -140,7 +141,10 @@ class Verifier:
         if op is not None and prefix:
             message = f"'{op.name}' op {message}"
         span = self.span_of(op, at) if op is not None else (at if isinstance(at, Span) else Span(0, 0))
-        diag = Diagnostic(severity, code, message, span, self.source, list(related), list(fixes))
+        # A module read from bytecode has no text to point into: its op's debug-info location
+        # (the cuTile Python line that made it, say) is the place to name instead.
+        origin = location_place(op.location) if op is not None and self.source is None else None
+        diag = Diagnostic(severity, code, message, span, self.source, list(related), list(fixes), origin)
         self.diagnostics.append(diag)
         return diag
 

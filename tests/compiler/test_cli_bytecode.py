@@ -52,6 +52,24 @@ cuda_tile.module @kernels {
 }
 """
 
+# An op that does not verify (cuTile Python 1.7 writes unsigned `//` so), with debug info: the
+# line of the Python kernel that made it.
+UNVERIFIED_WITH_DEBUG_INFO = """cuda_tile.module @m {
+  entry @k(%a: tile<i32>) {
+    %q = divi %a, %a unsigned rounding<negative_inf> : tile<i32> loc(#loc2)
+    return loc(#loc1)
+  } loc(#loc1)
+}
+#di_file = #cuda_tile.di_file<"kern.py" in "/src">
+#loc = loc("/src/kern.py":3:0)
+#loc0 = loc("/src/kern.py":12:7)
+#di_compile_unit = #cuda_tile.di_compile_unit<file = #di_file>
+#di_subprogram = #cuda_tile.di_subprogram<file = #di_file, line = 3, name = "k", linkageName = "k",
+                                          compileUnit = #di_compile_unit, scopeLine = 3>
+#loc1 = #cuda_tile.di_loc<#loc in #di_subprogram>
+#loc2 = #cuda_tile.di_loc<#loc0 in #di_subprogram>
+"""
+
 BYTE_ERROR = re.compile(r"^(?P<name>.+): error: at byte (?P<n>\d+) \(0x(?P<hex>[0-9a-f]+)\): \S")
 
 
@@ -425,3 +443,24 @@ def test_load_module_reports_bad_bytecode_as_a_module_error(kernel_bc: Path, tmp
     assert re.match(
         rf"{re.escape(str(cut))}: cannot read Tile IR bytecode: at byte \d+ \(0x[0-9a-f]+\): ", str(info.value)
     )
+
+
+def test_an_error_in_bytecode_names_the_ops_debug_info_location(capsys, tmp_path: Path) -> None:
+    """Bytecode has no text to point into: `check` names the file, then the op's debug-info
+    location as a note (the Python line a cuTile kernel made the op at), and so does the one
+    line of `launch`'s error."""
+    from compiler.runtime import LaunchError, launch
+
+    path = tmp_path / "k.tileirbc"
+    path.write_bytes(write_bytecode(parse(UNVERIFIED_WITH_DEBUG_INFO, "k.tileir").module))
+    status, _, err = run(capsys, "check", str(path))
+    message = "'cuda_tile.divi' op rounding mode 'negative_inf' is not allowed with 'unsigned' flag"
+    assert status == 1
+    assert err.splitlines()[:2] == [
+        f"{path}: error: {message}",
+        "/src/kern.py:12:7: note: the op's source location (from the module's debug info)",
+    ]
+    with pytest.raises(LaunchError) as e:
+        launch(str(path), "k", 1, [1], backend="cpu")
+    assert e.value.message == f"{path}: /src/kern.py:12:7: {message}"
+    assert e.value.diagnostics[0].location() == ("/src/kern.py", 12, 7)

@@ -29,7 +29,7 @@ from compiler.lower.sass import SassCounts, resources, sass_counts
 from compiler.runtime import load_module
 from tests.corpus import SAMPLES_DIR, SHARED_MISSING, example_files, sample_files
 
-from .harness import ARCHES
+from .harness import ARCHES, compile_for, kernel_text
 
 pytestmark = pytest.mark.skipif(
     tool_path("cuobjdump") is None, reason="cuobjdump (shipped in Triton's wheel) is absent"
@@ -165,6 +165,17 @@ def test_spill_figure() -> None:
         mp.setattr(sass, "resources", lambda cubin: [dead])
         assert build.resource_usage(plain.cubin) == (plain.registers, 0)  # no LDL/STL in its SASS
         assert build.resource_usage(k.cubin) == (plain.registers, 8)  # LDL/STL: the frame counts
+
+
+def test_a_local_array_of_libdevice_is_not_a_spill() -> None:
+    """libdevice's sinf and cosf keep a 28-byte local array for their argument reduction:
+    a stack frame, with LDL/STL, that ptxas -v reports as 0 bytes of spill stores. It was
+    counted as 32 bytes of spills (a cuTile kernel of tests/runtime/cutile_zoo.py)."""
+    text = kernel_text([("a", "f32")], [("r", "f32")], ["%r_r = sin %a : tile<32xf32>"], (32,))
+    for k in compile_for(text, use_cache=False):
+        (res,) = resources(k.cubin)
+        assert res.stack > 0 and sass_counts(k.cubin).classes["local"] > 0, k.source.target.arch
+        assert k.spills == 0, k.source.target.arch
 
 
 def test_sass_counting() -> None:
