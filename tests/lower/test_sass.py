@@ -29,7 +29,7 @@ from compiler.lower.sass import SassCounts, resources, sass_counts
 from compiler.runtime import load_module
 from tests.corpus import SAMPLES_DIR, SHARED_MISSING, example_files, sample_files
 
-from .harness import ARCHES, compile_for, kernel_text
+from .harness import ARCHES, compile_for, kernel_text, triton_version
 
 pytestmark = pytest.mark.skipif(
     tool_path("cuobjdump") is None, reason="cuobjdump (shipped in Triton's wheel) is absent"
@@ -172,10 +172,14 @@ def test_a_local_array_of_libdevice_is_not_a_spill() -> None:
     a stack frame, with LDL/STL, that ptxas -v reports as 0 bytes of spill stores. It was
     counted as 32 bytes of spills (a cuTile kernel of tests/runtime/cutile_zoo.py)."""
     text = kernel_text([("a", "f32")], [("r", "f32")], ["%r_r = sin %a : tile<32xf32>"], (32,))
+    framed = []
     for k in compile_for(text, use_cache=False):
         (res,) = resources(k.cubin)
-        assert res.stack > 0 and sass_counts(k.cubin).classes["local"] > 0, k.source.target.arch
+        if res.stack > 0 and sass_counts(k.cubin).classes["local"] > 0:
+            framed.append(k.source.target.arch)
         assert k.spills == 0, k.source.target.arch
+    # Triton 3.6's libdevice keeps the array on every target (3.9's keeps it in registers).
+    assert framed == list(ARCHES) or triton_version() >= (3, 9), framed
 
 
 def test_sass_counting() -> None:
