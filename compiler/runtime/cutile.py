@@ -214,8 +214,18 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
         export_kernel(kernel, [signature], buf, output_format="tileir_bytecode", bytecode_version="13.3")
     except Exception as e:  # cuTile's own errors (a type error in the kernel, ...), as one line
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        raise LaunchError(f"cuTile could not export kernel {name}: {first}", kind="module") from None
+        raise LaunchError(f"{_cutile_place(e)}cuTile could not export kernel {name}: {first}", kind="module") from None
     return buf.getvalue(), runtime
 
 
 __all__ = ["array_layout", "array_params", "cutile_args", "export_cutile", "is_cutile_kernel"]
+
+
+def _cutile_place(error: Exception) -> str:
+    """`file:line:col: ` of the kernel line a cuTile error is about (its `TileError.loc`;
+    columns counted from 0, as cuTile counts them in its messages and debug info), or ""."""
+    loc = getattr(error, "loc", None)
+    filename, line, col = (getattr(loc, a, None) for a in ("filename", "line", "col"))
+    if not isinstance(filename, str) or not filename or not isinstance(line, int) or line <= 0:
+        return ""
+    return f"{filename}:{line}:{col if isinstance(col, int) else 0}: "

@@ -174,3 +174,22 @@ def test_tuple_and_list_arguments_of_a_cutile_kernel_on_the_gpu(backend: str) ->
     assert torch.equal(out, a + b)
     launch_cutile(listsum, grid=4, args=[[a, b, a], out, 16], backend=backend)
     torch.testing.assert_close(out, a + b + a)
+
+
+def test_cutiles_own_refusal_names_the_kernels_line() -> None:
+    """cuTile's errors (`TileError.loc`) lead the one-line message with the kernel's
+    file:line:col, as a compiler's do (columns from 0, as cuTile counts them)."""
+    ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+
+    def uses_hasattr(x, y, tile):
+        t = ct.load(x, index=(ct.bid(0),), shape=(tile,))
+        ct.store(y, index=(ct.bid(0),), tile=t if hasattr(t, "shape") else t)
+
+    uses_hasattr.__annotations__ = {"tile": ct.Constant[int]}
+    a = np.zeros(8, np.float32)
+    with pytest.raises(LaunchError) as e:
+        launch_cutile(ct.kernel(uses_hasattr), grid=1, args=[a, a, 8], backend="cpu")
+    line = uses_hasattr.__code__.co_firstlineno + 2
+    assert e.value.message.startswith(f"{__file__}:{line}:"), e.value.message
+    assert "cuTile could not export kernel uses_hasattr: hasattr() is not supported" in e.value.message
+    assert "\n" not in e.value.message
