@@ -273,11 +273,50 @@ async def test_random_kernels_answer_every_request_everywhere(client, seed):
     document: hover, definition, references, highlight, completion, signature help, layout;
     the formatted text verifies and prints as the original does. (40 kernels, 2026-11-30:
     all answered, with both clients.)"""
-    from compiler.text import print_module
-    from compiler.verify import check_text
     from tests.lower.fuzz import kernel
 
-    text = kernel(seed, asm=True, hints=True).text
+    await _every_request_everywhere(client, kernel(seed, asm=True, hints=True).text)
+
+
+# The cuTile kernels of tests/runtime/cutile_zoo.py the test below takes ($TILEIR_LSP_CUTILE:
+# names, or "all"): as `tileir disasm -g` prints their bytecode, debug info and all.
+LSP_CUTILE = os.environ.get("TILEIR_LSP_CUTILE", "attention")
+
+
+def _cutile_names() -> list[str]:
+    if LSP_CUTILE != "all":
+        return LSP_CUTILE.split(",")
+    try:
+        from tests.runtime.cutile_zoo import CASES
+    except ImportError:
+        return ["attention"]
+    return [c.name for c in CASES]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("name", _cutile_names())
+async def test_cutile_kernels_answer_every_request_everywhere(client, name):
+    """Kernels as cuTile Python exports them, with their debug info (`#loc` aliases,
+    `di_subprogram`s, `loc(...)` on every op), as the random kernels above. (All 35 of the
+    zoo, 2026-11-30: all answered, with both clients.)"""
+    pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+    import numpy as np
+
+    from compiler.bytecode import read_bytecode
+    from compiler.bytecode.disasm import disassembly
+    from compiler.runtime.cutile import export_cutile
+    from tests.runtime.cutile_zoo import CASES
+
+    (case,) = [c for c in CASES if c.name == name]
+    _, args, _ = case.make(np.random.default_rng(0))
+    module = read_bytecode(export_cutile(case.kernel, args)[0])
+    await _every_request_everywhere(client, disassembly(module, debuginfo=True))
+
+
+async def _every_request_everywhere(client, text: str) -> None:
+    from compiler.text import print_module
+    from compiler.verify import check_text
+
     before = len(_failures(client))
     uri, diagnostics = await open_document(client, text)
     assert diagnostics == []
