@@ -87,6 +87,11 @@ def read_bytes(path: str) -> tuple[str, bytes, str | None]:
 def read_input(path: str, allow_bytecode: bool = False) -> Input:
     """A text file (or `-`). With `allow_bytecode`, Tile IR bytecode (told by its magic
     number, whatever the file is called) is returned undecoded in `bytecode`."""
+    if path.endswith(".py"):  # (a cuTile Python file would give a page of parse errors)
+        raise CliError(
+            f"'{path}' is Python, not Tile IR: a cuTile kernel in it runs with `{PROG} run {path} -k KERNEL "
+            "--grid ... --arg ...`, which has cuTile export it for the arguments' types"
+        )
     name, data, real_path = read_bytes(path)
     if allow_bytecode:
         from compiler.bytecode import is_bytecode

@@ -76,11 +76,20 @@ class Launchable:
     """What `tileir run` and `tileir bench` parse from the command line: the kernel, its grid and
     the SPECs of its arguments."""
 
-    def __init__(self, module: object, entry: object, grid: tuple, specs: list) -> None:
+    def __init__(
+        self, module: object, entry: object, grid: tuple, specs: list, constants: frozenset = frozenset()
+    ) -> None:
         self.module = module
         self.entry = entry
         self.grid = grid
         self.specs = specs
+        # The --arg positions of a cuTile kernel's `ct.Constant` parameters: compiled into the
+        # kernel cuTile exports, not passed to it (but kept for argN numbering and printing).
+        self.constants = constants
+
+    def passed(self, values: list) -> list:
+        """The arguments the kernel takes: `values` less the cuTile constants."""
+        return [v for i, v in enumerate(values) if i not in self.constants]
 
     def values(self, seed: int) -> list:
         """The arguments made from the SPECs (rand: from `seed`)."""
@@ -107,7 +116,7 @@ class Launchable:
         from compiler.runtime.cutile import cutile_args
 
         try:
-            placeholders = [spec.placeholder() for spec in self.specs]  # arrays that take no memory
+            placeholders = self.passed([spec.placeholder() for spec in self.specs])  # arrays that take no memory
         except SpecError as exc:
             raise CliError(str(exc)) from None
         try:
@@ -140,6 +149,7 @@ class Launchable:
         from compiler.runtime import LaunchError, benchmark, kernel_name, launch, signature
 
         name = signature(self.entry).partition("(")[0]
+        values = self.passed(values)
         try:
             kernel = kernel_name(self.entry)
             if timed is not None:
@@ -177,12 +187,50 @@ def _parse_launchable(args: argparse.Namespace, command: str, not_done: str) -> 
         grid = parse_grid(args.grid)
     except SpecError as exc:
         raise CliError(str(exc)) from None
-    loaded = load_kernel(args, command, not_done)
-    if loaded is None:
-        return None
-    target = Launchable(loaded[0], loaded[1], grid, specs)
+    if args.file.endswith(".py"):
+        target = _cutile_launchable(args, specs, grid)
+    else:
+        loaded = load_kernel(args, command, not_done)
+        if loaded is None:
+            return None
+        target = Launchable(loaded[0], loaded[1], grid, specs)
     target.check_signature(args)
     return target
+
+
+def _cutile_launchable(args: argparse.Namespace, specs: list, grid: tuple) -> Launchable:
+    """A cuTile Python kernel of the Python file `args.file` (`-k`: which, else the only one),
+    exported by cuTile for the --arg SPECs (shapes and dtypes: no array is made for it) and
+    launched with cuTile's calling convention. Its `ct.Constant` arguments are given as --arg
+    numbers, as to the kernel function, and compiled in."""
+    from compiler.runtime import LaunchError, find_kernel, load_module
+    from compiler.runtime.argspec import SpecError
+    from compiler.runtime.cutile import constant_positions, cutile_kernels_in, export_cutile
+
+    try:
+        kernels = cutile_kernels_in(args.file)
+    except LaunchError as exc:
+        raise CliError(exc.message) from None
+    if not kernels:
+        raise CliError(f"{args.file}: no cuTile kernel (a function decorated with @ct.kernel) in it")
+    if args.kernel is None and len(kernels) > 1:
+        raise CliError(f"{args.file} has {len(kernels)} cuTile kernels ({', '.join(kernels)}); name one with -k")
+    name = args.kernel or next(iter(kernels))
+    if name not in kernels:
+        raise CliError(f"{args.file}: no cuTile kernel named {name!r}; it has {', '.join(kernels)}")
+    kernel = kernels[name]
+    try:
+        placeholders = [spec.placeholder() for spec in specs]
+    except SpecError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        bytecode, _ = export_cutile(kernel, placeholders)
+        module = load_module(bytecode, name=f"{args.file}::{name}")
+        entry = find_kernel(module, None)
+    except LaunchError as exc:
+        raise CliError(exc.message) from None
+    args.cutile_args = True  # (cuTile's convention is the only one its kernels have)
+    return Launchable(module, entry, grid, specs, frozenset(constant_positions(kernel)))
 
 
 def command_run(args: argparse.Namespace) -> int:
@@ -217,7 +265,7 @@ def command_run(args: argparse.Namespace) -> int:
         )
         for i, v in enumerate(values):
             text = summarize(v) if isinstance(v, np.ndarray) else f"scalar {v!r}"
-            out(f"  arg{i}  {text}\n")
+            out(f"  arg{i}  {text}{'  (ct.Constant: compiled in)' if i in target.constants else ''}\n")
     if args.save is not None:
         try:
             if not os.path.isdir(args.save):
@@ -392,8 +440,16 @@ def _tolerance(text: str) -> float:
 
 def _launch_arguments(parser: argparse.ArgumentParser) -> None:
     """The kernel, grid and argument options of `tileir run` and `tileir bench`."""
-    parser.add_argument("file", metavar="FILE", help="a .tileir text or .tileirbc bytecode file, or - for stdin")
-    parser.add_argument("-k", "--kernel", metavar="K", help="the entry to run (default: the only one)")
+    parser.add_argument(
+        "file",
+        metavar="FILE",
+        help="a .tileir text or .tileirbc bytecode file, - for stdin, or a .py file of cuTile Python kernels "
+        "(exported by cuTile for the --arg SPECs, ct.Constant arguments given as numbers, cuTile's calling "
+        "convention implied)",
+    )
+    parser.add_argument(
+        "-k", "--kernel", metavar="K", help="the entry (or cuTile kernel) to run (default: the only one)"
+    )
     parser.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="the number of tile blocks")
     parser.add_argument(
         "--arg", action="append", default=[], metavar="SPEC", help="one argument, in order (repeat the option)"

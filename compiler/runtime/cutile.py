@@ -34,12 +34,16 @@ passed as a C-contiguous copy with that copy's strides, copied back after the ru
 
 `export_cutile(kernel, args)` exports a cuTile Python `@ct.kernel` function for one set of
 arguments (cuTile's own `export_kernel`, which needs no GPU): `launch_cutile` takes such a
-function directly and runs the bytecode on any backend.
+function directly and runs the bytecode on any backend. `cutile_kernels_in(path)` finds the
+kernels of a Python file (`tileir run kernels.py -k K` runs one).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+import re
 from typing import Any
 
 import numpy as np
@@ -140,7 +144,7 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
         ) from None
     name = getattr(kernel._pyfunc, "__name__", "kernel")
     args = list(args)
-    annotations = list(getattr(kernel._annotated_function, "parameter_annotations", ()))
+    annotations = _annotations(kernel)
     if annotations and len(annotations) != len(args):
         raise LaunchError(f"cuTile kernel {name} takes {len(annotations)} arguments, got {len(args)}", kind="count")
 
@@ -229,3 +233,52 @@ def _cutile_place(error: Exception) -> str:
     if not isinstance(filename, str) or not filename or not isinstance(line, int) or line <= 0:
         return ""
     return f"{filename}:{line}:{col if isinstance(col, int) else 0}: "
+
+
+def _annotations(kernel: Any) -> list[Any]:
+    return list(getattr(getattr(kernel, "_annotated_function", None), "parameter_annotations", ()))
+
+
+def constant_positions(kernel: Any) -> set[int]:
+    """The positions of a cuTile kernel's `ct.Constant` parameters: folded into the exported
+    kernel, they are not among its launch's arguments."""
+    return {i for i, note in enumerate(_annotations(kernel)) if getattr(note, "constant", False)}
+
+
+def cutile_kernels_in(path: str) -> dict[str, Any]:
+    """The cuTile `@ct.kernel` functions the Python file `path` defines, by name, in the order
+    it defines them. The file is run as a module of its own name, not `__main__` (so what its
+    `if __name__ == "__main__":` does is not done), with its directory first on sys.path for
+    its own imports. Raises LaunchError (kind "module") when it cannot be run, with the line
+    of the file that failed."""
+    import importlib.util
+    import sys
+    import traceback
+
+    where = os.path.abspath(path)
+    if not os.path.isfile(where):
+        raise LaunchError(f"cannot read '{path}': no such file", kind="module")
+    name = "_tileir_cutile_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(where))[0])
+    spec = importlib.util.spec_from_file_location(name, where)
+    if spec is None or spec.loader is None:
+        raise LaunchError(f"cannot run '{path}' as Python", kind="module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # (cuTile reads the kernels' source through their module)
+    sys.path.insert(0, os.path.dirname(where))
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as e:  # noqa: BLE001 - the user's code: any failure, SystemExit too, is one line
+        sys.modules.pop(name, None)
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.abspath(f.filename) == where]
+        place = f"{path}:{frames[-1].lineno}: " if frames else f"{path}: "
+        if isinstance(e, SyntaxError) and e.lineno:
+            place = f"{path}:{e.lineno}:{e.offset or 0}: "
+        why = (str(e.msg if isinstance(e, SyntaxError) else e).strip().splitlines() or [""])[0]
+        raise LaunchError(
+            f"{place}{type(e).__name__}{': ' + why if why else ''} (running it to find its cuTile kernels)",
+            kind="module",
+        ) from None
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(os.path.dirname(where))
+    return {k: v for k, v in vars(module).items() if is_cutile_kernel(v)}

@@ -368,3 +368,81 @@ def test_opt_verifier_options_take_one_dash_too(capsys, tmp_path) -> None:
     for argv in (["-target-version", "13.1"], ["-no-verify"]):
         status, out, _ = run(capsys, "opt", *argv, str(path))
         assert status == 0 and "entry @k()" in out, argv
+
+
+CUTILE_KERNELS = """import cuda.tile as ct
+
+ConstInt = ct.Constant[int]
+
+
+@ct.kernel
+def vadd(a, b, c, T: ConstInt):
+    i = ct.bid(0)
+    ct.store(c, index=(i,), tile=ct.load(a, index=(i,), shape=(T,)) + ct.load(b, index=(i,), shape=(T,)))
+
+
+@ct.kernel
+def scale(x, s: float, y, T: ConstInt):
+    i = ct.bid(0)
+    ct.store(y, index=(i,), tile=ct.load(x, index=(i,), shape=(T,)) * s)
+
+
+if __name__ == "__main__":
+    raise SystemExit("run by tileir as a module, not as a script")
+"""
+
+
+@pytest.mark.parametrize("backend", ["cpu", "triton-interpret"])
+def test_a_cutile_kernel_of_a_python_file(capsys, tmp_path: Path, backend: str) -> None:
+    """`tileir run kernels.py -k K`: cuTile exports K for the SPECs (a ct.Constant given as a
+    number, compiled in, still counted in argN), cuTile's convention implied."""
+    pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+    if backend == "triton-interpret":
+        pytest.importorskip("triton")
+        pytest.importorskip("torch")
+    path = tmp_path / "kernels.py"
+    path.write_text(CUTILE_KERNELS)
+    arrays = ["--arg", "rand:128:f32", "--arg", "rand:128:f32", "--arg", "zeros:128:f32"]
+    status, out, err = run(
+        capsys, "run", str(path), "-k", "vadd", "--grid", "4", *arrays, "--arg", "32",
+        "--backend", backend, "--check", "arg2 = arg0 + arg1",
+    )  # fmt: skip
+    assert status == 0, err
+    assert out.startswith(f"kernel @vadd  grid 4x1x1 (4 tile blocks)  backend {backend}")
+    assert "  arg3  scalar 32  (ct.Constant: compiled in)\n" in out and "check arg2 = arg0 + arg1: ok" in out
+    # A constant between the arrays keeps their numbering; the float scalar is passed.
+    status, out, err = run(
+        capsys, "run", str(path), "-k", "scale", "--grid", "2", "--arg", "rand:64:f32", "--arg", "2.5",
+        "--arg", "zeros:64:f32", "--arg", "32", "--backend", backend, "--check", "arg2 = arg0 * 2.5",
+    )  # fmt: skip
+    assert status == 0 and "check arg2 = arg0 * 2.5: ok" in out, err
+
+
+def test_errors_of_a_python_file_of_cutile_kernels(capsys, tmp_path: Path) -> None:
+    pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+    path = tmp_path / "kernels.py"
+    path.write_text(CUTILE_KERNELS)
+    grid = ["--grid", "1"]
+    assert run(capsys, "run", str(path), *grid, "--arg", "1")[:3:2] == (
+        2, f"tileir: error: {path} has 2 cuTile kernels (vadd, scale); name one with -k\n"
+    )  # fmt: skip
+    assert run(capsys, "run", str(path), "-k", "nope", *grid)[2] == (
+        f"tileir: error: {path}: no cuTile kernel named 'nope'; it has vadd, scale\n"
+    )
+    assert run(capsys, "run", str(path), "-k", "vadd", *grid, "--arg", "1")[2] == (
+        "tileir: error: cuTile kernel vadd takes 4 arguments, got 1\n"
+    )
+    broken = tmp_path / "broken.py"
+    broken.write_text("import cuda.tile as ct\nx = 1\nundefined_name + 1\n")
+    assert run(capsys, "run", str(broken), *grid)[2] == (
+        f"tileir: error: {broken}:3: NameError: name 'undefined_name' is not defined "
+        "(running it to find its cuTile kernels)\n"
+    )
+    broken.write_text("def f(:\n")
+    assert run(capsys, "run", str(broken), *grid)[2] == (
+        f"tileir: error: {broken}:1:7: SyntaxError: invalid syntax (running it to find its cuTile kernels)\n"
+    )
+    broken.write_text("x = 1\n")
+    assert run(capsys, "run", str(broken), *grid)[2] == (
+        f"tileir: error: {broken}: no cuTile kernel (a function decorated with @ct.kernel) in it\n"
+    )
