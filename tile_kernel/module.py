@@ -130,6 +130,9 @@ class TileModule:
         self.name = name
         self.backend = backend  # the cell's --backend: the default of launches without one
         self.arch = arch
+        # A module exported by cuTile (`from_cutile`): the positions of the kernel function's
+        # `ct.Constant` arguments, compiled in, which a launch leaves out; else None.
+        self.cutile_constants: frozenset[int] | None = None
         self.kernels: dict[str, TileKernel] = {}
         # Entries whose name an earlier entry has (two modules of a file, each with `entry @k`):
         # a launch by name finds the first (`find_kernel`), so the first is the kernel here too.
@@ -140,6 +143,31 @@ class TileModule:
                 self.shadowed.append(kernel)
             else:
                 self.kernels[kernel.name] = kernel
+
+    @classmethod
+    def from_cutile(cls, kernel: Any, *args: Any, backend: str | None = None, arch: str | None = None) -> TileModule:
+        """The module cuTile Python exports for the `@ct.kernel` function `kernel` and these
+        arguments (their shapes and dtypes; no GPU needed), named after the kernel. Its kernel
+        takes the same arguments as the function, `ct.Constant` ones included (they are left
+        out of the launch: compiled in), with cuTile's calling convention:
+
+            vadd = TileModule.from_cutile(vadd_kernel, a, b, c, 1024)
+            vadd.vadd_kernel[4](a, b, c, 1024)            # on the CPU where there is no GPU
+            LayoutExplorer.of_module(vadd.module)         # its views, pictured
+        """
+        from compiler.runtime import load_module
+        from compiler.runtime.cutile import constant_positions, export_cutile, is_cutile_kernel
+
+        if not is_cutile_kernel(kernel):
+            raise quiet(LaunchError(f"expected a cuTile @ct.kernel function, got {type(kernel).__name__}"))
+        name = getattr(kernel._pyfunc, "__name__", "kernel")
+        try:
+            module = load_module(export_cutile(kernel, args)[0], name=f"<cuTile kernel {name}>")
+        except LaunchError as e:
+            raise quiet(e) from None
+        made = cls(module, name, backend=backend, arch=arch)
+        made.cutile_constants = frozenset(constant_positions(kernel))
+        return made
 
     @property
     def text(self) -> str:
@@ -230,13 +258,16 @@ class Launch:
         """The launch, with errors raised as they are (the magic renders them itself)."""
         chosen, note = resolve_backend(backend or self.kernel.owner.backend)
         self.last_note = note
+        constants = self.kernel.owner.cutile_constants
+        if constants is not None:  # a cuTile kernel function's arguments (`TileModule.from_cutile`)
+            args = tuple(a for i, a in enumerate(args) if i not in constants)
         return launch(
             self.kernel.owner.module,
             self.kernel.name,
             self.grid,
             list(args),
             chosen,
-            cutile=cutile_args,
+            cutile=cutile_args or constants is not None,
             options=options,
         )
 
