@@ -77,6 +77,8 @@ def test_tour_runs_headless(monkeypatch: pytest.MonkeyPatch) -> None:
         assert f"@{kernel} on every available backend:" in backends
     assert backends.count("  cpu: median") == 3
     assert re.search(r"triton-interpret: median .*max difference from cpu: 0", backends)
+    cutile = output_of("try:\n    import cuda.tile")
+    assert "saxpy (4, 1, 1) cpu ok" in cutile or "cuTile Python is not installed" in cutile, cutile
     # The two layout explorers are live widgets, with their state saved in the notebook.
     widget_outputs = [
         o
