@@ -314,6 +314,53 @@ def not_and_negate(a, o, T: ConstInt):
     ct.store(o, index=(0,), tile=ct.bitwise_not(t) + (-t))
 
 
+@ct.kernel
+def matmul_fp8(a, b, c, T: ConstInt):
+    x = ct.load(a, index=(0, 0), shape=(T, T))
+    y = ct.load(b, index=(0, 0), shape=(T, T))
+    ct.store(c, index=(0, 0), tile=ct.mma(x, y, ct.zeros((T, T), dtype=ct.float32)))
+
+
+@ct.kernel
+def matmul_scaled(a, a_scale, b, b_scale, c, T: ConstInt, K: ConstInt):
+    # fp8 operands with an e8m0 scale per 32 elements along K (MX formats).
+    x = ct.load(a, index=(0, 0), shape=(T, K))
+    y = ct.load(b, index=(0, 0), shape=(K, T))
+    xs = ct.load(a_scale, index=(0, 0), shape=(T, K // 32))
+    ys = ct.load(b_scale, index=(0, 0), shape=(K // 32, T))
+    ct.store(c, index=(0, 0), tile=ct.mma_scaled(x, xs, y, ys, ct.zeros((T, T), dtype=ct.float32)))
+
+
+@ct.kernel
+def bitwise_atomics(vals, slots, all_of, any_of, parity, least, last, T: ConstInt):
+    i = ct.load(slots, index=(0,), shape=(T,))
+    v = ct.load(vals, index=(0,), shape=(T,))
+    ct.atomic_and(all_of, i, v)
+    ct.atomic_or(any_of, i, v)
+    ct.atomic_xor(parity, i, v)
+    ct.atomic_min(least, i, v)
+    ct.atomic_xchg(last, i, v)
+
+
+@ct.kernel
+def products_and_minima(x, p, am, cp, T: ConstInt):
+    t = ct.load(x, index=(0, 0), shape=(4, T))
+    ct.store(p, index=(0,), tile=ct.prod(t, axis=1))
+    ct.store(am, index=(0,), tile=ct.argmin(t, axis=1))
+    ct.store(cp, index=(0, 0), tile=ct.cumprod(t, axis=1))
+
+
+@ct.kernel
+def acquire_release(x, y, T: ConstInt):
+    t = ct.load(x, index=(0,), shape=(T,), memory_order=ct.MemoryOrder.ACQUIRE, memory_scope=ct.MemoryScope.DEVICE)
+    ct.store(y, index=(0,), tile=t, memory_order=ct.MemoryOrder.RELEASE, memory_scope=ct.MemoryScope.DEVICE)
+
+
+@ct.kernel
+def positive_sum(x, T: ConstInt):
+    ct.assert_(ct.sum(ct.load(x, index=(0,), shape=(T,))) > 0, "the sum must be positive")
+
+
 class Case:
     """A kernel and how to run it: `make(rng)` gives (grid, args, expected), `expected` a dict
     from an argument's position to the array it must hold afterwards, compared within `rtol`
@@ -600,6 +647,54 @@ def _not_and_negate(rng):
     return (1,), [a, np.zeros(16, np.uint32), 16], {1: ~a + (np.uint32(0) - a)}
 
 
+def _matmul_fp8(rng):
+    a = rng.uniform(-2, 2, (16, 16)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.uniform(-2, 2, (16, 16)).astype(ml_dtypes.float8_e4m3fn)
+    return (1,), [a, b, np.zeros((16, 16), np.float32), 16], {2: a.astype(np.float64) @ b.astype(np.float64)}
+
+
+def _matmul_scaled(rng):
+    a = rng.uniform(-2, 2, (16, 64)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.uniform(-2, 2, (64, 16)).astype(ml_dtypes.float8_e4m3fn)
+    ea, eb = rng.integers(125, 130, (16, 2)), rng.integers(125, 130, (2, 16))  # 2^(e - 127)
+    a_scale, b_scale = (e.astype(np.uint8).view(ml_dtypes.float8_e8m0fnu) for e in (ea, eb))
+    ref = sum(
+        (a[:, 32 * k : 32 * k + 32].astype(np.float64) * 2.0 ** (ea[:, k : k + 1] - 127))
+        @ (b[32 * k : 32 * k + 32].astype(np.float64) * 2.0 ** (eb[k : k + 1] - 127))
+        for k in range(2)
+    )
+    return (1,), [a, a_scale, b, b_scale, np.zeros((16, 16), np.float32), 16, 64], {4: ref}
+
+
+def _bitwise_atomics(rng):
+    vals, slots = rng.integers(0, 1000, 32).astype(np.int32), rng.integers(0, 4, 32).astype(np.int32)
+    starts = (-1, 0, 0, 10**6, -1)
+    outs = [np.full(4, v, np.int32) for v in starts]
+
+    def check(args: list[Any]) -> None:
+        want = [np.full(4, v, np.int32) for v in starts[:4]]
+        for ufunc, w in zip((np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.minimum), want, strict=True):
+            ufunc.at(w, slots, vals)
+        for got, w in zip(args[2:6], want, strict=True):
+            np.testing.assert_array_equal(got, w)
+        for slot in range(4):  # xchg: the lanes' order is unspecified, so one of the values sent there
+            assert args[6][slot] in vals[slots == slot], (slot, args[6][slot])
+
+    return (1,), [vals, slots, *outs, 32], check
+
+
+def _products_and_minima(rng):
+    x = (1 + _f32(rng, 4, 8) * 0.1).astype(np.float32)
+    outs = [np.zeros(4, np.float32), np.zeros(4, np.int32), np.zeros_like(x)]
+    wide = x.astype(np.float64)
+    return (1,), [x, *outs, 8], {1: wide.prod(1), 2: x.argmin(1), 3: np.cumprod(wide, 1)}
+
+
+def _acquire_release(rng):
+    x = _f32(rng, 16)
+    return (1,), [x, np.zeros_like(x), 16], {1: x}
+
+
 CASES = [
     Case("layernorm", layernorm, _layernorm, rtol=1e-5, atol=1e-5),
     Case("softmax_rows", softmax_rows, _softmax, rtol=1e-5, atol=1e-7),
@@ -636,6 +731,16 @@ CASES = [
     Case("gather_rows", gather_rows, _gather_rows),
     Case("unrolled_weights", unrolled_weights, _unrolled, rtol=1e-6, atol=1e-6),
     Case("not_and_negate", not_and_negate, _not_and_negate),
+    Case("matmul_fp8", matmul_fp8, _matmul_fp8, tileiras_refuses={"sm_80": "unsupported type 'f8E4M3FN'"}),
+    Case(
+        "matmul_scaled",
+        matmul_scaled,
+        _matmul_scaled,
+        tileiras_refuses={"sm_80": "unsupported type 'f8E", "sm_90": "unsupported type 'f8E8M0FNU'"},
+    ),
+    Case("bitwise_atomics", bitwise_atomics, _bitwise_atomics),
+    Case("products_and_minima", products_and_minima, _products_and_minima, rtol=1e-6),
+    Case("acquire_release", acquire_release, _acquire_release),
 ]
 
 # cuTile Python 1.7 exports `x // y` of unsigned integers as `divi unsigned rounding<negative_inf>`,

@@ -17,7 +17,7 @@ import pytest
 
 ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
 
-from compiler.runtime import LaunchError, find_tileiras, load_module  # noqa: E402
+from compiler.runtime import LaunchError, find_tileiras, launch_cutile, load_module  # noqa: E402
 from compiler.runtime.cutile import export_cutile  # noqa: E402
 
 from .cutile_zoo import CASES, UNSIGNED_FLOORDIV, Case  # noqa: E402
@@ -160,3 +160,20 @@ def test_on_the_gpu(case: Case, backend: str) -> None:
     assert case.run(backend).backend == backend
     torch = pytest.importorskip("torch")
     case.run(backend, host=lambda a: torch.from_numpy(np.ascontiguousarray(a)).to("cuda"))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "triton-interpret"])
+def test_a_failed_ct_assert_names_the_kernels_line(backend: str) -> None:
+    from compiler.interp import InterpError
+
+    from .cutile_zoo import positive_sum
+
+    if backend == "triton-interpret":
+        pytest.importorskip("triton", reason="triton is not installed")
+        pytest.importorskip("torch", reason="Triton's interpreter needs torch")
+    launch_cutile(positive_sum, grid=1, args=[np.ones(16, np.float32), 16], backend=backend)
+    with pytest.raises(InterpError) as e:
+        launch_cutile(positive_sum, grid=1, args=[-np.ones(16, np.float32), 16], backend=backend)
+    line = positive_sum._pyfunc.__code__.co_firstlineno + 2  # (the first is the decorator's)
+    assert re.match(rf".*cutile_zoo\.py:{line}:\d+: error: assert: assertion failed: \"the sum must be positive\"",
+                    str(e.value)), str(e.value)  # fmt: skip
