@@ -300,7 +300,8 @@ def compile_source(
         if hit is not None:
             cache.mark_used(entry)
             return hit
-    compiled = _compile_unclustered_if_need_be(src, opts, divisible, isolate, overrides.get("num_ctas") is not None)
+    forced = {k for k, v in overrides.items() if v is not None}
+    compiled = _compile_unclustered_if_need_be(src, opts, divisible, isolate, forced)
     if use_cache:
         with contextlib.suppress(OSError):
             _store(entry, compiled)
@@ -375,7 +376,7 @@ def _compile(
 
 
 def _compile_unclustered_if_need_be(
-    src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...], isolate: bool, forced: bool
+    src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...], isolate: bool, forced: set[str]
 ) -> Compiled:
     """`_compile`; where that fails for clusters that the kernel's `num_cta_in_cga` hint asked
     for, the kernel without clusters, with a note saying so.
@@ -388,17 +389,38 @@ def _compile_unclustered_if_need_be(
     Clusters a caller forces (`num_ctas=`) are not dropped: their failure is reported."""
     ctas = int(opts.get("num_ctas", 1))
     try:
-        return _compile(src, opts, divisible, isolate)
+        return _compile_uncapped_if_need_be(src, opts, divisible, isolate, forced)
     except LowerError as e:
-        if ctas <= 1 or forced:
+        if ctas <= 1 or "num_ctas" in forced:
             raise
         why = e.detail or e.message
-    compiled = _compile(src, {**opts, "num_ctas": 1}, divisible, isolate)
+    compiled = _compile_uncapped_if_need_be(src, {**opts, "num_ctas": 1}, divisible, isolate, forced)
     where = src.entry_where or "<input>"
     compiled.notes.append(
         f"{where}: warning: the hint num_cta_in_cga = {ctas} for {src.target.arch} is not applied: Triton "
         f"{triton_version()} could not compile @{src.kernel} in clusters of {ctas} ({why}); compiled without "
         "clusters, which computes the same"
+    )
+    return compiled
+
+
+def _compile_uncapped_if_need_be(
+    src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...], isolate: bool, forced: set[str]
+) -> Compiled:
+    """`_compile`; where ptxas finds the register cap of the kernel's `occupancy` hint
+    (maxnreg) too low for an instruction ("Insufficient registers"), the kernel without the
+    cap, with a note saying so. A cap the caller forces (`maxnreg=`) is not dropped."""
+    try:
+        return _compile(src, opts, divisible, isolate)
+    except LowerError as e:
+        cap = opts.get("maxnreg")
+        if cap is None or "maxnreg" in forced or "Insufficient registers" not in (e.detail or ""):
+            raise
+    compiled = _compile(src, {k: v for k, v in opts.items() if k != "maxnreg"}, divisible, isolate)
+    compiled.notes.append(
+        f"{src.entry_where or '<input>'}: warning: the hint occupancy for {src.target.arch} is not applied: its "
+        f"register cap of {cap} a thread is too low for an instruction of @{src.kernel} (ptxas: "
+        f"\"Insufficient registers\"); compiled without the cap, which computes the same"
     )
     return compiled
 
@@ -507,7 +529,9 @@ def _compile_error(src: KernelSource, outcome: guard.Outcome) -> LowerError:
     op = src.op_at(lineno) if lineno is not None else None
     if failure is not None:
         first = next((ln for ln in text.splitlines() if ln.strip() and not ln.startswith(" ")), failure.kind)
-        detail = f"{failure.kind}: {first[:300]}"
+        # Triton's PTXASError starts "Internal Triton PTX codegen error": ptxas' own words say more.
+        first = next((ln for ln in text.splitlines() if re.match(r"ptxas\S* fatal", ln)), first)
+        detail = f"{failure.kind}: {' '.join(first.split())[:300]}"
         verb = "could not compile"
     else:
         detail = f"its process {outcome.died}"

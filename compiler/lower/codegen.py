@@ -691,6 +691,8 @@ class OpEmit:
 
 PRODUCTS = {"cuda_tile.mmaf", "cuda_tile.mmai", "cuda_tile.mmaf_scaled"}  # the matrix products
 MAX_REGISTERS = 255  # a thread's, on every target
+SM_REGISTERS = 65536  # an SM's, sm_80 to sm_100
+SM_THREADS = 2048  # the most resident threads of an SM, sm_80 to sm_100 (sm_86/89: 1536, fewer still)
 
 
 def product_words(ops: Iterable[Operation]) -> tuple[int, str]:
@@ -879,7 +881,8 @@ def launch_plan(
     products' results in MAX_REGISTERS a thread (`product_words`), with a note (a 128x128
     f32 result needs 4); `num_cta_in_cga` → num_ctas (a cluster: sm_90 and
     newer only); `occupancy` (CTAs per SM) → maxnreg, the register cap
-    that lets that many CTAs fit (65536 registers per SM), as `__launch_bounds__` does.
+    that lets that many CTAs fit (65536 registers per SM), as `__launch_bounds__` does, with
+    a note where more CTAs are asked for than an SM's 2048 threads hold (then as many as do).
     Discardable attributes `tt.num_warps` / `tt.num_stages` on the entry (Triton's names)
     are taken as they are. Otherwise the heuristic of `mma_plan` for kernels with a
     matrix multiply, and 4 warps with Triton's default of 3 pipeline stages for the rest
@@ -928,8 +931,16 @@ def launch_plan(
         occupancy = _hint_int(chosen, "occupancy")
         if occupancy and occupancy > 0:
             threads = opts.get("num_warps", 4) * 32
-            cap = 65536 // (occupancy * threads) // 8 * 8
-            opts["maxnreg"] = max(24, min(255, cap))
+            fit = max(1, SM_THREADS // threads)
+            if occupancy > fit:
+                notes.append(
+                    f"{where or '<input>'}: warning: the hint occupancy = {occupancy} for {target.arch} is taken as "
+                    f"{fit}: {fit} CTA{'s' * (fit > 1)} of {threads} threads fill an SM's {SM_THREADS}"
+                )
+                occupancy = fit
+            # At most SM_THREADS threads, the cap is 32 or more: every instruction fits in it
+            # (24 did not: an int8 mma.sync took 28 registers, fuzz seed 241271).
+            opts["maxnreg"] = min(255, SM_REGISTERS // (occupancy * threads) // 8 * 8)
     for name, key in (("tt.num_warps", "num_warps"), ("tt.num_stages", "num_stages")):
         a = entry.attributes.get(name)
         if isinstance(getattr(a, "value", None), int):

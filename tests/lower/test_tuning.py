@@ -342,3 +342,55 @@ def test_a_compile_past_the_limit_names_a_product_too_large_for_its_warps(monkey
     module = load_module(text)
     (entry,) = module.entries()
     assert _crowded_warps(lower_entry(module, entry, "sm_80"), {"num_warps": 4}) == ""
+
+
+OCCUPANCY = """cuda_tile.module @m {
+  entry @k(%p: tile<ptr<f32>>) optimization_hints=<sm_90 = {HINTS}> {
+    %a = constant <f16: 1.000000e+00> : tile<64x64xf16>
+    %b = constant <f16: 1.000000e+00> : tile<64x256xf16>
+    %c = constant <f32: 0.000000e+00> : tile<64x256xf32>
+    %d = mmaf %a, %b, %c : tile<64x64xf16>, tile<64x256xf16>, tile<64x256xf32>
+    %v = make_tensor_view %p, shape = [64, 256], strides = [256, 1] : tensor_view<64x256xf32, strides=[256,1]>
+    %pv = make_partition_view %v : partition_view<tile=(64x256), tensor_view<64x256xf32, strides=[256,1]>>
+    %c0 = constant <i32: 0> : tile<i32>
+    %t = store_view_tko weak %d, %pv[%c0, %c0]
+        : tile<64x256xf32>, partition_view<tile=(64x256), tensor_view<64x256xf32, strides=[256,1]>>, tile<i32>,
+          tile<i32> -> token
+    return
+  }
+}"""
+
+
+@pytest.mark.parametrize(
+    ("hints", "maxnreg", "taken"),
+    [
+        ("num_worker_warps_per_cta = 4, occupancy = 2", 255, None),  # 65536 / 256 threads: past 255
+        ("num_worker_warps_per_cta = 8, occupancy = 4", 64, None),
+        # 8 CTAs of 512 threads do not fit an SM's 2048 threads: 4 do, at 32 registers (fuzz seed
+        # 241271 asked for this on sm_100 and was capped at 24, too few for an int8 mma.sync).
+        ("num_worker_warps_per_cta = 16, occupancy = 8", 32, 4),
+    ],
+)
+def test_occupancy_is_a_register_cap_that_fits_the_sms_threads(hints: str, maxnreg: int, taken: int | None) -> None:
+    module = load_module(OCCUPANCY.replace("HINTS", hints))
+    (entry,) = module.entries()
+    source = lower_entry(module, entry, "sm_90")
+    assert source.options["maxnreg"] == maxnreg
+    if taken is None:
+        assert source.notes == []
+    else:
+        (note,) = source.notes
+        assert f"warning: the hint occupancy = 8 for sm_90 is taken as {taken}: " in note
+
+
+def test_a_register_cap_too_low_for_an_instruction_is_dropped_with_a_warning() -> None:
+    """16 CTAs of 4 warps a 64x256 f32 product's (taken as 8 at the 8 warps the product
+    gets): 32 registers a thread, fewer than its wgmma's accumulator needs, which ptxas
+    refuses ("Insufficient registers"): compiled without the cap, with a note. A cap the
+    caller forces is reported as it fails."""
+    text = OCCUPANCY.replace("HINTS", "occupancy = 16")
+    (k,) = compile_for(text, arches=("sm_90",), use_cache=False)
+    assert "maxnreg" not in k.options and k.registers > 32
+    assert any("the hint occupancy for sm_90 is not applied: its register cap of 32" in n for n in k.notes), k.notes
+    with pytest.raises(LowerError, match=r"ptxas\S* fatal : \(C7602\) Insufficient registers"):
+        compile_for(text, arches=("sm_90",), use_cache=False, maxnreg=32)
