@@ -219,6 +219,11 @@ class TileIRMagics(Magics):
             raise UsageError(f"{args.source!r} is neither a file nor a Tile IR module in the notebook")
         if os.path.isdir(path):
             raise UsageError(f"{args.source!r} is a directory: give a .tileir or .tileirbc file in it")
+        if path.endswith(".py"):  # (a cuTile Python file would give a page of parse errors)
+            raise UsageError(
+                f"{args.source!r} is Python, not Tile IR: import its cuTile kernel and bind it with "
+                "tile_kernel.TileModule.from_cutile(kernel, *args)"
+            )
         try:
             with open(path, "rb") as f:
                 data = f.read()

@@ -714,6 +714,11 @@ def test_line_magic_on_a_directory_or_an_unreadable_file(
     assert not run.ok
     assert f"'{tmp_path}' is a directory: give a .tileir or .tileirbc file in it" in run.text()
     no_traceback(run)
+    python = tmp_path / "kernels.py"
+    python.write_text("import cuda.tile as ct\n")
+    run = shell.run(f"%tileir {python}")
+    assert not run.ok and f"'{python}' is Python, not Tile IR: import its cuTile kernel and bind it with " in run.text()
+    no_traceback(run)
     locked = tmp_path / "locked.tileir"
     locked.write_text(VECTOR_ADD)
 
