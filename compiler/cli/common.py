@@ -90,7 +90,8 @@ def read_input(path: str, allow_bytecode: bool = False) -> Input:
     if path.endswith(".py"):  # (a cuTile Python file would give a page of parse errors)
         raise CliError(
             f"'{path}' is Python, not Tile IR: a cuTile kernel in it runs with `{PROG} run {path} -k KERNEL "
-            "--grid ... --arg ...`, which has cuTile export it for the arguments' types"
+            f"--grid ... --arg ...` and compiles with `{PROG} compile {path} -k KERNEL --arg ...`, which have "
+            "cuTile export it for the arguments' types"
         )
     name, data, real_path = read_bytes(path)
     if allow_bytecode:
@@ -386,6 +387,21 @@ def load_kernel(args: argparse.Namespace, command: str, not_done: str, path: str
     from compiler.modules import LaunchError, find_kernel, load_module
 
     path = args.file if path is None else path
+    if path.endswith(".py"):
+        specs = getattr(args, "arg", None)
+        if not specs:
+            raise CliError(
+                f"{path}: cuTile exports a kernel for its arguments' types: give them with --arg SPEC, "
+                "as to tileir run (ct.Constant ones as numbers)"
+            )
+        from compiler.runtime.argspec import SpecError, parse_spec
+
+        try:
+            parsed = [parse_spec(a) for a in specs]
+        except SpecError as exc:
+            raise CliError(str(exc)) from None
+        module, entry, _ = load_cutile_kernel(path, args.kernel, parsed)
+        return module, entry
     # Read here, not by load_module, so that a device or a pipe gets the same size cap as
     # every other command's input (`tileir run /dev/zero` is an error, not a MemoryError).
     src = read_input(path, allow_bytecode=True)
@@ -407,6 +423,39 @@ def load_kernel(args: argparse.Namespace, command: str, not_done: str, path: str
             raise CliError(f"{src.name}: {exc.message}; {not_done}") from None
         raise CliError(exc.message) from None
     return module, entry
+
+
+def load_cutile_kernel(path: str, name: str | None, specs: list) -> tuple:
+    """(module, entry, the positions of its `ct.Constant` arguments) of the cuTile Python kernel
+    `name` (None: the only one) of the Python file `path`, exported by cuTile for the SPECs'
+    shapes, dtypes and numbers (no array is made for it). Errors are usage errors, naming
+    the file's line where it could not run or cuTile refused the kernel."""
+    from compiler.runtime import LaunchError, find_kernel, load_module
+    from compiler.runtime.argspec import SpecError
+    from compiler.runtime.cutile import constant_positions, cutile_kernels_in, export_cutile
+
+    try:
+        kernels = cutile_kernels_in(path)
+    except LaunchError as exc:
+        raise CliError(exc.message) from None
+    if not kernels:
+        raise CliError(f"{path}: no cuTile kernel (a function decorated with @ct.kernel) in it")
+    if name is None and len(kernels) > 1:
+        raise CliError(f"{path} has {len(kernels)} cuTile kernels ({', '.join(kernels)}); name one with -k")
+    name = name or next(iter(kernels))
+    if name not in kernels:
+        raise CliError(f"{path}: no cuTile kernel named {name!r}; it has {', '.join(kernels)}")
+    try:
+        placeholders = [spec.placeholder() for spec in specs]
+    except SpecError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        bytecode, _ = export_cutile(kernels[name], placeholders)
+        module = load_module(bytecode, name=f"{path}::{name}")
+        entry = find_kernel(module, None)
+    except LaunchError as exc:
+        raise CliError(exc.message) from None
+    return module, entry, frozenset(constant_positions(kernels[name]))
 
 
 def lowering_error(report: str) -> str:

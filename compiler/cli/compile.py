@@ -83,6 +83,8 @@ def _check_compile_options(args: argparse.Namespace) -> None:
 
     if args.jobs < 1:
         raise CliError(f"-j {args.jobs}: give 1 or more worker processes")
+    if args.arg and not all(path.endswith(".py") for path in args.file):
+        raise CliError("--arg: the arguments of a cuTile kernel of a .py file, which a Tile IR file has no use for")
     if args.compiler == "tileiras":
         if args.emit is not None and args.emit not in TILEIRAS_EMITS:
             raise CliError(
@@ -194,7 +196,8 @@ def _compile_in_processes(args: argparse.Namespace, tasks: list, jobs: int):
     import multiprocessing
 
     options = {
-        name: getattr(args, name) for name in ("kernel", "emit", "compiler", "num_warps", "num_stages", "no_cache")
+        name: getattr(args, name)
+        for name in ("kernel", "arg", "emit", "compiler", "num_warps", "num_stages", "no_cache")
     }
     # spawn: a fresh interpreter per worker (no fork of a process that may hold threads)
     pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
@@ -372,7 +375,9 @@ def arguments_compile(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "Examples: tileir compile examples/vector_add.tileir --arch sm_90 --emit ptx -o vector_add.ptx; "
         "tileir compile examples/*.tileir --arch sm_80,sm_90,sm_100 --emit cubin -o build; "
-        "tileir compile examples/matmul.tileir --compiler tileiras --arch sm_90 -o matmul.tileiras.sass. "
+        "tileir compile examples/matmul.tileir --compiler tileiras --arch sm_90 -o matmul.tileiras.sass; "
+        "tileir compile kernels.py -k vadd --arg rand:4096:f32 --arg rand:4096:f32 --arg zeros:4096:f32 "
+        "--arg 1024 --emit sass. "
         "Exit status: 0 ok; 1 the module has errors or uses what the lowering cannot express for the "
         "target (the op and its line are named), or tileiras refused or failed on it; 2 bad usage, an "
         "unreadable file, an unknown kernel, Triton (or tileiras) not installed; 3 Triton refused, crashed "
@@ -384,9 +389,20 @@ def arguments_compile(parser: argparse.ArgumentParser) -> None:
         "file",
         metavar="FILE",
         nargs="+",
-        help="a .tileir text or .tileirbc bytecode file, or - for stdin; several are compiled in one process",
+        help="a .tileir text or .tileirbc bytecode file, - for stdin, or a .py file of cuTile Python kernels "
+        "(with --arg); several are compiled in one process",
     )
-    parser.add_argument("-k", "--kernel", metavar="K", help="the entry to compile (default: the only one)")
+    parser.add_argument(
+        "-k", "--kernel", metavar="K", help="the entry (or cuTile kernel) to compile (default: the only one)"
+    )
+    parser.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="for a .py file: the cuTile kernel's arguments, in order, as tileir run takes them (rand:1024:f32, "
+        "a number for a scalar or a ct.Constant); cuTile exports the kernel for their shapes and types",
+    )
     parser.add_argument(
         "--arch",
         metavar="ARCH",

@@ -14,6 +14,7 @@ from .common import (
     PROG,
     CliError,
     err,
+    load_cutile_kernel,
     load_kernel,
     lowering_error,
     out,
@@ -199,38 +200,12 @@ def _parse_launchable(args: argparse.Namespace, command: str, not_done: str) -> 
 
 
 def _cutile_launchable(args: argparse.Namespace, specs: list, grid: tuple) -> Launchable:
-    """A cuTile Python kernel of the Python file `args.file` (`-k`: which, else the only one),
-    exported by cuTile for the --arg SPECs (shapes and dtypes: no array is made for it) and
-    launched with cuTile's calling convention. Its `ct.Constant` arguments are given as --arg
-    numbers, as to the kernel function, and compiled in."""
-    from compiler.runtime import LaunchError, find_kernel, load_module
-    from compiler.runtime.argspec import SpecError
-    from compiler.runtime.cutile import constant_positions, cutile_kernels_in, export_cutile
-
-    try:
-        kernels = cutile_kernels_in(args.file)
-    except LaunchError as exc:
-        raise CliError(exc.message) from None
-    if not kernels:
-        raise CliError(f"{args.file}: no cuTile kernel (a function decorated with @ct.kernel) in it")
-    if args.kernel is None and len(kernels) > 1:
-        raise CliError(f"{args.file} has {len(kernels)} cuTile kernels ({', '.join(kernels)}); name one with -k")
-    name = args.kernel or next(iter(kernels))
-    if name not in kernels:
-        raise CliError(f"{args.file}: no cuTile kernel named {name!r}; it has {', '.join(kernels)}")
-    kernel = kernels[name]
-    try:
-        placeholders = [spec.placeholder() for spec in specs]
-    except SpecError as exc:
-        raise CliError(str(exc)) from None
-    try:
-        bytecode, _ = export_cutile(kernel, placeholders)
-        module = load_module(bytecode, name=f"{args.file}::{name}")
-        entry = find_kernel(module, None)
-    except LaunchError as exc:
-        raise CliError(exc.message) from None
+    """A cuTile Python kernel of the Python file `args.file` (`load_cutile_kernel`), launched
+    with cuTile's calling convention. Its `ct.Constant` arguments are given as --arg numbers,
+    as to the kernel function, and compiled in: left out of the launch."""
+    module, entry, constants = load_cutile_kernel(args.file, args.kernel, specs)
     args.cutile_args = True  # (cuTile's convention is the only one its kernels have)
-    return Launchable(module, entry, grid, specs, frozenset(constant_positions(kernel)))
+    return Launchable(module, entry, grid, specs, constants)
 
 
 def command_run(args: argparse.Namespace) -> int:

@@ -880,3 +880,27 @@ def test_a_module_without_kernels_is_said_so_with_the_file(capsys, tmp_path) -> 
     status, out, err = run(capsys, "compile", str(empty), "--emit", "triton")
     assert status == 2 and out == ""
     assert one_error_line(err) == f"tileir: error: {empty}: the module has no kernel (no `entry` op); not compiled"
+
+
+def test_compile_a_cutile_kernel_of_a_python_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tileir compile kernels.py -k K --arg ...`: cuTile exports K for the arguments, then as
+    any module: PTX by our lowering, SASS by tileiras, several targets in worker processes."""
+    pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+    from tests.compiler.test_cli_run import CUTILE_KERNELS
+
+    path = tmp_path / "kernels.py"
+    path.write_text(CUTILE_KERNELS)
+    spec = ["--arg", "rand:256:f32", "--arg", "2.5", "--arg", "zeros:256:f32", "--arg", "64"]
+    ptx = tmp_path / "scale.ptx"
+    assert cli.main(["compile", str(path), "-k", "scale", *spec, "--arch", "sm_90", "-o", str(ptx)]) == 0
+    assert ".entry scale" in ptx.read_text() and "kernel @scale  arch sm_90  emit ptx" in capsys.readouterr().err
+    out = tmp_path / "build"
+    assert (
+        cli.main(["compile", str(path), "-k", "scale", *spec, "--arch", "sm_80,sm_100", "-j", "2", "-o", str(out)]) == 0
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["kernels.sm_100.ptx", "kernels.sm_80.ptx"]
+    capsys.readouterr()
+    assert cli.main(["compile", str(path), "-k", "scale", "--arch", "sm_90"]) == 2
+    assert "cuTile exports a kernel for its arguments' types: give them with --arg SPEC" in capsys.readouterr().err
+    assert cli.main(["compile", str(REPO / "examples" / "vector_add.tileir"), "--arg", "1"]) == 2
+    assert "--arg: the arguments of a cuTile kernel of a .py file" in capsys.readouterr().err
