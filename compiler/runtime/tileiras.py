@@ -289,6 +289,11 @@ def _first_error(messages: str, returncode: int) -> str:
         said = f": {lines[0][:300]}" if lines else " without a message"
         return f"tileiras crashed ({name}){said}"
     line = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else f"exit status {returncode}")
+    # tileiras names the place by the op's whole debug-info attribute: `file:line:col` reads
+    # as compilers write it (a cuTile kernel's line; the attribute runs to hundreds of chars).
+    line = re.sub(
+        r'^#cuda_tile\.di_loc<loc\("([^"]*)":(\d+):(\d+)\) in #cuda_tile\.di_\w+<.*?>>:\s*', r"\1:\2:\3: ", line
+    )
     return line[:400]
 
 

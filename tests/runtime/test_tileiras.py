@@ -395,3 +395,21 @@ def test_tileiras_refuses_exactly_the_names_check_warns_of(name: str) -> None:
     with pytest.raises(LaunchError) as failed:
         compile_tileiras(module, "sm_90", use_cache=False)
     assert str(failed.value).endswith(f"(the kernel name '{name}' is not a PTX identifier, which tileiras requires)")
+
+
+def test_a_refusal_at_a_debug_info_location_names_it_as_file_line_col() -> None:
+    """tileiras names where by the op's whole `#cuda_tile.di_loc<...>` (hundreds of characters
+    for a cuTile kernel): the first error line reads `file:line:col: error: ...` instead."""
+    from compiler.runtime.tileiras import _first_error
+
+    said = (
+        'warning: something first\n#cuda_tile.di_loc<loc("/src/k.py":25:4) in #cuda_tile.di_subprogram<file = '
+        '<"k.py" in "/src">, line = 24, name = "k", linkageName = "k", compileUnit = <file = <"k.py" in "/src">>, '
+        "scopeLine = 24>>: error: Incompatibility with architecture 'sm_90': unsupported type 'f8E8M0FNU'\n"
+        "error: failed to compile Tile IR program\n"
+    )
+    assert _first_error(said, 5) == (
+        "/src/k.py:25:4: error: Incompatibility with architecture 'sm_90': unsupported type 'f8E8M0FNU'"
+    )
+    plain = "error: 'cuda_tile.divi' op rounding mode 'negative_inf' is not allowed with 'unsigned' flag"
+    assert _first_error(plain, 1) == plain
