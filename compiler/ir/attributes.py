@@ -528,6 +528,3 @@ def location_text(loc: LocationAttr | None) -> str | None:
     """`file:line:col` of a location attribute (`location_place`), or None."""
     place = location_place(loc)
     return None if place is None else f"{place[0]}:{place[1]}:{place[2]}"
-    if isinstance(loc, DILocAttr):
-        return location_text(loc.source)
-    return None

@@ -222,9 +222,6 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
     return buf.getvalue(), runtime
 
 
-__all__ = ["array_layout", "array_params", "cutile_args", "export_cutile", "is_cutile_kernel"]
-
-
 def _cutile_place(error: Exception) -> str:
     """`file:line:col: ` of the kernel line a cuTile error is about (its `TileError.loc`;
     columns counted from 0, as cuTile counts them in its messages and debug info), or ""."""
@@ -282,3 +279,14 @@ def cutile_kernels_in(path: str) -> dict[str, Any]:
         with contextlib.suppress(ValueError):
             sys.path.remove(os.path.dirname(where))
     return {k: v for k, v in vars(module).items() if is_cutile_kernel(v)}
+
+
+__all__ = [
+    "array_layout",
+    "array_params",
+    "constant_positions",
+    "cutile_args",
+    "cutile_kernels_in",
+    "export_cutile",
+    "is_cutile_kernel",
+]
