@@ -420,7 +420,7 @@ def _compile_uncapped_if_need_be(
     compiled.notes.append(
         f"{src.entry_where or '<input>'}: warning: the hint occupancy for {src.target.arch} is not applied: its "
         f"register cap of {cap} a thread is too low for an instruction of @{src.kernel} (ptxas: "
-        f"\"Insufficient registers\"); compiled without the cap, which computes the same"
+        f'"Insufficient registers"); compiled without the cap, which computes the same'
     )
     return compiled
 
@@ -564,6 +564,7 @@ def _store(entry: Path, c: Compiled) -> None:
             "metadata": c.metadata,
             "registers": c.registers,
             "spills": c.spills,
+            "spills_by": SPILLS_BY,
             "options": c.options,
             "notes": c.notes,
             "files": {name: hashlib.sha256(data).hexdigest() for name, data in files.items()},
@@ -608,6 +609,8 @@ def _load_cached(entry: Path, src: KernelSource, opts: dict[str, Any]) -> Compil
         metadata = dict(meta["metadata"])
         registers, spills = meta.get("registers"), meta.get("spills")
         notes = [str(n) for n in meta.get("notes", [])]
+        if spills and meta.get("spills_by") != SPILLS_BY:  # (an entry stored before ptxas was asked)
+            registers, spills = resource_usage(cubin, asm.get("ptx"), bool(meta["options"].get("enable_fp_fusion")))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return Compiled(src, asm, cubin, metadata, registers, spills, True, meta.get("options", opts), notes=notes)
@@ -630,6 +633,11 @@ def _run_tool(tool: str, args: list[str], cubin: bytes) -> str:
     if done.returncode != 0:
         raise LowerError(f"{tool} failed: {done.stderr.strip()[:300]}")
     return done.stdout
+
+
+# How `resource_usage` tells spills from a frame, as cache entries record it: entries without
+# it counted libdevice's local arrays as spills, and are counted again when read.
+SPILLS_BY = "ptxas -v"
 
 
 def resource_usage(cubin: bytes, ptx: str | None = None, fma: bool = False) -> tuple[int | None, int | None]:

@@ -159,6 +159,33 @@ def test_a_compile_hit_marks_its_entry_and_source_used(tmp_path: Path, monkeypat
     assert (tmp_path / cache.STAMP).exists()  # the store checked the bound
 
 
+def test_an_entry_stored_before_ptxas_was_asked_counts_its_spills_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry without `spills_by` counted any stack frame with LDL/STL as spills, libdevice's
+    local arrays too (sinf: 32 B under Triton 3.6): read back, its spills are counted as a
+    compile counts them now; an entry that says how it counted is taken as it is."""
+    pytest.importorskip("triton")
+    import json
+
+    from compiler.lower import compile as lower_compile
+    from compiler.lower.build import SPILLS_BY
+
+    from .harness import kernel_text
+
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path))
+    module = load_module(kernel_text([("a", "f32")], [("r", "f32")], ["%r_r = sin %a : tile<32xf32>"], (32,)))
+    assert lower_compile(module, "k", arch="sm_90").spills == 0
+    (entry,) = (tmp_path / "kernels").iterdir()
+    meta = json.loads((entry / "meta.json").read_text())
+    assert meta["spills_by"] == SPILLS_BY
+    (entry / "meta.json").write_text(json.dumps({**meta, "spills": 32, "spills_by": None}))
+    hit = lower_compile(module, "k", arch="sm_90")
+    assert hit.cached and hit.spills == 0
+    (entry / "meta.json").write_text(json.dumps({**meta, "spills": 32}))
+    assert lower_compile(module, "k", arch="sm_90").spills == 32
+
+
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     status = cli.main(list(argv))
     out, err = capsys.readouterr()
