@@ -155,17 +155,15 @@ class TileModule:
             vadd.vadd_kernel[4](a, b, c, 1024)            # on the CPU where there is no GPU
             LayoutExplorer.of_module(vadd.module)         # its views, pictured
         """
-        from compiler.runtime import load_module
-        from compiler.runtime.cutile import constant_positions, export_cutile, is_cutile_kernel
+        from compiler.runtime.cutile import constant_positions, is_cutile_kernel, load_cutile
 
         if not is_cutile_kernel(kernel):
             raise quiet(LaunchError(f"expected a cuTile @ct.kernel function, got {type(kernel).__name__}"))
-        name = getattr(kernel._pyfunc, "__name__", "kernel")
         try:
-            module = load_module(export_cutile(kernel, args)[0], name=f"<cuTile kernel {name}>")
+            module, _ = load_cutile(kernel, args)
         except LaunchError as e:
             raise quiet(e) from None
-        made = cls(module, name, backend=backend, arch=arch)
+        made = cls(module, getattr(kernel._pyfunc, "__name__", "kernel"), backend=backend, arch=arch)
         made.cutile_constants = frozenset(constant_positions(kernel))
         return made
 

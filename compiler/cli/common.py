@@ -430,9 +430,9 @@ def load_cutile_kernel(path: str, name: str | None, specs: list) -> tuple:
     `name` (None: the only one) of the Python file `path`, exported by cuTile for the SPECs'
     shapes, dtypes and numbers (no array is made for it). Errors are usage errors, naming
     the file's line where it could not run or cuTile refused the kernel."""
-    from compiler.runtime import LaunchError, find_kernel, load_module
+    from compiler.runtime import LaunchError, find_kernel
     from compiler.runtime.argspec import SpecError
-    from compiler.runtime.cutile import constant_positions, cutile_kernels_in, export_cutile
+    from compiler.runtime.cutile import constant_positions, cutile_kernels_in, load_cutile
 
     try:
         kernels = cutile_kernels_in(path)
@@ -450,8 +450,7 @@ def load_cutile_kernel(path: str, name: str | None, specs: list) -> tuple:
     except SpecError as exc:
         raise CliError(str(exc)) from None
     try:
-        bytecode, _ = export_cutile(kernels[name], placeholders)
-        module = load_module(bytecode, name=f"{path}::{name}")
+        module, _ = load_cutile(kernels[name], placeholders, name=f"{path}::{name}")
         entry = find_kernel(module, None)
     except LaunchError as exc:
         raise CliError(exc.message) from None

@@ -276,28 +276,11 @@ def launch_cutile(
     and the bytecode is run on `backend`, so a cuTile kernel can run on the CPU interpreter.
     Globals as `launch`: kept per `Module` object; a path, text or cuTile kernel is loaded
     (exported) afresh at each call, its globals from their initial values."""
-    from .cutile import export_cutile, is_cutile_kernel
+    from .cutile import is_cutile_kernel, load_cutile
 
     if is_cutile_kernel(module_or_path):
         resolve_backend(backend)  # refuse an unknown or unavailable backend before exporting
-        bytecode, args = export_cutile(module_or_path, args)
-        name = f"<cuTile kernel {module_or_path._pyfunc.__name__}>"
-        try:
-            module_or_path = load_module(bytecode, name=name)
-        except LaunchError as e:
-            if not e.diagnostics:
-                raise
-            import cuda.tile as ct  # (exported it just now)
-
-            # The verifier's rules are NVIDIA's (cuda-tile-opt's, which tileiras runs on what
-            # it reads), so this is a bug of cuTile's, not the user's: say so, and where.
-            raise LaunchError(
-                f"{e.message} (cuTile Python {getattr(ct, '__version__', '')} exported a module that does not "
-                "verify, a bug of cuTile's: NVIDIA's tileiras applies the same rules and refuses it too; "
-                "write that line another way)",
-                kind="module",
-                diagnostics=e.diagnostics,
-            ) from None
+        module_or_path, args = load_cutile(module_or_path, args)
     return launch(module_or_path, kernel, grid, args, backend, cutile=True, options=options)
 
 

@@ -34,7 +34,8 @@ passed as a C-contiguous copy with that copy's strides, copied back after the ru
 
 `export_cutile(kernel, args)` exports a cuTile Python `@ct.kernel` function for one set of
 arguments (cuTile's own `export_kernel`, which needs no GPU): `launch_cutile` takes such a
-function directly and runs the bytecode on any backend. `cutile_kernels_in(path)` finds the
+function directly and runs the bytecode on any backend (`load_cutile`: exported and
+verified, for every face that takes such a function). `cutile_kernels_in(path)` finds the
 kernels of a Python file (`tileir run kernels.py -k K` runs one).
 """
 
@@ -222,6 +223,31 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
     return buf.getvalue(), runtime
 
 
+def load_cutile(kernel: Any, args: Any, name: str | None = None) -> tuple[Any, list[Any]]:
+    """(the verified module cuTile exports for `kernel` and `args`, the arguments to launch it
+    with: `export_cutile`'s). `name` (default `<cuTile kernel NAME>`) is what errors call it.
+    A module that does not verify is a bug of cuTile's, not the user's (the verifier's rules
+    are NVIDIA's: cuda-tile-opt's, which tileiras runs on what it reads): the LaunchError says
+    so, after the op's line."""
+    from ..modules import load_module
+
+    bytecode, runtime = export_cutile(kernel, args)
+    try:
+        return load_module(bytecode, name=name or f"<cuTile kernel {kernel._pyfunc.__name__}>"), runtime
+    except LaunchError as e:
+        if not e.diagnostics:
+            raise
+        import cuda.tile as ct  # (exported it just now)
+
+        raise LaunchError(
+            f"{e.message} (cuTile Python {getattr(ct, '__version__', '')} exported a module that does not "
+            "verify, a bug of cuTile's: NVIDIA's tileiras applies the same rules and refuses it too; "
+            "write that line another way)",
+            kind="module",
+            diagnostics=e.diagnostics,
+        ) from None
+
+
 def _cutile_place(error: Exception) -> str:
     """`file:line:col: ` of the kernel line a cuTile error is about (its `TileError.loc`;
     columns counted from 0, as cuTile counts them in its messages and debug info), or ""."""
@@ -289,4 +315,5 @@ __all__ = [
     "cutile_kernels_in",
     "export_cutile",
     "is_cutile_kernel",
+    "load_cutile",
 ]
