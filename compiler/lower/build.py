@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -301,7 +301,7 @@ def compile_source(
             cache.mark_used(entry)
             return hit
     forced = {k for k, v in overrides.items() if v is not None}
-    compiled = _compile_unclustered_if_need_be(src, opts, divisible, isolate, forced)
+    compiled = _compile_without_failing_hints(src, opts, divisible, isolate, forced)
     if use_cache:
         with contextlib.suppress(OSError):
             _store(entry, compiled)
@@ -375,53 +375,77 @@ def _compile(
     return compiled
 
 
-def _compile_unclustered_if_need_be(
+@dataclass(frozen=True, slots=True)
+class _Hint:
+    """A compile option a hint of the kernel set, which Triton or ptxas may fail on: the
+    kernel computes the same without it, so a failure it may cause drops it."""
+
+    option: str
+    in_effect: Callable[[Any], bool]  # the option's value -> whether it asks for anything
+    caused: Callable[[LowerError], bool]  # whether a failure may be the option's doing
+    default: Any  # its value without the hint (None: the option left out, Triton's default)
+    note: Callable[[KernelSource, Any, str], str]  # (source, value, the failure) -> what was not applied
+
+
+_DROPPABLE = (
+    # ptxas refuses an instruction needing more registers than the cap (maxnreg) an `occupancy`
+    # hint set ("Insufficient registers"): a 64x256 f32 wgmma under a cap of 32.
+    _Hint(
+        "maxnreg",
+        lambda cap: cap is not None,
+        lambda e: "Insufficient registers" in (e.detail or ""),
+        None,
+        lambda src, cap, why: (
+            f"the hint occupancy for {src.target.arch} is not applied: its register cap of {cap} "
+            f'a thread is too low for an instruction of @{src.kernel} (ptxas: "Insufficient registers"); compiled '
+            "without the cap, which computes the same"
+        ),
+    ),
+    # Triton's clusters (num_ctas > 1) are made for its matrix products: fuzz kernels with
+    # small, 3-D or scanned tiles failed in 50 of 60 cases with num_ctas = 2 under Triton 3.6
+    # ("Invalid bases passed to LinearLayout" in ConvertTritonToTritonGPU, assertions in
+    # TritonGPUPlanCTAPass) and 2 of 20 under 3.9 ("unsupported scan layout"): any failure may
+    # be the cluster's. Tile blocks are independent in Tile IR: a kernel computes the same
+    # without one.
+    _Hint(
+        "num_ctas",
+        lambda ctas: int(ctas or 1) > 1,
+        lambda e: True,
+        1,
+        lambda src, ctas, why: (
+            f"the hint num_cta_in_cga = {ctas} for {src.target.arch} is not applied: Triton "
+            f"{triton_version()} could not compile @{src.kernel} in clusters of {ctas} ({why}); compiled without "
+            "clusters, which computes the same"
+        ),
+    ),
+)
+
+
+def _compile_without_failing_hints(
     src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...], isolate: bool, forced: set[str]
 ) -> Compiled:
-    """`_compile`; where that fails for clusters that the kernel's `num_cta_in_cga` hint asked
-    for, the kernel without clusters, with a note saying so.
-
-    Triton's clusters (num_ctas > 1) are made for its matrix products: fuzz kernels with
-    small, 3-D or scanned tiles failed in 50 of 60 cases with num_ctas = 2 under Triton 3.6
-    ("Invalid bases passed to LinearLayout" in ConvertTritonToTritonGPU, assertions in
-    TritonGPUPlanCTAPass) and 2 of 20 under 3.9 ("unsupported scan layout"). A cluster is a
-    hint: tile blocks are independent in Tile IR, so a kernel computes the same without one.
-    Clusters a caller forces (`num_ctas=`) are not dropped: their failure is reported."""
-    ctas = int(opts.get("num_ctas", 1))
-    try:
-        return _compile_uncapped_if_need_be(src, opts, divisible, isolate, forced)
-    except LowerError as e:
-        if ctas <= 1 or "num_ctas" in forced:
-            raise
-        why = e.detail or e.message
-    compiled = _compile_uncapped_if_need_be(src, {**opts, "num_ctas": 1}, divisible, isolate, forced)
-    where = src.entry_where or "<input>"
-    compiled.notes.append(
-        f"{where}: warning: the hint num_cta_in_cga = {ctas} for {src.target.arch} is not applied: Triton "
-        f"{triton_version()} could not compile @{src.kernel} in clusters of {ctas} ({why}); compiled without "
-        "clusters, which computes the same"
-    )
-    return compiled
-
-
-def _compile_uncapped_if_need_be(
-    src: KernelSource, opts: dict[str, Any], divisible: tuple[int, ...], isolate: bool, forced: set[str]
-) -> Compiled:
-    """`_compile`; where ptxas finds the register cap of the kernel's `occupancy` hint
-    (maxnreg) too low for an instruction ("Insufficient registers"), the kernel without the
-    cap, with a note saying so. A cap the caller forces (`maxnreg=`) is not dropped."""
-    try:
-        return _compile(src, opts, divisible, isolate)
-    except LowerError as e:
-        cap = opts.get("maxnreg")
-        if cap is None or "maxnreg" in forced or "Insufficient registers" not in (e.detail or ""):
-            raise
-    compiled = _compile(src, {k: v for k, v in opts.items() if k != "maxnreg"}, divisible, isolate)
-    compiled.notes.append(
-        f"{src.entry_where or '<input>'}: warning: the hint occupancy for {src.target.arch} is not applied: its "
-        f"register cap of {cap} a thread is too low for an instruction of @{src.kernel} (ptxas: "
-        f'"Insufficient registers"); compiled without the cap, which computes the same'
-    )
+    """`_compile`; where it fails on an option a hint set (`_DROPPABLE`), the kernel without
+    that option, with a warning saying so, as often as another one fails. Options the
+    caller forces (`forced`: `num_ctas=`, `maxnreg=`) are not dropped: their failure is
+    reported."""
+    notes: list[str] = []
+    while True:
+        try:
+            compiled = _compile(src, opts, divisible, isolate)
+            break
+        except LowerError as e:
+            hint = next(
+                (h for h in _DROPPABLE if h.option not in forced and h.in_effect(opts.get(h.option)) and h.caused(e)),
+                None,
+            )
+            if hint is None:
+                raise
+            note = hint.note(src, opts[hint.option], e.detail or e.message)
+            notes.append(f"{src.entry_where or '<input>'}: warning: {note}")
+            opts = {k: v for k, v in opts.items() if k != hint.option}
+            if hint.default is not None:
+                opts[hint.option] = hint.default
+    compiled.notes += notes
     return compiled
 
 
