@@ -635,6 +635,10 @@ def _load_cached(entry: Path, src: KernelSource, opts: dict[str, Any]) -> Compil
         notes = [str(n) for n in meta.get("notes", [])]
         if spills and meta.get("spills_by") != SPILLS_BY:  # (an entry stored before ptxas was asked)
             registers, spills = resource_usage(cubin, asm.get("ptx"), bool(meta["options"].get("enable_fp_fusion")))
+            # Once: the entry keeps the new count (meta.json is not among the files it checksums).
+            with contextlib.suppress(OSError):
+                meta.update(registers=registers, spills=spills, spills_by=SPILLS_BY)
+                write_atomic(entry / "meta.json", json.dumps(meta), durable=False)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return Compiled(src, asm, cubin, metadata, registers, spills, True, meta.get("options", opts), notes=notes)

@@ -182,6 +182,8 @@ def test_an_entry_stored_before_ptxas_was_asked_counts_its_spills_again(
     (entry / "meta.json").write_text(json.dumps({**meta, "spills": 32, "spills_by": None}))
     hit = lower_compile(module, "k", arch="sm_90")
     assert hit.cached and hit.spills == 0
+    recounted = json.loads((entry / "meta.json").read_text())  # once: the entry keeps the count
+    assert (recounted["spills"], recounted["spills_by"]) == (0, SPILLS_BY)
     (entry / "meta.json").write_text(json.dumps({**meta, "spills": 32}))
     assert lower_compile(module, "k", arch="sm_90").spills == 32
 
