@@ -147,7 +147,8 @@ class TileModule:
     @classmethod
     def from_cutile(cls, kernel: Any, *args: Any, backend: str | None = None, arch: str | None = None) -> TileModule:
         """The module cuTile Python exports for the `@ct.kernel` function `kernel` and these
-        arguments (their shapes and dtypes; no GPU needed), named after the kernel. Its kernel
+        arguments (their dtypes and ranks, and the extents and strides the kernel's
+        `ct.ArrayAnnotation`s make constants; no GPU needed), named after the kernel. Its kernel
         takes the same arguments as the function, `ct.Constant` ones included (they are left
         out of the launch: compiled in), with cuTile's calling convention:
 
@@ -160,7 +161,7 @@ class TileModule:
         if not is_cutile_kernel(kernel):
             raise quiet(LaunchError(f"expected a cuTile @ct.kernel function, got {type(kernel).__name__}"))
         try:
-            module, _ = load_cutile(kernel, args)
+            module, _ = load_cutile(kernel, args, specialise=False)  # (launched with other arrays too)
         except LaunchError as e:
             raise quiet(e) from None
         made = cls(module, getattr(kernel._pyfunc, "__name__", "kernel"), backend=backend, arch=arch)

@@ -450,7 +450,7 @@ def load_cutile_kernel(path: str, name: str | None, specs: list) -> tuple:
     except SpecError as exc:
         raise CliError(str(exc)) from None
     try:
-        module, _ = load_cutile(kernels[name], placeholders, name=f"{path}::{name}")
+        module, _ = load_cutile(kernels[name], placeholders, name=f"{path}::{name}", contiguous=True)
         entry = find_kernel(module, None)
     except LaunchError as exc:
         raise CliError(exc.message) from None

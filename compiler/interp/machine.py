@@ -526,11 +526,13 @@ class Machine:
     # -- launching -------------------------------------------------------------------------
 
     def group_size(self, kernel: Operation, total: int) -> int:
-        """How many tile blocks run together (see `GROUP_ELEMENT_BUDGET`)."""
+        """How many tile blocks run together (see `GROUP_ELEMENT_BUDGET`; one, where the
+        kernel may wait for other blocks: `_may_wait_for_other_blocks`)."""
         per_block = self._largest.get(kernel)
         if per_block is None:
-            per_block = self._largest[kernel] = max(_largest_tile(kernel), 1)
-        return max(1, min(total, self.options.group_budget // per_block))
+            # (0: the kernel may wait for other blocks)
+            per_block = self._largest[kernel] = 0 if _may_wait_for_other_blocks(kernel) else _largest_tile(kernel)
+        return max(1, min(total, self.options.group_budget // per_block)) if per_block else 1
 
     def run(self, kernel: Operation, grid: tuple[int, ...], args: list[Any]) -> None:
         """Run `kernel` (an `entry` op) over `grid` ((x[, y[, z]]) tile blocks), its
@@ -1133,6 +1135,32 @@ def _largest_tile(kernel: Operation) -> int:
             if isinstance(r.type, TileType):
                 largest = max(largest, r.type.num_elements)
     return largest
+
+
+# What a `loop` can spin on, waiting for another tile block: an atomic's old value, or a
+# load ordered acquire or relaxed (a weak one may never see the other block's store).
+_CROSS_BLOCK_READS = frozenset({"cuda_tile.atomic_cas_tko", "cuda_tile.atomic_rmw_tko"})
+_ORDERED_LOADS = frozenset({"cuda_tile.load_ptr_tko", "cuda_tile.load_view_tko"})
+
+
+def _may_wait_for_other_blocks(kernel: Operation) -> bool:
+    """Whether a `loop` of the kernel (which runs until a `break`) reads memory another tile
+    block may be writing: a spin lock, or a block waiting for its predecessor's flag (a
+    decoupled look-back scan). The blocks of a group run in lockstep, a loop until every
+    block of the group has left it: a block that took the lock could not go on to release
+    it while the others spin, and the launch would run into its step budget. Such kernels
+    run one block at a time, in linear order (a valid order of the grid's blocks; slower),
+    so a block that waits for an earlier one finds it done. (One that waits for a later
+    block still spins to the budget: the interpreter does not interleave blocks.)"""
+    for op in kernel.walk():
+        if op.name != "cuda_tile.loop":
+            continue
+        for inner in op.walk():
+            if inner.name in _CROSS_BLOCK_READS:
+                return True
+            if inner.name in _ORDERED_LOADS and inner.keyword("memory_ordering_semantics", "weak") != "weak":
+                return True
+    return False
 
 
 _CONTROL: dict[str, Callable[..., Any]] = {

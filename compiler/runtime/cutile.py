@@ -33,7 +33,9 @@ refuses: its arrays promise `stride >= 0`) or one whose strides are not whole el
 passed as a C-contiguous copy with that copy's strides, copied back after the run.
 
 `export_cutile(kernel, args)` exports a cuTile Python `@ct.kernel` function for one set of
-arguments (cuTile's own `export_kernel`, which needs no GPU): `launch_cutile` takes such a
+arguments (cuTile's own `export_kernel`, which needs no GPU), specialised for them as cuTile's
+own launch specialises (unit strides, extents of 1, what `ct.ArrayAnnotation`s name; tuple
+items annotated `ct.Constant` folded in): `launch_cutile` takes such a
 function directly and runs the bytecode on any backend (`load_cutile`: exported and
 verified, for every face that takes such a function). `cutile_kernels_in(path)` finds the
 kernels of a Python file (`tileir run kernels.py -k K` runs one).
@@ -117,7 +119,9 @@ def _ct_dtype(ct: Any, dtype: np.dtype, where: str) -> Any:
     return found
 
 
-def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
+def export_cutile(
+    kernel: Any, args: Any, *, specialise: bool = True, contiguous: bool = False
+) -> tuple[bytes, list[Any]]:
     """(Tile IR bytecode of the cuTile `@ct.kernel` `kernel` exported for `args`, the arguments
     to launch it with: `args` less the compile-time constants).
 
@@ -125,7 +129,13 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
     or i64 where annotated `ct.IndexedWithInt64`), a scalar's type (a Python int is i32, or i64
     when annotated `ct.ScalarInt64` or too wide for i32; a float f32; a NumPy scalar its dtype),
     a list of arrays, a tuple of these; a `ct.Constant` parameter is folded in with its value.
-    Raises LaunchError (kind "module") when cuTile is missing or refuses the kernel."""
+    An array's extents and strides are compile-time constants where cuTile's own launch makes
+    them so (`_constants`): the dimensions its `ct.ArrayAnnotation` names and, with
+    `specialise` (the default: the module is launched with these very arguments), its unit
+    strides and extents of 1; without it (a module kept for other arrays, the notebook's
+    `TileModule.from_cutile`) only the named ones. `contiguous`: the NumPy arrays stand for
+    C-contiguous arrays of their shapes (the command line's placeholders, which take no
+    memory). Raises LaunchError (kind "module") when cuTile is missing or refuses the kernel."""
     import io
 
     try:
@@ -149,36 +159,59 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
     if annotations and len(annotations) != len(args):
         raise LaunchError(f"cuTile kernel {name} takes {len(annotations)} arguments, got {len(args)}", kind="count")
 
-    def array(dtype: np.dtype, ndim: int, where: str, index: Any) -> Any:
+    shape_constants = False  # (cuTile's v2 convention carries them; v1 refuses them)
+
+    def array(found: tuple[np.dtype, list[tuple[int, ...]], list[tuple[int, ...]]], where: str, note: Any) -> Any:
+        """The constraint of an array (or of a list's arrays, which share it), with the
+        compile-time extents and strides cuTile's own launch would give it (`_constants`)."""
+        nonlocal shape_constants
+        dtype, shapes, strides = found
+        index = getattr(note, "index_dtype", None) or ct.int32
+        if index == ct.int32:  # (what cuTile's launch refuses too: "stride is too big")
+            for kind, values in (("extent", shapes), ("stride", strides)):
+                big = [(d, v[d]) for v in values for d in range(len(v)) if not -(1 << 31) <= v[d] < (1 << 31)]
+                if big:
+                    raise LaunchError(
+                        f"{where}: its {kind} {big[0][1]} (axis {big[0][0]}) does not fit its i32 index type; "
+                        "annotate the parameter ct.IndexedWithInt64"
+                    )
+        shape_constant, stride_constant = _constants(shapes, strides, note, where, specialise)
+        shape_constants = shape_constants or shape_constant is not None
         return ArrayConstraint(
             _ct_dtype(ct, dtype, where),
-            ndim,
+            len(shapes[0]),
             index_dtype=index,
             stride_lower_bound_incl=0,
             alias_groups=(),
             may_alias_internally=False,
+            shape_constant=shape_constant,
+            stride_constant=stride_constant,
         )
 
-    def dtype_and_rank(arg: Any) -> tuple[np.dtype, int] | None:
-        """An array's element type and rank, whichever library holds it (NumPy; torch, CuPy
-        or JAX on the CPU or the GPU, as `cutile_args` takes them), else None."""
+    def layout(arg: Any) -> tuple[np.dtype, tuple[int, ...], tuple[int, ...]] | None:
+        """An array's element type, extents and strides in elements as the kernel will see
+        them (`cutile_args`'s), whichever library holds it (NumPy; torch, CuPy or JAX on the
+        CPU or the GPU), else None. A 0-d array is an array (cuTile's `ct.gather(x, ())`
+        reads one: its pointer alone); a NumPy scalar (np.float32(2)) is a scalar."""
         host = host_array(arg)
         if host is not None:
             arg = host
         if isinstance(arg, StridedArray):
-            arg = arg.array
+            a = arg.array
+            return a.dtype, tuple(a.shape), tuple(s // a.itemsize for s in a.strides)
         if isinstance(arg, np.ndarray):
-            return (arg.dtype, arg.ndim) if arg.ndim > 0 else None
+            strides = c_strides(arg.shape) if contiguous else array_layout(arg)[1]
+            return arg.dtype, tuple(int(n) for n in arg.shape), tuple(int(s) for s in strides)
         dev = device_array(arg)
-        return (dev.dtype, len(dev.shape)) if dev is not None and dev.shape else None
+        return (dev.dtype, tuple(dev.shape), tuple(dev.strides)) if dev is not None else None
 
     def constraint(arg: Any, where: str, note: Any) -> Any:
         array_note = getattr(note, "array", None)
         scalar_note = getattr(note, "scalar", None)
-        found = dtype_and_rank(arg)
+        found = layout(arg)
         if found is not None:
-            return array(*found, where, getattr(array_note, "index_dtype", None) or ct.int32)
-        if isinstance(arg, np.ndarray) or isinstance(arg, np.generic):
+            return array((found[0], [found[1]], [found[2]]), where, array_note)
+        if isinstance(arg, np.generic):
             return ScalarConstraint(_ct_dtype(ct, np.asarray(arg).dtype, where))
         if isinstance(arg, bool):
             return ScalarConstraint(ct.bool_)
@@ -188,16 +221,25 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
         if isinstance(arg, float):
             return ScalarConstraint(getattr(scalar_note, "dtype", None) or ct.float32)
         if isinstance(arg, list) and arg:
-            items = [dtype_and_rank(a) for a in arg]
+            items = [layout(a) for a in arg]
             if any(item is None for item in items):
                 raise LaunchError(f"{where}: a list argument must hold only arrays (cuTile's list of arrays)")
-            if len(set(items)) > 1:  # one element type and rank for all: the kernel reads them all as one
-                kinds = ", ".join(f"{d}[{'x'.join('?' * n)}]" for d, n in dict.fromkeys(items))  # type: ignore[misc]
-                raise LaunchError(f"{where}: the arrays of a list must share one dtype and rank; got {kinds}")
-            first = array(*items[0], where, ct.int32)  # type: ignore[misc]
+            kinds = list(dict.fromkeys((d, len(shape)) for d, shape, _ in items))  # type: ignore[misc]
+            if len(kinds) > 1:  # one element type and rank for all: the kernel reads them all as one
+                named = ", ".join(f"{d}[{'x'.join('?' * n)}]" for d, n in kinds)
+                raise LaunchError(f"{where}: the arrays of a list must share one dtype and rank; got {named}")
+            element = getattr(getattr(note, "list", None), "element", None)  # (its ArrayAnnotation)
+            shapes, strides = [i[1] for i in items], [i[2] for i in items]  # type: ignore[index]
+            first = array((kinds[0][0], shapes, strides), where, element)
             return ListConstraint(first, alias_groups=(), elements_may_alias=False)
         if isinstance(arg, tuple):
-            return TupleConstraint(tuple(constraint(a, f"{where}[{j}]", None) for j, a in enumerate(arg)))
+            items = zip(arg, _item_notes(note, len(arg), where), strict=True)
+            return TupleConstraint(
+                tuple(
+                    a if getattr(n, "constant", False) else constraint(a, f"{where}[{j}]", n)  # (a constant: as is)
+                    for j, (a, n) in enumerate(items)
+                )
+            )
         raise LaunchError(f"{where}: cannot export a cuTile kernel for an argument of type {type(arg).__name__}")
 
     params: list[Any] = []
@@ -208,12 +250,12 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
             params.append(arg)  # folded into the kernel: not a parameter
             continue
         params.append(constraint(arg, f"argument {i} of cuTile kernel {name}", note))
-        runtime.append(arg)
+        runtime.append(_without_constants(arg, note))
     buf = io.BytesIO()
     try:
-        # cuTile's v2 convention where a tuple needs it (as cuTile's own JAX support chooses;
-        # v1 refuses tuples), else v1, which every cuTile version has.
-        v2 = any(isinstance(p, TupleConstraint) for p in params)
+        # cuTile's v2 convention where a tuple or a constant extent needs it (as cuTile's own
+        # JAX support and launch choose; v1 refuses them), else v1, which every cuTile has.
+        v2 = shape_constants or any(isinstance(p, (TupleConstraint, tuple)) for p in params)
         convention = CallingConvention.cutile_python_v2() if v2 else CallingConvention.cutile_python_v1()
         signature = KernelSignature(params, convention, symbol=name)
         export_kernel(kernel, [signature], buf, output_format="tileir_bytecode", bytecode_version="13.3")
@@ -223,15 +265,78 @@ def export_cutile(kernel: Any, args: Any) -> tuple[bytes, list[Any]]:
     return buf.getvalue(), runtime
 
 
-def load_cutile(kernel: Any, args: Any, name: str | None = None) -> tuple[Any, list[Any]]:
+def _item_notes(note: Any, count: int, where: str) -> list[Any]:
+    """The annotations of the items of a tuple argument: a `tuple[A, B]` annotation's items,
+    a `tuple[A, ...]`'s one for each, else none. LaunchError for a tuple of another length
+    than its annotation's."""
+    items = getattr(note, "items", None)
+    if items is not None:
+        if len(items) != count:
+            raise LaunchError(f"{where}: a tuple of {count} items, but its annotation has {len(items)}")
+        return list(items)
+    each = getattr(note, "each", None)
+    return [each] * count
+
+
+def _without_constants(arg: Any, note: Any) -> Any:
+    """`arg` less the items its annotation makes compile-time constants (`tuple[ct.Constant[int],
+    int]`): folded into the kernel, they are not parameters."""
+    if not isinstance(arg, tuple):
+        return arg
+    notes = _item_notes(note, len(arg), "")
+    return tuple(_without_constants(a, n) for a, n in zip(arg, notes, strict=True) if not getattr(n, "constant", False))
+
+
+# cuTile's launch infers unit strides and extents of 1 for arrays of at most 5 dimensions
+# (its dispatcher's TMA_MAX_NDIM, cuTile Python 1.6-1.7).
+_INFERRED_UP_TO_NDIM = 5
+
+
+def _constants(
+    shapes: list[tuple[int, ...]], strides: list[tuple[int, ...]], note: Any, where: str, infer: bool
+) -> tuple[list[int | None] | None, list[int | None] | None]:
+    """(shape_constant, stride_constant) of an array parameter, each None where no dimension
+    is a compile-time constant, as cuTile's own launch specialises a kernel for its arrays
+    (several for a list's, which must agree): the dimensions the parameter's
+    `ct.ArrayAnnotation(static_shape_dims=..., static_stride_dims=...)` names take the
+    arrays' values; with `infer`, and where the annotation names none of that kind, an
+    extent of 1 and a stride of 1 are constants too (what lets a unit stride vectorise; a
+    kernel's `ct.static_assert` sees only the named ones). LaunchError for an axis the
+    array lacks, or list arrays that differ on a named dimension."""
+    ndim = len(shapes[0])
+    out: list[list[int | None] | None] = []
+    for kind, values in (("static_shape_dims", shapes), ("static_stride_dims", strides)):
+        named = []
+        for d in getattr(note, kind, ()) or ():
+            if not -ndim <= d < ndim:
+                raise LaunchError(f"{where}: {kind} names axis {d}, but the array has {ndim} dimensions")
+            named.append(d % ndim)
+        constant: list[int | None] = [None] * ndim
+        for d in range(ndim):
+            seen = {v[d] for v in values}
+            if d in named:
+                if len(seen) > 1:
+                    raise LaunchError(
+                        f"{where}: the arrays of the list differ at axis {d} ({', '.join(map(str, sorted(seen)))}), "
+                        f"which {kind} makes a compile-time constant"
+                    )
+                constant[d] = seen.pop()
+            elif infer and not named and ndim <= _INFERRED_UP_TO_NDIM and seen == {1}:
+                constant[d] = 1
+        out.append(constant if any(c is not None for c in constant) else None)
+    return out[0], out[1]
+
+
+def load_cutile(kernel: Any, args: Any, name: str | None = None, **export: bool) -> tuple[Any, list[Any]]:
     """(the verified module cuTile exports for `kernel` and `args`, the arguments to launch it
-    with: `export_cutile`'s). `name` (default `<cuTile kernel NAME>`) is what errors call it.
+    with: `export_cutile`'s, which takes `export`). `name` (default `<cuTile kernel NAME>`)
+    is what errors call it.
     A module that does not verify is a bug of cuTile's, not the user's (the verifier's rules
     are NVIDIA's: cuda-tile-opt's, which tileiras runs on what it reads): the LaunchError says
     so, after the op's line."""
     from ..modules import load_module
 
-    bytecode, runtime = export_cutile(kernel, args)
+    bytecode, runtime = export_cutile(kernel, args, **export)
     try:
         return load_module(bytecode, name=name or f"<cuTile kernel {kernel._pyfunc.__name__}>"), runtime
     except LaunchError as e:

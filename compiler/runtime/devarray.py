@@ -106,6 +106,27 @@ def _torch_dtype(obj: Any) -> np.dtype | None:
         return None
 
 
+def _torch_strided(t: Any) -> np.ndarray | None:
+    """A NumPy view of the strided CPU torch tensor `t` that lies in a NumPy view of its whole
+    storage, so that the launch finds the buffer (`StridedArray.window`) and passes `t` with
+    its own strides, in place, as a GPU tensor is passed (DLPack's view of `t` alone hides
+    the buffer: `t` would be copied and copied back, its kernel seeing other strides). None
+    where the storage cannot be seen so (a dtype NumPy has not, a negative stride)."""
+    dtype = _torch_dtype(t)
+    if dtype is None or dtype.itemsize != t.element_size() or any(s < 0 for s in t.stride()):
+        return None
+    try:
+        import torch
+
+        whole = np.from_dlpack(torch.empty(0, dtype=torch.uint8).set_(t.untyped_storage()))
+        typed = whole[: whole.size - whole.size % dtype.itemsize].view(dtype)
+        strides = tuple(s * dtype.itemsize for s in t.stride())
+        offset = t.storage_offset() * dtype.itemsize
+        return np.ndarray(tuple(t.shape), dtype, buffer=typed, offset=offset, strides=strides)
+    except (TypeError, ValueError, BufferError, RuntimeError):
+        return None
+
+
 def device_array(obj: Any) -> DeviceArray | None:
     """A DeviceArray view of GPU array `obj`, or None when `obj` is not one."""
     if not is_device_array(obj):
@@ -142,6 +163,10 @@ def host_array(obj: Any) -> np.ndarray | None:
     """A NumPy view of a CPU array of another library (DLPack on the CPU), else None."""
     if isinstance(obj, np.ndarray) or _dlpack_device(obj) != _DL_CPU:
         return None
+    if hasattr(obj, "untyped_storage") and not obj.is_contiguous():
+        strided = _torch_strided(obj)
+        if strided is not None:
+            return strided
     try:
         return np.from_dlpack(obj)
     except (TypeError, BufferError, RuntimeError):

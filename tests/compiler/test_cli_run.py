@@ -418,6 +418,28 @@ def test_a_cutile_kernel_of_a_python_file(capsys, tmp_path: Path, backend: str) 
     assert status == 0 and "check arg2 = arg0 * 2.5: ok" in out, err
 
 
+def test_a_cutile_kernel_with_static_dimensions_from_specs(capsys, tmp_path: Path) -> None:
+    """cuTile exports for the SPECs' placeholders (which take no memory: broadcast views with
+    zero strides) as for the C-contiguous arrays they stand for: a stride the kernel's
+    `ct.ArrayAnnotation` makes a constant is the made array's, not 0."""
+    pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+    path = tmp_path / "static.py"
+    path.write_text(
+        "from typing import Annotated\n"
+        "import cuda.tile as ct\n\n\n"
+        "Rows = Annotated[ct.Array, ct.ArrayAnnotation(static_shape_dims=(0,), static_stride_dims=(0, 1))]\n\n\n"
+        "@ct.kernel\n"
+        "def double(x: Rows, y):\n"
+        "    ct.static_assert(x.strides[0] == 16)\n"
+        "    ct.store(y, index=(0, 0), tile=ct.load(x, index=(0, 0), shape=(4, 16)) * 2)\n"
+    )
+    status, out, err = run(
+        capsys, "run", str(path), "--grid", "1", "--arg", "rand:4x16:f32", "--arg", "zeros:4x16:f32",
+        "--check", "arg1 = arg0 * 2",
+    )  # fmt: skip
+    assert status == 0 and "check arg1 = arg0 * 2: ok" in out, err
+
+
 def test_errors_of_a_python_file_of_cutile_kernels(capsys, tmp_path: Path) -> None:
     pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
     path = tmp_path / "kernels.py"

@@ -49,6 +49,21 @@ def test_partition_index_past_the_index_space() -> None:
     )
 
 
+def test_tile_0_of_an_empty_tensor_is_outside() -> None:
+    """An extent of 0 has an index space of 0 tiles: index 0 is outside it too. (cuTile's
+    own tests load tile 0 of an empty `Array.slice`, and tile 1 of a one-tile array, and
+    expect padding, as tileiras' masks give; its docs call a tile wholly outside the array
+    undefined behaviour, as Tile IR's spec does, and so it is reported here.)"""
+    t = tv([None], [1])
+    p = pv([4], t, "neg_inf")
+    body = "\n".join([make_tv("va", "a", ["%n"], [1]), f"%pa = make_partition_view %va : {p}", BIDS,
+                      load("x", "pa", p, ["%bx"], [4])])
+    msg = fails(body, "%a: tile<ptr<f32>>, %n: tile<i32>", (1,), [np.zeros(8, np.float32), 0])
+    assert msg.endswith(
+        "error: load_view_tko: index (0) is outside the index space (0) of the partition_view (tile block (0, 0, 0))"
+    )
+
+
 def test_index_space_follows_dim_map() -> None:
     # 64x16 tensor, tile 4x2, dim_map [1, 0]: index space (16/4, 64/2) = (4, 32)
     t = tv([64, 16], [16, 1])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import cuda.tile as ct
 import ml_dtypes
@@ -361,6 +361,29 @@ def positive_sum(x, T: ConstInt):
     ct.assert_(ct.sum(ct.load(x, index=(0,), shape=(T,))) > 0, "the sum must be positive")
 
 
+@ct.kernel
+def slice_and_count(x, y, count, start: int, stop: int, T: ConstInt):
+    # `count` is a 0-d array. (A tile of an empty slice, start == stop, would lie wholly
+    # outside it: undefined behaviour, as cuTile's docs say of `ct.load`.)
+    t = ct.load(x.slice(0, start, stop), index=(0,), shape=(T,))
+    ct.store(y.slice(0, start, stop), index=(0,), tile=t + 1)
+    ct.scatter(count, (), ct.gather(count, ()) + 1)
+
+
+@ct.kernel
+def static_dims(
+    x: Annotated[ct.Array, ct.ArrayAnnotation(static_shape_dims=(0,), static_stride_dims=(0, 1))],
+    y,
+    TN: ConstInt,
+):
+    # Compile-time extents and strides, the annotated ones (y's unit stride is one too, for
+    # the code cuTile's launch and launch_cutile's export make, but not one a kernel can see).
+    ct.static_assert(x.shape[0] == 4)
+    ct.static_assert(x.strides[1] == 1)
+    t = ct.load(x, index=(0, 0), shape=(4, TN))
+    ct.store(y, index=(0, 0), tile=t * 2)
+
+
 class Case:
     """A kernel and how to run it: `make(rng)` gives (grid, args, expected), `expected` a dict
     from an argument's position to the array it must hold afterwards, compared within `rtol`
@@ -695,6 +718,18 @@ def _acquire_release(rng):
     return (1,), [x, np.zeros_like(x), 16], {1: x}
 
 
+def _slice(rng):
+    x = _f32(rng, 16)
+    y = np.zeros_like(x)
+    y[2:7] = x[2:7] + 1
+    return (1,), [x, np.zeros_like(x), np.array(41, np.int32), 2, 7, 8], {1: y, 2: np.array(42)}
+
+
+def _static_dims(rng):
+    x = _f32(rng, 4, 10)[:, :8]  # strides (10, 1)
+    return (1,), [x, np.zeros((4, 8), np.float32), 8], {1: x * 2}
+
+
 CASES = [
     Case("layernorm", layernorm, _layernorm, rtol=1e-5, atol=1e-5),
     Case("softmax_rows", softmax_rows, _softmax, rtol=1e-5, atol=1e-7),
@@ -741,6 +776,8 @@ CASES = [
     Case("bitwise_atomics", bitwise_atomics, _bitwise_atomics),
     Case("products_and_minima", products_and_minima, _products_and_minima, rtol=1e-6),
     Case("acquire_release", acquire_release, _acquire_release),
+    Case("slice", slice_and_count, _slice),
+    Case("static_dims", static_dims, _static_dims),
 ]
 
 # cuTile Python 1.7 exports `x // y` of unsigned integers as `divi unsigned rounding<negative_inf>`,

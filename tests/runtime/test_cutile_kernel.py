@@ -70,6 +70,110 @@ def test_a_wrong_argument_count_or_type_is_one_line() -> None:
         launch_cutile(vadd, grid=1, args=[a, "x", a, 8], backend="cpu")
 
 
+def _views(module) -> list[str]:
+    """The tensor_view types of a module's text, in order."""
+    import re
+
+    from compiler.text.printer import print_module
+
+    return re.findall(r"tensor_view<[^>]*>", print_module(module))
+
+
+def test_the_export_is_specialised_as_cutiles_launch_specialises() -> None:
+    """An array's unit strides and extents of 1 are compile-time constants of the export (as
+    cuTile's own launch makes them: what lets a contiguous load vectorise), the notebook's
+    reusable export (`specialise=False`) keeps them dynamic, and a 0-d array is an array."""
+    from compiler.runtime import load_module
+    from compiler.runtime.cutile import export_cutile
+
+    vadd = _vadd()
+    a = np.zeros(64, np.float32)
+    assert set(_views(load_module(export_cutile(vadd, [a, a, a, 16])[0]))) == {"tensor_view<?xf32, strides=[1]>"}
+    general = load_module(export_cutile(vadd, [a, a, a, 16], specialise=False)[0])
+    assert set(_views(general)) == {"tensor_view<?xf32, strides=[?]>"}
+    strided = a[::2]  # a stride of 2 stays dynamic
+    mixed = load_module(export_cutile(vadd, [strided, a[:32], a[:32], 16])[0])
+    assert "tensor_view<?xf32, strides=[?]>" in _views(mixed)
+
+
+def test_array_annotations_of_static_dimensions_are_honoured() -> None:
+    ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+    from typing import Annotated
+
+    def rows(x, y):
+        ct.static_assert(x.shape[0] == 4)
+        ct.static_assert(x.strides[0] == 10)
+        ct.store(y, index=(0, 0), tile=ct.load(x, index=(0, 0), shape=(4, 8)) + 1)
+
+    static = ct.ArrayAnnotation(static_shape_dims=(0,), static_stride_dims=(0,))
+    rows.__annotations__ = {"x": Annotated[ct.Array, static]}
+    kernel = ct.kernel(rows)
+    x = np.arange(40, dtype=np.float32).reshape(4, 10)[:, :8]
+    y = np.zeros((4, 8), np.float32)
+    launch_cutile(kernel, grid=1, args=[x, y], backend="cpu")
+    np.testing.assert_array_equal(y, x + 1)
+    with pytest.raises(LaunchError, match="argument 0 of cuTile kernel rows: static_shape_dims names axis 2, but"):
+
+        def bad(x, y):
+            ct.store(y, index=(0, 0), tile=ct.load(x, index=(0, 0), shape=(4, 8)))
+
+        bad.__annotations__ = {"x": Annotated[ct.Array, ct.ArrayAnnotation(static_shape_dims=(2,))]}
+        bad.__name__ = "rows"
+        launch_cutile(ct.kernel(bad), grid=1, args=[x, y], backend="cpu")
+
+
+def test_tuple_items_annotated_constant_are_compiled_in() -> None:
+    """`tuple[tuple[ct.Constant[int], int], int]`: the constant item is folded into the kernel
+    (a tile shape here) and left out of the launch's parameters; the others are passed."""
+    ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+
+    def shifted(a, out, cfg):
+        t = ct.load(a, (0,), (cfg[0][0],))
+        ct.store(out, (0,), t + cfg[0][1] + cfg[1])
+
+    shifted.__annotations__ = {"cfg": tuple[tuple[ct.Constant[int], int], int]}
+    kernel = ct.kernel(shifted)
+    a, out = np.arange(8, dtype=np.int32), np.zeros(8, np.int32)
+    launch_cutile(kernel, grid=1, args=[a, out, ((8, 3), 5)], backend="cpu")
+    np.testing.assert_array_equal(out, a + 8)
+    with pytest.raises(LaunchError, match=r"argument 2 of cuTile kernel shifted\[0\]: a tuple of 3 items, but its"):
+        launch_cutile(kernel, grid=1, args=[a, out, ((8, 3, 1), 5)], backend="cpu")
+
+
+def test_strided_torch_cpu_tensors_keep_their_strides() -> None:
+    """A column slice of a CPU torch tensor reaches the kernel with its real strides, in place
+    (as a GPU tensor does), not as a contiguous copy: the kernel's static stride is 10."""
+    ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+    torch = pytest.importorskip("torch")
+    from typing import Annotated
+
+    def doubled(x, y):
+        ct.static_assert(x.strides[0] == 10)
+        ct.store(y, index=(0, 0), tile=ct.load(x, index=(0, 0), shape=(4, 8)) * 2)
+
+    doubled.__annotations__ = {"x": Annotated[ct.Array, ct.ArrayAnnotation(static_stride_dims=(0,))]}
+    buf = torch.arange(40, dtype=torch.float32).reshape(4, 10)
+    out = torch.full((4, 10), -1.0)
+    launch_cutile(ct.kernel(doubled), grid=1, args=[buf[:, :8], out[:, 1:9]], backend="cpu")
+    assert torch.equal(out[:, 1:9], buf[:, :8] * 2)
+    assert bool((out[:, 0] == -1).all()) and bool((out[:, 9] == -1).all())  # the rest untouched
+
+
+def test_a_stride_too_wide_for_i32_is_one_line() -> None:
+    vadd = _vadd()
+
+    class Wide:  # a GPU array's description (its memory is never touched: refused first)
+        __cuda_array_interface__ = {"shape": (2,), "strides": (4 << 32,), "typestr": "<f4", "data": (0, False)}
+
+    wide = Wide()
+    with pytest.raises(LaunchError) as e:
+        launch_cutile(vadd, grid=1, args=[wide, wide, wide, 4], backend="cpu")
+    assert e.value.message == (
+        "argument 0 of cuTile kernel vadd: its stride 4294967296 (axis 0) does not fit its i32 index type; "
+        "annotate the parameter ct.IndexedWithInt64"
+    )
+
+
 def test_gpu_backends_are_refused_in_one_line_before_exporting(monkeypatch: pytest.MonkeyPatch) -> None:
     vadd = _vadd()
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")

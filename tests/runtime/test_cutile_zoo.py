@@ -26,9 +26,13 @@ INTERPRETED = [c for c in CASES if c.interpretable]
 ARCHES = ("sm_80", "sm_90", "sm_100")
 
 
-def _exported(case: Case):
-    """The module cuTile exports for the case's arguments (the launch's own export)."""
+def _exported(case: Case, contiguous: bool = False):
+    """The module cuTile exports for the case's arguments (the launch's own export; with
+    `contiguous`, for C-contiguous copies of its arrays, as test_on_the_gpu's torch tensors
+    are: an export is specialised for the arrays' unit strides)."""
     _, args, _ = case.make(np.random.default_rng(0))
+    if contiguous:
+        args = [np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args]
     try:
         return load_module(export_cutile(case.kernel, args)[0])
     except LaunchError as e:
@@ -149,7 +153,7 @@ def test_a_verifier_error_in_bytecode_names_the_ops_source_line(tmp_path: Path) 
 def gpu_prepare_modules():
     """(label, module) of each kernel the GPU tests below run (.ci/gpu-prepare compiles them
     with tileiras here, where tileiras is installed, for the GPU machine's cache)."""
-    return [(f"cuTile zoo: {c.name}", _exported(c)) for c in CASES]
+    return [(f"cuTile zoo: {c.name}{' (contiguous)' * k}", _exported(c, bool(k))) for c in CASES for k in (0, 1)]
 
 
 @pytest.mark.gpu
