@@ -10,8 +10,12 @@
   out of the integer type's range gives a result the spec leaves undefined to use; we
   return what PTX's `cvt.rzi` to a 32- or 64-bit integer does (it saturates): the nearest end
   of the range, and 0 for NaN. (tileiras 13.5 converts to i8 through 16 bits and keeps the
-  low byte, and to i1 as `x != 0`: on an H200, tests/lower checks those as it finds them.)
-  `signed` / `unsigned` pick the range (i1: [-1, 0] or [0, 1]).
+  low byte: on an H200, tests/lower checks it as it finds it.) `signed` / `unsigned` pick
+  the range. To i1, signed or unsigned, the result is `x != 0` (NaN: true), not the
+  truncation the op's description gives (0.5 would be false): NVIDIA's tools agree on it
+  and the tools win. tileiras compiles it so (FSETP.NEU, on an H200 too), and cuTile Python
+  exports `astype(bool)` of a float as `ftoi unsigned` to i1, its own tests expecting NumPy's
+  `x != 0`.
 * `itof`: the integer read as signed or unsigned (i1 signed: true is -1), rounded exactly
   (64-bit integers too) in the op's rounding mode; out of range as for `ftof` (the op's
   own description says NaN for types without infinity; the spec's table, which we
@@ -62,12 +66,14 @@ def _ftof(ctx: Ctx) -> np.ndarray:
 def _ftoi(ctx: Ctx) -> np.ndarray:
     (x,) = ctx.args
     width = _int_width(ctx.result_type())
+    if width == 1:
+        return rounding.to_f64(x) != 0  # (see the module's doc)
     signed = ctx.keyword("signedness", "signed") == "signed"
     return float_to_int(rounding.to_f64(x), width, signed)
 
 
 def float_to_int(x: np.ndarray, width: int, signed: bool) -> np.ndarray:
-    """float64 values truncated toward zero into iW storage, saturating; NaN gives 0."""
+    """float64 values truncated toward zero into iW storage (W >= 8), saturating; NaN gives 0."""
     with np.errstate(invalid="ignore"):
         t = np.trunc(x)
         t = np.where(np.isnan(t), 0.0, t)
@@ -75,8 +81,6 @@ def float_to_int(x: np.ndarray, width: int, signed: bool) -> np.ndarray:
         lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
     else:
         lo, hi = 0, (1 << width) - 1
-    if width == 1:
-        return np.clip(t, lo, hi) != 0  # -1 (signed) and 1 (unsigned) are both the bit 1
     if width < 64:
         wide = np.clip(t, lo, hi).astype(np.int64)
         if signed:

@@ -47,7 +47,7 @@ ftof   rounding_mode nearest_even (zero / positive_inf toward f8E8M0FNU); wideni
        (f8 -> f16/bf16/f32/f64 decode; E8M0 -> f16 rounds: 2^-127 -> 0, 2^127 -> inf).
 ftoi   truncation toward zero with the interpreter's saturation: NaN -> 0, values beyond the
        range -> its nearest end (signed [-2^(N-1), 2^(N-1)-1], unsigned [0, 2^N-1]); i1:
-       signed x <= -1, unsigned x >= 1. The compare uses the exact powers of two
+       x != 0, signed or unsigned (NVIDIA's tools; NaN true). The compare uses the exact powers of two
        2^(N-1) / 2^N of the source type, the in-range value is converted by `.to(int)`
        (cvt.rzi; NumPy truncation) after out-of-range lanes were replaced by 0 (no poison,
        no NumPy warnings). The result is held signed (unsigned results reinterpreted).
@@ -385,7 +385,7 @@ def _ftoi(e: OpEmit) -> None:
         e.line(f"{t} = {v}")
         v = t
     if width == 1:
-        e.assign(f"{v} <= -1.0" if signed else f"{v} >= 1.0")
+        e.assign(f"{v} != 0.0")  # `x != 0`, NaN true, as NVIDIA's tools (compiler/interp/ops_conversion.py)
         return
     result = tltypes.dtype(e.result_types[0])
     if signed:

@@ -164,6 +164,8 @@ INT_WIDTHS = [1, 8, 16, 32, 64]
 
 
 def _ftoi_expected(v: float, width: int, signed: bool) -> int:
+    if width == 1:
+        return int(v != 0)  # NVIDIA's tools' `x != 0`, NaN true (compiler/interp/ops_conversion.py)
     lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
     if math.isnan(v):
         n = 0
