@@ -165,6 +165,9 @@ class KernelSource:
     entry_where: str | None = None
     # Warnings of the lowering for the kernel as a whole (a hint not applied as asked: `launch_plan`).
     notes: list[str] = field(default_factory=list)
+    # What else the kernel does that Triton's interpreter cannot run, said as a user reads it
+    # ("a bf16 atomic add (atomic_rmw_tko)").
+    interpreter_lacks: list[str] = field(default_factory=list)
 
     @property
     def signature(self) -> dict[str, str]:
@@ -188,7 +191,7 @@ class KernelSource:
 
     def not_interpretable(self) -> list[str]:
         """Ops (mnemonics, in order) whose code Triton's interpreter cannot run: inline PTX
-        and libdevice calls (the interpreter has neither)."""
+        and libdevice calls (the interpreter has neither); then `interpreter_lacks`."""
         found: list[str] = list(self.inline_asm)
         for n, line in enumerate(self.text.split("\n"), 1):
             code = line.split("#", 1)[0]
@@ -199,7 +202,7 @@ class KernelSource:
                 name = op.mnemonic if op is not None else "a helper"
                 if name not in found:
                     found.append(name)
-        return found
+        return found + self.interpreter_lacks
 
 
 # -- views ------------------------------------------------------------------------------
@@ -279,6 +282,7 @@ class Codegen:
         # The `for` loops written unrolled twice (`mma_plan`).
         self.unrolled: frozenset[Operation] = frozenset()
         self.notes: list[str] = []  # launch_plan's
+        self.interpreter_lacks: list[str] = []  # (KernelSource's)
         self.current: Operation | None = None
         # Values produced by memory ops' tokens (for barriers) and flags of enclosing loops.
         self.memory_tokens: set[Value] = set()
@@ -406,6 +410,7 @@ class Codegen:
             line_ops,
             self.where(self.entry),
             list(self.notes),
+            list(self.interpreter_lacks),
         )
 
     def _parameters(self, block: Block) -> None:
@@ -637,6 +642,12 @@ class OpEmit:
     def uses_inline_asm(self) -> None:
         if self.op.mnemonic not in self.cg.inline_asm:
             self.cg.inline_asm.append(self.op.mnemonic)
+
+    def interpreter_lacks(self, what: str) -> None:
+        """This op's code does `what`, which Triton's interpreter cannot run."""
+        said = f"{what} ({self.op.mnemonic})"
+        if said not in self.cg.interpreter_lacks:
+            self.cg.interpreter_lacks.append(said)
 
     def helper(self, name: str, source: str) -> str:
         return self.cg.helper(name, source)

@@ -464,6 +464,8 @@ def atomic_update(
         ptr = f"{ptr}.to(tl.pointer_type({ity}), bitcast=True)"
         value = f"{value}.to({ity}, bitcast=True)"
         convert_back = tltypes.dtype(element)
+    if mode == "addf" and str(element) == "bf16":  # ("Unsupported data type", Triton 3.6 and 3.9)
+        e.interpreter_lacks("a bf16 atomic add")
     call = f"tl.{fn}({ptr}, {dense(e, value)}{_atomic_mask(e, mask, shape)}, sem={sem!r}, scope={scope!r})"
     if convert_back is not None:
         call = f"{call}.to({convert_back}, bitcast=True)"

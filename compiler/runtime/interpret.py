@@ -12,8 +12,9 @@ object (`compiler.interp.machine.loaded_state`): initialized at the Module's fir
 this backend, it keeps what each launch wrote for the next (spec 003, 6.2.1: initialized
 exactly once). Constant tables and `alloca` slabs are fresh per launch.
 
-What Triton's interpreter cannot run: inline PTX (`tl.inline_asm_elementwise`) — kernels
-whose exact path needs it are refused with the op's name (`KernelSource.inline_asm`).
+What Triton's interpreter cannot run: inline PTX (`tl.inline_asm_elementwise`), libdevice,
+bf16 atomic adds — kernels whose exact path needs them are refused with the op's name
+(`KernelSource.not_interpretable`).
 Undefined behaviour (an access outside every array) is not caught: the interpreter reads
 and writes host memory directly.
 
@@ -234,8 +235,10 @@ def run(
     src = source or lower_entry(module, entry, Target.parse(None))
     blockers = src.not_interpretable()
     if blockers:
+        asm = [b for b in blockers if b not in src.interpreter_lacks]
+        needs = ([f"inline PTX or libdevice for {', '.join(asm)}"] if asm else []) + src.interpreter_lacks
         raise LowerError(
-            f"kernel @{src.kernel} needs inline PTX or libdevice for {', '.join(blockers)}, which Triton's "
+            f"kernel @{src.kernel} needs {' and '.join(needs)}, which Triton's "
             "interpreter cannot run; use the cpu backend, or compile it (tileir compile) and run it on a GPU"
         )
     patch_interpreter()

@@ -432,6 +432,25 @@ def test_f16_addf_reaching_inf_is_computed_on_the_cpu_and_said_under_tritons_int
     assert "the cpu backend computes it" in str(e.value) and "\n" not in str(e.value)
 
 
+def test_a_bf16_atomic_add_is_refused_by_name_under_tritons_interpreter() -> None:
+    """Triton's interpreter has no bf16 atomics ("Unsupported data type", 3.6 and 3.9): the
+    launch is refused up front in one line naming the op, as for inline PTX; the cpu backend
+    runs it."""
+    from compiler.runtime import LaunchError, launch, load_module
+
+    text = atomic_kernel("bf16", 4, "addf", False)
+    b = ml_dtypes.bfloat16
+    args = [np.zeros(4, b), np.arange(4, dtype=np.int32), np.ones(4, b), np.zeros(4, b), np.ones(4, np.bool_),
+            np.zeros(4, b)]  # fmt: skip
+    launch(load_module(text), "k", 1, [a.copy() for a in args], backend="cpu")
+    with pytest.raises(LaunchError) as e:
+        launch(load_module(text), "k", 1, args, backend="triton-interpret")
+    assert e.value.message == (
+        "error: kernel @k needs a bf16 atomic add (atomic_rmw_tko), which Triton's interpreter cannot run; use the cpu "
+        "backend, or compile it (tileir compile) and run it on a GPU"
+    )
+
+
 def test_broadcast_values_and_masks() -> None:
     """Atomics whose value, compare value and mask are broadcast from one element (and a
     relaxed store, an exchange): Triton 3.6's interpreter read such tiles as dense arrays and
