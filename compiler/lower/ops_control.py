@@ -55,6 +55,7 @@ from ..ir.core import Block, BlockArgument, Operation, Region, Value
 from ..ir.types import PointerType, TileType, TokenType, Type
 from . import tltypes
 from .codegen import BEFORE_3_9, GPU_ONLY, LOADS, PRODUCTS, OpEmit
+from .ops_view import const_int
 from .registry import emitter
 
 _EXITS = {"cuda_tile.break", "cuda_tile.continue", "cuda_tile.return"}
@@ -390,6 +391,13 @@ def _for(e: OpEmit) -> None:
         # Under Triton's interpreter `range` yields Python ints: cast to the bound type
         # (a no-op when compiled, where the induction variable already has it).
         raw = e.tmp(iv + "_i")
+        known = const_int(e.op.operands[2])
+        if known is None or not 0 < known < 1 << (tltypes.int_width(iv_arg.type) - 1):
+            # A step not known positive: Tile IR runs {lb + i*step < ub}, none when lb >= ub
+            # whatever the step (a step <= 0 with lb < ub is undefined), as the compiled loop
+            # does; Python's `range`, under Triton's interpreter, would count down a negative
+            # step (cuTile's `range(11, 1, -2)`, found by cuTile's own tests).
+            ub, step = f"tl.maximum({lb}, {ub})", f"tl.maximum({step}, 1)"
         if e.op in e.cg.unrolled:  # two iterations per step of the pipeline (codegen.mma_plan)
             e.line(f"for {raw} in tl.range({lb}, {ub}, {step}, loop_unroll_factor=2):")
         else:

@@ -617,3 +617,31 @@ def test_a_loop_carrying_a_tile_transposed_outside_it(shape: tuple[int, int]) ->
         triton_36_fails_without_workarounds(text, "sm_90", "TritonGPURemoveLayoutConversions")
     # A constant start has no layout to hold: it enters the loop as it is.
     assert "_loop_entry(" not in source_of(_permuted_into_a_loop(shape, "constant"))
+
+
+# A `for` whose step comes at run time: Tile IR runs {lb + i*step < ub}, none when lb >= ub
+# whatever the step; Python's `range` under Triton's interpreter counted a negative step down
+# (cuTile's `for v in range(11, 1, -2)`, found by cuTile's own tests).
+RUNTIME_STEP_FOR = """
+cuda_tile.module @m {
+  entry @k(%out: tile<ptr<i32>>, %lb: tile<i32>, %ub: tile<i32>, %step: tile<i32>) {
+    %tok = make_token : token
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %n = for %i in (%lb to %ub, step %step) : tile<i32> iter_values(%k = %c0) -> (tile<i32>) {
+      %p = offset %out, %k : tile<ptr<i32>>, tile<i32> -> tile<ptr<i32>>
+      %t = store_ptr_tko weak %p, %i : tile<ptr<i32>>, tile<i32> -> token
+      %k1 = addi %k, %c1 : tile<i32>
+      continue %k1 : tile<i32>
+    }
+    return
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("lb", "ub", "step"), [(11, 1, -2), (1, 11, 2), (5, 5, -1), (3, 3, 0)])
+def test_a_for_with_a_run_time_step(lb: int, ub: int, step: int) -> None:
+    cpu, _ = run_both(RUNTIME_STEP_FOR, "k", 1, [np.full(8, -1, np.int32), lb, ub, step])
+    want = list(range(lb, ub, step)) if lb < ub else []
+    assert cpu[0].tolist() == want + [-1] * (8 - len(want))
