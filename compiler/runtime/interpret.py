@@ -46,7 +46,7 @@ from ..ir.types import IntegerType, PointerType, TileType
 from ..lower.build import import_kernel, require_triton
 from ..lower.codegen import KernelSource, LowerError, Target, lower_entry
 from ..modules import LaunchError
-from .binding import ArgumentChecks, StridedArray
+from .binding import ArgumentChecks, ArrayTable, StridedArray, array_table
 
 _SIGNED = {1: np.int8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 _TORCH_BY_SIG = {
@@ -99,6 +99,52 @@ def _strided_view(array: np.ndarray, signature: str, where: str) -> tuple[Any, t
     size = max(array.itemsize, 1)
     span = data[offset:]
     return _torch_view(span[: len(span) // size * size], signature), copy
+
+
+def _array_table(
+    table: ArrayTable,
+    element: PointerType,
+    where: str,
+    write_back: list[tuple[np.ndarray, np.ndarray]],
+    read_only: list[tuple[int, np.ndarray, np.ndarray, bool]],
+    index: int,
+    keep: list[np.ndarray],
+) -> np.ndarray:
+    """The i64 rows of a cuTile array list (`binding.array_table`) with host addresses: Triton's
+    interpreter reads and writes host memory at the addresses the kernel loads from the table.
+    An array lies there in place; a non-contiguous one (not a StridedArray) or a read-only one
+    as a contiguous copy, written back or checked after the run as other arguments are (kept
+    alive in `keep` until then: the kernel reads them by address only)."""
+    if not (isinstance(element.pointee, IntegerType) and element.pointee.width == 64):
+        raise LaunchError(f"{where}: a table of arrays goes to a tile<ptr<i64>> parameter")
+
+    def place(array: np.ndarray, dev: Any, strided: bool, j: int, at: str) -> int:
+        if dev is not None:
+            raise LaunchError(f"{at}: a GPU array, which the triton-interpret backend cannot read")
+        if array.dtype.name in ("float4_e2m1fn", "int4", "uint4"):
+            raise LaunchError(f"{at}: 4-bit elements in an array list run on the cpu backend")
+        if strided and array.flags.writeable:
+            return int(array.__array_interface__["data"][0])
+        placed = array
+        if not strided and (not array.flags.c_contiguous or not array.flags.writeable):
+            placed = np.ascontiguousarray(array).copy()
+            if array.flags.writeable:
+                write_back.append((array, placed))
+            else:
+                read_only.append((index, array, placed, True))
+        elif strided:  # a read-only strided view: the bytes it spans, copied
+            window = StridedArray.window(array)
+            if window is None:
+                raise LaunchError(f"{at}: this strided array is not a view of one contiguous NumPy buffer")
+            data, offset = window
+            copy = data.copy()
+            read_only.append((index, data, copy, False))
+            keep.append(copy)
+            return int(copy.__array_interface__["data"][0]) + offset
+        keep.append(placed)
+        return int(placed.__array_interface__["data"][0])
+
+    return array_table(table, where, place)
 
 
 def _read_only_error(src: KernelSource, checks: list[tuple[int, np.ndarray, np.ndarray, bool]]) -> InterpError | None:
@@ -252,6 +298,7 @@ def run(
     # (argument index, the read-only array or the bytes of a read-only strided view, the copy
     # the kernel gets, which of the two): checked after the run (module doc).
     read_only: list[tuple[int, np.ndarray, np.ndarray, bool]] = []
+    keep: list[np.ndarray] = []  # copies an array table points into
     for p in src.params:
         if p.kind == "scratch":
             continue
@@ -272,6 +319,10 @@ def run(
         element = t.element if isinstance(t, TileType) else t
         where = binder.where(i, param)
         if isinstance(element, PointerType):
+            if isinstance(arg, ArrayTable):
+                table = _array_table(arg, element, where, write_back, read_only, i, keep)
+                call.append(_torch_view(table, p.signature))
+                continue
             if isinstance(arg, StridedArray):
                 binder.check_dtype(where, element, arg.array.dtype)
                 view, copy = _strided_view(arg.array, p.signature, where)
@@ -281,8 +332,8 @@ def run(
                 continue
             if not isinstance(arg, np.ndarray):
                 raise LaunchError(
-                    f"{where}: the triton-interpret backend takes NumPy arrays or StridedArray for pointers, "
-                    f"got {type(arg).__name__} (raw addresses and array tables run on the cpu backend)"
+                    f"{where}: the triton-interpret backend takes NumPy arrays, StridedArray or ArrayTable for "
+                    f"pointers, got {type(arg).__name__} (raw addresses run on the cpu backend)"
                 )
             binder.check_dtype(where, element, arg.dtype)
             if dtypes.memory_bits(element.pointee) == 4:

@@ -228,6 +228,30 @@ def test_tuples_lists_and_torch_tensors_reach_the_kernel() -> None:
     np.testing.assert_array_equal(tout.numpy(), a + b)
 
 
+@pytest.mark.parametrize("backend", ["cpu", "triton-interpret"])
+def test_a_list_of_arrays_read_and_written_in_place(backend: str) -> None:
+    """A list of arrays (cuTile's table of descriptors) on both interpreters, Triton's reading
+    the host addresses in the table: a strided view is used in place, with its strides; a
+    non-contiguous array that is no view of one buffer goes as a copy, written back; stores
+    through the list land in the caller's arrays."""
+    ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+    _backend_available(backend)
+
+    def bump(arrays, tile):
+        bid = ct.bid(0)
+        for k in range(len(arrays)):
+            ct.store(arrays[k], index=(bid,), tile=ct.load(arrays[k], index=(bid,), shape=(tile,)) + (k + 1))
+
+    bump.__annotations__ = {"tile": ct.Constant[int]}
+    base = np.zeros(128, np.float32)
+    items = [np.arange(64, dtype=np.float32), base[::2], np.full(64, 10, np.float32)]
+    before = [a.copy() for a in items]
+    launch_cutile(ct.kernel(bump), grid=4, args=[items, 16], backend=backend)
+    for k, (got, was) in enumerate(zip(items, before, strict=True)):
+        np.testing.assert_array_equal(got, was + k + 1)
+    assert not base[1::2].any()  # between the strided view's elements: untouched
+
+
 # On a GPU (marker `gpu`; the tileiras cubins of these kernels come from .ci/gpu-prepare where
 # tileiras is not installed): a cuTile kernel function with the arrays cuTile users hold,
 # torch GPU tensors (in place) and NumPy arrays (copied over and back), and with a tuple and a
