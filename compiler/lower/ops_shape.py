@@ -182,6 +182,15 @@ def _cat(e: OpEmit) -> None:
     if a != b:
         # Tile extents are powers of two, so a verified cat always has equal halves.
         raise e.error(f"cat of tiles of different shapes {a} and {b} (extents must be powers of two)")
+    el = tltypes.element_of(e.result_types[0])
+    if isinstance(el, IntegerType) and el.width == 1:
+        # Joined as int8: Triton's interpreter stacks the two i1 operands' NumPy data as it
+        # finds them and failed where one came from a compare with a Python int (cuTile's
+        # `ct.astile((a, b))` of scalars; 3.6 and 3.9). On the GPU two conversions.
+        t = e.operand_types[0]
+        expr, _ = concat(e, as_integers(lhs, t), as_integers(rhs, t), a, dim)
+        e.assign(from_integers(expr, t))
+        return
     expr, _ = concat(e, lhs, rhs, a, dim)
     e.assign(expr)
 

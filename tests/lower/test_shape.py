@@ -418,3 +418,36 @@ def test_shape_ops_compile_everywhere():
     for k in compile_for(text, "k") + compile_for(pointer_kernel(), "k"):
         assert k.spills == 0
         assert len(k.cubin) > 1000
+
+
+# cuTile's `ct.astile(((a, b), (c, d)), dtype=ct.bool_)` of scalar parameters: i1 values from
+# compares (with an int parameter, and a float's `ftoi` to i1) and an i1 parameter, joined by
+# `cat`. Triton's interpreter (3.6 and 3.9) stacked their NumPy data as it found them and
+# failed ("numpy data itemsize (64 bits) exceeds ..."): i1 cats join as int8 now.
+BOOL_CAT = """
+cuda_tile.module @m {
+  entry @k(%out: tile<ptr<i1>>, %a: tile<i32>, %c: tile<f32>, %d: tile<i1>) {
+    %tok = make_token : token
+    %c0 = constant <i32: 0> : tile<i32>
+    %x = cmpi not_equal %a, %c0, signed : tile<i32> -> tile<i1>
+    %y = ftoi %c unsigned : tile<f32> -> tile<i1>
+    %x1 = reshape %x : tile<i1> -> tile<1xi1>
+    %y1 = reshape %y : tile<i1> -> tile<1xi1>
+    %d1 = reshape %d : tile<i1> -> tile<1xi1>
+    %xy = cat %x1, %y1 dim = 0 : tile<1xi1>, tile<1xi1> -> tile<2xi1>
+    %yd = cat %y1, %d1 dim = 0 : tile<1xi1>, tile<1xi1> -> tile<2xi1>
+    %all = cat %xy, %yd dim = 0 : tile<2xi1>, tile<2xi1> -> tile<4xi1>
+    %v = make_tensor_view %out, shape = [4], strides = [1] : tensor_view<4xi1, strides=[1]>
+    %p = make_partition_view %v : partition_view<tile=(4), tensor_view<4xi1, strides=[1]>>
+    %t = store_view_tko weak %all, %p[%c0] token = %tok : tile<4xi1>, partition_view<tile=(4), tensor_view<4xi1, strides=[1]>>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize(("a", "c", "d"), [(0, 0.0, True), (3, 0.5, False)])
+def test_a_cat_of_booleans_from_scalar_parameters(a: int, c: float, d: bool) -> None:
+    cpu, _ = run_both(BOOL_CAT, "k", 1, [np.zeros(4, np.bool_), a, c, d])
+    x, y = a != 0, c != 0
+    assert cpu[0].tolist() == [x, y, y, d]
