@@ -422,6 +422,7 @@ class Machine:
         self.print_buffer: list[tuple[int, str]] | None = None
         self._plans: dict[Block, list[_Step]] = {}
         self._largest: dict[Operation, int] = {}
+        self._waits: dict[Operation, bool] = {}  # (`_may_wait_for_other_blocks`)
         self._checked_loops: set[Operation] = set()
         self._free_dead = False
         # Loop iterations run so far (since the last `run`) and the budgets (see RunOptions).
@@ -530,9 +531,11 @@ class Machine:
         kernel may wait for other blocks: `_may_wait_for_other_blocks`)."""
         per_block = self._largest.get(kernel)
         if per_block is None:
-            # (0: the kernel may wait for other blocks)
-            per_block = self._largest[kernel] = 0 if _may_wait_for_other_blocks(kernel) else _largest_tile(kernel)
-        return max(1, min(total, self.options.group_budget // per_block)) if per_block else 1
+            per_block = self._largest[kernel] = _largest_tile(kernel)
+        waits = self._waits.get(kernel)
+        if waits is None:
+            waits = self._waits[kernel] = _may_wait_for_other_blocks(kernel)
+        return 1 if waits else max(1, min(total, self.options.group_budget // per_block))
 
     def run(self, kernel: Operation, grid: tuple[int, ...], args: list[Any]) -> None:
         """Run `kernel` (an `entry` op) over `grid` ((x[, y[, z]]) tile blocks), its

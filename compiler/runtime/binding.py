@@ -225,19 +225,24 @@ class MachineBinder(ArgumentChecks):
 
     def table(self, i: int, param: Value, element: PointerType, table: ArrayTable) -> int:
         where = self.where(i, param)
-        if not (isinstance(element.pointee, IntegerType) and element.pointee.width == 64):
-            raise LaunchError(f"{where}: a table of arrays goes to a tile<ptr<i64>> parameter")
         data = array_table(
-            table, where, lambda array, dev, strided, j, at: self.place(array, f"argument {i}[{j}]", strided, at)
+            table,
+            element,
+            where,
+            lambda array, dev, strided, j, at: self.place(array, f"argument {i}[{j}]", strided, at),
         )
         return self.memory.place(data, alignment=8, name=f"argument {i} (array list)", read_only=True)
 
 
-def array_table(table: ArrayTable, where: str, place: Any) -> np.ndarray:
+def array_table(table: ArrayTable, element: PointerType, where: str, place: Any) -> np.ndarray:
     """The rows of a cuTile array list, `[address, *extents, *strides]` in i64 (strides in
-    elements). `place(array, device_array_or_None, strided, index, where)` gives item
-    `index`'s address (placing it where the backend needs it)."""
+    elements), for a parameter pointing to `element`s (LaunchError unless i64).
+    `place(array, device_array_or_None, strided, index, where)` gives item `index`'s address
+    (placing it where the backend needs it)."""
     from .devarray import device_array
+
+    if not (isinstance(element.pointee, IntegerType) and element.pointee.width == 64):
+        raise LaunchError(f"{where}: a table of arrays goes to a tile<ptr<i64>> parameter")
 
     rows: list[list[int]] = []
     for j, item in enumerate(table.arrays):

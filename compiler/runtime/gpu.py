@@ -552,8 +552,6 @@ def _scatter(original: np.ndarray) -> Any:
 
 def _table(b: Binding, where: str, element: PointerType, table: Any, strided_t: type) -> int:
     """cuTile's list of arrays: a device table of [address, extents, strides] rows."""
-    if not (isinstance(element.pointee, IntegerType) and element.pointee.width == 64):
-        raise LaunchError(f"{where}: a table of arrays goes to a tile<ptr<i64>> parameter")
 
     def place(array: Any, dev: DeviceArray | None, strided: bool, _index: int, at: str) -> int:
         if dev is not None:
@@ -561,7 +559,7 @@ def _table(b: Binding, where: str, element: PointerType, table: Any, strided_t: 
             return dev.ptr
         return _place_host(b, array, strided, at, strided_t)
 
-    return b.place(array_table(table, where, place), f"{where} (array list)", read_only=True)
+    return b.place(array_table(table, element, where, place), f"{where} (array list)", read_only=True)
 
 
 # --------------------------------------------------------------------------------------------

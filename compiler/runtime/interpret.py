@@ -82,12 +82,11 @@ def _torch_view(array: np.ndarray, signature: str) -> Any:
     return raw.view(getattr(torch, _TORCH_BY_SIG[signature]))
 
 
-def _strided_view(array: np.ndarray, signature: str, where: str) -> tuple[Any, tuple[np.ndarray, np.ndarray] | None]:
-    """A strided array as it lies in memory: a tensor over the bytes it spans, starting at
-    its first element (the kernel is told the strides). Where that memory is read-only (the
-    CPU backend's test: the buffer's flag, not the view's), the tensor is over a copy of the
-    bytes: (the bytes, the copy) come back too, for `_read_only_error`."""
-
+def _strided_span(array: np.ndarray, where: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """A strided array as it lies in memory: the bytes it spans, from its first element on
+    (the kernel is told the strides). Where that memory is read-only (the CPU backend's test:
+    the buffer's flag, not the view's), the bytes of a copy: (the bytes, the copy) come back
+    too, for `_read_only_error`."""
     window = StridedArray.window(array)
     if window is None:
         raise LaunchError(f"{where}: this strided array is not a view of one contiguous NumPy buffer")
@@ -96,9 +95,33 @@ def _strided_view(array: np.ndarray, signature: str, where: str) -> tuple[Any, t
     if not data.flags.writeable:
         copy = (data, data.copy())
         data = copy[1]
+    return data[offset:], copy
+
+
+def _strided_view(array: np.ndarray, signature: str, where: str) -> tuple[Any, tuple[np.ndarray, np.ndarray] | None]:
+    """`_strided_span` as a tensor of the parameter's `signature`."""
+    span, copy = _strided_span(array, where)
     size = max(array.itemsize, 1)
-    span = data[offset:]
     return _torch_view(span[: len(span) // size * size], signature), copy
+
+
+def _placed(
+    arg: np.ndarray,
+    index: int,
+    write_back: list[tuple[np.ndarray, np.ndarray]],
+    read_only: list[tuple[int, np.ndarray, np.ndarray, bool]],
+) -> np.ndarray:
+    """Argument `index`, an array, as the kernel gets it: itself, or, where it is not
+    C-contiguous or not writeable, a contiguous copy, written back after the run (or, read
+    only, checked for stores)."""
+    if arg.flags.c_contiguous and arg.flags.writeable:
+        return arg
+    placed = np.ascontiguousarray(arg).copy()
+    if arg.flags.writeable:
+        write_back.append((arg, placed))
+    else:
+        read_only.append((index, arg, placed, True))
+    return placed
 
 
 def _array_table(
@@ -112,39 +135,24 @@ def _array_table(
 ) -> np.ndarray:
     """The i64 rows of a cuTile array list (`binding.array_table`) with host addresses: Triton's
     interpreter reads and writes host memory at the addresses the kernel loads from the table.
-    An array lies there in place; a non-contiguous one (not a StridedArray) or a read-only one
-    as a contiguous copy, written back or checked after the run as other arguments are (kept
-    alive in `keep` until then: the kernel reads them by address only)."""
-    if not (isinstance(element.pointee, IntegerType) and element.pointee.width == 64):
-        raise LaunchError(f"{where}: a table of arrays goes to a tile<ptr<i64>> parameter")
+    Each array is placed as an array argument is (`_placed`, `_strided_span`); what is placed
+    is kept alive in `keep` until the run has ended: the kernel reads it by address only."""
 
     def place(array: np.ndarray, dev: Any, strided: bool, j: int, at: str) -> int:
         if dev is not None:
             raise LaunchError(f"{at}: a GPU array, which the triton-interpret backend cannot read")
         if array.dtype.name in ("float4_e2m1fn", "int4", "uint4"):
             raise LaunchError(f"{at}: 4-bit elements in an array list run on the cpu backend")
-        if strided and array.flags.writeable:
-            return int(array.__array_interface__["data"][0])
-        placed = array
-        if not strided and (not array.flags.c_contiguous or not array.flags.writeable):
-            placed = np.ascontiguousarray(array).copy()
-            if array.flags.writeable:
-                write_back.append((array, placed))
-            else:
-                read_only.append((index, array, placed, True))
-        elif strided:  # a read-only strided view: the bytes it spans, copied
-            window = StridedArray.window(array)
-            if window is None:
-                raise LaunchError(f"{at}: this strided array is not a view of one contiguous NumPy buffer")
-            data, offset = window
-            copy = data.copy()
-            read_only.append((index, data, copy, False))
-            keep.append(copy)
-            return int(copy.__array_interface__["data"][0]) + offset
+        if strided:
+            placed, copy = _strided_span(array, at)
+            if copy is not None:
+                read_only.append((index, *copy, False))
+        else:
+            placed = _placed(array, index, write_back, read_only)
         keep.append(placed)
         return int(placed.__array_interface__["data"][0])
 
-    return array_table(table, where, place)
+    return array_table(table, element, where, place)
 
 
 def _read_only_error(src: KernelSource, checks: list[tuple[int, np.ndarray, np.ndarray, bool]]) -> InterpError | None:
@@ -343,14 +351,7 @@ def run(
                     unpack_back.append((arg, placed))
                 call.append(_torch_view(placed, p.signature))
                 continue
-            placed = arg
-            if not arg.flags.c_contiguous or not arg.flags.writeable:
-                placed = np.ascontiguousarray(arg).copy()
-                if arg.flags.writeable:
-                    write_back.append((arg, placed))
-                else:
-                    read_only.append((i, arg, placed, True))
-            call.append(_torch_view(placed, p.signature))
+            call.append(_torch_view(_placed(arg, i, write_back, read_only), p.signature))
         else:
             value = binder.scalar(i, param, element, arg)
             call.append(_scalar_bits(value, element))
