@@ -25,10 +25,10 @@ Version = tuple[int, int]
 # Versions this project reads and writes in full, and the test-only versions that
 # `cuda-tile-translate` knows in builds with TILE_IR_INCLUDE_TESTS (used by the conformance
 # tests of op evolution; never written by `tileir asm`).
-SUPPORTED: tuple[Version, ...] = ((13, 1), (13, 2), (13, 3))
+SUPPORTED: tuple[Version, ...] = ((13, 1), (13, 2), (13, 3), (13, 4))
 TEST_VERSIONS: tuple[Version, ...] = ((250, 0), (250, 1))
 # Newer versions that are read as far as their encodings are known (compiler.bytecode.newer).
-READ_ONLY: tuple[Version, ...] = ((13, 4), (13, 5))
+READ_ONLY: tuple[Version, ...] = ((13, 5),)
 CURRENT: Version = (13, 3)
 # What `cuda-tile-translate` writes when no version is asked for.
 DEFAULT_WRITE: Version = CURRENT

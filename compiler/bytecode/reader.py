@@ -91,14 +91,14 @@ def read_bytecode(data: bytes, part: tuple[int, int] | None = None) -> Module:
 
 def _read(data: bytes, part: tuple[int, int] | None = None) -> Module:
     version, tag = read_version(data)
-    if version in READ_ONLY:
-        newer.check_header(version, tag)
-    elif version not in SUPPORTED and version not in TEST_VERSIONS:
+    if version not in SUPPORTED and version not in TEST_VERSIONS and version not in READ_ONLY:
         raise BytecodeError(
             f"unsupported Tile version {version[0]}.{version[1]}.{tag}, this reader supports versions "
-            f"{supported_range()} (and reads 13.4 and 13.5 as far as their encodings are known)",
+            f"{supported_range()} (and reads 13.5 as far as its encodings are known)",
             8,
         )
+    if newer.tagged(version):
+        newer.check_header(version, tag)
     return _FileReader(data, version, part).read()
 
 
@@ -355,7 +355,7 @@ class _FileReader:
             return T.FunctionType(inputs, results)
         if tag == TypeTag.TOKEN:
             return T.TOKEN
-        if tag == newer.FNV8E5M3FNU_TAG and self.version in READ_ONLY:
+        if tag == newer.FNV8E5M3FNU_TAG and newer.tagged(self.version):
             raise newer.unrepresentable("the element type fnv8E5M3FNU (bytecode 13.4)", self.version, at)
         raise BytecodeError(f"unknown type tag: {tag}", at)
 
@@ -752,7 +752,7 @@ class _FileReader:
             value = r.varint(f"enum attribute '{adef.name}'")
             case = enum.by_value(value) if enum is not None else None
             if case is None:
-                if kind == "enum:rounding" and value == newer.NEAREST_AWAY and self.version in READ_ONLY:
+                if kind == "enum:rounding" and value == newer.NEAREST_AWAY and newer.tagged(self.version):
                     raise newer.unrepresentable("the rounding mode nearest_away (bytecode 13.4)", self.version, at)
                 raise BytecodeError(f"invalid integer value for enum type: {value} (attribute '{adef.name}')", at)
             if since(case.since) > self.version and self.version not in TEST_VERSIONS:
@@ -777,6 +777,9 @@ class _FileReader:
             if not name:
                 raise r.fail("empty symbol reference is invalid")
             return A.SymbolRefAttr(name)
+        if kind == "dense_bool_array":  # a count, then one byte per element
+            flags = r.take(r.count(f"attribute '{adef.name}'"), f"attribute '{adef.name}'")
+            return A.DenseArrayAttr(T.I1, tuple(int(b != 0) for b in flags))
         if kind in ("dense_i32_array", "dense_i64_array"):
             size = 4 if kind == "dense_i32_array" else 8
             values = r.array(size, f"attribute '{adef.name}'")
@@ -867,13 +870,10 @@ class _BodyReader:
 
         # 2. flags
         flags = r.varint(f"the flags of {opdef.name}") if lay.has_flags else 0
-        if opdef.name == "cuda_tile.ftoi" and newer.FTOI_FLAGS_SINCE <= reader.version < (250, 0):
-            flags_at = r.pos
-            if r.varint("the flags of cuda_tile.ftoi") & 1:
-                raise newer.unrepresentable("ftoi with 'saturating' (bytecode 13.4)", reader.version, flags_at)
 
         # 3. attributes
         props: dict[str, A.Attribute] = {}
+        inbounds_at = 0
         for adef in opdef.attributes:
             bit = lay.flag_bits.get(adef.name)
             if bit is not None:
@@ -893,10 +893,12 @@ class _BodyReader:
                 if default is not None:
                     props[adef.name] = default
                 continue
+            if adef.name == "inbounds":
+                inbounds_at = r.pos
             props[adef.name] = reader.inline_attr(adef, r, result_types)
 
         inbounds = None
-        inbounds_since = newer.INBOUNDS_SINCE.get(opdef.name)
+        inbounds_since = newer.INBOUNDS_SINCE.get(opdef.name)  # 13.5's, which the op table lacks
         if inbounds_since is not None and inbounds_since <= reader.version < (250, 0):
             inbounds_at = r.pos
             inbounds = r.take(r.count("the inbounds array"), "the inbounds array")
@@ -935,6 +937,10 @@ class _BodyReader:
             operands = []
             self._operands(r, total, operands)
 
+        if inbounds is None and isinstance(props.get("inbounds"), A.DenseArrayAttr):  # 13.4's, in the op table
+            inbounds = props["inbounds"].values
+            if not any(inbounds):
+                del props["inbounds"]  # all false is the default: the same IR as a 13.3 file's
         if inbounds is not None and len(inbounds) != len(op_index := _index_group(opdef, segments)):
             raise BytecodeError(
                 f"inbounds size ({len(inbounds)}) must match the number of index dimensions ({len(op_index)})",

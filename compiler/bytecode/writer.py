@@ -217,6 +217,8 @@ def encode_type(t: T.Type, tables: _Tables, out: Writer) -> None:
         out.varint(entry[0])
     elif isinstance(t, T.PointerType):
         out.varint(TypeTag.POINTER)
+        if tables.version >= (13, 4):
+            out.varint(0)  # option flags: no ptr_attr
         out.varint(tables.type(t.pointee))
     elif isinstance(t, T.TileType):
         out.varint(TypeTag.TILE)
@@ -224,6 +226,8 @@ def encode_type(t: T.Type, tables: _Tables, out: Writer) -> None:
         out.array(t.shape, 8)
     elif isinstance(t, T.TensorViewType):
         out.varint(TypeTag.TENSOR_VIEW)
+        if tables.version >= (13, 4):
+            out.varint(0)  # option flags: no ptr_attr
         out.varint(tables.type(t.element))
         out.array([INT64_MIN if d is None else d for d in t.shape], 8)
         out.array([INT64_MIN if d is None else d for d in t.strides], 8)
@@ -412,6 +416,10 @@ def _inline(op: Operation, adef, attr: A.Attribute, tables: _Tables, out: Writer
         out.varint(tables.string(attr.value))  # type: ignore[attr-defined]
     elif kind == "symbol_ref":
         out.varint(tables.string(attr.name))  # type: ignore[attr-defined]
+    elif kind == "dense_bool_array":
+        out.varint(len(attr.values))  # type: ignore[attr-defined]
+        for flag in attr.values:  # type: ignore[attr-defined]
+            out.byte(1 if flag else 0)
     elif kind in ("dense_i32_array", "dense_i64_array"):
         out.array(attr.values, 4 if kind == "dense_i32_array" else 8)  # type: ignore[attr-defined]
     elif kind == "dense_elements":
@@ -521,6 +529,8 @@ class _FunctionWriter:
                 continue
             if not lay.stored(adef):
                 continue  # a later version's attribute: the version check made sure it is the default
+            if attr is None and adef.kind == "dense_bool_array":  # `inbounds`: all false, one per index
+                attr = A.DenseArrayAttr(T.I1, (0,) * len(op.operand_group("index")))
             if attr is None:
                 attr = _default_attr(adef)
                 if attr is None:

@@ -157,6 +157,7 @@ TYPE_CONSTRAINTS: dict[str, Constraint] = {
     "int_tile": _tile_of(ANY_INT),
     "int_or_i4_tile": _tile_of(("i1", "i4", "i8", "i16", "i32", "i64"), ods_order=ANY_INT + ("i4",)),
     "i1_tile": _tile_of(("i1",)),
+    "fpowi_exponent_tile": _tile_of(("i1", "i8", "i16", "i32")),  # tileiras 13.5: no i64
     "i8_tile": _tile_of(("i8",)),
     "i32_tile": _tile_of(("i32",)),
     "i64_tile": _tile_of(("i64",)),

@@ -193,6 +193,42 @@ _CORE: tuple[OpDef, ...] = (
         examples=("%r = extract %t[%i, %j] : tile<32x8xf32> -> tile<4x2xf32>",),
     ),
     OpDef(
+        "insert",
+        0x76,
+        "13.4",
+        summary="Replace one slice of a tile",
+        group="core",
+        operands=(
+            OperandDef("source", "tile", since="13.4", doc="the new slice"),
+            OperandDef("destination", "tile", since="13.4", doc="tile to update"),
+            OperandDef(
+                "indices",
+                "scalar_i32_tile",
+                "variadic",
+                since="13.4",
+                doc="slice number along each dimension (scalar i32 tiles)",
+            ),
+        ),
+        results=(ResultDef("result", "tile", since="13.4", doc="`destination` with the slice replaced"),),
+        assembly=(
+            "$source `,` $destination `[` $indices `]` attr-dict `:` custom<CudaTileType>(type($source)) `,` "
+            "custom<CudaTileType>(type($destination))"
+        ),
+        traits=frozenset({"Pure"}),
+        type_rules=(
+            ("same_type", ("destination", "result")),
+            ("same_rank", ("source", "destination")),
+            ("same_element_type", ("source", "destination")),
+        ),
+        description=(
+            "The inverse of `extract`: cuts `destination` into equal slices of `source`'s shape "
+            "(which must divide it) and returns it with the slice numbered by `indices` replaced "
+            "by `source`. Indices count slices, not elements, and are read as unsigned; an "
+            "out-of-range slice is undefined. Bytecode 13.4+ (cuTile Python's `ct.insert`)."
+        ),
+        examples=("%r = insert %s, %t[%i, %j] : tile<2x4xf32>, tile<4x8xf32>",),
+    ),
+    OpDef(
         "get_global",
         0x2C,
         "13.1",
@@ -1393,6 +1429,37 @@ _FLOATING_POINT: tuple[OpDef, ...] = (
         examples=("%r = pow %x, %e : tile<4xf32>",),
     ),
     OpDef(
+        "fpowi",
+        0x79,
+        "13.4",
+        summary="Raise each element to a per-element integer power",
+        group="floating-point",
+        operands=(
+            OperandDef("source", "base_float_tile", since="13.4", doc="base tile"),
+            OperandDef("exponent", "fpowi_exponent_tile", since="13.4", doc="signed integer exponents, same shape"),
+        ),
+        results=(ResultDef("result", "base_float_tile", since="13.4", doc="source ** exponent"),),
+        assembly=(
+            "$source `,` $exponent attr-dict `:` custom<CudaTileType>(type($source)) `,` "
+            "custom<CudaTileType>(type($exponent))"
+        ),
+        traits=frozenset({"Pure"}),
+        type_rules=(
+            ("same_type", ("source", "result")),
+            ("same_shape", ("source", "exponent")),
+        ),
+        description=(
+            "Raises each element of `source` to the matching signed integer of `exponent` (i1, "
+            "i8, i16 or i32, sign-extended: an i1 true is -1) by "
+            "repeated squaring, as NVIDIA's tileiras does: over the bits of |n| from the lowest, "
+            "a running product takes each square whose bit is set, each step rounded to nearest "
+            "(f16 and bf16 compute in f32 and round once at the end); a negative exponent then "
+            "takes the correctly rounded reciprocal. Not correctly rounded in general. Bytecode "
+            "13.4+ (cuTile Python's `x ** n` for an integer `n`)."
+        ),
+        examples=("%r = fpowi %x, %n : tile<4xf32>, tile<4xi32>",),
+    ),
+    OpDef(
         "remf",
         0x59,
         "13.1",
@@ -2102,18 +2169,27 @@ _CONVERSION: tuple[OpDef, ...] = (
         attributes=(
             AttrDef("signedness", "enum:signedness", doc="produce signed or unsigned integers"),
             AttrDef("rounding_mode", "enum:rounding", doc="must be nearest_int_to_zero"),
+            AttrDef(
+                "saturating",
+                "unit",
+                optional=True,
+                since="13.4",
+                doc="clamp out-of-range values to the integer range and NaN to 0 (13.4+)",
+            ),
         ),
         results=(ResultDef("to", "int_tile", doc="integer tile"),),
         assembly=(
             "$from custom<Signedness>($signedness) custom<IntegerRoundingMode>($rounding_mode) "
-            "attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))"
+            "(`saturating` $saturating^)? attr-dict `:` custom<CudaTileType>(type($from)) `->` "
+            "custom<CudaTileType>(type($to))"
         ),
         traits=frozenset({"Pure"}),
         type_rules=(("same_shape", ("from", "to")),),
         description=(
             "Converts each float element to a signed or unsigned integer, dropping the fraction "
             "(nearest_int_to_zero is the only rounding mode). NaN, infinities and values out of "
-            "the target range give undefined results."
+            "the target range give undefined results, unless `saturating` (13.4+) is set: then "
+            "they clamp to the integer range and NaN gives 0."
         ),
         examples=("%r = ftoi %x signed : tile<4xf32> -> tile<4xi32>",),
     ),
@@ -2268,6 +2344,40 @@ _MEMORY: tuple[OpDef, ...] = (
         examples=("%p = alloca num_elem = 64, alignment = 128 : tile<ptr<f32>>",),
     ),
     OpDef(
+        "gdc_launch_dependents_tko",
+        0x77,
+        "13.4",
+        summary="Let the dependent grid start (programmatic dependent launch)",
+        group="memory",
+        operands=(OperandDef("token", "token", "optional", since="13.4", doc="optional input token"),),
+        results=(ResultDef("result_token", "token", since="13.4", doc="token ordered after the signal"),),
+        assembly="(`token` `=` $token^)? attr-dict `->` custom<CudaTileType>(type($result_token))",
+        description=(
+            "Signals that a kernel launched after this one with programmatic dependent launch may "
+            "start (PTX `griddepcontrol.launch_dependents`, sm_90+; nothing on older targets). It "
+            "changes no values: only when the dependent grid is scheduled. Bytecode 13.4+ (cuTile "
+            "Python's `ct.grid_dependency_control_launch_dependents`)."
+        ),
+        examples=("%t1 = gdc_launch_dependents_tko token = %t0 -> token",),
+    ),
+    OpDef(
+        "gdc_wait_tko",
+        0x78,
+        "13.4",
+        summary="Wait for the grid this one depends on (programmatic dependent launch)",
+        group="memory",
+        operands=(OperandDef("token", "token", "optional", since="13.4", doc="optional input token"),),
+        results=(ResultDef("result_token", "token", since="13.4", doc="token ordered after the wait"),),
+        assembly="(`token` `=` $token^)? attr-dict `->` custom<CudaTileType>(type($result_token))",
+        description=(
+            "Waits until the grid this kernel programmatically depends on has finished and its "
+            "memory is visible (PTX `griddepcontrol.wait`, sm_90+; nothing on older targets). "
+            "Without such a launch it returns at once. Bytecode 13.4+ (cuTile Python's "
+            "`ct.grid_dependency_control_wait`)."
+        ),
+        examples=("%t1 = gdc_wait_tko token = %t0 -> token",),
+    ),
+    OpDef(
         "join_tokens",
         0x3C,
         "13.1",
@@ -2363,6 +2473,22 @@ _MEMORY: tuple[OpDef, ...] = (
                 "tile<8xf32> -> tile<8xf32>, token"
             ),
         ),
+    ),
+    OpDef(
+        "memory_fence_alias_tko",
+        0x7A,
+        "13.4",
+        summary="Order accesses to memory reached through different addresses",
+        group="memory",
+        operands=(OperandDef("token", "token", since="13.4", doc="token the fence is ordered after"),),
+        results=(ResultDef("result_token", "token", since="13.4", doc="token ordered after the fence"),),
+        assembly="$token attr-dict",
+        description=(
+            "A fence between memory accesses that reach the same memory through different "
+            "virtual addresses (aliased mappings). Values are unchanged; ops that take the result "
+            "token are ordered after those the input token orders. Bytecode 13.4+."
+        ),
+        examples=("%t1 = memory_fence_alias_tko %t0",),
     ),
     OpDef(
         "make_token",
@@ -2540,6 +2666,13 @@ _VIEW: tuple[OpDef, ...] = (
                 optional=True,
                 doc="per-architecture tuning hints",
             ),
+            AttrDef(
+                "inbounds",
+                "dense_bool_array",
+                default="all false",  # absent from the IR when all false (and before 13.4)
+                since="13.4",
+                doc="per index: the tile lies wholly inside the view along it (13.4+; else undefined)",
+            ),
         ),
         results=(
             ResultDef("tile", "tile", doc="loaded tile"),
@@ -2702,6 +2835,13 @@ _VIEW: tuple[OpDef, ...] = (
                 "optimization_hints",
                 optional=True,
                 doc="per-architecture tuning hints",
+            ),
+            AttrDef(
+                "inbounds",
+                "dense_bool_array",
+                default="all false",  # absent from the IR when all false (and before 13.4)
+                since="13.4",
+                doc="per index: the tile lies wholly inside the view along it (13.4+; else undefined)",
             ),
         ),
         results=(

@@ -46,10 +46,12 @@ def _get_num_tile_blocks(ctx: Ctx):
     return tuple(np.array([n], dtype=np.int32) for n in ctx.machine.grid)
 
 
-@semantics("make_token", "join_tokens")
+@semantics("make_token", "join_tokens", "gdc_wait_tko", "gdc_launch_dependents_tko", "memory_fence_alias_tko")
 def _token(ctx: Ctx):
     # join_tokens' result depends on every input token: the machine gives each result
-    # the union of its operands' dependencies.
+    # the union of its operands' dependencies. The programmatic-dependent-launch ops order
+    # only whole grids (one launch at a time here) and the alias fence only accesses through
+    # different mappings of the same memory (one address space here): as tokens, nothing more.
     return TOKEN
 
 

@@ -1,4 +1,4 @@
-"""Semantics of the shape ops: `broadcast`, `reshape`, `permute`, `cat` and `extract`.
+"""Semantics of the shape ops: `broadcast`, `reshape`, `permute`, `cat`, `extract` and `insert`.
 
 Every tile value carries a leading group axis (length G, or 1 when uniform across the
 group), so tile dimension `d` is NumPy axis `d + 1`. These ops only move elements:
@@ -59,6 +59,23 @@ def _cat(ctx: Ctx) -> np.ndarray:
     return np.concatenate((lhs, rhs), axis=dim + 1)
 
 
+def _slots(ctx: Ctx, indices: list, whole: tuple[int, ...], part: tuple[int, ...], noun: str) -> list[np.ndarray]:
+    """`extract`/`insert`'s slice numbers, per block (read as unsigned 32-bit integers, as the
+    op says); one out of range is undefined behaviour, reported."""
+    slots = [dtypes.as_unsigned(np.asarray(i)).reshape(-1).astype(np.int64) for i in indices]
+    for d, slot in enumerate(slots):
+        count = whole[d] // part[d]
+        bad = slot >= count
+        if bad.any():
+            first = int(slot[np.flatnonzero(bad)[0]])
+            raise ctx.error(
+                f"slice index {first} of dimension {d} is out of range: the {noun} extent "
+                f"{whole[d]} holds {count} slices of {part[d]} (undefined behaviour)",
+                blocks=bad,
+            )
+    return slots
+
+
 @semantics("extract")
 def _extract(ctx: Ctx) -> np.ndarray:
     source = ctx.args[0]
@@ -68,17 +85,7 @@ def _extract(ctx: Ctx) -> np.ndarray:
     if not out_shape:
         return source
     counts = [s // r for s, r in zip(src_shape, out_shape, strict=True)]
-    # The indices count slices and are read as unsigned 32-bit integers.
-    slots = [dtypes.as_unsigned(np.asarray(i)).reshape(-1).astype(np.int64) for i in indices]
-    for d, (slot, count) in enumerate(zip(slots, counts, strict=True)):
-        bad = slot >= count
-        if bad.any():
-            first = int(slot[np.flatnonzero(bad)[0]])
-            raise ctx.error(
-                f"slice index {first} of dimension {d} is out of range: the source extent "
-                f"{src_shape[d]} holds {count} slices of {out_shape[d]} (undefined behaviour)",
-                blocks=bad,
-            )
+    slots = _slots(ctx, indices, src_shape, out_shape, "source")
     if all(s.shape[0] == 1 for s in slots):
         window = tuple(slice(int(s[0]) * r, (int(s[0]) + 1) * r) for s, r in zip(slots, out_shape, strict=True))
         return source[(slice(None), *window)]
@@ -95,3 +102,30 @@ def _extract(ctx: Ctx) -> np.ndarray:
     for slot in slots:
         index += [np.broadcast_to(slot, (g,)), slice(None)]
     return blocked[tuple(index)]
+
+
+@semantics("insert")
+def _insert(ctx: Ctx) -> np.ndarray:
+    source, destination = ctx.args[0], ctx.args[1]
+    indices = ctx.args_of("indices")
+    whole, part = destination.shape[1:], source.shape[1:]
+    slots = _slots(ctx, indices, whole, part, "destination")
+    g = max(source.shape[0], destination.shape[0], *(s.shape[0] for s in slots))
+    out = np.array(np.broadcast_to(destination, (g, *whole)))  # a fresh copy: tiles are values
+    if not whole:
+        out[...] = source
+        return out
+    if g == 1 or all(s.shape[0] == 1 for s in slots):
+        window = tuple(slice(int(s[0]) * r, (int(s[0]) + 1) * r) for s, r in zip(slots, part, strict=True))
+        out[(slice(None), *window)] = source
+        return out
+    # Per block, the same split view as extract's: (G, n0, r0, n1, r1, ...), written through.
+    split: list[int] = []
+    for w, r in zip(whole, part, strict=True):
+        split += [w // r, r]
+    blocked = out.reshape((g, *split))
+    index: list[object] = [np.arange(g)]
+    for slot in slots:
+        index += [np.broadcast_to(slot, (g,)), slice(None)]
+    blocked[tuple(index)] = np.broadcast_to(source, (g, *part))
+    return out

@@ -64,6 +64,7 @@ maxf minf   written with `tl.where` (PTX max.f32 and the 3.6 interpreter's np.ma
 
 from __future__ import annotations
 
+from . import tltypes
 from .codegen import GPU_ONLY, OpEmit
 from .ops_conversion import (
     BITS_OF,
@@ -469,3 +470,45 @@ def _maxf_minf(e: OpEmit) -> None:
     name = f"_fa_{'max' if is_max else 'min'}_{t}{'_nan' if propagate else ''}"
     fn = e.helper(name, _minmax_source(t, is_max, propagate))
     e.assign(f"{fn}({a}, {b})")
+
+
+@emitter("fpowi")
+def _fpowi(e: OpEmit) -> None:
+    """tileiras' repeated squaring (see the op's doc; the interpreter does the same): a loop
+    over the exponent's bits with the product and the square carried, in f32 (f64 for f64),
+    each multiply rounded to nearest; a negative exponent takes the correctly rounded
+    reciprocal (tl.div_rn in f32; `/` is IEEE division in f64)."""
+    x, n = e.operands
+    t = _type(e)
+    n_el = tltypes.element_of(e.operand_types[1])
+    width = n_el.width  # i1, i8, i16 or i32 (the op's constraint)
+    work = "tl.float64" if t == "f64" else "tl.float32"
+    recip = "1.0 / r" if t == "f64" else "tl.div_rn(tl.full((), 1.0, tl.float32), r)"
+    sign = "-(n.to(tl.int32))" if width == 1 else "n.to(tl.int32)"
+    loop = (
+        [
+            f"    for _ in range({width - 1}):",
+            "        a = a * a",
+            "        r = tl.where((m & 1) != 0, r * a, r)",
+            "        m = m >> 1",
+        ]
+        if width > 1
+        else []
+    )
+    fn = e.helper(
+        f"_fpowi_{t}_i{width}",
+        "\n".join([
+            "@triton.jit",
+            "def {name}(x, n):",
+            f"    # x ** n for {t} x and i{width} n, by repeated squaring (tileiras' order)",
+            f"    a = x.to({work})",
+            f"    k = {sign}",
+            "    m = tl.abs(k).to(tl.uint32, bitcast=True)",
+            "    r = tl.where((m & 1) != 0, a, tl.full((), 1.0, a.dtype))",
+            "    m = m >> 1",
+            *loop,
+            f"    r = tl.where(k < 0, {recip}, r)",
+            f"    return r.to({e.dtype(e.result_types[0])})",
+        ]) + "\n",
+    )  # fmt: skip
+    e.assign(f"{fn}({x}, {n})")

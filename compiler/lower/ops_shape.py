@@ -1,4 +1,4 @@
-"""Shape ops: `broadcast`, `reshape`, `permute`, `cat`, `extract`. All exact: they only move
+"""Shape ops: `broadcast`, `reshape`, `permute`, `cat`, `extract`, `insert`. All exact: they only move
 elements (bits are never touched by arithmetic that could change them).
 
     broadcast   tl.broadcast_to(x, shape); a 0-d source is splat first. Same shape: no code.
@@ -27,6 +27,8 @@ elements (bits are never touched by arithmetic that could change them).
                 spreads to what the slice meets (a slice broadcast as mmaf_scaled's scales
                 made Triton 3.6 dequantize each 64x64 operand 32 times over: 50,000 lines of
                 PTX, 8 KB of spills and a 16 s compile; fuzz seeds 111174 and 112162).
+    insert      The same (c, r) form for the destination; the source, as (1, r0, 1, r1, ...),
+                replaces the chosen slice through one tl.where (13.4).
 """
 
 from __future__ import annotations
@@ -246,3 +248,34 @@ def _extract(e: OpEmit) -> None:
         shape[2 * d] = 1
         x = x2
     e.assign(from_integers(reshape(e, x, tuple(shape), dst), dst_t))
+
+
+@emitter("insert")
+def _insert(e: OpEmit) -> None:
+    """The destination in extract's (c0, r0, c1, r1, ...) form, the source (1, r0, 1, r1, ...)
+    broadcast over it, and a tl.where that keeps the source where every slice axis is at the
+    chosen slice (taken modulo c, as extract does: out of range is undefined behaviour)."""
+    source, destination = e.operands[0], e.operands[1]
+    indices = e.operands_of("indices")
+    src_t, dst_t = e.operand_types[0], e.operand_types[1]
+    part, whole = _shape(src_t), _shape(dst_t)
+    if part == whole:
+        e.alias(source)
+        return
+    counts = [w // r for w, r in zip(whole, part, strict=True)]
+    split: list[int] = []
+    lone: list[int] = []
+    for c, r in zip(counts, part, strict=True):
+        split += [c, r]
+        lone += [1, r]
+    picks = [
+        f"({arange_along(c, 2 * d, len(split))} == ({idx} & {c - 1}))"
+        for d, (c, idx) in enumerate(zip(counts, indices, strict=True))
+        if c > 1
+    ]
+    slices = e.tmp("slices")
+    e.line(f"{slices} = {reshape(e, as_integers(destination, dst_t), whole, tuple(split))}")
+    new = reshape(e, as_integers(source, src_t), part, tuple(lone))
+    put = e.tmp("put")
+    e.line(f"{put} = tl.where({' & '.join(picks)}, {new}, {slices})")
+    e.assign(from_integers(reshape(e, put, tuple(split), whole), dst_t))

@@ -258,7 +258,15 @@ def export_cutile(
         v2 = shape_constants or any(isinstance(p, (TupleConstraint, tuple)) for p in params)
         convention = CallingConvention.cutile_python_v2() if v2 else CallingConvention.cutile_python_v1()
         signature = KernelSignature(params, convention, symbol=name)
-        export_kernel(kernel, [signature], buf, output_format="tileir_bytecode", bytecode_version="13.3")
+        try:
+            export_kernel(kernel, [signature], buf, output_format="tileir_bytecode", bytecode_version="13.3")
+        except Exception as e:
+            # ct.insert, grid dependency control, check_bounds=False and some rounding modes
+            # need 13.4; everything else stays 13.3, which every consumer reads.
+            if "13.4 or later" not in str(e):
+                raise
+            buf = io.BytesIO()
+            export_kernel(kernel, [signature], buf, output_format="tileir_bytecode", bytecode_version="13.4")
     except Exception as e:  # cuTile's own errors (a type error in the kernel, ...), as one line
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise LaunchError(f"{_cutile_place(e)}cuTile could not export kernel {name}: {first}", kind="module") from None

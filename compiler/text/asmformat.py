@@ -513,7 +513,7 @@ def _parse_type_list(parser: Parser, opdef: OpDef, variadic: bool) -> list[T.Typ
     return types
 
 
-# Operand constraints that name one concrete type (ODS's buildable types): an operand whose
+# Constraints that name one concrete type (ODS's buildable types): an operand or result whose
 # type the format does not spell is resolved with it, as MLIR's generated parsers do.
 _BUILDABLE: dict[str, T.Type] = {
     "scalar_i32_tile": T.TileType((), T.I32),
@@ -536,7 +536,7 @@ def _finisher(opdef: OpDef):
     operand_plan = [(odef.name, _BUILDABLE.get(odef.constraint)) for odef in opdef.operands]
     has_segments = opdef.has_segments
     fixed = sum(1 for r in opdef.results if r.arity == "single")
-    result_plan = [(rdef.name, rdef.arity == "variadic") for rdef in opdef.results]
+    result_plan = [(rdef.name, rdef.arity == "variadic", _BUILDABLE.get(rdef.constraint)) for rdef in opdef.results]
     region_names = [rdef.name for rdef in opdef.regions]
 
     def finish(parser: Parser, op: Operation, state: _State, num_results: int) -> None:
@@ -579,8 +579,10 @@ def _finisher(opdef: OpDef):
             op.operand_segments = tuple(segments)
         # Results: fixed ones take one type each; a variadic group takes what is left.
         result_types: list[T.Type] = []
-        for name, variadic in result_plan:
+        for name, variadic, buildable in result_plan:
             rtypes = types.get(name)
+            if rtypes is None and buildable is not None and not variadic:
+                rtypes = [buildable]  # `memory_fence_alias_tko %t` prints no type: a token
             if rtypes is None:
                 if variadic:
                     if num_results - fixed > 0:

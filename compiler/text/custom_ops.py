@@ -448,6 +448,20 @@ def _token_and_hints(parser: Parser, op: Operation, hints: bool = True) -> tuple
     if parser.accept("token"):
         parser.expect("=")
         token = parser.parse_value_ref()
+    if hints and parser.accept("inbounds"):  # `inbounds = [true, false]` (13.4), as tileirdisasm prints it
+        parser.expect("=")
+        parser.expect("[")
+        flags = []
+        while True:
+            word = parser.expect_kind(L.IDENT, "true or false")
+            if word.text not in ("true", "false"):
+                parser.fail(f"expected true or false in 'inbounds', got '{word.text}'", word.span)
+            flags.append(int(word.text == "true"))
+            if not parser.accept(","):
+                break
+        parser.expect("]")
+        if any(flags):
+            op.properties["inbounds"] = A.DenseArrayAttr(T.I1, tuple(flags))
     if hints and parser.accept("optimization_hints"):
         parser.expect("=")
         op.properties["optimization_hints"] = parser.parse_optimization_hints_body(op.name)
@@ -587,12 +601,22 @@ def _print_index_types(printer: Printer, indices) -> str:
     return "".join(", " + printer.type(t) for t in types)
 
 
-_VIEW_ELIDED = {"memory_ordering_semantics", "memory_scope", "optimization_hints", "operandSegmentSizes", "mode"}
+_VIEW_ELIDED = {
+    "memory_ordering_semantics",
+    "memory_scope",
+    "optimization_hints",
+    "operandSegmentSizes",
+    "mode",
+    "inbounds",
+}
 
 
 def _print_token_and_hints(printer: Printer, op: Operation, token) -> None:
     if token is not None:
         printer.write(f" token = {printer.value(token)}")
+    inbounds = op.properties.get("inbounds")
+    if isinstance(inbounds, A.DenseArrayAttr) and any(inbounds.values):
+        printer.write(" inbounds = [" + ", ".join("true" if f else "false" for f in inbounds.values) + "]")
     hints = op.properties.get("optimization_hints")
     if isinstance(hints, A.OptimizationHintsAttr):
         printer.write(" optimization_hints = " + hints.body())

@@ -286,12 +286,27 @@ def _check_f4_view(v: Verifier, op: Operation, view: T.Type) -> None:
 def _load_view(v: Verifier, op: Operation) -> None:
     _check_view_access(v, op, op.result("tile"), None)
     _check_memory_model(v, op, "load")
+    _check_inbounds(v, op)
 
 
 @op_verifier("store_view_tko")
 def _store_view(v: Verifier, op: Operation) -> None:
     _check_view_access(v, op, op.operand("tile"), 0)
     _check_memory_model(v, op, "store")
+    _check_inbounds(v, op)
+
+
+def _check_inbounds(v: Verifier, op: Operation) -> None:
+    """13.4's `inbounds`: one flag per index (tileirdisasm reports the same mismatch)."""
+    inbounds = op.properties.get("inbounds")
+    if isinstance(inbounds, A.DenseArrayAttr):
+        count = len(op.operand_group("index"))
+        if len(inbounds.values) != count:
+            v.fail(
+                op,
+                f"inbounds size ({len(inbounds.values)}) must match the number of index dimensions ({count})",
+                code="inbounds",
+            )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Rules of the shape-manipulating ops: broadcast, reshape, cat, extract, permute, iota,
+"""Rules of the shape-manipulating ops: broadcast, reshape, cat, extract, insert, permute, iota,
 pack and unpack (the op-specific part; ranks and element types that the op table relates
 are checked by the engine first).
 
@@ -179,42 +179,59 @@ def _extract(v: Verifier, op: Operation) -> None:
         v.fail(op, "source and result element type do not match", code="element-type")
     if src.rank != res.rank:
         v.fail(op, "source and result must have the same rank", code="rank")
-    for i, (s, r) in enumerate(zip(src.shape, res.shape, strict=True)):
+    _slice_rules(v, op, src, res, ("source", "result"), 1)
+
+
+@op_verifier("insert")
+def _insert(v: Verifier, op: Operation) -> None:
+    src, dst = op.operands[0].type, op.operands[1].type
+    if not isinstance(src, T.TileType) or not isinstance(dst, T.TileType):
+        return  # the operand constraints said so
+    _slice_rules(v, op, dst, src, ("destination", "source"), 2)
+
+
+def _slice_rules(
+    v: Verifier, op: Operation, whole: T.TileType, part: T.TileType, names: tuple[str, str], first: int
+) -> None:
+    """`extract` and `insert`: `part`'s shape divides `whole`'s, and the operands from `first`
+    on are one scalar i32 slice number per dimension (a constant out of range is warned of)."""
+    kind = op.name.rsplit(".", 1)[-1]
+    for i, (s, r) in enumerate(zip(whole.shape, part.shape, strict=False)):
         if r == 0 or s % r != 0:
             v.fail(
                 op,
-                f"source dimension {i} size ({s}) must be evenly divisible by result dimension {i} size ({r})",
+                f"{names[0]} dimension {i} size ({s}) must be evenly divisible by {names[1]} dimension {i} size ({r})",
                 code="extract-shape",
             )
-    indices = op.operands[1:]
-    if len(indices) != src.rank:
-        v.fail(op, f"expected {src.rank} indices, but got {len(indices)}", code="index-count")
+    indices = op.operands[first:]
+    if len(indices) != whole.rank:
+        v.fail(op, f"expected {whole.rank} indices, but got {len(indices)}", code="index-count")
     for i, index in enumerate(indices):
         t = index.type
         if not isinstance(t, T.TileType):
-            v.fail(op, f"index {i} must be a Tile type", at=i + 1, code="index-type")
+            v.fail(op, f"index {i} must be a Tile type", at=i + first, code="index-type")
         if t.rank != 0:
-            v.fail(op, f"index {i} must be a scalar tile, got rank {t.rank}", at=i + 1, code="index-type")
+            v.fail(op, f"index {i} must be a scalar tile, got rank {t.rank}", at=i + first, code="index-type")
         if t.element != T.I32:
-            v.fail(op, f"index {i} must have i32 element type", at=i + 1, code="index-type")
+            v.fail(op, f"index {i} must have i32 element type", at=i + first, code="index-type")
         value = _constant_splat(index)
         if value is None:
             continue
-        highest = src.shape[i] // res.shape[i] - 1
+        highest = whole.shape[i] // part.shape[i] - 1
         if value < 0:
             v.warn(
                 op,
-                f"extract index {i} has negative value {value}, which may cause undefined behavior",
+                f"{kind} index {i} has negative value {value}, which may cause undefined behavior",
                 prefix=False,
-                at=i + 1,
+                at=i + first,
                 code="extract-index",
             )
         if value > highest:
             v.warn(
                 op,
-                f"extract index {i} value {value} may be out of bounds (max valid index: {highest})",
+                f"{kind} index {i} value {value} may be out of bounds (max valid index: {highest})",
                 prefix=False,
-                at=i + 1,
+                at=i + first,
                 code="extract-index",
             )
 

@@ -32,7 +32,7 @@ from ..ir.source import Span
 from .engine import OpFailed, Verifier
 from .registry import module_check
 
-SUPPORTED_VERSIONS = ("13.1", "13.2", "13.3")
+SUPPORTED_VERSIONS = ("13.1", "13.2", "13.3", "13.4")
 
 # cuda_tile types (other than element types) that a later version introduced, by the name
 # NVIDIA's writer uses for them.

@@ -179,11 +179,11 @@ def test_asm_version_error_names_the_attribute_and_keeps_the_old_output(capsys, 
     assert target.read_bytes()[len(MAGIC) : len(MAGIC) + 2] == bytes([13, 2])
 
 
-@pytest.mark.parametrize("version", ["12.0", "13.4", "250.0", "13", "latest"])
+@pytest.mark.parametrize("version", ["12.0", "13.5", "250.0", "13", "latest"])
 def test_asm_unknown_version_is_a_usage_error(capsys, kernel: Path, version: str) -> None:
     status, _, err = run(capsys, "asm", str(kernel), "--bytecode-version", version)
     assert status == 2
-    assert f"Invalid argument '{version}': the supported versions are [13.1 - 13.3]" in err
+    assert f"Invalid argument '{version}': the supported versions are [13.1 - 13.4]" in err
     assert not kernel.with_suffix(".tileirbc").exists()
 
 
@@ -327,7 +327,7 @@ def test_translate_lists_the_versions(capsys) -> None:
         status, out, _ = run(capsys, "translate", flag)
         assert status == 0
         assert out.split() == [version_text(v) for v in SUPPORTED + TEST_VERSIONS]
-    assert out == "13.1\n13.2\n13.3\n250.0\n250.1\n"
+    assert out == "13.1\n13.2\n13.3\n13.4\n250.0\n250.1\n"
 
 
 @pytest.mark.parametrize(
@@ -356,7 +356,7 @@ def test_translate_test_roundtrip_matches_opt_default_names(capsys, kernel: Path
 
 def test_translate_version_errors(capsys, kernel: Path) -> None:
     status, _, err = run(capsys, "translate", "-mlir-to-cudatilebc", "-bytecode-version=12.0", str(kernel))
-    assert status == 2 and "Invalid argument '12.0': the supported versions are [13.1 - 13.3]" in err
+    assert status == 2 and "Invalid argument '12.0': the supported versions are [13.1 - 13.4]" in err
     # The test-only versions are accepted by translate (and only there).
     status, out, _ = run(capsys, "translate", "-test-cudatile-roundtrip", "-bytecode-version=250.0", str(kernel))
     assert status == 0 and "entry @add_one" in out

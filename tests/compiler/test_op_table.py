@@ -27,6 +27,7 @@ ATTR_KINDS = {
     "symbol_ref",
     "dense_i32_array",
     "dense_i64_array",
+    "dense_bool_array",
     "array",
     "dense_elements",
     "type",
@@ -96,8 +97,22 @@ def names_of(op: OpDef) -> set[str]:
 # ------------------------------------------------------------------ completeness
 
 
+# 13.4's ops: no public Ops.td has them; opcodes from cuTile Python 1.7's encoder
+# (`cuda.tile._bytecode.encodings`), checked by NVIDIA's 13.5 tileirdisasm in
+# tests/bytecode/test_13_4_ops.py.
+OPS_13_4 = {
+    "insert": (0x76, "13.4"),
+    "gdc_launch_dependents_tko": (0x77, "13.4"),
+    "gdc_wait_tko": (0x78, "13.4"),
+    "fpowi": (0x79, "13.4"),
+    "memory_fence_alias_tko": (0x7A, "13.4"),
+}
+
+
 def test_public_ops_match_reference_opcodes() -> None:
     reference = read_reference()
+    assert len(reference) == 100
+    reference.update(OPS_13_4)
     ours = {op.mnemonic: (op.opcode, op.since) for op in public_ops()}
     missing = sorted(set(reference) - set(ours))
     extra = sorted(set(ours) - set(reference))
@@ -105,7 +120,6 @@ def test_public_ops_match_reference_opcodes() -> None:
     assert not extra, f"public ops not in the reference: {extra}"
     wrong = {m: (ours[m], reference[m]) for m in reference if ours[m] != reference[m]}
     assert not wrong, f"(ours, reference) opcode/version mismatches: {wrong}"
-    assert len(reference) == 100
 
 
 def test_no_duplicate_mnemonics_or_opcodes() -> None:
@@ -165,7 +179,7 @@ def test_cross_check_against_shared_spec() -> None:
     spec = _shared_spec_opcodes()
     if not spec:
         pytest.skip("no opcode table found in ../shared/spec")
-    ours = {op.mnemonic: (op.opcode, op.since) for op in public_ops()}
+    ours = {op.mnemonic: (op.opcode, op.since) for op in public_ops() if op.mnemonic not in OPS_13_4}
     assert set(spec) == set(ours), (sorted(set(spec) - set(ours)), sorted(set(ours) - set(spec)))
     for mnemonic, listed in spec.items():
         if mnemonic in KNOWN_SPEC_DIFFERENCES:
@@ -241,6 +255,7 @@ def test_assembly_references_known_names() -> None:
 
 def _inferable(op: OpDef) -> set[str]:
     known = set(_TYPE.findall(op.assembly or ""))
+    known |= {r.name for r in op.results if r.constraint == "token"}  # a buildable type, as in ODS
     changed = True
     while changed:
         changed = False

@@ -70,7 +70,7 @@ def test_global_fields_use_nvidias_wording() -> None:
 def test_unknown_target_version(target: str) -> None:
     _, diags = _diags("", target)
     assert [d.message for d in diags] == [
-        f"unsupported target bytecode version '{target}'; supported versions: 13.1, 13.2, 13.3"
+        f"unsupported target bytecode version '{target}'; supported versions: 13.1, 13.2, 13.3, 13.4"
     ]
     assert diags[0].code == "target-version"
 
