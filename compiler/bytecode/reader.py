@@ -49,7 +49,7 @@ from .format import (
     supported_range,
     version_text,
 )
-from .schema import NOT_INSTRUCTIONS, layout, max_opcode, op_for_opcode
+from .schema import NOT_INSTRUCTIONS, default_attr, layout, max_opcode, op_for_opcode
 
 MAX_NESTING = 512  # regions inside regions; deeper input is refused, not recursed into
 _UNKNOWN = A.UnknownLoc()
@@ -71,9 +71,12 @@ def read_version(data: bytes) -> tuple[Version, int]:
     return (major, minor), tag
 
 
-def read_bytecode(data: bytes, part: tuple[int, int] | None = None) -> Module:
+def read_bytecode(
+    data: bytes, part: tuple[int, int] | None = None, versions: tuple[Version, ...] | None = None
+) -> Module:
     """Decode a Tile IR bytecode file. Raises `BytecodeError` when it is not valid bytecode
-    of a version we read.
+    of a version we read (of `versions` and the test-only ones, when given: `tileir
+    translate` reads as NVIDIA's 13.3 tool does).
 
     `part=(i, n)`: only the functions of the i-th of n runs of similar size are decoded (the
     others are left out of the module, their bodies unread), for a disassembly in n processes;
@@ -83,18 +86,20 @@ def read_bytecode(data: bytes, part: tuple[int, int] | None = None) -> Module:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _read(bytes(data), part)
+        return _read(bytes(data), part, versions)
     finally:
         if enabled:
             gc.enable()
 
 
-def _read(data: bytes, part: tuple[int, int] | None = None) -> Module:
+def _read(data: bytes, part: tuple[int, int] | None, versions: tuple[Version, ...] | None) -> Module:
     version, tag = read_version(data)
-    if version not in SUPPORTED and version not in TEST_VERSIONS and version not in READ_ONLY:
+    accepted = (*SUPPORTED, *READ_ONLY) if versions is None else versions
+    if version not in accepted and version not in TEST_VERSIONS:
+        also = " (and reads 13.5 as far as its encodings are known)" if versions is None else ""
         raise BytecodeError(
             f"unsupported Tile version {version[0]}.{version[1]}.{tag}, this reader supports versions "
-            f"{supported_range()} (and reads 13.5 as far as its encodings are known)",
+            f"{supported_range(versions or SUPPORTED)}{also}",
             8,
         )
     if newer.tagged(version):
@@ -889,7 +894,7 @@ class _BodyReader:
                     props[adef.name] = A.UNIT
                     continue
             elif not lay.stored(adef):
-                default = _default(adef)
+                default = default_attr(adef)
                 if default is not None:
                     props[adef.name] = default
                 continue
@@ -1013,12 +1018,6 @@ def _index_group(opdef: OpDef, segments: list[int]) -> range:
             return range(start, start + size)
         start += size
     return range(0)
-
-
-def _default(adef: AttrDef) -> A.Attribute | None:
-    from .writer import _default_attr
-
-    return _default_attr(adef)
 
 
 def _signed(value: int, width: int) -> int:

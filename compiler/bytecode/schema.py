@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..dialect import ALL_OPS, OPS_BY_OPCODE
+from ..dialect import ALL_OPS, OPS_BY_OPCODE, enum_for_kind
 from ..dialect.opdef import AttrDef, OpDef, OperandDef, ResultDef
+from ..ir import attributes as A
+from ..ir import types as T
 from ..ir.frozen import Frozen, _set
 from .format import Version, since
 
@@ -114,6 +116,22 @@ def layout(opdef: OpDef, version: Version) -> OpLayout:
     )
     operand_count = not attr_sized and any(o.arity != "single" for o in opdef.operands)
     return OpLayout(opdef, version, variadic, results, flag_bits, has_flags, attributes, attr_sized, operand_count)
+
+
+def default_attr(adef: AttrDef) -> A.Attribute | None:
+    """The attribute a required attribute with a default stands for when the op omits it (or
+    the file's version predates it); None where the default is no single attribute (`inbounds`:
+    all false, as many as the op has indices)."""
+    if adef.default is None:
+        return None
+    if adef.kind.startswith("enum:"):
+        enum = enum_for_kind(adef.kind)
+        return A.EnumAttr(enum, adef.default) if enum is not None else None
+    if adef.kind in ("i32", "i64"):
+        return A.IntegerAttr(int(adef.default), T.I32 if adef.kind == "i32" else None)
+    if adef.kind == "bool":
+        return A.BoolAttr(adef.default == "true")
+    return None
 
 
 def max_opcode(version: Version) -> int:

@@ -35,7 +35,7 @@ from .format import (
     append_section,
     version_text,
 )
-from .schema import layout
+from .schema import default_attr, layout
 
 PADDING_CODE = {"zero": 0, "neg_zero": 1, "nan": 2, "pos_inf": 3, "neg_inf": 4}
 
@@ -385,22 +385,6 @@ def _test_value(attr: A.Attribute) -> int | None:
     return None
 
 
-def _default_attr(adef) -> A.Attribute | None:
-    """The attribute a required attribute with a default stands for when the op omits it."""
-    if adef.default is None:
-        return None
-    if adef.kind.startswith("enum:"):
-        from ..dialect import enum_for_kind
-
-        enum = enum_for_kind(adef.kind)
-        return A.EnumAttr(enum, adef.default) if enum is not None else None
-    if adef.kind in ("i32", "i64"):
-        return A.IntegerAttr(int(adef.default), T.I32 if adef.kind == "i32" else None)
-    if adef.kind == "bool":
-        return A.BoolAttr(adef.default == "true")
-    return None
-
-
 def _inline(op: Operation, adef, attr: A.Attribute, tables: _Tables, out: Writer) -> None:
     """An op attribute in the encoding its ODS type fixes (no tag)."""
     kind = adef.kind
@@ -532,7 +516,7 @@ class _FunctionWriter:
             if attr is None and adef.kind == "dense_bool_array":  # `inbounds`: all false, one per index
                 attr = A.DenseArrayAttr(T.I1, (0,) * len(op.operand_group("index")))
             if attr is None:
-                attr = _default_attr(adef)
+                attr = default_attr(adef)
                 if attr is None:
                     raise _Unencodable(f"requires attribute '{adef.name}'", op)
             _inline(op, adef, attr, tables, out)

@@ -30,25 +30,29 @@ TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's 
 if TYPE_CHECKING:
     from compiler.ir.diagnostics import Diagnostic
 
-_VERSIONS = "13.1, 13.2 or 13.3"  # the bytecode versions that can be written, as the help names them
+_VERSIONS = "13.1, 13.2, 13.3 or 13.4"  # the bytecode versions `asm` writes, as the help names them
 
 
 BYTECODE_SUFFIX = ".tileirbc"
 
 
-def _bytecode_version(text: str | None, option: str, test_versions: bool = False):
+def _bytecode_version(text: str | None, option: str, translate: bool = False):
     """The version `text` names (default: the current one), or a usage error that lists the
-    versions that can be written."""
-    from compiler.bytecode import DEFAULT_WRITE, SUPPORTED, TEST_VERSIONS, parse_version, version_text
+    versions that can be written (`translate`: NVIDIA's 13.3 tool's, test-only ones included)."""
+    from compiler.bytecode import DEFAULT_WRITE, SUPPORTED, TEST_VERSIONS, TRANSLATE_VERSIONS, parse_version
+    from compiler.bytecode.format import supported_range
 
     if text is None:
         return DEFAULT_WRITE
-    allowed = SUPPORTED + (TEST_VERSIONS if test_versions else ())
+    production = TRANSLATE_VERSIONS if translate else SUPPORTED
+    allowed = production + (TEST_VERSIONS if translate else ())
     version = parse_version(text)
     if version not in allowed:
         # cuda-tile-translate's wording (test/Bytecode/unsupportedVersionTest.mlir checks it).
-        supported = f"[{version_text(SUPPORTED[0])} - {version_text(SUPPORTED[-1])}]"
-        raise CliError(f"for the {option} option: Invalid argument '{text}': the supported versions are {supported}")
+        raise CliError(
+            f"for the {option} option: Invalid argument '{text}': the supported versions are "
+            f"{supported_range(production)}"
+        )
     return version
 
 
@@ -110,12 +114,12 @@ def command_disasm(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _read_bytecode_file(path: str):
+def _read_bytecode_file(path: str, versions=None):
     """The module of a bytecode file (or `-`), or None after printing why it cannot be read."""
     name, data, _ = read_bytes(path)
     if not _bytecode_or_say(name, data):
         return None
-    return decode_bytecode(data, name)
+    return decode_bytecode(data, name, versions=versions)
 
 
 def _bytecode_or_say(name: str, data: bytes) -> bool:
@@ -134,25 +138,26 @@ def _bytecode_or_say(name: str, data: bytes) -> bool:
 
 
 def command_translate(args: argparse.Namespace) -> int:
-    from compiler.bytecode import SUPPORTED, TEST_VERSIONS, version_text
+    from compiler.bytecode import TEST_VERSIONS, TRANSLATE_VERSIONS, version_text
 
     if args.list_versions:
-        out("".join(version_text(v) + "\n" for v in SUPPORTED + TEST_VERSIONS))
+        out("".join(version_text(v) + "\n" for v in TRANSLATE_VERSIONS + TEST_VERSIONS))
         return EXIT_OK
     if args.mode is None:
         raise CliError(
             "translate: choose a translation: -mlir-to-cudatilebc, -cudatilebc-to-mlir or -test-cudatile-roundtrip"
         )
-    version = _bytecode_version(args.bytecode_version, "-bytecode-version", test_versions=True)
+    version = _bytecode_version(args.bytecode_version, "-bytecode-version", translate=True)
     if args.mode == "cudatilebc-to-mlir":
         return _translate_from_bytecode(args)
     return _translate_text(args, version)
 
 
 def _translate_from_bytecode(args: argparse.Namespace) -> int:
+    from compiler.bytecode import TRANSLATE_VERSIONS
     from compiler.text import PrintOptions, print_module
 
-    module = _read_bytecode_file(args.file)
+    module = _read_bytecode_file(args.file, TRANSLATE_VERSIONS)
     if module is None:
         return EXIT_ERRORS
     text = print_module(module, PrintOptions(debuginfo=args.mlir_print_debuginfo, keep_comments=False))
@@ -270,7 +275,8 @@ def arguments_translate(parser: argparse.ArgumentParser) -> None:
         "--bytecode-version",
         "-bytecode-version",
         metavar="V",
-        help=f"the bytecode version to write: {_VERSIONS}, or the test-only 250.0 / 250.1 (default: 13.3)",
+        help="the bytecode version to write: 13.1, 13.2 or 13.3 (those of NVIDIA's cuda-tile-translate 13.3, "
+        "which this command stands in for), or the test-only 250.0 / 250.1 (default: 13.3)",
     )
     add_flag(parser, "list-versions", "print the bytecode versions that can be written, one per line")
     add_flag(parser, "split-input-file", "translate each '// -----' chunk separately (errors go on to the next)")

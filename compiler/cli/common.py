@@ -309,12 +309,13 @@ def parsed_files(args: argparse.Namespace, tally: Tally, verify: bool = True, in
         yield src, result, has_errors
 
 
-def decode_bytecode(data: bytes, name: str, tally: Tally | None = None):
-    """The module of a bytecode file, or None after printing `NAME: error: at byte N (0xN): ...`."""
+def decode_bytecode(data: bytes, name: str, tally: Tally | None = None, versions=None):
+    """The module of a bytecode file, or None after printing `NAME: error: at byte N (0xN): ...`.
+    `versions`: read only these (see `read_bytecode`)."""
     from compiler.bytecode import BytecodeError, read_bytecode
 
     try:
-        return read_bytecode(data)
+        return read_bytecode(data, versions=versions)
     except BytecodeError as exc:
         err(f"{name}: error: {exc}")
         if tally is not None:
