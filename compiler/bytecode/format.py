@@ -67,6 +67,18 @@ def since(text: str) -> Version:
     return version
 
 
+def branched(introduced: Version, version: Version) -> bool:
+    """Whether `version` is one of the test-only 250.x versions and `introduced` 13.4 or later:
+    those versions branch from 13.3 (NVIDIA's 13.3 sources), so they lack what 13.4 added,
+    though they number higher."""
+    return version >= (250, 0) and (13, 4) <= introduced < (250, 0)
+
+
+def has(version: Version, introduced: Version) -> bool:
+    """Whether a file of `version` holds what version `introduced` added."""
+    return introduced <= version and not branched(introduced, version)
+
+
 def supported_range(versions: tuple[Version, ...] = SUPPORTED) -> str:
     return f"[{version_text(versions[0])} - {version_text(versions[-1])}]"
 

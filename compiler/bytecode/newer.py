@@ -45,7 +45,7 @@ MAX_OPCODE = {(13, 5): 0x7D}
 
 # Ops that carry an `inbounds` array from a version on that the op table does not declare.
 INBOUNDS_SINCE: dict[str, Version] = {"cuda_tile.atomic_red_view_tko": (13, 5)}
-TYPE_FLAGS_SINCE: Version = (13, 4)  # ptr and tensor_view start with option flags
+V13_4: Version = (13, 4)  # the version tag's meaning, the type option flags, fnv8E5M3FNU, nearest_away
 FUNCTION_ARG_ATTRS_SINCE: Version = (13, 5)
 SUBPROGRAM_FLAGS_SINCE: Version = (13, 5)
 FNV8E5M3FNU_TAG = 130
@@ -62,11 +62,6 @@ def unrepresentable(what: str, version: Version, offset: int | None) -> Bytecode
         f"13.5 files only where they stay within the 13.4 op set); {HOW_TO_EXPORT}",
         offset,
     )
-
-
-def tagged(version: Version) -> bool:
-    """13.4 and later (not the test-only 250.x versions, which branch from 13.3)."""
-    return (13, 4) <= version < (250, 0)
 
 
 def check_header(version: Version, tag: int) -> None:

@@ -45,6 +45,7 @@ from .format import (
     Section,
     TypeTag,
     Version,
+    has,
     since,
     supported_range,
     version_text,
@@ -102,7 +103,7 @@ def _read(data: bytes, part: tuple[int, int] | None, versions: tuple[Version, ..
             f"{supported_range(versions or SUPPORTED)}{also}",
             8,
         )
-    if newer.tagged(version):
+    if has(version, newer.V13_4):
         newer.check_header(version, tag)
     return _FileReader(data, version, part).read()
 
@@ -360,14 +361,14 @@ class _FileReader:
             return T.FunctionType(inputs, results)
         if tag == TypeTag.TOKEN:
             return T.TOKEN
-        if tag == newer.FNV8E5M3FNU_TAG and newer.tagged(self.version):
+        if tag == newer.FNV8E5M3FNU_TAG and has(self.version, newer.V13_4):
             raise newer.unrepresentable("the element type fnv8E5M3FNU (bytecode 13.4)", self.version, at)
         raise BytecodeError(f"unknown type tag: {tag}", at)
 
     def _type_flags(self, r: Reader, name: str) -> None:
         """From 13.4, ptr and tensor_view start with option flags: bit 0 says a ptr_attr follows
         (which 13.3 types cannot carry)."""
-        if self.version < newer.TYPE_FLAGS_SINCE or self.version in TEST_VERSIONS:
+        if not has(self.version, newer.V13_4):
             return
         at = r.pos
         flags = r.varint(f"{name} option flags")
@@ -518,7 +519,7 @@ class _FileReader:
             linkage = self.string(r.varint("DISubprogram linkage name"), r)
             unit = self._debug_ref(r, "DISubprogram compile unit", "di_compile_unit")
             scope_line = r.varint("DISubprogram scope line")
-            if (13, 5) <= self.version < (250, 0):
+            if has(self.version, newer.SUBPROGRAM_FLAGS_SINCE):
                 at = r.pos
                 sp_flags = r.varint("DISubprogram flags")
                 if sp_flags == 1:
@@ -582,7 +583,7 @@ class _FileReader:
             loc_index = r.varint("a function location index")
             # 13.5: bit 2 means "extern implementation" and kernels always carry hints, then
             # their argument attributes.
-            v135 = newer.FUNCTION_ARG_ATTRS_SINCE <= self.version < (250, 0)
+            v135 = has(self.version, newer.FUNCTION_ARG_ATTRS_SINCE)
             if v135 and flags & ~(FUNC_KERNEL | 0x01):
                 what = "an extern implementation entry" if flags & FUNC_HAS_HINTS else f"function flags 0x{flags:x}"
                 raise newer.unrepresentable(f"{what} ('{name}')", self.version, flags_at)
@@ -757,7 +758,7 @@ class _FileReader:
             value = r.varint(f"enum attribute '{adef.name}'")
             case = enum.by_value(value) if enum is not None else None
             if case is None:
-                if kind == "enum:rounding" and value == newer.NEAREST_AWAY and newer.tagged(self.version):
+                if kind == "enum:rounding" and value == newer.NEAREST_AWAY and has(self.version, newer.V13_4):
                     raise newer.unrepresentable("the rounding mode nearest_away (bytecode 13.4)", self.version, at)
                 raise BytecodeError(f"invalid integer value for enum type: {value} (attribute '{adef.name}')", at)
             if since(case.since) > self.version and self.version not in TEST_VERSIONS:
@@ -904,7 +905,7 @@ class _BodyReader:
 
         inbounds = None
         inbounds_since = newer.INBOUNDS_SINCE.get(opdef.name)  # 13.5's, which the op table lacks
-        if inbounds_since is not None and inbounds_since <= reader.version < (250, 0):
+        if inbounds_since is not None and has(reader.version, inbounds_since):
             inbounds_at = r.pos
             inbounds = r.take(r.count("the inbounds array"), "the inbounds array")
             if any(inbounds):

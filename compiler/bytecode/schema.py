@@ -30,7 +30,7 @@ from ..dialect.opdef import AttrDef, OpDef, OperandDef, ResultDef
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.frozen import Frozen, _set
-from .format import Version, since
+from .format import Version, branched, has, since
 
 
 class OpLayout(Frozen):
@@ -74,18 +74,7 @@ class OpLayout(Frozen):
 
     def stored(self, field: AttrDef | OperandDef | ResultDef) -> bool:
         """Whether a field exists in this version's encoding."""
-        return _in(since(field.since), self.version)
-
-
-def _branched(introduced: Version, version: Version) -> bool:
-    """The test-only versions 250.x branch from 13.3 (NVIDIA's 13.3 sources): they lack what
-    13.4 added, though they number higher."""
-    return version >= (250, 0) and (13, 4) <= introduced < (250, 0)
-
-
-def _in(introduced: Version, version: Version) -> bool:
-    """Whether what `introduced` added is in `version`."""
-    return introduced <= version and not _branched(introduced, version)
+        return has(self.version, since(field.since))
 
 
 @cache
@@ -95,11 +84,11 @@ def layout(opdef: OpDef, version: Version) -> OpLayout:
     attr_sized = "AttrSizedOperandSegments" in opdef.traits
     optional: list[tuple[Version, int, int, str]] = []
     for i, a in enumerate(opdef.attributes):
-        if (a.optional or a.kind == "unit") and not _branched(since(a.since), version):
+        if (a.optional or a.kind == "unit") and not branched(since(a.since), version):
             optional.append((since(a.since), 0, i, a.name))
     if attr_sized:
         for i, o in enumerate(opdef.operands):
-            if o.arity == "optional" and not _branched(since(o.since), version):
+            if o.arity == "optional" and not branched(since(o.since), version):
                 optional.append((since(o.since), 1, i, o.name))
     optional.sort()
     flag_bits = {name: bit for bit, (_, _, _, name) in enumerate(optional)}
@@ -108,11 +97,11 @@ def layout(opdef: OpDef, version: Version) -> OpLayout:
         has_flags = first == since(op_since) or version >= first
     else:
         has_flags = False
-    results = tuple(r for r in opdef.results if _in(since(r.since), version))
+    results = tuple(r for r in opdef.results if has(version, since(r.since)))
     attributes = tuple(
         a
         for a in opdef.attributes
-        if a.kind != "unit" and (a.optional or _in(since(a.since), version) or a.since == op_since)
+        if a.kind != "unit" and (a.optional or has(version, since(a.since)) or a.since == op_since)
     )
     operand_count = not attr_sized and any(o.arity != "single" for o in opdef.operands)
     return OpLayout(opdef, version, variadic, results, flag_bits, has_flags, attributes, attr_sized, operand_count)

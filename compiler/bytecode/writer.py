@@ -33,8 +33,10 @@ from .format import (
     Version,
     Writer,
     append_section,
+    has,
     version_text,
 )
+from .newer import V13_4
 from .schema import default_attr, layout
 
 PADDING_CODE = {"zero": 0, "neg_zero": 1, "nan": 2, "pos_inf": 3, "neg_inf": 4}
@@ -217,7 +219,7 @@ def encode_type(t: T.Type, tables: _Tables, out: Writer) -> None:
         out.varint(entry[0])
     elif isinstance(t, T.PointerType):
         out.varint(TypeTag.POINTER)
-        if tables.version >= (13, 4):
+        if has(tables.version, V13_4):
             out.varint(0)  # option flags: no ptr_attr
         out.varint(tables.type(t.pointee))
     elif isinstance(t, T.TileType):
@@ -226,7 +228,7 @@ def encode_type(t: T.Type, tables: _Tables, out: Writer) -> None:
         out.array(t.shape, 8)
     elif isinstance(t, T.TensorViewType):
         out.varint(TypeTag.TENSOR_VIEW)
-        if tables.version >= (13, 4):
+        if has(tables.version, V13_4):
             out.varint(0)  # option flags: no ptr_attr
         out.varint(tables.type(t.element))
         out.array([INT64_MIN if d is None else d for d in t.shape], 8)

@@ -76,6 +76,30 @@ def _slots(ctx: Ctx, indices: list, whole: tuple[int, ...], part: tuple[int, ...
     return slots
 
 
+def _window(slots: list[np.ndarray], part: tuple[int, ...]) -> tuple[slice, ...]:
+    """The elements of the chosen slice, where every block chose the same one."""
+    return tuple(slice(int(s[0]) * r, (int(s[0]) + 1) * r) for s, r in zip(slots, part, strict=True))
+
+
+def _split(whole: tuple[int, ...], part: tuple[int, ...]) -> tuple[int, ...]:
+    """`whole` as (n0, r0, n1, r1, ...): n_d slices of extent r_d along each dimension."""
+    split: list[int] = []
+    for w, r in zip(whole, part, strict=True):
+        split += [w // r, r]
+    return tuple(split)
+
+
+def _per_block(slots: list[np.ndarray], group_index: np.ndarray) -> tuple:
+    """The index of each block's slice in a (G, n0, r0, n1, r1, ...) view (`_split`): advanced
+    indices on the group and n axes, which, separated by slices, put their broadcast axis (the
+    group) first, giving (G, r0, r1, ...)."""
+    g = len(group_index)
+    index: list[object] = [group_index]
+    for slot in slots:
+        index += [np.broadcast_to(slot, (g,)), slice(None)]
+    return tuple(index)
+
+
 @semantics("extract")
 def _extract(ctx: Ctx) -> np.ndarray:
     source = ctx.args[0]
@@ -84,24 +108,14 @@ def _extract(ctx: Ctx) -> np.ndarray:
     out_shape = _shape(ctx.result_type())
     if not out_shape:
         return source
-    counts = [s // r for s, r in zip(src_shape, out_shape, strict=True)]
     slots = _slots(ctx, indices, src_shape, out_shape, "source")
     if all(s.shape[0] == 1 for s in slots):
-        window = tuple(slice(int(s[0]) * r, (int(s[0]) + 1) * r) for s, r in zip(slots, out_shape, strict=True))
-        return source[(slice(None), *window)]
-    # Blocks extract different slices: view the source as (G, n0, r0, n1, r1, ...) and pick
-    # slice n_d per block with advanced indices on the n axes. Advanced indices separated
-    # by slices put their broadcast axis (the group) first, giving (G, r0, r1, ...).
-    split: list[int] = []
-    for count, r in zip(counts, out_shape, strict=True):
-        split += [count, r]
-    blocked = source.reshape((source.shape[0], *split))
+        return source[(slice(None), *_window(slots, out_shape))]
+    # Blocks extract different slices.
+    blocked = source.reshape((source.shape[0], *_split(src_shape, out_shape)))
     g = max(source.shape[0], *(s.shape[0] for s in slots))
     group_index = np.arange(g) if source.shape[0] == g else np.zeros(g, dtype=np.int64)
-    index: list[object] = [group_index]
-    for slot in slots:
-        index += [np.broadcast_to(slot, (g,)), slice(None)]
-    return blocked[tuple(index)]
+    return blocked[_per_block(slots, group_index)]
 
 
 @semantics("insert")
@@ -114,18 +128,9 @@ def _insert(ctx: Ctx) -> np.ndarray:
     out = np.array(np.broadcast_to(destination, (g, *whole)))  # a fresh copy: tiles are values
     if not whole:
         out[...] = source
-        return out
-    if g == 1 or all(s.shape[0] == 1 for s in slots):
-        window = tuple(slice(int(s[0]) * r, (int(s[0]) + 1) * r) for s, r in zip(slots, part, strict=True))
-        out[(slice(None), *window)] = source
-        return out
-    # Per block, the same split view as extract's: (G, n0, r0, n1, r1, ...), written through.
-    split: list[int] = []
-    for w, r in zip(whole, part, strict=True):
-        split += [w // r, r]
-    blocked = out.reshape((g, *split))
-    index: list[object] = [np.arange(g)]
-    for slot in slots:
-        index += [np.broadcast_to(slot, (g,)), slice(None)]
-    blocked[tuple(index)] = np.broadcast_to(source, (g, *part))
+    elif all(s.shape[0] == 1 for s in slots):
+        out[(slice(None), *_window(slots, part))] = source
+    else:  # blocks replace different slices: written through extract's view of the copy
+        blocked = out.reshape((g, *_split(whole, part)))
+        blocked[_per_block(slots, np.arange(g))] = np.broadcast_to(source, (g, *part))
     return out

@@ -24,26 +24,25 @@ def _num_blocks(e: OpEmit) -> None:
         e.assign(f"tl.num_programs({axis})", axis)
 
 
-@emitter("make_token", "join_tokens", "memory_fence_alias_tko")
+# Programmatic dependent launch: Triton's own `griddepcontrol` wrappers, on sm_90+ (as tileiras:
+# ACQBULK and PREEXIT); older targets have no such launch, and Triton's interpreter runs one
+# launch at a time: nothing to wait for or signal there.
+_GRID_DEPENDENCY = {
+    "cuda_tile.gdc_wait_tko": "gdc_wait",
+    "cuda_tile.gdc_launch_dependents_tko": "gdc_launch_dependents",
+}
+
+
+@emitter("make_token", "join_tokens", "memory_fence_alias_tko", "gdc_wait_tko", "gdc_launch_dependents_tko")
 def _tokens(e: OpEmit) -> None:
     # memory_fence_alias_tko: the generated code reaches memory through one mapping only
     # (tileiras emits no instruction for it either, sm_80 to sm_100).
-    e.token(0)
-    if e.op.name != "cuda_tile.make_token" and e.tokens_from_memory():
-        e.cg.memory_tokens.add(e.op.results[0])
-
-
-@emitter("gdc_wait_tko", "gdc_launch_dependents_tko")
-def _grid_dependency(e: OpEmit) -> None:
-    """Programmatic dependent launch: Triton's own `griddepcontrol` wrappers, on sm_90+ (as
-    tileiras: ACQBULK and PREEXIT); older targets have no such launch, and the op is nothing
-    there. Triton's interpreter runs one launch at a time: nothing to wait for or signal."""
-    if e.target.cc >= 90:
-        call = "gdc_wait" if e.op.mnemonic == "gdc_wait_tko" else "gdc_launch_dependents"
+    call = _GRID_DEPENDENCY.get(e.op.name)
+    if call is not None and e.target.cc >= 90:
         e.line("if not INTERPRETED:")
         e.line(f"    tl.extra.cuda.{call}()  # GPU only")
     e.token(0)
-    if e.tokens_from_memory():
+    if e.op.name != "cuda_tile.make_token" and e.tokens_from_memory():
         e.cg.memory_tokens.add(e.op.results[0])
 
 

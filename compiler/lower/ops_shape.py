@@ -220,6 +220,22 @@ def _integer_casts(t: Type) -> tuple[str, str]:
     return "{}", "{}"
 
 
+def _slices(whole: tuple[int, ...], part: tuple[int, ...]) -> list[int]:
+    """`whole` as (c0, r0, c1, r1, ...): axis 2d numbers the c_d slices (of extent r_d) of
+    dimension d."""
+    shape: list[int] = []
+    for w, r in zip(whole, part, strict=True):
+        shape += [w // r, r]
+    return shape
+
+
+def _picked(shape: list[int], d: int, index: str) -> str:
+    """Where axis 2d of a `_slices` shape is at slice number `index` (modulo its count, a
+    power of two: an out-of-range index is undefined behaviour in Tile IR)."""
+    c = shape[2 * d]
+    return f"({arange_along(c, 2 * d, len(shape))} == ({index} & {c - 1}))"
+
+
 @emitter("extract")
 def _extract(e: OpEmit) -> None:
     source = e.operands[0]
@@ -230,21 +246,17 @@ def _extract(e: OpEmit) -> None:
     if not dst or src == dst:
         e.alias(source)
         return
-    counts = [s // r for s, r in zip(src, dst, strict=True)]
-    # (c0, r0, c1, r1, ...): axis 2d numbers the slices of dimension d.
-    shape: list[int] = []
-    for c, r in zip(counts, dst, strict=True):
-        shape += [c, r]
+    shape = _slices(src, dst)
     x = e.tmp("slices")
     e.line(f"{x} = {reshape(e, as_integers(source, src_t), src, tuple(shape))}")
-    for d, (c, idx) in enumerate(zip(counts, indices, strict=True)):
-        if c == 1:
+    for d, idx in enumerate(indices):
+        if shape[2 * d] == 1:
             continue
-        # Axis 2d summed with every slice but number idx (modulo c: an out-of-range index
-        # is undefined behaviour in Tile IR) masked to 0.
-        pick = f"{arange_along(c, 2 * d, len(shape))} == ({idx} & {c - 1})"
+        # Axis 2d summed with every slice but the chosen one masked to 0.
         x2 = e.tmp("piece")
-        e.line(f"{x2} = tl.reduce(tl.where({pick}, {x}, 0), {2 * d}, {add_combine(e)}, keep_dims=True)")
+        e.line(
+            f"{x2} = tl.reduce(tl.where({_picked(shape, d, idx)}, {x}, 0), {2 * d}, {add_combine(e)}, keep_dims=True)"
+        )
         shape[2 * d] = 1
         x = x2
     e.assign(from_integers(reshape(e, x, tuple(shape), dst), dst_t))
@@ -254,7 +266,7 @@ def _extract(e: OpEmit) -> None:
 def _insert(e: OpEmit) -> None:
     """The destination in extract's (c0, r0, c1, r1, ...) form, the source (1, r0, 1, r1, ...)
     broadcast over it, and a tl.where that keeps the source where every slice axis is at the
-    chosen slice (taken modulo c, as extract does: out of range is undefined behaviour)."""
+    chosen slice."""
     source, destination = e.operands[0], e.operands[1]
     indices = e.operands_of("indices")
     src_t, dst_t = e.operand_types[0], e.operand_types[1]
@@ -262,20 +274,12 @@ def _insert(e: OpEmit) -> None:
     if part == whole:
         e.alias(source)
         return
-    counts = [w // r for w, r in zip(whole, part, strict=True)]
-    split: list[int] = []
-    lone: list[int] = []
-    for c, r in zip(counts, part, strict=True):
-        split += [c, r]
-        lone += [1, r]
-    picks = [
-        f"({arange_along(c, 2 * d, len(split))} == ({idx} & {c - 1}))"
-        for d, (c, idx) in enumerate(zip(counts, indices, strict=True))
-        if c > 1
-    ]
+    shape = _slices(whole, part)
+    lone = [1 if i % 2 == 0 else n for i, n in enumerate(shape)]
+    picks = [_picked(shape, d, idx) for d, idx in enumerate(indices) if shape[2 * d] > 1]
     slices = e.tmp("slices")
-    e.line(f"{slices} = {reshape(e, as_integers(destination, dst_t), whole, tuple(split))}")
+    e.line(f"{slices} = {reshape(e, as_integers(destination, dst_t), whole, tuple(shape))}")
     new = reshape(e, as_integers(source, src_t), part, tuple(lone))
     put = e.tmp("put")
     e.line(f"{put} = tl.where({' & '.join(picks)}, {new}, {slices})")
-    e.assign(from_integers(reshape(e, put, tuple(split), whole), dst_t))
+    e.assign(from_integers(reshape(e, put, tuple(shape), whole), dst_t))

@@ -268,3 +268,23 @@ def test_launch_cutile_runs_kernels_that_need_13_4(backend: str) -> None:
     data, _ = export_cutile(pdl_copy, (x1, y1))
     assert data[8:10] == bytes([13, 4])  # cuTile refuses these at 13.3
     assert "inbounds = [true]" in print_module(read_bytecode(data))
+
+
+def test_test_only_versions_lack_13_4_fields() -> None:
+    """250.x number higher than 13.4 but branch from 13.3: no type option flags (a ptr is tag,
+    pointee), so a module with pointers round-trips there as in 13.3."""
+    module = parse(
+        """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f32>>) {
+    return
+  }
+}
+""",
+        "k.tileir",
+    ).module
+    for version in ((13, 3), (250, 0), (13, 4)):
+        data = write_bytecode(module, version)
+        assert "tile<ptr<f32>>" in print_module(read_bytecode(data))
+    after_version = {v: write_bytecode(module, v)[10:] for v in ((13, 3), (250, 0), (13, 4))}
+    assert after_version[(250, 0)] == after_version[(13, 3)]
+    assert after_version[(13, 4)] != after_version[(13, 3)]  # the ptr's option flags
