@@ -4,7 +4,8 @@ storing and atomically reducing tiles through them.
 How an access runs (`load_view_tko`, `store_view_tko`, `atomic_red_view_tko`):
 
 1. The indices (unsigned) are checked against the view's index space for every block
-   of the group; an index outside it is undefined behaviour and reported.
+   of the group; an index outside it is undefined behaviour and reported, and so is a
+   tile that runs past the tensor along a dimension its op marks `inbounds` (13.4).
 2. Fast path (partition and strided views). When the tensor view is the same for the
    whole group and lies, aligned, inside one allocation, it is a zero-copy NumPy
    strided array over the allocation's bytes (`TensorView.array`), and its full tiles
@@ -44,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.attributes import DenseArrayAttr
 from ..ir.types import GatherScatterViewType, IntegerType, PartitionViewType, StridedViewType, TileType
 from . import dtypes
 from .machine import TOKEN
@@ -209,6 +211,28 @@ class _Access:
             )
         checked = [a if i == sparse else a.astype(np.int64) for i, a in enumerate(idx)]
         return cls(ctx, view, checked, None)
+
+    def check_inbounds(self, flags: tuple[int, ...]) -> None:
+        """13.4's `inbounds` (cuTile's check_bounds=False): the op promised that the tile lies
+        inside the tensor along the flagged indices' dimensions; one that does not is
+        undefined behaviour (the compiled code drops those masks), reported."""
+        coordinates = self.coordinates()
+        for i, flag in enumerate(flags):
+            if not flag:
+                continue
+            d = self.view.dim_map[i] if isinstance(self.view, TiledView) else i
+            coord, extent = coordinates[d]
+            past = coord >= extent
+            rows = past.reshape(past.shape[0], -1).any(axis=1)
+            if rows.any():
+                p = int(np.flatnonzero(rows)[0])
+                index = [int(a[min(p, a.shape[0] - 1)]) for a in self.idx]
+                size = int(extent.reshape(-1)[min(p, extent.size - 1)])
+                raise self.ctx.error(
+                    f"the tile at index {_fmt(index)} reaches past the tensor's extent {size} along dimension "
+                    f"{d}, though the op says it stays inside (inbounds; undefined behaviour)",
+                    blocks=np.array([p if rows.shape[0] > 1 else 0]),
+                )
 
     def subset(self, local: np.ndarray) -> _Access:
         """The access of rows `local` only."""
@@ -700,9 +724,18 @@ def _is_ordered(ctx: Ctx) -> bool:
     return ctx.keyword("memory_ordering_semantics", "weak") != "weak"
 
 
+def _view_access(ctx: Ctx) -> _Access:
+    """The access of a view load or store, its `inbounds` promise checked."""
+    acc = _Access.start(ctx, ctx.arg("view"), ctx.args_of("index"))
+    inbounds = ctx.attr("inbounds")
+    if isinstance(inbounds, DenseArrayAttr) and any(inbounds.values):
+        acc.check_inbounds(inbounds.values)
+    return acc
+
+
 @semantics("load_view_tko")
 def _load_view(ctx: Ctx):
-    acc = _Access.start(ctx, ctx.arg("view"), ctx.args_of("index"))
+    acc = _view_access(ctx)
     instance = ctx.memory_instance()
     tile = _load(acc)
     _record(ctx, acc, False, _is_ordered(ctx), instance)
@@ -711,7 +744,7 @@ def _load_view(ctx: Ctx):
 
 @semantics("store_view_tko")
 def _store_view(ctx: Ctx):
-    acc = _Access.start(ctx, ctx.arg("view"), ctx.args_of("index"))
+    acc = _view_access(ctx)
     instance = ctx.memory_instance()
     _record(ctx, acc, True, _is_ordered(ctx), instance)
     _store(acc, np.asarray(ctx.arg("tile")))

@@ -70,7 +70,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..ir.attributes import BoundedAttr, DenseElementsAttr, DictionaryAttr, DivByAttr, OptimizationHintsAttr
+from ..ir.attributes import (
+    BoundedAttr,
+    DenseArrayAttr,
+    DenseElementsAttr,
+    DictionaryAttr,
+    DivByAttr,
+    OptimizationHintsAttr,
+)
 from ..ir.core import Value
 from ..ir.floats import padding_bits
 from ..ir.types import (
@@ -518,11 +525,15 @@ def tiled_addresses(e: OpEmit, v: ViewInfo, index_values: list[Value], version: 
     else:
         ptr = e.tmp("ptr")
         e.line(f"{ptr} = tl.broadcast_to({origin_ptr}, {list(shape)})" if rank else f"{ptr} = {origin_ptr}")
-    # The mask, along dimensions where a tile may run past the tensor.
+    # The mask, along dimensions where a tile may run past the tensor: none along those the
+    # op says it stays inside (13.4's `inbounds`, cuTile's check_bounds=False; a tile that
+    # does not is undefined behaviour, which the CPU interpreter reports).
+    inbounds = e.op.properties.get("inbounds")
+    promised = inbounds.values if isinstance(inbounds, DenseArrayAttr) else ()
     masks: dict[int, str] = {}
     rems: dict[int, str] = {}
     for i, o in enumerate(origins):
-        if not _may_be_partial(v, i, o):
+        if not _may_be_partial(v, i, o) or (i < len(promised) and promised[i]):
             continue
         size = v.shape[v.dim_map[i]]
         if _is_literal(size) and _is_literal(o):

@@ -288,3 +288,51 @@ def test_test_only_versions_lack_13_4_fields() -> None:
     after_version = {v: write_bytecode(module, v)[10:] for v in ((13, 3), (250, 0), (13, 4))}
     assert after_version[(250, 0)] == after_version[(13, 3)]
     assert after_version[(13, 4)] != after_version[(13, 3)]  # the ptr's option flags
+
+
+INBOUNDS = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f32>>, %n: tile<i32>) {
+    %t = make_token : token
+    %v = make_tensor_view %x, shape = [%n], strides = [1] : tile<i32> -> tensor_view<?xf32, strides=[1]>
+    %p = make_partition_view %v : partition_view<tile=(16), tensor_view<?xf32, strides=[1]>>
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %a, %t1 = load_view_tko weak %p[%bx] token = %t FLAGS : PV, tile<i32> -> tile<16xf32>, token
+    %b = addf %a, %a : tile<16xf32>
+    %t2 = store_view_tko weak %b, %p[%bx] token = %t1 FLAGS : tile<16xf32>, PV, tile<i32> -> token
+    return
+  }
+}
+""".replace("PV", "partition_view<tile=(16), tensor_view<?xf32, strides=[1]>>")
+
+
+def test_inbounds_tile_past_the_tensor_is_reported() -> None:
+    from compiler.interp.machine import InterpError
+
+    module = _module(INBOUNDS.replace("FLAGS", "inbounds = [true]"))
+    x = np.arange(32, dtype=np.float32)
+    launch(module, "k", (2, 1, 1), [x, np.int32(32)], backend="cpu")  # both tiles inside
+    assert (x == 2 * np.arange(32)).all()
+    with pytest.raises(InterpError, match=r"reaches past the tensor's extent 20 along dimension 0.*inbounds"):
+        launch(module, "k", (2, 1, 1), [np.zeros(32, np.float32), np.int32(20)], backend="cpu")
+    # Without the promise, the partial tile is masked.
+    y = np.arange(32, dtype=np.float32)
+    launch(_module(INBOUNDS.replace(" FLAGS", "")), "k", (2, 1, 1), [y, np.int32(20)], backend="cpu")
+    assert (y[:20] == 2 * np.arange(20)).all() and (y[20:] == np.arange(20, 32)).all()
+
+
+def test_inbounds_drops_the_masks_in_the_lowering() -> None:
+    pytest.importorskip("triton")
+    from compiler.lower import to_triton
+
+    promised = to_triton(_module(INBOUNDS.replace("FLAGS", "inbounds = [true]")), "k")
+    masked = to_triton(_module(INBOUNDS.replace(" FLAGS", "")), "k")
+    assert "mask=" in masked and "mask=" not in promised
+    x = np.arange(32, dtype=np.float32)
+    launch(
+        _module(INBOUNDS.replace("FLAGS", "inbounds = [true]")),
+        "k",
+        (2, 1, 1),
+        [x, np.int32(32)],
+        backend="triton-interpret",
+    )
+    assert (x == 2 * np.arange(32)).all()
