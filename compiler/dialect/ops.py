@@ -2154,8 +2154,11 @@ _CONVERSION: tuple[OpDef, ...] = (
         type_rules=(("same_shape", ("from", "to")),),
         description=(
             "Converts each element to another float type of the same shape (the types must "
-            "differ). Only nearest_even rounding is allowed, except for conversions to f8E8M0FNU, "
-            "which accept zero or positive_inf."
+            "differ), rounding in `rounding_mode`. As NVIDIA's tileiras 13.5 accepts them: "
+            "conversions to f8E8M0FNU take zero or positive_inf; to the other 8- and 4-bit types "
+            "nearest_even only; to the rest nearest_even or zero, and negative_inf or positive_inf "
+            "where the conversion is exact, to f64, and from f64 to f32 (NVIDIA's 13.3 verifier "
+            "took nearest_even only)."
         ),
         examples=("%r = ftof %x : tile<4xf32> -> tile<4xf16>",),
     ),

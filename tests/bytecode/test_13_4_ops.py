@@ -243,7 +243,12 @@ def _cutile_kernels():
         ct.grid_dependency_control_launch_dependents()
         ct.store(y, index=(ct.bid(0),), tile=t * 2, check_bounds=False)
 
-    return insert_rows, pdl_copy
+    @ct.kernel
+    def to_half_toward_zero(x, y):
+        t = ct.load(x, index=(0,), shape=(16,))
+        ct.store(y, index=(0,), tile=t.astype(ct.float16, rounding_mode=ct.RoundingMode.RZ))
+
+    return insert_rows, pdl_copy, to_half_toward_zero
 
 
 @pytest.mark.parametrize("backend", ["cpu", "triton-interpret"])
@@ -253,7 +258,7 @@ def test_launch_cutile_runs_kernels_that_need_13_4(backend: str) -> None:
     from compiler.runtime import launch_cutile
     from compiler.runtime.cutile import export_cutile
 
-    insert_rows, pdl_copy = _cutile_kernels()
+    insert_rows, pdl_copy, to_half_toward_zero = _cutile_kernels()
     x = np.arange(32, dtype=np.float32).reshape(4, 8)
     y = np.zeros_like(x)
     launch_cutile(insert_rows, None, (1,), (x, y), backend=backend)
@@ -268,6 +273,12 @@ def test_launch_cutile_runs_kernels_that_need_13_4(backend: str) -> None:
     data, _ = export_cutile(pdl_copy, (x1, y1))
     assert data[8:10] == bytes([13, 4])  # cuTile refuses these at 13.3
     assert "inbounds = [true]" in print_module(read_bytecode(data))
+
+    # astype with a rounding mode: cuTile asks for 13.4 (tileiras 13.5 takes ftof rounding<zero>)
+    x2 = np.float32(1) + np.arange(16, dtype=np.float32) * np.float32(1e-4)
+    y2 = np.zeros(16, np.float16)
+    launch_cutile(to_half_toward_zero, None, (1,), (x2, y2), backend=backend)
+    assert (y2.astype(np.float32) <= x2).all() and (y2 != x2.astype(np.float16)).any()
 
 
 def test_test_only_versions_lack_13_4_fields() -> None:

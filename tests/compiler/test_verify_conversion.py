@@ -105,13 +105,21 @@ def test_ftof_no_op() -> None:
 
 
 def test_ftof_rounding_mode() -> None:
-    text, d = only("%0 = ftof %x rounding<zero> : tile<4xf32> -> tile<4xf16>", "tile<4xf32>")
-    assert d.message == "'cuda_tile.ftof' op invalid rounding mode specified. Only 'nearest_even' is supported"
+    """tileiras 13.5's rules (tests/bytecode/test_ftof_rounding.py checks them against it)."""
+    text, d = only("%0 = ftof %x rounding<negative_inf> : tile<4xf32> -> tile<4xf16>", "tile<4xf32>")
+    assert d.message == (
+        "'cuda_tile.ftof' op invalid rounding mode specified. Only 'nearest_even' and 'zero' are supported for "
+        "narrowing conversions to standard types"
+    )
     assert d.code == "rounding-mode"
-    assert text[d.span.start : d.span.end] == "rounding<zero>"
-    fixed = d.fixes[0].apply(text)
-    assert "%0 = ftof %x : tile<4xf32>" in fixed
-    assert check_text(fixed)[1] == []
+    assert text[d.span.start : d.span.end] == "rounding<negative_inf>"
+    assert [f.title for f in d.fixes] == ["Use rounding<nearest_even>", "Use rounding<zero>"]
+    for fix in d.fixes:
+        assert check_text(fix.apply(text))[1] == []
+    _, d = only("%0 = ftof %x rounding<zero> : tile<4xf32> -> tile<4xf8E4M3FN>", "tile<4xf32>")
+    assert "for conversion to low-precision type. Only 'nearest_even' is supported" in d.message
+    for ok in ("rounding<zero> : tile<4xf32> -> tile<4xf16>", "rounding<positive_inf> : tile<4xf32> -> tile<4xf64>"):
+        assert run(f"    %0 = ftof %x {ok}", "tile<4xf32>")[1] == [], ok
 
 
 @pytest.mark.parametrize("written", ["", " rounding<negative_inf>"])

@@ -127,7 +127,14 @@ def test_parses_without_spurious_errors(path: Path) -> None:
 
 # Chunks (0-based, in `// -----` order) where our diagnostics deliberately differ from
 # cuda-tile-opt's, with the reason. Keep it short: each entry is a known gap.
-KNOWN_DIFFERENCES: dict[str, dict[int, str]] = {}
+KNOWN_DIFFERENCES: dict[str, dict[int, str]] = {
+    "invalid.mlir": {
+        225: (
+            "ftof f32 -> f64 rounding<negative_inf>: NVIDIA's 13.3 verifier refused every mode but "
+            "nearest_even; tileiras 13.5 accepts it (and any mode of an exact conversion); the tools win"
+        ),
+    },
+}
 
 DIAGNOSTIC_FILES = harness.verify_diagnostics_files(SHARED)
 VALID_FILES = [
