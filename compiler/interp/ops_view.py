@@ -215,18 +215,21 @@ class _Access:
     def check_inbounds(self, flags: tuple[int, ...]) -> None:
         """13.4's `inbounds` (cuTile's check_bounds=False): the op promised that the tile lies
         inside the tensor along the flagged indices' dimensions; one that does not is
-        undefined behaviour (the compiled code drops those masks), reported."""
+        undefined behaviour (the compiled code drops those masks), reported. A gather/scatter
+        view's sparse rows keep their masks (the lowering's too): not checked."""
+        view = self.view
+        sparse = view.sparse_dim if isinstance(view, GatherScatterView) else -1
         coordinates = self.coordinates()
         for i, flag in enumerate(flags):
-            if not flag:
+            if not flag or i == sparse:
                 continue
-            d = self.view.dim_map[i] if isinstance(self.view, TiledView) else i
+            d = view.dim_map[i] if isinstance(view, TiledView) else i
             coord, extent = coordinates[d]
             past = coord >= extent
             rows = past.reshape(past.shape[0], -1).any(axis=1)
             if rows.any():
                 p = int(np.flatnonzero(rows)[0])
-                index = [int(a[min(p, a.shape[0] - 1)]) for a in self.idx]
+                index = ["*" if j == sparse else int(a[min(p, a.shape[0] - 1)]) for j, a in enumerate(self.idx)]
                 size = int(extent.reshape(-1)[min(p, extent.size - 1)])
                 raise self.ctx.error(
                     f"the tile at index {_fmt(index)} reaches past the tensor's extent {size} along dimension "

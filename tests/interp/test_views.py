@@ -947,3 +947,20 @@ def test_atomic_red_view_uniform_update_applies_once_per_block(budget: int) -> N
     acc = np.full(4, 0.5, np.float32)
     launch(kernel(body, "%acc: tile<ptr<f32>>"), grid=(5,), args=[acc], options=RunOptions(group_budget=budget))
     assert acc.tolist() == [5.5, 10.5, 20.5, 40.5]
+
+
+@pytest.mark.parametrize("sparse", [0, 1])
+def test_gather_inbounds_is_checked_on_the_dense_dimension(sparse: int) -> None:
+    """13.4's `inbounds` on a gather: the dense dimension's tile must lie inside (columns 5..8
+    of 8 do not: reported); the sparse rows keep their own rule (masked, padded)."""
+    from compiler.interp.machine import InterpError
+
+    promised = "] inbounds = [true, true] : gather_scatter_view"
+    text = _gather_kernel("zero", sparse).replace("] : gather_scatter_view", promised)
+    params = "%a: tile<ptr<f32>>, %i: tile<ptr<i32>>, %o: tile<ptr<f32>>, %off: tile<i32>"
+    a = np.arange(64, dtype=np.float32).reshape(8, 8) + 1
+    rows = np.array([5, 1, 9, 3, 7, 0, 2, 6], dtype=np.int32)
+    o = np.full((8, 4), 77.0, np.float32)
+    run(text, params, (2,), [a, rows, o, 4])  # columns (rows) 4..7: inside
+    with pytest.raises(InterpError, match=r"reaches past the tensor's extent 8 .*inbounds"):
+        run(text, params, (2,), [a, rows, o, 5])
