@@ -163,6 +163,7 @@ CONSTANTS: tuple[str, ...] = (
     'approx',
     'full',
     'nearest_int_to_zero',
+    'nearest_away',
     'unordered',
     'ordered',
     'equal',

@@ -14,7 +14,6 @@ layout (`compiler.bytecode.schema`) encodes them. What is here is the rest:
   (13.5 only); other bits are invalid;
 * types: `ptr` and `tensor_view` start with an option-flags varint (bit 0: a `ptr_attr`
   follows, which we cannot represent); new element type `fnv8E5M3FNU` (tag 130, refused);
-* rounding mode 7 (`nearest_away`) is new (refused);
 * 13.5 only, read as far as the 13.4 op set can represent it: function table flag bit 2
   means "extern implementation" rather than "has hints", kernels always carry hints, then a
   tagged array of argument attribute dictionaries; DISubprogram gains a trailing flags varint
@@ -45,11 +44,10 @@ MAX_OPCODE = {(13, 5): 0x7D}
 
 # Ops that carry an `inbounds` array from a version on that the op table does not declare.
 INBOUNDS_SINCE: dict[str, Version] = {"cuda_tile.atomic_red_view_tko": (13, 5)}
-V13_4: Version = (13, 4)  # the version tag's meaning, the type option flags, fnv8E5M3FNU, nearest_away
+V13_4: Version = (13, 4)  # the version tag's meaning, the type option flags, fnv8E5M3FNU
 FUNCTION_ARG_ATTRS_SINCE: Version = (13, 5)
 SUBPROGRAM_FLAGS_SINCE: Version = (13, 5)
 FNV8E5M3FNU_TAG = 130
-NEAREST_AWAY = 7  # RoundingMode value added in 13.4
 PTR_ATTRS = ("none", "unicast", "multicast")
 
 

@@ -758,8 +758,6 @@ class _FileReader:
             value = r.varint(f"enum attribute '{adef.name}'")
             case = enum.by_value(value) if enum is not None else None
             if case is None:
-                if kind == "enum:rounding" and value == newer.NEAREST_AWAY and has(self.version, newer.V13_4):
-                    raise newer.unrepresentable("the rounding mode nearest_away (bytecode 13.4)", self.version, at)
                 raise BytecodeError(f"invalid integer value for enum type: {value} (attribute '{adef.name}')", at)
             if since(case.since) > self.version and self.version not in TEST_VERSIONS:
                 raise BytecodeError(

@@ -74,6 +74,8 @@ import numpy as np
 
 NEAREST = "nearest_even"
 DIRECTED = ("zero", "negative_inf", "positive_inf")
+# Round to nearest, ties away from zero (bytecode 13.4; `ftof` only, see `round_to`).
+NEAREST_AWAY = "nearest_away"
 # `approx` and `full` ask for a fast or a full-range implementation of the correctly
 # rounded (nearest) result; we always give the correctly rounded one.
 _MODE_ALIASES = {"approx": NEAREST, "full": NEAREST, None: NEAREST}
@@ -143,7 +145,7 @@ def format_of(name: str) -> Format:
 
 def _mode(mode: str | None) -> str:
     mode = _MODE_ALIASES.get(mode, mode)  # type: ignore[arg-type]
-    if mode != NEAREST and mode not in DIRECTED:
+    if mode not in (NEAREST, NEAREST_AWAY) and mode not in DIRECTED:
         raise ValueError(f"unsupported rounding mode for a float result: {mode!r}")
     return mode  # type: ignore[return-value]
 
@@ -261,7 +263,10 @@ def round_to(
     int8 array of -1/0/1; None: `x` is exact). An infinite `x` with a residual of the
     opposite sign stands for a finite value beyond the f64 range.
 
-    `mode`: nearest_even, zero, negative_inf or positive_inf (approx/full: nearest).
+    `mode`: nearest_even, zero, negative_inf, positive_inf (approx/full: nearest) or
+    nearest_away. nearest_away into f64 needs an exact `x` (no residual): a tie between two
+    f64 values cannot be told from the sign of the residual alone (only `ftof`, which is
+    exact into f64, rounds so).
     `ftz`: flush results below the smallest normal to a zero of the same sign.
     `saturate`: clamp overflow and infinities to +-max_finite; default: the format's
     conversion rule (f8 and f4 formats saturate, the others overflow to inf).
@@ -352,6 +357,8 @@ def _round_magnitude(x: np.ndarray, neg: np.ndarray, fmt: Format, mode: str, rsi
     m = np.where(np.isfinite(m), m, 0.0) if not np.isfinite(a).all() else m
     if mode == NEAREST:
         chosen = np.rint(m)  # ties to even
+    elif mode == NEAREST_AWAY:
+        chosen = np.floor(m + 0.5)  # exact: m < 2^p <= 2^24 here
     elif mode == "zero":
         chosen = np.floor(m)
     else:
@@ -362,7 +369,7 @@ def _round_magnitude(x: np.ndarray, neg: np.ndarray, fmt: Format, mode: str, rsi
         # no tie).
         r = np.where(neg, -rsign, rsign)  # residual relative to the magnitude
         t = np.floor(m)
-        if mode == NEAREST:
+        if mode in (NEAREST, NEAREST_AWAY):
             tie = (r != 0) & (m - t == 0.5)
             if tie.any():
                 chosen = np.where(tie, t + (r > 0), chosen)
@@ -388,8 +395,10 @@ def _away(mode: str, neg: np.ndarray) -> np.ndarray:
 
 
 def _round_f64(x: np.ndarray, mode: str, rsign: np.ndarray | None, ftz: bool, saturate: bool) -> np.ndarray:
-    out = x.copy() if rsign is None or mode == NEAREST else x
-    if rsign is not None and mode != NEAREST:
+    if mode == NEAREST_AWAY and rsign is not None and (rsign != 0).any():
+        raise ValueError("nearest_away rounding into f64 needs the exact value")
+    out = x.copy() if rsign is None or mode in (NEAREST, NEAREST_AWAY) else x
+    if rsign is not None and mode not in (NEAREST, NEAREST_AWAY):
         with np.errstate(invalid="ignore", over="ignore"):
             if mode == "zero":
                 step = (rsign != 0) & ((rsign < 0) != np.signbit(x)) & (x != 0)
@@ -642,6 +651,7 @@ __all__ = [
     "DIRECTED",
     "FORMATS",
     "NEAREST",
+    "NEAREST_AWAY",
     "Format",
     "add",
     "canonical_nan",

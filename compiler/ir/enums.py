@@ -120,6 +120,7 @@ ROUNDING_MODE = _enum(
     ("approx", 4, "a fast approximation"),
     ("full", 5, "full precision"),
     ("nearest_int_to_zero", 6, "round toward zero to an integral value"),
+    ("nearest_away", 7, "round to nearest, ties away from zero", "13.4"),
     angle=True,
 )
 

@@ -31,8 +31,8 @@ has no fp8e4nv; Triton has no e8m0. So:
                     bits) plus the sign of a residual (exact value minus that float) into a
                     narrower format, in integer code. The significand is shifted to the
                     target's quantum at its binade (subnormals included); the dropped bits and
-                    the residual decide the rounding (ties to even, toward zero, toward
-                    +-inf), and a carry simply moves on to the next binade or to the infinity
+                    the residual decide the rounding (ties to even or away, toward zero,
+                    toward +-inf), and a carry simply moves on to the next binade or to the infinity
                     code (a format's codes are monotone in its values). Overflow, infinities
                     and NaN follow the spec's table as interp/rounding.py does: f16, bf16, f32,
                     tf32 overflow to inf or max by direction; f8E4M3FN and f8E5M2 saturate to
@@ -43,8 +43,10 @@ has no fp8e4nv; Triton has no e8m0. So:
                     flushes results below the smallest normal after rounding (as the
                     interpreter does).
 
-ftof   rounding_mode nearest_even (zero / positive_inf toward f8E8M0FNU); widening is exact
-       (f8 -> f16/bf16/f32/f64 decode; E8M0 -> f16 rounds: 2^-127 -> 0, 2^127 -> inf).
+ftof   every rounding mode the verifier admits (tileiras 13.5's: nearest_even, zero, the directed
+       modes where exact, to f64 and f64 -> f32, nearest_away f32 -> tf32, zero / positive_inf
+       toward f8E8M0FNU) by `round_helper`; widening is exact (f8 -> f16/bf16/f32/f64 decode;
+       E8M0 -> f16 rounds: 2^-127 -> 0, 2^127 -> inf).
 ftoi   truncation toward zero with the interpreter's saturation: NaN -> 0, values beyond the
        range -> its nearest end (signed [-2^(N-1), 2^(N-1)-1], unsigned [0, 2^N-1]); i1:
        x != 0, signed or unsigned (NVIDIA's tools; NaN true). The compare uses the exact powers of two
@@ -110,7 +112,15 @@ FORMATS = {
 }
 _UINT = {8: "tl.uint8", 16: "tl.uint16", 32: "tl.uint32", 64: "tl.uint64"}
 _INT = {8: "tl.int8", 16: "tl.int16", 32: "tl.int32", 64: "tl.int64"}
-MODES = {"nearest_even": "rn", "zero": "rz", "negative_inf": "rm", "positive_inf": "rp", "approx": "rn", "full": "rn"}
+MODES = {
+    "nearest_even": "rn",
+    "zero": "rz",
+    "negative_inf": "rm",
+    "positive_inf": "rp",
+    "approx": "rn",
+    "full": "rn",
+    "nearest_away": "rna",  # bytecode 13.4; ftof only (the verifier)
+}
 F8 = ("f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN")  # the formats held as uint8 codes
 # Canonical NaN bit patterns (NVIDIA's: positive, every payload bit set), by Triton dtype.
 CANONICAL_NAN = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "tf32": 0x7FFFE000, "f64": 0x7FFFFFFFFFFFFFFF}
@@ -118,7 +128,7 @@ BITS_OF = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64}
 
 
 def mode_of(e: OpEmit) -> str:
-    """The op's rounding mode as rn / rz / rm / rp (approx and full give the exact result)."""
+    """The op's rounding mode as rn / rz / rm / rp / rna (approx and full give the exact result)."""
     mode = e.keyword("rounding_mode", "nearest_even") or "nearest_even"
     if mode not in MODES:
         raise e.error(f"rounding mode '{mode}' does not apply to a float result")
@@ -183,6 +193,21 @@ def {name}(bits):
     return (mag.to(tl.uint32, bitcast=True) | ((b & 0x8) << 28)).to(tl.float32, bitcast=True)
 """,
 }
+
+
+# f32 -> tf32 in the modes ftof takes for it, as integer adds on the bits (what tileiras makes of
+# rounding<nearest_away>: add half a quantum, clear the 13 low bits). Exact for every value,
+# subnormals included (tf32 keeps f32's exponent range); a carry moves on to the next binade
+# or to inf, and inf stays inf (0x1FFF never reaches bit 13 from an all-zero field).
+_F32_TO_TF32 = """@triton.jit
+def {name}(x):
+    # f32 -> tf32 ({mode}) on the bits; a NaN becomes the canonical one.
+    b = x.to(tl.uint32, bitcast=True)
+    r = ({add}) & 0xFFFFE000
+    r = tl.where((b & 0x7FFFFFFF) > 0x7F800000, 0x7FC00000, r)
+    return r.to(tl.float32, bitcast=True)
+"""
+_TF32_ADD = {"rn": "b + 0xFFF + ((b >> 13) & 1)", "rna": "b + 0x1000", "rz": "b"}
 
 
 def bf16_to_f32(e: OpEmit, x: str) -> str:
@@ -297,6 +322,10 @@ def _round_source(width: int, f: Fmt, mode: str, residual: bool, ftz: bool) -> s
         tie = f"({odd_tie} | {up})" if up else odd_tie
         lines.append(f"    code = code + ((rem > half) | ((rem == half) & (half != 0) & {tie})).to({i})")
         toward = "False"
+    elif mode == "rna":  # a tie goes away from zero, unless the residual puts the value below it
+        tie = f"~{down}" if down else "True"
+        lines.append(f"    code = code + ((rem > half) | ((rem == half) & (half != 0) & {tie})).to({i})")
+        toward = "False"
     else:
         away = {"rz": "False", "rp": "~neg" if f.signed else "True", "rm": "neg" if f.signed else "False"}[mode]
         toward = {"False": "True", "True": "False", "~neg": "neg", "neg": "~neg"}[away]
@@ -356,6 +385,9 @@ def convert(e: OpEmit, x: str, src: str, dst: str, mode: str = "rn") -> str:
         return wide  # exact: f16, bf16 and the f8 values are tf32 values too
     if mode == "rn" and dst in ("f16", "bf16"):
         return from_f32_rn(e, wide, dst)
+    if dst == "tf32" and mode in _TF32_ADD:
+        source = _F32_TO_TF32.replace("{mode}", mode).replace("{add}", _TF32_ADD[mode])
+        return f"{e.helper('_fc_f32_to_tf32_' + mode, source)}({wide})"
     return rounded(e, wide, 32, dst, mode)
 
 

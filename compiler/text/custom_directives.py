@@ -58,13 +58,15 @@ def _keyword_enum(enum, message: str):
     return parse, print_
 
 
-def _rounding(allowed: tuple[str, ...], default: str, validated: bool = True):
+def _rounding(allowed: tuple[str, ...], default: str, validated: bool = True, newer: tuple[str, ...] = ()):
     """`rounding<mode>`, omitted when it is the op's default mode.
 
     `validated` directives (IEEE and integer rounding) reject at parse time any mode outside
     `allowed` and name it (`..., got: 'x'`). The others (divf, sqrt, exp, tanh) only reject
     words that are no rounding mode at all, without naming them; a real mode outside
-    `allowed` is left to the op's verifier.
+    `allowed` is left to the op's verifier. `newer` modes (13.4's `nearest_away`, which `ftof`
+    takes and the 13.3 ops sharing its directive do not) pass to the verifier too, without
+    changing the 13.3 message.
     """
 
     def parse(parser: Parser, op: Operation, state: _State, args: list[Var | TypeOf]) -> None:
@@ -79,7 +81,7 @@ def _rounding(allowed: tuple[str, ...], default: str, validated: bool = True):
         parser.advance()
         parser.expect(">")
         known = ROUNDING_MODE.by_keyword(tok.text) is not None
-        if not known or (validated and tok.text not in allowed):
+        if not known or (validated and tok.text not in allowed and tok.text not in newer):
             message = "expected rounding mode to be one of: " + ", ".join(f"'{m}'" for m in allowed)
             if validated:
                 message += f", got: '{tok.text}'"
@@ -288,7 +290,9 @@ Parse = Callable[["Parser", Operation, "_State", list], None]
 Print = Callable[["Printer", Operation, list], None]
 
 DIRECTIVES: dict[str, tuple[Parse, Print]] = {
-    "IEEERoundingMode": _rounding(("nearest_even", "zero", "negative_inf", "positive_inf"), "nearest_even"),
+    "IEEERoundingMode": _rounding(
+        ("nearest_even", "zero", "negative_inf", "positive_inf"), "nearest_even", newer=("nearest_away",)
+    ),
     "DivFOpRoundingMode": _rounding(
         ("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full"), "nearest_even", validated=False
     ),

@@ -5,8 +5,8 @@ source and result have one shape; these are the rules it cannot express:
 
 * `bitcast`: both element types have the same bit width (tf32 counts 19 bits, as in MLIR);
 * `exti` widens and `trunci` narrows, strictly;
-* `ftof` changes the type; only nearest_even rounding, except zero / positive_inf towards
-  f8E8M0FNU;
+* `ftof` changes the type, with the rounding modes tileiras 13.5 takes for the pair of
+  types (`ftof_rounding_modes`);
 * `ftoi` rounds with nearest_int_to_zero only; `itof` with nearest_even only and never
   produces f8E8M0FNU.
 
@@ -21,7 +21,7 @@ from ..ir.diagnostics import Fix, TextEdit
 from ..ir.source import Span
 from .common import bit_width, enum_keyword, source_and_result, tile_of
 from .engine import Verifier
-from .modifiers import is_generic, removal_fix, rounding_span
+from .modifiers import IEEE_MODES, is_generic, removal_fix, rounding_span
 from .registry import op_verifier
 
 
@@ -77,9 +77,8 @@ def _ftof(v: Verifier, op: Operation) -> None:
     mode = enum_keyword(op, "rounding_mode") or "nearest_even"  # the attribute's default
     if not isinstance(src.element, T.FloatType) or not isinstance(dst.element, T.FloatType):
         return  # the operand constraints said so
-    refusal = _ftof_rounding(src.element.name, dst.element.name, mode)
-    if refusal is not None:
-        message, allowed = refusal
+    allowed, message = ftof_rounding_modes(src.element.name, dst.element.name)
+    if mode not in allowed:
         span = rounding_span(v, op)
         v.fail(op, message, at=span, code="rounding-mode", fixes=_set_rounding_fixes(v, op, span, allowed))
 
@@ -95,39 +94,49 @@ _EXACT: dict[str, frozenset[str]] = {
 _LOW_PRECISION = frozenset({"f8E4M3FN", "f8E5M2", "f4E2M1FN"})
 
 
-def _ftof_rounding(src: str, dst: str, mode: str) -> tuple[str, tuple[str, ...]] | None:
-    """Why `ftof` from `src` to `dst` cannot round with `mode`, and the modes it can, or None.
+def ftof_exact(src: str, dst: str) -> bool:
+    """Whether every value of float type `src` is one of `dst` (as tileiras sees it)."""
+    return dst == "f64" or dst in _EXACT.get(src, ())
+
+
+def ftof_rounding_modes(src: str, dst: str) -> tuple[tuple[str, ...], str]:
+    """The rounding modes `ftof` from `src` to `dst` takes, and the message refusing another.
 
     The rules of NVIDIA's tileiras 13.5, found by compiling every pair of float types with
-    every mode (`tests/bytecode/test_ftof_rounding.py` checks them against it where it is
-    installed), in its words. They are wider than NVIDIA's 13.3 verifier (nearest_even only,
+    every rounding mode (`tests/bytecode/test_ftof_rounding.py` checks them against it where it
+    is installed), in its words. They are wider than NVIDIA's 13.3 verifier (nearest_even only,
     which the conformance file `invalid.mlir` still expects for f32 -> f64): the tools win.
-    f8E8M0FNU takes zero or positive_inf; the other 8- and 4-bit types nearest_even only;
-    zero is allowed everywhere else; negative_inf and positive_inf where the conversion is
-    exact, to f64, and from f64 to f32."""
+    f8E8M0FNU takes zero or positive_inf; the other 8- and 4-bit types nearest_even only; an
+    exact (widening) conversion any IEEE mode or 13.4's nearest_away; f64 -> f32 the IEEE
+    modes; f32 -> tf32 nearest_even, zero or nearest_away; any other narrowing nearest_even
+    or zero."""
     invalid = "invalid rounding mode specified"
+    allowed: tuple[str, ...]
     if dst == "f8E8M0FNU":
-        if mode in ("zero", "positive_inf"):
-            return None
-        return f"{invalid} for conversion to f8E8M0FNU. Only 'zero' and 'positive_inf' are supported", (
-            "zero",
-            "positive_inf",
+        allowed = ("zero", "positive_inf")
+        message = f"{invalid} for conversion to f8E8M0FNU. Only 'zero' and 'positive_inf' are supported"
+    elif dst in _LOW_PRECISION:
+        allowed = ("nearest_even",)
+        message = f"{invalid} for conversion to low-precision type. Only 'nearest_even' is supported"
+    elif ftof_exact(src, dst):
+        allowed = (*IEEE_MODES, "nearest_away")
+        listed = ", ".join(f"'{m}'" for m in allowed)
+        message = f"{invalid} for widening conversion. Only IEEE float rounding modes are supported: {listed}"
+    elif (src, dst) == ("f64", "f32"):
+        allowed = IEEE_MODES
+        message = (
+            f"{invalid} for conversion from f64 to f32. "
+            "Only 'nearest_even', 'zero', 'negative_inf', and 'positive_inf' are supported"
         )
-    if mode == "nearest_even":
-        return None
-    if dst in _LOW_PRECISION:
-        return f"{invalid} for conversion to low-precision type. Only 'nearest_even' is supported", ("nearest_even",)
-    if mode == "zero" or dst == "f64" or (src, dst) == ("f64", "f32") or dst in _EXACT.get(src, ()):
-        return None
-    if (src, dst) == ("f32", "tf32"):
-        return (
-            f"{invalid} for conversion from f32 to tf32. Only 'nearest_even', 'zero', and 'nearest_away' are supported",
-            ("nearest_even", "zero"),
+    elif (src, dst) == ("f32", "tf32"):
+        allowed = ("nearest_even", "zero", "nearest_away")
+        message = (
+            f"{invalid} for conversion from f32 to tf32. Only 'nearest_even', 'zero', and 'nearest_away' are supported"
         )
-    return (
-        f"{invalid}. Only 'nearest_even' and 'zero' are supported for narrowing conversions to standard types",
-        ("nearest_even", "zero"),
-    )
+    else:
+        allowed = ("nearest_even", "zero")
+        message = f"{invalid}. Only 'nearest_even' and 'zero' are supported for narrowing conversions to standard types"
+    return allowed, message
 
 
 def _set_rounding_fixes(v: Verifier, op: Operation, span: Span | None, modes: tuple[str, ...]) -> list[Fix]:

@@ -118,7 +118,17 @@ def test_ftof_rounding_mode() -> None:
         assert check_text(fix.apply(text))[1] == []
     _, d = only("%0 = ftof %x rounding<zero> : tile<4xf32> -> tile<4xf8E4M3FN>", "tile<4xf32>")
     assert "for conversion to low-precision type. Only 'nearest_even' is supported" in d.message
-    for ok in ("rounding<zero> : tile<4xf32> -> tile<4xf16>", "rounding<positive_inf> : tile<4xf32> -> tile<4xf64>"):
+    _, d = only("%0 = ftof %x rounding<nearest_away> : tile<4xf64> -> tile<4xf32>", "tile<4xf64>")
+    assert d.message.endswith(
+        "for conversion from f64 to f32. Only 'nearest_even', 'zero', 'negative_inf', and 'positive_inf' are supported"
+    )
+    assert len(d.fixes) == 4
+    for ok in (
+        "rounding<zero> : tile<4xf32> -> tile<4xf16>",
+        "rounding<positive_inf> : tile<4xf32> -> tile<4xf64>",
+        "rounding<nearest_away> : tile<4xf32> -> tile<4xtf32>",
+        "rounding<nearest_away> : tile<4xf32> -> tile<4xf64>",
+    ):
         assert run(f"    %0 = ftof %x {ok}", "tile<4xf32>")[1] == [], ok
 
 

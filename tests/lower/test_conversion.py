@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from compiler.interp import rounding
+from compiler.verify.ops_conversion import ftof_exact, ftof_rounding_modes
 
 from .harness import ON_GPU, compile_for
 from .test_float import NP, bits_of, check_is_sound, random_values, run_ops, specials
@@ -73,8 +74,10 @@ def _ftof_ops(src: str, shape: tuple[int, ...]) -> dict[str, tuple[str, str]]:
     for dst in FLOATS:
         if dst == src:
             continue
-        modes = ("zero", "positive_inf") if dst == "f8E8M0FNU" else ("nearest_even",)
+        modes, _ = ftof_rounding_modes(src, dst)
         for mode in modes:
+            if mode != "nearest_even" and ftof_exact(src, dst):
+                continue  # the same values (and tileiras fails some: tests/bytecode/test_ftof_rounding.py)
             r = "" if mode == "nearest_even" else f" rounding<{mode}>"
             ops[f"{dst}_{mode}"] = (f"ftof %a{r} : tile<{tt}x{src}> -> tile<{tt}x{dst}>", dst)
     return ops
