@@ -10,7 +10,8 @@ Each kernel is written the way a Triton user would write the same computation:
 - `softmax`: one program per BLOCK_M (4) rows of BLOCK_N (1024) columns, masked columns read
   as -inf, like the Tile IR kernel's 4 x 1024 tiles;
 - `matmul`: one program per BM x BN (128 x 128) tile of C, walking K in BK (32) steps with
-  `tl.dot` on f16 inputs into an f32 accumulator.
+  `tl.dot` on f16 inputs into an f32 accumulator;
+- `loop_sum`: one program adding a BLOCK (32) element vector into a sum `steps` times.
 """
 
 from __future__ import annotations
@@ -62,3 +63,13 @@ def matmul(a, b, c, M, N, K, a_rs, b_rs, c_rs, BM: tl.constexpr, BN: tl.constexp
         tb = tl.load(b + kk[:, None] * b_rs + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
         acc = tl.dot(ta, tb, acc)
     tl.store(c + rm[:, None] * c_rs + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def loop_sum(x, y, steps, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offs)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for _ in range(steps):
+        acc += v
+    tl.store(y + offs, acc)

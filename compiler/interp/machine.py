@@ -421,6 +421,8 @@ class Machine:
         # print_tko output of the group being run: (linear block id, text); None outside `run`.
         self.print_buffer: list[tuple[int, str]] | None = None
         self._plans: dict[Block, list[_Step]] = {}
+        # What semantics derive from an op alone (types, attributes), per run (`Ctx.static`).
+        self.statics: dict[tuple[Operation, Callable[..., Any]], Any] = {}
         self._largest: dict[Operation, int] = {}
         self._waits: dict[Operation, bool] = {}  # (`_may_wait_for_other_blocks`)
         self._checked_loops: set[Operation] = set()
@@ -557,21 +559,25 @@ class Machine:
         self.assert_failed_elements = 0
         self._free_dead = True
         self._start_budget()
+        self.statics.clear()
         try:
-            for start in range(0, total, size):
-                frame = Frame(_group_at(start, min(size, total - start), dims))  # type: ignore[arg-type]
-                if self._deadline is not None and time.monotonic() > self._deadline:
-                    raise self._budget_error(kernel, frame, None, "timeout")
-                env = frame.env
-                for arg, value in zip(body.arguments, args, strict=True):
-                    env[arg] = value
-                self.value_deps.clear()
-                self.memory.begin_group(start, frame.group.size)
-                self.print_buffer = []
-                try:
-                    self.exec_block(body, frame)
-                finally:
-                    self._flush_prints()
+            # The ops define their infinities and NaNs (IEEE); NumPy's warnings about them say
+            # nothing. Set once here, so that the semantics' fast paths need no errstate of their own.
+            with np.errstate(all="ignore"):
+                for start in range(0, total, size):
+                    frame = Frame(_group_at(start, min(size, total - start), dims))  # type: ignore[arg-type]
+                    if self._deadline is not None and time.monotonic() > self._deadline:
+                        raise self._budget_error(kernel, frame, None, "timeout")
+                    env = frame.env
+                    for arg, value in zip(body.arguments, args, strict=True):
+                        env[arg] = value
+                    self.value_deps.clear()
+                    self.memory.begin_group(start, frame.group.size)
+                    self.print_buffer = []
+                    try:
+                        self.exec_block(body, frame)
+                    finally:
+                        self._flush_prints()
         except InterpError as e:
             if self.assert_failures:
                 raise self._assert_error() from e
@@ -1020,6 +1026,10 @@ class Machine:
         return self._continue_with(op, frame, finished, exits)
 
 
+def _all_equal(a: np.ndarray) -> bool:
+    return len(a) == 1 or bool((a == a[0]).all())
+
+
 def _union_deps(columns: list[list[frozenset[int]] | None]) -> list[frozenset[int]] | None:
     present = [c for c in columns if c is not None]
     if not present:
@@ -1033,7 +1043,7 @@ class _ForCounter:
     iteration space is the mathematical {lb + i*step < ub}, so a block whose next value
     would not fit the type (the adder wraps) has finished."""
 
-    __slots__ = ("iv", "upper", "step", "done", "dtype", "unsigned")
+    __slots__ = ("iv", "upper", "step", "done", "dtype", "unsigned", "left")
 
     def __init__(self, machine: Machine, op: Operation, frame: Frame) -> None:
         lower, upper, step = (frame.get(v) for v in op.operands[:3])
@@ -1052,6 +1062,14 @@ class _ForCounter:
             first = int(np.flatnonzero(bad)[0])
             value = int(signed_step[first if len(signed_step) > 1 else 0])
             raise machine.op_error(op, frame, f"the step must be positive, got {value}", blocks=bad)
+        # Where every block has the same bounds (one block, or a grid walking one range), the
+        # trip count is known up front: counting it down spares each iteration the compare
+        # and the wrap check (a third of a small-tile loop's time). None: counted per block.
+        self.left: int | None = None
+        if self.dtype != np.bool_ and all(_all_equal(a) for a in (self.iv, self.upper, self.step)):
+            lo, hi, st = int(self.iv[0]), int(self.upper[0]), int(self.step[0])
+            # ceil((hi - lo) / st) values lo + i*st < hi (an empty range may have any step)
+            self.left = -((lo - hi) // st) if lo < hi else 0
 
     def _domain(self, a: np.ndarray, width: int) -> np.ndarray:
         """Values in a dtype where `<` is the loop's comparison."""
@@ -1068,6 +1086,8 @@ class _ForCounter:
 
     def going(self) -> np.ndarray | None:
         """None when every block iterates again, else a mask of those that do."""
+        if self.left is not None:
+            return None if self.left > 0 else np.zeros(len(self.iv), dtype=bool)
         go = self.iv < self.upper
         if self.done is not None:
             go = go & ~self.done
@@ -1083,6 +1103,11 @@ class _ForCounter:
             self.done = restrict(self.done, keep)
 
     def advance(self) -> None:
+        if self.left is not None:
+            self.left -= 1
+            if self.left > 0:  # (the value after the last one may not fit the type)
+                self.iv = self.iv + self.step
+            return
         iv, step = self.iv, self.step
         if iv.dtype.kind == "u":
             nxt = iv + step

@@ -65,26 +65,41 @@ def _mode(ctx: Ctx) -> str:
 # -- arithmetic ----------------------------------------------------------------------------
 
 
+def _arith(ctx: Ctx) -> tuple[str, str, bool, bool]:
+    """(format, rounding mode, flush_to_zero, plain): plain where NumPy's own operation is the
+    result (`rounding.plain`; the machine runs ops under errstate(all="ignore")). Once per op
+    (`Ctx.static`): in a loop of small tiles, deriving these took as long as the arithmetic."""
+    name, mode, ftz = _name(ctx), _mode(ctx), ctx.flag("flush_to_zero")
+    return name, mode, ftz, rounding.plain(name, mode, ftz)
+
+
 @semantics("addf")
 def _addf(ctx: Ctx) -> np.ndarray:
-    return rounding.add(ctx.args[0], ctx.args[1], _name(ctx), _mode(ctx), ctx.flag("flush_to_zero"))
+    name, mode, ftz, plain = ctx.static(_arith)
+    lhs, rhs = ctx.args
+    return np.add(lhs, rhs) if plain else rounding.add(lhs, rhs, name, mode, ftz)
 
 
 @semantics("subf")
 def _subf(ctx: Ctx) -> np.ndarray:
-    return rounding.sub(ctx.args[0], ctx.args[1], _name(ctx), _mode(ctx), ctx.flag("flush_to_zero"))
+    name, mode, ftz, plain = ctx.static(_arith)
+    lhs, rhs = ctx.args
+    # (as rounding.sub: lhs + -rhs, which keeps the NaN sign rounding.sub gives)
+    return np.add(lhs, np.negative(rhs)) if plain else rounding.sub(lhs, rhs, name, mode, ftz)
 
 
 @semantics("mulf")
 def _mulf(ctx: Ctx) -> np.ndarray:
-    return rounding.mul(ctx.args[0], ctx.args[1], _name(ctx), _mode(ctx), ctx.flag("flush_to_zero"))
+    name, mode, ftz, plain = ctx.static(_arith)
+    lhs, rhs = ctx.args
+    return np.multiply(lhs, rhs) if plain else rounding.mul(lhs, rhs, name, mode, ftz)
 
 
 @semantics("divf")
 def _divf(ctx: Ctx) -> np.ndarray:
     lhs, rhs = ctx.args
-    name, mode = _name(ctx), _mode(ctx)
-    out = rounding.div(lhs, rhs, name, mode, ctx.flag("flush_to_zero"))
+    name, mode, ftz, plain = ctx.static(_arith)
+    out = np.divide(lhs, rhs) if plain else rounding.div(lhs, rhs, name, mode, ftz)
     if mode == "approx" and name == "f32":
         out = approx_beyond_2_126(lhs, rhs, out)
     return out

@@ -15,7 +15,7 @@ tile's own shape; see `machine.py`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .machine import Frame, Group, Machine
 
 Semantics = Callable[["Ctx"], Any]
+T = TypeVar("T")
 SEMANTICS: dict[str, Semantics] = {}
 
 
@@ -86,6 +87,17 @@ class Ctx:
     def flag(self, name: str) -> bool:
         """Whether a unit/bool attribute is set."""
         return self.op.flag(name)
+
+    def static(self, fn: Callable[[Ctx], T]) -> T:
+        """`fn(self)`, computed once per op and run: for what a semantics derives from the op
+        alone (its types and attributes), which a loop would otherwise derive each iteration."""
+        key = (self.op, fn)
+        statics = self.machine.statics
+        try:
+            return statics[key]
+        except KeyError:
+            value = statics[key] = fn(self)
+            return value
 
     def operand_type(self, i: int = 0) -> Type:
         return self.op.operands[i].type

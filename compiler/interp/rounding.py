@@ -471,6 +471,13 @@ def _native(name: str, mode: str) -> bool:
     return mode == NEAREST and name in _NATIVE
 
 
+def plain(name: str, mode: str | None, ftz: bool) -> bool:
+    """Whether NumPy's own + - * / sqrt in the storage dtype of `name` are what `add`, `sub`,
+    `mul`, `div` and `sqrt` return for this mode (then callers may skip them: the interpreter
+    does in its loops, under an errstate of its own)."""
+    return not ftz and _native(name, _mode(mode))
+
+
 def _ftz_in(name: str, ftz: bool, *arrays: np.ndarray) -> list[np.ndarray]:
     return [flush_subnormals(a, name) if ftz else np.asarray(a) for a in arrays]
 
@@ -652,6 +659,7 @@ __all__ = [
     "FORMATS",
     "NEAREST",
     "NEAREST_AWAY",
+    "plain",
     "Format",
     "add",
     "canonical_nan",
