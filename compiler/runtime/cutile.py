@@ -258,14 +258,17 @@ def export_cutile(
         v2 = shape_constants or any(isinstance(p, (TupleConstraint, tuple)) for p in params)
         convention = CallingConvention.cutile_python_v2() if v2 else CallingConvention.cutile_python_v1()
         signature = KernelSignature(params, convention, symbol=name)
+        # 13.4, as cuTile's own launch writes with a current tileiras (it takes the newest
+        # version tileiras reads, 13.4 for tileiras 13.5): the same kernel it runs, since the
+        # version changes code (`x ** n` of an integer n is fpowi from 13.4 on, pow before).
+        # A cuTile too old to know 13.4 writes 13.3.
         try:
-            export_kernel(kernel, [signature], buf, output_format="tileir_bytecode", bytecode_version="13.3")
-        except getattr(ct, "TileUnsupportedFeatureError", ()):
-            # ct.insert, grid dependency control, check_bounds=False and some rounding modes
-            # need 13.4 ("requires tileiras 13.4 or later"); everything else stays 13.3, which
-            # every consumer reads. A feature 13.4 lacks too is refused again, in its words.
-            buf = io.BytesIO()
             export_kernel(kernel, [signature], buf, output_format="tileir_bytecode", bytecode_version="13.4")
+        except ValueError as e:
+            if "Unsupported bytecode version" not in str(e):
+                raise
+            buf = io.BytesIO()
+            export_kernel(kernel, [signature], buf, output_format="tileir_bytecode", bytecode_version="13.3")
     except Exception as e:  # cuTile's own errors (a type error in the kernel, ...), as one line
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise LaunchError(f"{_cutile_place(e)}cuTile could not export kernel {name}: {first}", kind="module") from None

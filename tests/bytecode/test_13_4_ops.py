@@ -248,7 +248,12 @@ def _cutile_kernels():
         t = ct.load(x, index=(0,), shape=(16,))
         ct.store(y, index=(0,), tile=t.astype(ct.float16, rounding_mode=ct.RoundingMode.RZ))
 
-    return insert_rows, pdl_copy, to_half_toward_zero
+    @ct.kernel
+    def cube(x, y):
+        t = ct.load(x, index=(0,), shape=(16,))
+        ct.store(y, index=(0,), tile=t**3)
+
+    return insert_rows, pdl_copy, to_half_toward_zero, cube
 
 
 @pytest.mark.parametrize("backend", ["cpu", "triton-interpret"])
@@ -258,7 +263,7 @@ def test_launch_cutile_runs_kernels_that_need_13_4(backend: str) -> None:
     from compiler.runtime import launch_cutile
     from compiler.runtime.cutile import export_cutile
 
-    insert_rows, pdl_copy, to_half_toward_zero = _cutile_kernels()
+    insert_rows, pdl_copy, to_half_toward_zero, _ = _cutile_kernels()
     x = np.arange(32, dtype=np.float32).reshape(4, 8)
     y = np.zeros_like(x)
     launch_cutile(insert_rows, None, (1,), (x, y), backend=backend)
@@ -271,7 +276,7 @@ def test_launch_cutile_runs_kernels_that_need_13_4(backend: str) -> None:
     launch_cutile(pdl_copy, None, (2,), (x1, y1), backend=backend)
     assert (y1 == 2 * x1).all()
     data, _ = export_cutile(pdl_copy, (x1, y1))
-    assert data[8:10] == bytes([13, 4])  # cuTile refuses these at 13.3
+    assert data[8:10] == bytes([13, 4])
     assert "inbounds = [true]" in print_module(read_bytecode(data))
 
     # astype with a rounding mode: cuTile asks for 13.4 (tileiras 13.5 takes ftof rounding<zero>)
@@ -279,6 +284,24 @@ def test_launch_cutile_runs_kernels_that_need_13_4(backend: str) -> None:
     y2 = np.zeros(16, np.float16)
     launch_cutile(to_half_toward_zero, None, (1,), (x2, y2), backend=backend)
     assert (y2.astype(np.float32) <= x2).all() and (y2 != x2.astype(np.float16)).any()
+
+
+@pytest.mark.parametrize("backend", ["cpu", "triton-interpret"])
+def test_launch_cutile_runs_what_cutile_runs_x_to_an_integer_power(backend: str) -> None:
+    """cuTile's launch writes the newest version tileiras reads (13.4 for tileiras 13.5), where
+    `x ** 3` is fpowi, not pow: launch_cutile exports 13.4 too, so the interpreters compute
+    what the GPU would, x * (x * x) rounded at each product."""
+    if backend == "triton-interpret":
+        pytest.importorskip("triton")
+    from compiler.runtime import launch_cutile
+    from compiler.runtime.cutile import export_cutile
+
+    cube = _cutile_kernels()[3]
+    x = np.random.default_rng(5).standard_normal(16).astype(np.float32) * np.float32(3)
+    y = np.zeros_like(x)
+    launch_cutile(cube, None, (1,), (x, y), backend=backend)
+    assert y.tobytes() == (x * (x * x)).tobytes()
+    assert "fpowi" in print_module(read_bytecode(export_cutile(cube, (x, y))[0]))
 
 
 def test_test_only_versions_lack_13_4_fields() -> None:
