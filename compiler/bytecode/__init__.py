@@ -27,11 +27,16 @@ from .format import (
 TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
     from .reader import read_bytecode
-    from .writer import BytecodeWriteError, write_bytecode
+    from .writer import BytecodeWriteError, oldest_version, write_bytecode
 
 # The reader and the writer are imported on first use: telling bytecode from text
 # (`is_bytecode`) should not cost every text command their import.
-_LAZY = {"read_bytecode": "reader", "BytecodeWriteError": "writer", "write_bytecode": "writer"}
+_LAZY = {
+    "read_bytecode": "reader",
+    "BytecodeWriteError": "writer",
+    "oldest_version": "writer",
+    "write_bytecode": "writer",
+}
 
 
 def __getattr__(name: str):
@@ -59,6 +64,7 @@ __all__ = [
     "BytecodeWriteError",
     "Version",
     "is_bytecode",
+    "oldest_version",
     "parse_version",
     "read_bytecode",
     "version_text",

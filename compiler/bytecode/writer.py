@@ -583,6 +583,17 @@ def write_bytecode(module: Module, version: Version = (13, 3)) -> bytes:
         raise error(exc.message, exc.op) from None
 
 
+def oldest_version(module: Module, versions: tuple[Version, ...]) -> Version:
+    """The first of `versions` (oldest first) that expresses everything `module` uses; else the
+    last, which writing then names what it lacks for."""
+    from ..verify.versions import version_diagnostics
+
+    for version in versions[:-1]:
+        if not version_diagnostics(module, version_text(version)):
+            return version
+    return versions[-1]
+
+
 def _encode(module_op: Operation | None, items: list[Operation], version: Version) -> bytes:
     tables = _Tables(version)
     functions = [op for op in items if op.name in ("cuda_tile.entry", "cuda_tile.testing$func")]

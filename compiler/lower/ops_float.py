@@ -72,9 +72,11 @@ from .ops_conversion import (
     bf16_to_f32,
     f32_to_bf16,
     float_name,
+    from_f32_rn,
     mode_of,
     residual_sign,
     rounded,
+    to_f32,
     to_f64,
 )
 from .ops_integer import i1_result
@@ -482,7 +484,7 @@ def _fpowi(e: OpEmit) -> None:
     t = _type(e)
     n_el = tltypes.element_of(e.operand_types[1])
     width = n_el.width  # i1, i8, i16 or i32 (the op's constraint)
-    work = "tl.float64" if t == "f64" else "tl.float32"
+    wide = "f64" if t == "f64" else "f32"
     recip = "1.0 / r" if t == "f64" else "tl.div_rn(tl.full((), 1.0, tl.float32), r)"
     sign = "-(n.to(tl.int32))" if width == 1 else "n.to(tl.int32)"
     loop = (
@@ -496,19 +498,24 @@ def _fpowi(e: OpEmit) -> None:
         else []
     )
     fn = e.helper(
-        f"_fpowi_{t}_i{width}",
+        f"_fpowi_{wide}_i{width}",
         "\n".join([
             "@triton.jit",
             "def {name}(x, n):",
-            f"    # x ** n for {t} x and i{width} n, by repeated squaring (tileiras' order)",
-            f"    a = x.to({work})",
+            f"    # x ** n for {wide} x and i{width} n, by repeated squaring (tileiras' order)",
+            "    a = x",
             f"    k = {sign}",
             "    m = tl.abs(k).to(tl.uint32, bitcast=True)",
             "    r = tl.where((m & 1) != 0, a, tl.full((), 1.0, a.dtype))",
             "    m = m >> 1",
             *loop,
             f"    r = tl.where(k < 0, {recip}, r)",
-            f"    return r.to({e.dtype(e.result_types[0])})",
+            "    return r",
         ]) + "\n",
     )  # fmt: skip
-    e.assign(f"{fn}({x}, {n})")
+    # f16 and bf16 in f32, rounded once at the end (the exact conversions: Triton 3.6's
+    # interpreter truncates f32 -> bf16)
+    if t == wide:
+        e.assign(f"{fn}({x}, {n})")
+    else:
+        e.assign(from_f32_rn(e, f"{fn}({to_f32(e, x, t)}, {n})", t))

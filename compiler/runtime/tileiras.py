@@ -4,9 +4,10 @@
     built = compile_tileiras(module, "sm_90")    # LaunchError(kind="backend") when it cannot
     built.cubin, built.info.kernels["vector_add"].params, built.cached
 
-The module is written as bytecode by the project's own writer (`compiler.bytecode`, version
-13.3: tileiras 13.5 reads 13.1 to 13.5, and 13.3 is what the writer produces by default and
-what tests/bytecode checks tileiras against), then compiled by
+The module is written as bytecode by the project's own writer (`compiler.bytecode`), in the
+oldest of 13.3 and 13.4 that expresses it (13.4 for its ops, `fpowi` or `insert`, and the
+`nearest_away` rounding mode: what cuTile's 13.4 exports hold): tileiras 13.5 reads 13.1 to
+13.5, an older one 13.3 at least. Then it is compiled by
 
     tileiras --gpu-name=sm_XX --opt-level=N --output-file=OUT IN
 
@@ -46,7 +47,7 @@ from ..modules import LaunchError
 from .cubin import Cubin, CubinError, read_cubin
 
 INSTALL_TILEIRAS = "pip install nvidia-cuda-tileiras"
-BYTECODE_VERSION = (13, 3)
+BYTECODE_VERSIONS = ((13, 3), (13, 4))  # the oldest that expresses the module is written
 OPT_LEVELS = (0, 1, 2, 3)
 MIN_SM = 80  # tileiras 13.5 compiles for sm_80 and newer
 _ARCH_RE = re.compile(r"sm_(\d+)")
@@ -159,10 +160,10 @@ def _full_key(bytecode: bytes, arch: str, opt_level: int, version: str) -> str:
 
 def write_module(module: Module) -> bytes:
     """The module as bytecode for tileiras."""
-    from ..bytecode import BytecodeWriteError, write_bytecode
+    from ..bytecode import BytecodeWriteError, oldest_version, write_bytecode
 
     try:
-        return write_bytecode(module, BYTECODE_VERSION)
+        return write_bytecode(module, oldest_version(module, BYTECODE_VERSIONS))
     except BytecodeWriteError as e:
         first = e.diagnostics[0].format().splitlines()[0] if e.diagnostics else str(e)
         raise _error(f"cannot write the module as bytecode for tileiras: {first}") from None

@@ -27,6 +27,9 @@ failure with the seed, the kernel written to DIR. `--bytecode` sends the kernels
 bytecode writer to NVIDIA's tileirdisasm instead, `--tileiras sm_80,sm_90,sm_100` through it to
 NVIDIA's tileiras (which must compile each, or refuse it for a type the target lacks).
 `--weight mma=20` draws a kind of op more often (or never, with 0): a campaign aimed at it.
+13.4's ops (`insert`, `fpowi`, and `ftof_mode`: ftof in a mode other than nearest_even that
+tileiras takes, nearest_away included) are drawn only so (`--weight fpowi=3`); their kernels go
+to NVIDIA's tools as bytecode 13.4.
 `--asm` also draws what Triton's interpreter cannot run (the inline PTX and libdevice paths:
 f64 remf and directed roundings, fused fma, tan/sinh/cosh/tanh/pow/atan2, f16/bf16 atomic adds,
 prints) and acquire loads and ordered narrow stores at every scope (inline PTX too, which the
@@ -459,6 +462,70 @@ class Gen:
             idx.append(self.const((), "i32", self.rng.randrange(s // t)).name)
         out = self.fresh(sub, a.elem)
         self.emit(f"{out.name} = extract {a.name}[{', '.join(idx)}] : {a.type} -> {out.type}", out, op="extract")
+        return True
+
+    def insert(self) -> bool:
+        """`insert` (13.4): a slice of another value of the type written into a value."""
+        a = self.pick(lambda v: v.shape and max(v.shape) > 1)
+        if a is None:
+            return False
+        sub = tuple(s // self.rng.choice([f for f in (1, 2, 4) if f <= s]) for s in a.shape)
+        if sub == a.shape or not allowed(sub, a.elem):
+            return False
+        src = self.fresh(sub, a.elem)
+        idx = [self.const((), "i32", self.rng.randrange(s // t)).name for s, t in zip(a.shape, sub, strict=True)]
+        self.emit(f"{src.name} = extract {self.partner(a).name}[{', '.join(idx)}] : {a.type} -> {src.type}", keep=False)
+        idx = [self.const((), "i32", self.rng.randrange(s // t)).name for s, t in zip(a.shape, sub, strict=True)]
+        out = self.fresh(a.shape, a.elem)
+        line = f"{out.name} = insert {src.name}, {a.name}[{', '.join(idx)}] : {src.type}, {a.type}"
+        self.emit(line, out, op="insert")
+        return True
+
+    def fpowi(self) -> bool:
+        """`fpowi` (13.4): a float to the power of an i8/i16/i32 tile (or an i1 one: -1 or 0),
+        small exponents mostly (large ones overflow or vanish, exactly too)."""
+        a = self.pick(lambda v: v.elem in FLOATS)
+        n = self.pick(lambda v: v.shape == a.shape and v.elem in INTS + ("i1",)) if a is not None else None
+        if a is None or n is None:
+            return False
+        r = self.rng
+        if n.elem == "i1":
+            e = n
+        else:
+            to = r.choice(["i8", "i16", "i32"])
+            e = self.small(n, to, r.choice([7, 15, 63]), offset=r.choice([0, 3])) if r.random() < 0.8 else n
+            if e.elem not in ("i8", "i16", "i32"):
+                e = self.small(e, to, None)
+        out = self.fresh(a.shape, a.elem)
+        self.emit(f"{out.name} = fpowi {a.name}, {e.name} : {a.type}, {e.type}", out, op="fpowi")
+        return True
+
+    def ftof_mode(self) -> bool:
+        """`ftof` between float types with a rounding mode other than the default, one that
+        tileiras 13.5 takes for the pair (`ftof_rounding_modes`; 13.4's nearest_away too)."""
+        from compiler.verify.ops_conversion import ftof_exact, ftof_rounding_modes
+
+        a = self.pick(lambda v: v.elem in FLOATS + F8 + F4)
+        if a is None:
+            return False
+        pairs = []
+        for to in FLOATS + F8 + F4 + ("tf32",):
+            if to == a.elem or not allowed(a.shape, to):
+                continue
+            modes, _ = ftof_rounding_modes(a.elem, to)
+            # (not widening with another mode: tileiras fails on some, tests/bytecode/test_ftof_rounding.py)
+            pairs += [(to, m) for m in modes if m != "nearest_even" and not ftof_exact(a.elem, to)]
+        if not pairs:
+            return False
+        to, mode = self.rng.choice(pairs)
+        out = self.fresh(a.shape, to)
+        line = f"{out.name} = ftof {a.name} rounding<{mode}> : {a.type} -> {out.type}"
+        if to != "tf32":
+            self.emit(line, out, op="ftof")
+            return True
+        self.emit(line, keep=False)  # (tf32 has no memory: back to f32, exactly, for the pool)
+        back = self.fresh(a.shape, "f32")
+        self.emit(f"{back.name} = ftof {out.name} : {out.type} -> {back.type}", back, op="ftof")
         return True
 
     REDUCERS = {
@@ -1166,6 +1233,9 @@ class Gen:
         "dead_code": 0,  # the last ones, at 0: the draws of earlier campaigns' seeds stay the same
         "math": 0,
         "print_": 0,
+        "insert": 0,  # 13.4's: drawn when weighted (`--weight insert=2`)
+        "fpowi": 0,
+        "ftof_mode": 0,
     }
     OPS_ASM = {"math": 2, "print_": 0.5}  # the defaults that `asm` changes
 
@@ -1627,14 +1697,15 @@ def check_compiles(case: Case, arch: str) -> float:
 def check_bytecode(case: Case) -> None:
     """Our bytecode writer on the case against NVIDIA's tileirdisasm: it prints our bytes as our
     printer prints the module, and our reader reads them back to that text too."""
-    from compiler.bytecode import read_bytecode, write_bytecode
+    from compiler.bytecode import oldest_version, read_bytecode, write_bytecode
     from compiler.runtime import load_module
     from tests.bytecode.util import comparable, disasm_text, expected_text, run_tileirdisasm
 
     module = load_module(case.text)
-    data = write_bytecode(module, (13, 3))
-    ours = comparable(expected_text(module, (13, 3)))
-    assert comparable(expected_text(read_bytecode(data), (13, 3))) == ours, "our reader reads our bytes differently"
+    version = oldest_version(module, ((13, 3), (13, 4)))  # 13.4 for its ops (`--weight fpowi=2`, ...)
+    data = write_bytecode(module, version)
+    ours = comparable(expected_text(module, version))
+    assert comparable(expected_text(read_bytecode(data), version)) == ours, "our reader reads our bytes differently"
     nvidia = run_tileirdisasm(data)
     assert nvidia.ok, f"tileirdisasm rejects our bytes: {nvidia.stderr.strip()}"
     assert disasm_text(nvidia.stdout) == ours, "tileirdisasm prints our bytes differently"
@@ -1653,7 +1724,7 @@ _BF16_ADD = re.compile(r"atomic_rmw_tko .*, addf, .*tile<[^>]*bf16>")
 
 
 def check_tileiras(case: Case, arch: str) -> bool:
-    """NVIDIA's tileiras compiles the case (our bytecode 13.3) for `arch`: a kernel our
+    """NVIDIA's tileiras compiles the case (our bytecode, 13.3 or 13.4) for `arch`: a kernel our
     verifier accepts that tileiras refuses is a gap in our verifier or a defect of tileiras'.
     Returns False when tileiras refuses it for a type the target lacks (expected: only for a
     type of TILEIRAS_TYPES_FROM that the kernel holds and `arch` predates), or for a bf16

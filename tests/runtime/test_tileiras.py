@@ -242,6 +242,32 @@ def test_no_cache_writes_nothing(cache: Path, vector_add: Module) -> None:
     assert not cache.exists()
 
 
+CUBE = """cuda_tile.module @m {
+  entry @cube(%x: tile<ptr<f32>>) {
+    %p0 = reshape %x : tile<ptr<f32>> -> tile<1xptr<f32>>
+    %p = broadcast %p0 : tile<1xptr<f32>> -> tile<16xptr<f32>>
+    %off = iota : tile<16xi32>
+    %ps = offset %p, %off : tile<16xptr<f32>>, tile<16xi32> -> tile<16xptr<f32>>
+    %v, %t = load_ptr_tko weak %ps : tile<16xptr<f32>> -> tile<16xf32>, token
+    %n = constant <i32: 3> : tile<16xi32>
+    %c = fpowi %v, %n : tile<16xf32>, tile<16xi32>
+    %t2 = store_ptr_tko weak %ps, %c : tile<16xptr<f32>>, tile<16xf32> -> token
+    return
+  }
+}
+"""
+
+
+def test_a_module_with_13_4_ops_is_written_as_13_4(cache: Path, vector_add: Module) -> None:
+    """The oldest version that expresses the module: 13.3, or 13.4 for its ops (what
+    launch_cutile's exports of `x ** 3` hold)."""
+    cube = load_module(CUBE)
+    assert tileiras_mod.write_module(vector_add)[8:10] == bytes([13, 3])
+    assert tileiras_mod.write_module(cube)[8:10] == bytes([13, 4])
+    require_tileiras()
+    assert "cube" in compile_tileiras(cube, "sm_90", use_cache=False).info.kernels
+
+
 def test_a_hit_marks_its_entry_used_and_a_store_checks_the_bound(cache: Path, vector_add: Module) -> None:
     """The compile cache's bound (compiler.lower.cache) covers tileiras' cubins too."""
     from compiler.lower.cache import STAMP
