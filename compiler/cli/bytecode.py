@@ -68,7 +68,7 @@ def _encode(module, version, tally: Tally, name: str) -> bytes | None:
 
 
 def command_asm(args: argparse.Namespace) -> int:
-    version = _bytecode_version(args.bytecode_version, "--bytecode-version")
+    version = _bytecode_version(args.bytecode_version, "--bytecode-version") if args.bytecode_version else None
     if args.output is None and args.file == "-":
         raise CliError("asm from standard input: name the output with -o (-o - for standard output)")
     src = read_input(args.file, allow_bytecode=True)
@@ -88,6 +88,10 @@ def command_asm(args: argparse.Namespace) -> int:
     if report(diagnostics, tally):
         err(f"{PROG} asm: '{src.name}' has errors; no bytecode written")
         return EXIT_ERRORS
+    if version is None:  # the oldest from 13.3 on that expresses the module (13.4 for its ops)
+        from compiler.bytecode import DEFAULT_WRITE, SUPPORTED, oldest_version
+
+        version = oldest_version(result.module, tuple(v for v in SUPPORTED if v >= DEFAULT_WRITE))
     data = _encode(result.module, version, tally, src.name)
     if data is None:
         err(f"{PROG} asm: '{src.name}' cannot be written as bytecode {args.bytecode_version or ''}".rstrip())
@@ -237,7 +241,9 @@ def arguments_asm(parser: argparse.ArgumentParser) -> None:
         "-o", dest="output", metavar="OUT", help="output (default: FILE with suffix .tileirbc; - for stdout)"
     )
     parser.add_argument(
-        "--bytecode-version", metavar="V", help=f"the bytecode version to write: {_VERSIONS} (default: 13.3)"
+        "--bytecode-version",
+        metavar="V",
+        help=f"the bytecode version to write: {_VERSIONS} (default: 13.3, or 13.4 for a module that uses 13.4's ops)",
     )
     add_flag(
         parser, "allow-unregistered-dialect", "accept operations of unknown dialects (the writer still refuses them)"

@@ -35,6 +35,15 @@ KERNEL = """cuda_tile.module @kernels {
   }
 }
 """
+# fpowi exists since bytecode 13.4.
+NEEDS_13_4 = """cuda_tile.module @kernels {
+  entry @cube(%x: tile<f32>) {
+    %n = constant <i32: 3> : tile<i32>
+    %r = fpowi %x, %n : tile<f32>, tile<i32>
+    return
+  }
+}
+"""
 # `overflow` on negi exists since bytecode 13.2.
 NEEDS_13_2 = """cuda_tile.module @kernels {
   entry @neg(%n: tile<i32>) {
@@ -136,6 +145,16 @@ def test_asm_of_each_example_reads_back(capsys, tmp_path: Path, example: Path) -
 def test_asm_defaults_to_13_3(capsys, kernel: Path) -> None:
     assert run(capsys, "asm", str(kernel))[0] == 0
     assert kernel.with_suffix(".tileirbc").read_bytes()[len(MAGIC) : len(MAGIC) + 2] == bytes([13, 3])
+
+
+def test_asm_writes_13_4_by_default_for_13_4_ops_and_refuses_13_3(capsys, tmp_path: Path) -> None:
+    src = tmp_path / "cube.tileir"
+    src.write_text(NEEDS_13_4)
+    assert run(capsys, "asm", str(src))[0] == 0, capsys.readouterr()
+    data = src.with_suffix(".tileirbc").read_bytes()
+    assert data[len(MAGIC) : len(MAGIC) + 2] == bytes([13, 4]) and "fpowi" in printed(data)
+    status, _, err = run(capsys, "asm", str(src), "--bytecode-version", "13.3")
+    assert status == 1 and "operation 'cuda_tile.fpowi' is not available in bytecode version 13.3" in err
 
 
 def test_asm_to_stdout_is_binary_and_the_same_bytes(tmp_path: Path, kernel: Path) -> None:
