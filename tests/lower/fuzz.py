@@ -450,34 +450,44 @@ class Gen:
         self.emit(f"{out.name} = cat {a.name}, {b.name} dim = {dim} : {a.type}, {b.type} -> {out.type}", out, op="cat")
         return True
 
-    def extract(self) -> bool:
+    def sliced(self) -> tuple[Value, tuple[int, ...]] | None:
+        """A value with an extent above 1 and the shape of a slice of it (each extent divided
+        by 1, 2 or 4), or None."""
         a = self.pick(lambda v: v.shape and max(v.shape) > 1)
         if a is None:
-            return False
+            return None
         sub = tuple(s // self.rng.choice([f for f in (1, 2, 4) if f <= s]) for s in a.shape)
         if sub == a.shape or not allowed(sub, a.elem):
+            return None
+        return a, sub
+
+    def slice_index(self, shape: tuple[int, ...], sub: tuple[int, ...]) -> str:
+        """Constant slice indices (counted in slices) of a `sub` slice of `shape`."""
+        names = [self.const((), "i32", self.rng.randrange(s // t)).name for s, t in zip(shape, sub, strict=True)]
+        return ", ".join(names)
+
+    def extract(self) -> bool:
+        found = self.sliced()
+        if found is None:
             return False
-        idx = []
-        for s, t in zip(a.shape, sub, strict=True):
-            idx.append(self.const((), "i32", self.rng.randrange(s // t)).name)
+        a, sub = found
+        idx = self.slice_index(a.shape, sub)
         out = self.fresh(sub, a.elem)
-        self.emit(f"{out.name} = extract {a.name}[{', '.join(idx)}] : {a.type} -> {out.type}", out, op="extract")
+        self.emit(f"{out.name} = extract {a.name}[{idx}] : {a.type} -> {out.type}", out, op="extract")
         return True
 
     def insert(self) -> bool:
         """`insert` (13.4): a slice of another value of the type written into a value."""
-        a = self.pick(lambda v: v.shape and max(v.shape) > 1)
-        if a is None:
+        found = self.sliced()
+        if found is None:
             return False
-        sub = tuple(s // self.rng.choice([f for f in (1, 2, 4) if f <= s]) for s in a.shape)
-        if sub == a.shape or not allowed(sub, a.elem):
-            return False
+        a, sub = found
         src = self.fresh(sub, a.elem)
-        idx = [self.const((), "i32", self.rng.randrange(s // t)).name for s, t in zip(a.shape, sub, strict=True)]
-        self.emit(f"{src.name} = extract {self.partner(a).name}[{', '.join(idx)}] : {a.type} -> {src.type}", keep=False)
-        idx = [self.const((), "i32", self.rng.randrange(s // t)).name for s, t in zip(a.shape, sub, strict=True)]
+        idx = self.slice_index(a.shape, sub)
+        self.emit(f"{src.name} = extract {self.partner(a).name}[{idx}] : {a.type} -> {src.type}", keep=False)
+        idx = self.slice_index(a.shape, sub)
         out = self.fresh(a.shape, a.elem)
-        line = f"{out.name} = insert {src.name}, {a.name}[{', '.join(idx)}] : {src.type}, {a.type}"
+        line = f"{out.name} = insert {src.name}, {a.name}[{idx}] : {src.type}, {a.type}"
         self.emit(line, out, op="insert")
         return True
 
