@@ -11,6 +11,7 @@ per-op layout derived from the op table, `constants` the dense-constant payloads
 from __future__ import annotations
 
 from .format import (
+    AUTO_WRITE,
     CURRENT,
     DEFAULT_WRITE,
     MAGIC,
@@ -54,6 +55,7 @@ def is_bytecode(data: bytes) -> bool:
 
 
 __all__ = [
+    "AUTO_WRITE",
     "CURRENT",
     "DEFAULT_WRITE",
     "READ_ONLY",

@@ -36,6 +36,9 @@ TRANSLATE_VERSIONS: tuple[Version, ...] = ((13, 1), (13, 2), (13, 3))
 CURRENT: Version = (13, 3)
 # What `cuda-tile-translate` writes when no version is asked for.
 DEFAULT_WRITE: Version = CURRENT
+# Where no version is asked for and none is fixed (`tileir asm`, the tileiras backend): the
+# oldest of these that expresses the module (`writer.oldest_version`), 13.4 for its ops only.
+AUTO_WRITE: tuple[Version, ...] = tuple(v for v in SUPPORTED if v >= DEFAULT_WRITE)
 
 
 def parse_version(text: str) -> Version | None:

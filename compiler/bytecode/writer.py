@@ -21,6 +21,7 @@ from ..ir.diagnostics import Diagnostic, Severity
 from ..ir.source import Span
 from .constants import dense_raw_data
 from .format import (
+    AUTO_WRITE,
     FUNC_HAS_HINTS,
     FUNC_KERNEL,
     INT64_MIN,
@@ -583,7 +584,7 @@ def write_bytecode(module: Module, version: Version = (13, 3)) -> bytes:
         raise error(exc.message, exc.op) from None
 
 
-def oldest_version(module: Module, versions: tuple[Version, ...]) -> Version:
+def oldest_version(module: Module, versions: tuple[Version, ...] = AUTO_WRITE) -> Version:
     """The first of `versions` (oldest first) that expresses everything `module` uses; else the
     last, which writing then names what it lacks for."""
     from ..verify.versions import version_diagnostics

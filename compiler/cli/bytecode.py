@@ -89,9 +89,9 @@ def command_asm(args: argparse.Namespace) -> int:
         err(f"{PROG} asm: '{src.name}' has errors; no bytecode written")
         return EXIT_ERRORS
     if version is None:  # the oldest from 13.3 on that expresses the module (13.4 for its ops)
-        from compiler.bytecode import DEFAULT_WRITE, SUPPORTED, oldest_version
+        from compiler.bytecode import oldest_version
 
-        version = oldest_version(result.module, tuple(v for v in SUPPORTED if v >= DEFAULT_WRITE))
+        version = oldest_version(result.module)
     data = _encode(result.module, version, tally, src.name)
     if data is None:
         err(f"{PROG} asm: '{src.name}' cannot be written as bytecode {args.bytecode_version or ''}".rstrip())

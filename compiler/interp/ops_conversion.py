@@ -48,7 +48,7 @@ def _int_width(t) -> int:
 def _float_mode(ctx: Ctx) -> str:
     """The op's rounding mode for a float result (the verifier admits only those)."""
     mode = ctx.keyword("rounding_mode", rounding.NEAREST) or rounding.NEAREST
-    if mode not in (rounding.NEAREST, rounding.NEAREST_AWAY) and mode not in rounding.DIRECTED:
+    if mode not in rounding.ROUNDINGS:
         raise ctx.error(f"rounding mode '{mode}' does not apply to a float result")
     return mode
 

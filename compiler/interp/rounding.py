@@ -76,6 +76,7 @@ NEAREST = "nearest_even"
 DIRECTED = ("zero", "negative_inf", "positive_inf")
 # Round to nearest, ties away from zero (bytecode 13.4; `ftof` only, see `round_to`).
 NEAREST_AWAY = "nearest_away"
+ROUNDINGS = (NEAREST, NEAREST_AWAY, *DIRECTED)  # the modes `round_to` rounds in
 # `approx` and `full` ask for a fast or a full-range implementation of the correctly
 # rounded (nearest) result; we always give the correctly rounded one.
 _MODE_ALIASES = {"approx": NEAREST, "full": NEAREST, None: NEAREST}
@@ -145,7 +146,7 @@ def format_of(name: str) -> Format:
 
 def _mode(mode: str | None) -> str:
     mode = _MODE_ALIASES.get(mode, mode)  # type: ignore[arg-type]
-    if mode not in (NEAREST, NEAREST_AWAY) and mode not in DIRECTED:
+    if mode not in ROUNDINGS:
         raise ValueError(f"unsupported rounding mode for a float result: {mode!r}")
     return mode  # type: ignore[return-value]
 
@@ -659,6 +660,7 @@ __all__ = [
     "FORMATS",
     "NEAREST",
     "NEAREST_AWAY",
+    "ROUNDINGS",
     "plain",
     "Format",
     "add",

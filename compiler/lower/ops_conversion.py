@@ -31,8 +31,8 @@ has no fp8e4nv; Triton has no e8m0. So:
                     bits) plus the sign of a residual (exact value minus that float) into a
                     narrower format, in integer code. The significand is shifted to the
                     target's quantum at its binade (subnormals included); the dropped bits and
-                    the residual decide the rounding (ties to even or away, toward zero,
-                    toward +-inf), and a carry simply moves on to the next binade or to the infinity
+                    the residual decide the rounding (ties to even, toward zero, toward
+                    +-inf), and a carry simply moves on to the next binade or to the infinity
                     code (a format's codes are monotone in its values). Overflow, infinities
                     and NaN follow the spec's table as interp/rounding.py does: f16, bf16, f32,
                     tf32 overflow to inf or max by direction; f8E4M3FN and f8E5M2 saturate to
@@ -44,9 +44,10 @@ has no fp8e4nv; Triton has no e8m0. So:
                     interpreter does).
 
 ftof   every rounding mode the verifier admits (tileiras 13.5's: nearest_even, zero, the directed
-       modes where exact, to f64 and f64 -> f32, nearest_away f32 -> tf32, zero / positive_inf
-       toward f8E8M0FNU) by `round_helper`; widening is exact (f8 -> f16/bf16/f32/f64 decode;
-       E8M0 -> f16 rounds: 2^-127 -> 0, 2^127 -> inf).
+       modes where exact, to f64 and f64 -> f32, zero / positive_inf toward f8E8M0FNU) by
+       `round_helper`; f32 -> tf32 (nearest_even, zero, nearest_away: the only inexact pair
+       nearest_away is admitted for) by an add on the bits, as tileiras; widening is exact
+       (f8 -> f16/bf16/f32/f64 decode; E8M0 -> f16 rounds: 2^-127 -> 0, 2^127 -> inf).
 ftoi   truncation toward zero with the interpreter's saturation: NaN -> 0, values beyond the
        range -> its nearest end (signed [-2^(N-1), 2^(N-1)-1], unsigned [0, 2^N-1]); i1:
        x != 0, signed or unsigned (NVIDIA's tools; NaN true). The compare uses the exact powers of two
@@ -119,7 +120,7 @@ MODES = {
     "positive_inf": "rp",
     "approx": "rn",
     "full": "rn",
-    "nearest_away": "rna",  # bytecode 13.4; ftof only (the verifier)
+    "nearest_away": "rna",  # bytecode 13.4; ftof f32 -> tf32 only (the verifier), `_F32_TO_TF32`
 }
 F8 = ("f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN")  # the formats held as uint8 codes
 # Canonical NaN bit patterns (NVIDIA's: positive, every payload bit set), by Triton dtype.
@@ -320,10 +321,6 @@ def _round_source(width: int, f: Fmt, mode: str, residual: bool, ftz: bool) -> s
     # the complement), depending on the sign; a magnitude-only format rounds |x| as if positive.
     if mode == "rn":
         tie = f"({odd_tie} | {up})" if up else odd_tie
-        lines.append(f"    code = code + ((rem > half) | ((rem == half) & (half != 0) & {tie})).to({i})")
-        toward = "False"
-    elif mode == "rna":  # a tie goes away from zero, unless the residual puts the value below it
-        tie = f"~{down}" if down else "True"
         lines.append(f"    code = code + ((rem > half) | ((rem == half) & (half != 0) & {tie})).to({i})")
         toward = "False"
     else:

@@ -5,9 +5,9 @@
     built.cubin, built.info.kernels["vector_add"].params, built.cached
 
 The module is written as bytecode by the project's own writer (`compiler.bytecode`), in the
-oldest of 13.3 and 13.4 that expresses it (13.4 for its ops, `fpowi` or `insert`, and the
-`nearest_away` rounding mode: what cuTile's 13.4 exports hold): tileiras 13.5 reads 13.1 to
-13.5, an older one 13.3 at least. Then it is compiled by
+oldest of 13.3 and 13.4 that expresses it (`AUTO_WRITE`: 13.4 for its ops, `fpowi` or
+`insert`, and the `nearest_away` rounding mode, which cuTile's 13.4 exports hold): tileiras
+13.5 reads 13.1 to 13.5, an older one 13.3 at least. Then it is compiled by
 
     tileiras --gpu-name=sm_XX --opt-level=N --output-file=OUT IN
 
@@ -47,7 +47,6 @@ from ..modules import LaunchError
 from .cubin import Cubin, CubinError, read_cubin
 
 INSTALL_TILEIRAS = "pip install nvidia-cuda-tileiras"
-BYTECODE_VERSIONS = ((13, 3), (13, 4))  # the oldest that expresses the module is written
 OPT_LEVELS = (0, 1, 2, 3)
 MIN_SM = 80  # tileiras 13.5 compiles for sm_80 and newer
 _ARCH_RE = re.compile(r"sm_(\d+)")
@@ -163,7 +162,7 @@ def write_module(module: Module) -> bytes:
     from ..bytecode import BytecodeWriteError, oldest_version, write_bytecode
 
     try:
-        return write_bytecode(module, oldest_version(module, BYTECODE_VERSIONS))
+        return write_bytecode(module, oldest_version(module))
     except BytecodeWriteError as e:
         first = e.diagnostics[0].format().splitlines()[0] if e.diagnostics else str(e)
         raise _error(f"cannot write the module as bytecode for tileiras: {first}") from None

@@ -1712,7 +1712,7 @@ def check_bytecode(case: Case) -> None:
     from tests.bytecode.util import comparable, disasm_text, expected_text, run_tileirdisasm
 
     module = load_module(case.text)
-    version = oldest_version(module, ((13, 3), (13, 4)))  # 13.4 for its ops (`--weight fpowi=2`, ...)
+    version = oldest_version(module)  # 13.4 for its ops (`--weight fpowi=2`, ...)
     data = write_bytecode(module, version)
     ours = comparable(expected_text(module, version))
     assert comparable(expected_text(read_bytecode(data), version)) == ours, "our reader reads our bytes differently"
