@@ -36,6 +36,12 @@ if settings is not None:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", default))
 
 
+# The `tileir compile` processes the tests start compile in themselves, not on a compile server
+# the developer may have running (compiler/cli/server.py); tests/lower/test_server.py starts
+# its own.
+os.environ["TILEIR_SERVER"] = "off"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU; skipped cleanly without one")
     config.addinivalue_line("markers", "slow: long-running test (deselect with -m 'not slow')")

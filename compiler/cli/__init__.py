@@ -12,6 +12,7 @@
     tileir translate [FILE] -mlir-to-cudatilebc | -cudatilebc-to-mlir | ...   a cuda-tile-translate look-alike
     tileir layout FILE [--value NAME | --line N] [--extent DIM=N ...] [--svg OUT.svg]   index spaces of views
     tileir cache [--clear | --trim [SIZE]]   show, trim or clear the compile cache
+    tileir server start|stop|status          a compile server: `tileir compile` without Triton's start-up
 
 `check` and `fmt` take bytecode files too (told by their magic number, not their suffix).
 
@@ -33,7 +34,6 @@ that `tileir --help` and `tileir check` start fast.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import importlib
 import os
@@ -53,6 +53,7 @@ from .common import (
 
 TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
     from typing import NoReturn
 
@@ -74,6 +75,7 @@ COMMANDS = {
     ),
     "layout": ("layout", "show how views tile their tensors (index spaces, pictures)"),
     "cache": ("compile", "show, trim or clear the compile cache"),
+    "server": ("server", "start, stop or show the compile server, which keeps Triton loaded for `tileir compile`"),
 }
 
 # These build one module and print or encode it: nothing they make is cyclic garbage, and the
@@ -87,17 +89,23 @@ class _ArgparseExit(Exception):
         self.status = status
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse that reports errors in one line and never calls `sys.exit` itself."""
+def _parser_class() -> type:
+    """argparse's parser, reporting errors in one line and never calling `sys.exit` itself.
+    Made on first use: importing argparse costs ~10 ms, which a `tileir compile` that a
+    compile server runs (compiler/cli/server.py) does not pay."""
+    import argparse
 
-    def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
-        raise _ArgparseExit(EXIT_USAGE)
+    class ArgumentParser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+            raise _ArgparseExit(EXIT_USAGE)
 
-    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        if message:
-            sys.stderr.write(message)
-        raise _ArgparseExit(status)
+        def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+            if message:
+                sys.stderr.write(message)
+            raise _ArgparseExit(status)
+
+    return ArgumentParser
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -106,13 +114,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for `--help` and the choice check, and rejected if given."""
     from compiler import __version__
 
-    parser = _ArgumentParser(
+    parser_class = _parser_class()
+    parser = parser_class(
         prog=PROG,
         description="Tools for NVIDIA CUDA Tile IR (the cuda_tile MLIR dialect).",
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     for name, (module_name, help_text) in COMMANDS.items():
         if command is not None and name != command:
             sub.add_parser(name, help=help_text, add_help=False)
@@ -180,14 +189,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> NoReturn:  # pragma: no cover - measured through the `tileir` processes the tests start
-    """The `tileir` program: `main`, then exit without the interpreter's teardown, which frees
-    every object one by one for nothing: 30-110 ms after `check` of 7,000 lines, 200-400 ms at
-    30,000, about 60 ms after a `compile` that imported Triton (measured). What must happen at
-    exit still does: the functions registered with `atexit` run (logging's flush, temporary
-    directories' removal), and the standard streams are flushed. Where another thread that is
-    no daemon is alive the process exits normally, so that Python waits for it (a daemon, such
-    as a Triton compile left behind by Ctrl-C or its time limit, is not waited for)."""
-    status = main()
+    """The `tileir` program: a command that a compile server serves (compiler/cli/server.py)
+    goes to the server where one runs and takes it, else `main` runs here; then `finish`."""
+    argv = sys.argv[1:]
+    status = None
+    if argv and argv[0] != "server":  # (cheap tests first: the server module is imported only for its commands)
+        from .server import forward, wants_server
+
+        if wants_server(argv):
+            status = forward(argv)
+    finish(main(argv) if status is None else status)
+
+
+def finish(status: int) -> NoReturn:
+    """Exit with `status` without the interpreter's teardown, which frees every object one by
+    one for nothing: 30-110 ms after `check` of 7,000 lines, 200-400 ms at 30,000, about 60 ms
+    after a `compile` that imported Triton (measured). What must happen at exit still does:
+    the functions registered with `atexit` run (logging's flush, temporary directories'
+    removal), and the standard streams are flushed. Where another thread that is no daemon is
+    alive the process exits normally, so that Python waits for it (a daemon, such as a Triton
+    compile left behind by Ctrl-C or its time limit, is not waited for)."""
     threading = sys.modules.get("threading")
     if threading is not None and any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         raise SystemExit(status)

@@ -3,7 +3,6 @@ parsing and verifying a file, loading a kernel, and the error that ends a comman
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import sys
@@ -12,6 +11,7 @@ from compiler.ir.files import write_atomic
 
 TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:  # the core is imported lazily so that `tileir --help` stays fast
+    import argparse
     from collections.abc import Sequence
     from typing import TextIO
 

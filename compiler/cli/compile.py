@@ -460,6 +460,11 @@ def arguments_compile(parser: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="compile from scratch; neither read nor write the cache"
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="compile in this process even where a compile server runs (`tileir server`; also TILEIR_SERVER=off)",
+    )
 
 
 def arguments_cache(parser: argparse.ArgumentParser) -> None:

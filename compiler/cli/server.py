@@ -1,0 +1,747 @@
+"""`tileir server`: a compile server that keeps Triton loaded between `tileir compile`s.
+
+Why: a `tileir compile` process of a small kernel spends most of its time before the compile
+starts: Python's start-up, `import triton`, and the lazy imports and library reading of
+Triton's first compile in a process (benchmarks/compile.py splits it; a vector add: ~80 ms
+of compile in a process of ~300-400 ms). NVIDIA's tileiras, a C++ program, pays none of it.
+A build that runs `tileir compile` once per kernel pays it every time; a server pays it once.
+
+How (Linux; elsewhere, and without a server, `tileir compile` compiles in its own process):
+
+- `tileir server start` starts one server per Python interpreter and copy of this package
+  (its socket's name holds a hash of both) in $TILEIR_SERVER_DIR, else $XDG_RUNTIME_DIR/tileir,
+  else $TMPDIR/tileir-UID: a directory only its user may enter (refused otherwise). The
+  server imports the compiler and Triton and compiles a small kernel (Triton's lazy imports
+  done, its library sources read), then listens on the socket.
+- A `tileir compile` process (the program; `compiler.cli.main` called from Python is never
+  forwarded) connects and sends its arguments, working directory, environment, umask and
+  module search path, and its standard input, output and error as file descriptors
+  (SCM_RIGHTS). The server forks a worker that takes all of them and runs the command as the
+  process would have run it: output goes straight to the caller's terminal or files (a
+  terminal is still a terminal), the exit status comes back. One fork per command: nothing
+  one compile does (an import, a crash) reaches the next, and a compile still runs in a
+  child of its own (compiler/lower/guard.py).
+- Ctrl-C in the caller interrupts the worker, which stops as a process of its own would
+  (`tileir: interrupted`, status 130); a caller that goes away has its worker stopped.
+- Nothing is served stale or from elsewhere: the server answers "compile it yourself" (and
+  the caller does, saying nothing) when the caller's interpreter, package or module search
+  path is not the server's, and when a file of the server's loaded code (this package,
+  Triton) has changed since it started; a server whose code changed then stops.
+- It stops after --idle-timeout minutes without a command (default 30), on `tileir server
+  stop`, or on SIGTERM. `tileir server status` says what it is doing; its log (start-up
+  failures) is beside the socket. `TILEIR_SERVER=off` (or `tileir compile --no-server`)
+  compiles in the calling process even where a server runs.
+
+Only `compile` is served: it is the command a build runs many times, and the one whose
+start-up is Triton's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import zlib
+
+TYPE_CHECKING = False  # not `typing`'s: the forwarding client must start fast
+if TYPE_CHECKING:
+    import argparse
+
+SERVED_COMMANDS = frozenset({"compile"})
+DIR_ENV = "TILEIR_SERVER_DIR"
+USE_ENV = "TILEIR_SERVER"  # off / 0 / no / false: never forward
+PROTOCOL = 1
+DEFAULT_IDLE_MINUTES = 30.0
+START_TIMEOUT = 300.0  # seconds a starting server may take to say it is ready (imports, warm-up compile)
+MAX_FRAME = 1 << 22  # bytes of one message (a request holds the caller's environment)
+INTERRUPT = b"i"  # the caller's one message after its request: Ctrl-C was pressed
+KILL_GRACE = 2.0  # seconds a worker whose caller went away has to stop on SIGINT before SIGKILL
+EXIT_INTERNAL = 3  # compiler.cli.common's (not imported: the client stays small)
+
+# A kernel that walks the paths a compile takes: a view load and store, a reduction, `exp`.
+_WARM_UP = """
+cuda_tile.module @warm_up {
+  entry @warm_up(%x: tile<ptr<f32>>, %n: tile<i32>) {
+    %tok = make_token : token
+    %vx = make_tensor_view %x, shape = [%n], strides = [1] : tile<i32> -> tensor_view<?xf32, strides=[1]>
+    %px = make_partition_view %vx : PV
+    %b, %by, %bz = get_tile_block_id : tile<i32>
+    %t, %t1 = load_view_tko weak %px[%b] token = %tok : PV, tile<i32> -> tile<64xf32>, token
+    %s = reduce %t dim=0 identities=[0.000000e+00 : f32] : tile<64xf32> -> tile<f32>
+    (%a: tile<f32>, %c: tile<f32>) {
+      %r = addf %a, %c : tile<f32>
+      yield %r : tile<f32>
+    }
+    %sr = reshape %s : tile<f32> -> tile<1xf32>
+    %sb = broadcast %sr : tile<1xf32> -> tile<64xf32>
+    %e = exp %sb : tile<64xf32>
+    %y = tanh %e : tile<64xf32>
+    %t2 = store_view_tko weak %y, %px[%b] token = %t1 : tile<64xf32>, PV, tile<i32> -> token
+    return
+  }
+}
+""".replace("PV", "partition_view<tile=(64), padding_value = zero, tensor_view<?xf32, strides=[1]>>")
+
+
+class ServerError(Exception):
+    """Why the server cannot be started, reached or used: one line for the user."""
+
+
+# --------------------------------------------------------------------------------------------
+# Where: the directory and the socket
+
+
+def _package_dir() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def server_dir(create: bool = False) -> str | None:
+    """The servers' directory; None where it does not exist (and `create` is false). A
+    ServerError where it is not private to this user: a socket there could be anyone's."""
+    base = os.environ.get(DIR_ENV)
+    if not base:
+        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        base = (
+            os.path.join(runtime, "tileir")
+            if runtime
+            else os.path.join(os.environ.get("TMPDIR") or "/tmp", f"tileir-{os.getuid()}")
+        )
+    if create:
+        try:
+            os.makedirs(base, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise ServerError(f"cannot make the server directory {base}: {exc.strerror or exc}") from None
+    try:
+        st = os.lstat(base)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ServerError(f"cannot use the server directory {base}: {exc.strerror or exc}") from None
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise ServerError(
+            f"the server directory {base} is not a directory private to this user (mode 0700, owned by uid "
+            f"{os.getuid()}); remove it, or set {DIR_ENV} to another"
+        )
+    return base
+
+
+def _identity() -> dict:
+    """What a caller and the server must share: the interpreter and this package's copy."""
+    return {"python": os.path.abspath(sys.executable), "package": _package_dir()}
+
+
+def socket_path(create: bool = False) -> str | None:
+    """This interpreter's and package's server socket (which may not exist), or None."""
+    base = server_dir(create)
+    if base is None:
+        return None
+    ident = _identity()
+    key = zlib.crc32(f"{ident['python']}\0{ident['package']}".encode()) & 0xFFFFFFFF
+    return os.path.join(base, f"compile-{key:08x}.sock")
+
+
+# --------------------------------------------------------------------------------------------
+# Messages: a 4-byte length, then JSON
+
+
+def _frame(message: dict) -> bytes:
+    data = json.dumps(message).encode()
+    return len(data).to_bytes(4, "big") + data
+
+
+def _read_frame(sock: socket.socket, first: bytes = b"") -> dict | None:
+    """The next message, or None where the peer closed first."""
+    data = bytearray(first)
+    need = None
+    while True:
+        if need is None and len(data) >= 4:
+            need = 4 + int.from_bytes(data[:4], "big")
+            if need > MAX_FRAME:
+                raise ServerError(f"a message of {need} bytes (at most {MAX_FRAME})")
+        if need is not None and len(data) >= need:
+            return json.loads(data[4:need])
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+
+
+def _connect(path: str, timeout: float | None = None) -> socket.socket | None:
+    """A connection to the server at `path`; None where none listens there (a socket left by
+    a server that died is removed)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except ConnectionRefusedError:
+        sock.close()
+        # Nobody listens: the server died without removing it. (A starting server binds
+        # elsewhere and renames its socket here only once it listens.)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return None
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def ask(op: str, path: str | None = None, timeout: float = 10.0) -> dict | None:
+    """The server's answer to `op` (status, stop), or None where none runs."""
+    path = path or socket_path()
+    if path is None:
+        return None
+    sock = _connect(path, timeout)
+    if sock is None:
+        return None
+    with sock:
+        try:
+            sock.sendall(_frame({"protocol": PROTOCOL, "op": op}))
+            return _read_frame(sock)
+        except (OSError, ValueError, ServerError):
+            return None
+
+
+# --------------------------------------------------------------------------------------------
+# The client: `tileir compile` forwarded
+
+
+def wants_server(argv: list[str]) -> bool:
+    command = next((a for a in argv if not a.startswith("-")), None)
+    return (
+        command in SERVED_COMMANDS
+        and sys.platform == "linux"
+        and "--no-server" not in argv
+        and os.environ.get(USE_ENV, "").strip().lower() not in ("off", "0", "no", "false")
+    )
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def forward(argv: list[str]) -> int | None:
+    """Run `tileir ARGV` on this interpreter's server, if one runs and takes it: its exit
+    status; None to run it in this process (no server, or one that said no). Never raises."""
+    try:
+        path = socket_path()
+        sock = _connect(path) if path else None
+    except (ServerError, OSError):
+        return None  # an unusable directory: `tileir server start` says why
+    if sock is None:
+        return None
+    with sock:
+        request = {
+            "protocol": PROTOCOL,
+            "op": "run",
+            "argv": argv,
+            "cwd": os.getcwd(),
+            "env": dict(os.environ),
+            "umask": _umask(),
+            "path": sys.path,
+            **_identity(),
+        }
+        try:
+            socket.send_fds(sock, [_frame(request)], [0, 1, 2])
+        except (OSError, ValueError):
+            return None  # nothing reached the server (e.g. a closed standard stream)
+        # From here the server may be running the command: never run it a second time.
+        interrupted = False
+        while True:
+            try:
+                reply = _read_frame(sock)
+                break
+            except KeyboardInterrupt:
+                if interrupted:  # a second Ctrl-C: stop waiting (the server stops the worker)
+                    return 130
+                interrupted = True
+                try:
+                    sock.sendall(INTERRUPT)
+                except OSError:
+                    return 130
+            except (OSError, ValueError, ServerError) as exc:
+                reply = {"lost": str(exc)}
+                break
+    if reply is None or "lost" in reply:
+        sys.stderr.write(
+            "tileir: error: the compile server stopped during the command; run it again (TILEIR_SERVER=off "
+            "compiles without the server)\n"
+        )
+        return EXIT_INTERNAL
+    if "fallback" in reply:
+        return None
+    if reply.get("died"):
+        sys.stderr.write(f"tileir: internal error: the compile server's worker was {reply['died']} (this is a bug)\n")
+    return int(reply.get("status", EXIT_INTERNAL))
+
+
+# --------------------------------------------------------------------------------------------
+# The server
+
+
+def _code_files() -> dict[str, int]:
+    """The files of the loaded modules of this package and of Triton, with their mtimes."""
+    roots = [_package_dir() + os.sep]
+    triton = sys.modules.get("triton")
+    if triton is not None and getattr(triton, "__file__", None):
+        roots.append(os.path.dirname(triton.__file__) + os.sep)
+    files = {}
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if name and name.startswith(tuple(roots)):
+            try:
+                files[name] = os.stat(name).st_mtime_ns
+            except OSError:
+                files[name] = -1
+    return files
+
+
+def _changed(files: dict[str, int]) -> str | None:
+    for name, mtime in files.items():
+        try:
+            now = os.stat(name).st_mtime_ns
+        except OSError:
+            now = -1
+        if now != mtime:
+            return name
+    return None
+
+
+class _Worker:
+    __slots__ = ("pid", "pidfd", "conn", "kill_at")
+
+    def __init__(self, pid: int, pidfd: int, conn: socket.socket) -> None:
+        self.pid = pid
+        self.pidfd = pidfd
+        self.conn = conn
+        self.kill_at: float | None = None  # when to SIGKILL a worker whose caller went away
+
+
+class _Server:
+    def __init__(self, listener: socket.socket, path: str, idle: float | None) -> None:
+        import selectors
+        import time
+
+        self.time = time.monotonic
+        self.listener = listener
+        self.path = path
+        self.inode = os.stat(path).st_ino
+        self.idle = idle  # seconds, or None: never
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(listener, selectors.EVENT_READ, None)
+        # SIGTERM's handler writes here: a select that Python resumes after a handler would
+        # otherwise sleep on past the stop.
+        self.wake_read, self.wake_write = os.pipe()
+        self.selector.register(self.wake_read, selectors.EVENT_READ, ("wake", None))
+        self.workers: dict[int, _Worker] = {}
+        self.files = _code_files()
+        self.started = time.time()
+        self.last = self.time()
+        self.served = 0
+        self.stopping = False
+
+    # The loop: one thread, one selector over the listening socket, each worker's pidfd (it
+    # becomes readable when the worker ends) and each worker's caller (readable: Ctrl-C, or
+    # gone).
+    def serve(self) -> None:
+        import signal
+
+        def on_term(*_: object) -> None:
+            self.stop()
+            os.write(self.wake_write, b"x")
+
+        signal.signal(signal.SIGTERM, on_term)
+        while not (self.stopping and not self.workers):
+            now = self.time()
+            deadlines = [w.kill_at for w in self.workers.values() if w.kill_at is not None]
+            if not self.workers and self.idle is not None and not self.stopping:
+                deadlines.append(self.last + self.idle)
+            timeout = max(0.0, min(deadlines) - now) if deadlines else None
+            events = self.selector.select(timeout)
+            for key, _ in events:
+                if key.data is None:
+                    self._accept()
+                elif key.data[0] == "wake":
+                    os.read(self.wake_read, 64)
+                elif key.data[0] == "done":
+                    self._reap(key.data[1])
+                else:
+                    self._from_caller(key.data[1])
+            now = self.time()
+            for worker in list(self.workers.values()):
+                if worker.kill_at is not None and now >= worker.kill_at:
+                    self._kill(worker, signal.SIGKILL)
+                    worker.kill_at = None
+            if not self.workers and self.idle is not None and now - self.last >= self.idle:
+                self.stop()
+        self.selector.close()
+
+    def stop(self) -> None:
+        """Take no more commands (the socket goes), finish the running ones, then exit."""
+        if self.stopping:
+            return
+        self.stopping = True
+        import contextlib
+
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(self.listener)
+        self.listener.close()
+        with contextlib.suppress(OSError):
+            if os.stat(self.path).st_ino == self.inode:  # not a newer server's
+                os.unlink(self.path)
+
+    def status(self) -> dict:
+        import triton
+
+        return {
+            "pid": os.getpid(),
+            "started": self.started,
+            "served": self.served,
+            "running": len(self.workers),
+            "workers": sorted(self.workers),
+            "idle_timeout": self.idle,
+            "socket": self.path,
+            "triton": triton.__version__,
+            **_identity(),
+        }
+
+    def _accept(self) -> None:
+        import struct
+
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        fds: list[int] = []
+        try:
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            if struct.unpack("3i", creds)[1] != os.getuid():
+                raise ServerError("a caller of another user")
+            conn.settimeout(5.0)  # a local caller sends its request at once
+            data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
+            request = _read_frame(conn, data)
+            conn.settimeout(None)
+            if request is None or request.get("protocol") != PROTOCOL:
+                raise ServerError("not a request of this protocol")
+            op = request.get("op")
+            if op == "status":
+                conn.sendall(_frame(self.status()))
+            elif op == "stop":
+                conn.sendall(_frame({"stopping": True, **self.status()}))
+                self.stop()
+            elif op == "run":
+                reason = self._refusal(request, fds)
+                if reason is None:
+                    self._start_worker(conn, request, fds)
+                    conn = None  # the worker's now
+                else:
+                    conn.sendall(_frame({"fallback": reason}))
+        except (OSError, ValueError, ServerError) as exc:
+            sys.stderr.write(f"tileir server: a request failed: {exc}\n")
+        finally:
+            for fd in fds:
+                os.close(fd)
+            if conn is not None:
+                conn.close()
+
+    def _refusal(self, request: dict, fds: list[int]) -> str | None:
+        """Why this server must not run `request` (the caller then runs it), or None."""
+        if self.stopping:
+            return "stopping"
+        if len(fds) != 3:
+            return "no standard streams"
+        ident = _identity()
+        if any(request.get(k) != v for k, v in ident.items()):
+            return "another interpreter or package"
+        # Modules not loaded yet are found on the caller's path; those loaded must be the ones
+        # the caller would load: the same path after its first entry (the script's directory,
+        # or the working directory of `python -m`).
+        if list(request.get("path", []))[1:] != sys.path[1:]:
+            return "another module search path"
+        changed = _changed(self.files)
+        if changed is not None:
+            sys.stderr.write(f"tileir server: {changed} changed since the start; stopping\n")
+            self.stop()
+            return "stale"
+        return None
+
+    def _start_worker(self, conn: socket.socket, request: dict, fds: list[int]) -> None:
+        import selectors
+
+        pid = os.fork()
+        if pid == 0:  # the worker: never returns
+            try:
+                self.selector.close()
+                self.listener.close()
+                os.close(self.wake_read)
+                os.close(self.wake_write)
+                for worker in self.workers.values():
+                    os.close(worker.pidfd)
+                    worker.conn.close()
+                conn.close()
+                _work(request, fds)
+            except BaseException as exc:  # noqa: BLE001 - said on the caller's stderr (fd 2 by now)
+                said = f"tileir: internal error: the compile server's worker: {type(exc).__name__}: {exc}\n"
+                os.write(2, said.encode())
+            finally:
+                os._exit(EXIT_INTERNAL)
+        worker = _Worker(pid, os.pidfd_open(pid), conn)
+        self.workers[pid] = worker
+        self.selector.register(worker.pidfd, selectors.EVENT_READ, ("done", worker))
+        self.selector.register(conn, selectors.EVENT_READ, ("caller", worker))
+        self.last = self.time()
+
+    def _kill(self, worker: _Worker, sig: int) -> None:
+        try:  # the worker leads a process group: its compile child goes too
+            os.killpg(worker.pid, sig)
+        except OSError:
+            try:
+                os.kill(worker.pid, sig)
+            except OSError:
+                pass
+
+    def _from_caller(self, worker: _Worker) -> None:
+        import signal
+
+        try:
+            data = worker.conn.recv(64)
+        except OSError:
+            data = b""
+        if data:  # Ctrl-C: the worker stops as the caller's own process would
+            os.kill(worker.pid, signal.SIGINT)
+            return
+        # The caller went away: nobody waits for the command
+        self.selector.unregister(worker.conn)
+        os.kill(worker.pid, signal.SIGINT)
+        worker.kill_at = self.time() + KILL_GRACE
+
+    def _reap(self, worker: _Worker) -> None:
+        import contextlib
+        import signal
+
+        _, wait_status = os.waitpid(worker.pid, 0)
+        code = os.waitstatus_to_exitcode(wait_status)
+        reply: dict = {"status": code}
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+            reply = {"status": EXIT_INTERNAL, "died": f"killed by {name}"}
+        self.selector.unregister(worker.pidfd)
+        os.close(worker.pidfd)
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(worker.conn)
+        with contextlib.suppress(OSError):
+            worker.conn.sendall(_frame(reply))
+        worker.conn.close()
+        del self.workers[worker.pid]
+        self.served += 1
+        self.last = self.time()
+
+
+def _work(request: dict, fds: list[int]) -> None:
+    """In a forked worker: become the caller's process, run its command, exit."""
+    import atexit
+    import signal
+
+    os.setpgid(0, 0)
+    atexit._clear()  # the server's (its temporary directories) are not the worker's to run
+    for sig in (signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        if fd > 2:
+            os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.umask(int(request["umask"]))
+    sys.path[:] = request["path"]
+    argv = list(request["argv"])
+    sys.argv = ["tileir", *argv]
+    _reopen_streams()
+    from compiler.cli import finish, main
+
+    finish(main(argv))
+
+
+def _reopen_streams() -> None:
+    """sys.stdin/stdout/stderr over the caller's descriptors, buffered as Python's start-up
+    buffers them (a terminal line by line) and in $PYTHONIOENCODING where set."""
+    import io
+
+    encoding, _, errors = os.environ.get("PYTHONIOENCODING", "").partition(":")
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        old = getattr(sys, name)
+        stream = io.TextIOWrapper(
+            open(fd, "rb" if fd == 0 else "wb", closefd=False),  # noqa: SIM115 - the process's own
+            encoding=encoding or getattr(old, "encoding", None) or "utf-8",
+            errors=errors or ("backslashreplace" if fd == 2 else getattr(old, "errors", None) or "strict"),
+            line_buffering=os.isatty(fd),
+            write_through=fd == 2,
+        )
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
+def _warm_up() -> None:
+    """Do in the server what every compile would otherwise do first in its own process."""
+    import tempfile
+
+    import compiler.bytecode  # noqa: F401 - read by `tileir compile` of a bytecode file
+    import compiler.cli.compile  # noqa: F401
+    import compiler.runtime  # noqa: F401
+    from compiler.lower import compile as compile_kernel
+
+    saved = os.environ.get("TILEIR_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="tileir-server-warm-up-") as tmp:
+        os.environ["TILEIR_CACHE_DIR"] = tmp  # (the generated source is written there)
+        try:
+            compile_kernel(_WARM_UP, None, "sm_90", use_cache=False)
+        finally:
+            if saved is None:
+                del os.environ["TILEIR_CACHE_DIR"]
+            else:
+                os.environ["TILEIR_CACHE_DIR"] = saved
+
+
+def _serve_detached(path: str, idle: float | None, ready: int) -> None:
+    """The server process: lock, warm up, listen, say so on `ready`, serve until stopped."""
+    import fcntl
+
+    lock = open(path[: -len(".sock")] + ".lock", "a")  # noqa: SIM115 - held for the server's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.write(ready, b"running: another server is starting")
+        return
+    try:
+        _warm_up()
+    except Exception as exc:  # noqa: BLE001 - said to the one who started it
+        os.write(ready, f"error: the warm-up compile failed: {type(exc).__name__}: {exc}".encode())
+        return
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    staging = f"{path}.{os.getpid()}"
+    try:
+        listener.bind(staging)
+        listener.listen(64)
+        os.replace(staging, path)  # callers see it only once it listens
+    except OSError as exc:
+        os.write(ready, f"error: cannot listen on {path}: {exc.strerror or exc}".encode())
+        return
+    server = _Server(listener, path, idle)
+    os.write(ready, f"ok {os.getpid()}".encode())
+    os.close(ready)
+    server.serve()
+
+
+def start(idle_minutes: float) -> tuple[bool, str]:
+    """Start this interpreter's server (in the background) unless one runs: (started, what
+    to tell the user). A ServerError where it cannot."""
+    if sys.platform != "linux" or not hasattr(os, "pidfd_open"):
+        raise ServerError("the compile server needs Linux 5.3 or newer; `tileir compile` works without it")
+    path = socket_path(create=True)
+    if len(path.encode()) > 100:  # sockaddr_un's path holds 108 bytes
+        raise ServerError(f"the socket path {path} is too long for a Unix socket; set {DIR_ENV} to a shorter one")
+    running = ask("status", path)
+    if running is not None:
+        return False, f"a compile server is already running (pid {running['pid']}, {path})"
+    idle = idle_minutes * 60 if idle_minutes > 0 else None
+    log = path[: -len(".sock")] + ".log"
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # detach: a new session, then a grandchild that no terminal or parent owns
+        try:
+            os.close(read_end)
+            os.setsid()
+            if os.fork() == 0:
+                os.chdir("/")
+                null = os.open(os.devnull, os.O_RDWR)
+                os.dup2(null, 0)
+                os.dup2(null, 1)
+                os.dup2(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+                _serve_detached(path, idle, write_end)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.waitpid(pid, 0)
+    import select
+
+    answer = b""
+    while select.select([read_end], [], [], START_TIMEOUT)[0]:
+        chunk = os.read(read_end, 4096)
+        if not chunk:
+            break
+        answer += chunk
+    os.close(read_end)
+    text = answer.decode(errors="replace")
+    if text.startswith("ok "):
+        after = f"stops after {idle_minutes:g} min idle" if idle else "runs until `tileir server stop`"
+        return True, f"compile server started (pid {text[3:]}, {path}; {after})"
+    if text.startswith("running: "):
+        return False, text[len("running: ") :]
+    detail = text[len("error: ") :] if text.startswith("error: ") else f"it did not start (see {log})"
+    raise ServerError(f"the compile server did not start: {detail}")
+
+
+# --------------------------------------------------------------------------------------------
+# `tileir server start|stop|status`
+
+
+def arguments_server(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "A compile server keeps Triton loaded, so that `tileir compile` skips Python's and Triton's start-up; "
+        "`tileir compile` uses it whenever it runs (TILEIR_SERVER=off or --no-server: never)."
+    )
+    parser.add_argument("action", choices=("start", "stop", "status"), help="start, stop, or show the server")
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=DEFAULT_IDLE_MINUTES,
+        metavar="MINUTES",
+        help=f"start: stop after this many minutes without a command (default {DEFAULT_IDLE_MINUTES:g}; 0: never)",
+    )
+
+
+def command_server(args: argparse.Namespace) -> int:
+    import time
+
+    from .common import EXIT_ERRORS, EXIT_OK, CliError, err, out
+
+    try:
+        if args.action == "start":
+            if not args.idle_timeout >= 0:
+                raise CliError(f"--idle-timeout {args.idle_timeout:g}: give 0 (never) or more minutes")
+            _, message = start(args.idle_timeout)
+            err(f"tileir: {message}")
+            return EXIT_OK
+        path = socket_path()
+        if args.action == "stop":
+            answer = ask("stop", path) if path else None
+            if answer is None:
+                err("tileir: no compile server is running")
+                return EXIT_OK
+            running = f", after its {answer['running']} running command(s)" if answer["running"] else ""
+            err(f"tileir: the compile server (pid {answer['pid']}) stops{running}")
+            return EXIT_OK
+        answer = ask("status", path) if path else None
+        if answer is None:
+            out("no compile server is running (start one: tileir server start)\n")
+            return EXIT_ERRORS
+        idle = answer["idle_timeout"]
+        stops = f"stops after {idle / 60:g} min idle" if idle else "never stops when idle"
+        out(
+            f"compile server: pid {answer['pid']}, up {time.time() - answer['started']:.0f} s, "
+            f"{answer['served']} command(s) served, {answer['running']} running, {stops}\n"
+            f"  socket: {answer['socket']}\n"
+            f"  python: {answer['python']}; Triton {answer['triton']}; package {answer['package']}\n"
+        )
+        return EXIT_OK
+    except ServerError as exc:
+        raise CliError(str(exc), EXIT_ERRORS) from None
