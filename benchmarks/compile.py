@@ -186,11 +186,17 @@ def median_timing(runs: list[tuple[float, float]]) -> Timing:
     return Timing(statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
 
 
-def our_env(pycache: Path, cache: Path | None = None) -> dict[str, str]:
-    """Our processes (benchmarks._common.python_env), with the compile cache in `cache`."""
+def our_env(pycache: Path, cache: Path | None = None, server_dir: Path | None = None) -> dict[str, str]:
+    """Our processes (benchmarks._common.python_env), with the compile cache in `cache`;
+    through the compile server of `server_dir`, else never through one."""
     env = python_env(pycache)
     if cache is not None:
         env["TILEIR_CACHE_DIR"] = str(cache)
+    if server_dir is None:
+        env["TILEIR_SERVER"] = "off"
+    else:
+        env.pop("TILEIR_SERVER", None)
+        env["TILEIR_SERVER_DIR"] = str(server_dir)
     return env
 
 
@@ -212,6 +218,8 @@ class Result:
     warm: Timing = field(default_factory=Timing)
     tileiras: Timing = field(default_factory=Timing)
     ratios: list[float] = field(default_factory=list)  # ours cold / tileiras, per round
+    served: Timing = field(default_factory=Timing)  # ours cold, through a running compile server
+    served_ratios: list[float] = field(default_factory=list)  # served / tileiras, per round
     in_cold: float | None = None
     in_warm: float | None = None
     in_error: str | None = None
@@ -219,22 +227,37 @@ class Result:
 
 
 def measure(
-    kernel: Kernel, arch: str, rounds: int, warmup: bool, work: Path, pycache: Path, tileiras: str | None
+    kernel: Kernel,
+    arch: str,
+    rounds: int,
+    warmup: bool,
+    work: Path,
+    pycache: Path,
+    tileiras: str | None,
+    server_dir: Path | None,
 ) -> Result:
     """Whole processes in interleaved rounds (benchmarks._common.interleaved_rounds): tileiras,
-    ours with an empty cache, ours with a filled one; then the in-process script."""
+    ours with an empty cache, ours with a filled one, ours with an empty cache through the
+    compile server in `server_dir` (where one runs); then the in-process script."""
     python = sys.executable
     r = Result(kernel)
     if kernel.bytecode is None:
         r.cold.error = r.warm.error = r.tileiras.error = kernel.error
         return r
-    cold_cache, warm_cache = work / "cache-cold", work / "cache-warm"
-    outputs = [work / "tileiras.cubin", work / "cold.cubin", work / "warm.cubin"]
+    cold_cache, warm_cache, served_cache = work / "cache-cold", work / "cache-warm", work / "cache-served"
+    outputs = [work / "tileiras.cubin", work / "cold.cubin", work / "warm.cubin", work / "served.cubin"]
     commands = [
         ([tileiras or "tileiras", "--gpu-name", arch, "-o", str(outputs[0]), str(kernel.bytecode)], None),
         (compile_command(python, kernel.bytecode, arch, outputs[1]), our_env(pycache, cold_cache)),
         (compile_command(python, kernel.bytecode, arch, outputs[2]), our_env(pycache, warm_cache)),
     ]
+    if server_dir is not None:
+        commands.append(
+            (compile_command(python, kernel.bytecode, arch, outputs[3]), our_env(pycache, served_cache, server_dir))
+        )
+    else:
+        r.served.error = "no compile server"
+        outputs.pop()
     if tileiras is None:
         r.tileiras.error = "tileiras not found"
         commands = commands[1:]
@@ -244,10 +267,12 @@ def measure(
         outputs[i].unlink(missing_ok=True)
         if outputs[i].name == "cold.cubin":
             shutil.rmtree(cold_cache, ignore_errors=True)
+        elif outputs[i].name == "served.cubin":
+            shutil.rmtree(served_cache, ignore_errors=True)
 
     try:
         shutil.rmtree(warm_cache, ignore_errors=True)
-        process_once(*commands[-1])  # fills the warm cache (and the file cache) first, always
+        process_once(*commands[2 if tileiras else 1])  # fills the warm cache (and the file cache) first, always
         if warmup:
             interleaved_rounds(commands, 1, before)
         times = interleaved_rounds(commands, rounds, before)
@@ -263,7 +288,11 @@ def measure(
             theirs = times.pop(0)
             r.tileiras = median_timing(theirs)
             r.ratios = round_ratios(times[0], theirs)
+            if server_dir is not None:
+                r.served_ratios = round_ratios(times[2], theirs)
         r.cold, r.warm = median_timing(times[0]), median_timing(times[1])
+        if server_dir is not None:
+            r.served = median_timing(times[2])
     proc = subprocess.run(
         [python, "-c", _IN_PROCESS_SCRIPT, str(kernel.bytecode), arch, str(rounds)],
         capture_output=True,
@@ -366,6 +395,20 @@ def geomean(xs: list[float]) -> float | None:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
+def start_server(work: Path, pycache: Path) -> tuple[Path | None, str]:
+    """A compile server of its own (`tileir server start`, never idle-stopped) for the served
+    column: (its directory, a note for the table); (None, why not) where none starts."""
+    server_dir = work / "server"
+    try:
+        process_once(
+            [sys.executable, "-m", "compiler", "server", "start", "--idle-timeout", "0"],
+            our_env(pycache, None, server_dir),
+        )
+    except RuntimeError as exc:
+        return None, f"; it did not start: {_short(exc)}"
+    return server_dir, "; its CPU time is the server's, not counted"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     ap.add_argument("--quick", action="store_true", help="the examples only, one run each (a smoke test)")
@@ -415,9 +458,14 @@ def main(argv: list[str] | None = None) -> int:
             process_once([python, "-c", "import compiler.cli, compiler.lower, compiler.runtime, triton"], env)
             floors = [([python, "-c", "pass"], env), ([python, "-c", "import compiler.lower, triton"], env)]
             floor, imports = (median_timing(t) for t in interleaved_rounds(floors, repeat))
+            server_dir, server_note = start_server(work, pycache)
             results = []
-            for k in selected:
-                results.append(measure(k, args.arch, repeat, not args.quick, work, pycache, tileiras))
+            try:
+                for k in selected:
+                    results.append(measure(k, args.arch, repeat, not args.quick, work, pycache, tileiras, server_dir))
+            finally:
+                if server_dir is not None:
+                    process_once([python, "-m", "compiler", "server", "stop"], our_env(pycache, None, server_dir))
             written = [k for k in selected if k.bytecode is not None]
             arches = [a.strip() for a in args.build_arches.split(",") if a.strip()]
             builds = []
@@ -427,11 +475,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep is None:
             tmp_ctx.cleanup()
 
+    blank = ["", "", "", "", "", "", "", ""]
     rows = [
-        ["python -c pass (floor)", _ms(floor.seconds), _ms(floor.cpu_seconds), "", "", "", "", ""],
-        ["import compiler.lower, triton", _ms(imports.seconds), _ms(imports.cpu_seconds), "", "", "", "", ""],
+        ["python -c pass (floor)", _ms(floor.seconds), _ms(floor.cpu_seconds), *blank],
+        ["import compiler.lower, triton", _ms(imports.seconds), _ms(imports.cpu_seconds), *blank],
     ]
     ratios: list[float] = []
+    served_ratios: list[float] = []
     cpu_ratios: list[float] = []
     for r in results:
         ratio = statistics.median(r.ratios) if r.ratios else None
@@ -439,6 +489,8 @@ def main(argv: list[str] | None = None) -> int:
             ratios.append(ratio)
             if r.cold.cpu_seconds and r.tileiras.cpu_seconds:
                 cpu_ratios.append(r.cold.cpu_seconds / r.tileiras.cpu_seconds)
+        if r.served_ratios:
+            served_ratios.append(statistics.median(r.served_ratios))
         wc = r.warm.seconds / r.cold.seconds if r.warm.seconds and r.cold.seconds else None
         rows.append(
             [
@@ -446,26 +498,30 @@ def main(argv: list[str] | None = None) -> int:
                 _ms(r.cold.seconds),
                 _ms(r.cold.cpu_seconds),
                 _ms(r.warm.seconds),
+                _ms(r.served.seconds),
                 _ms(r.tileiras.seconds),
                 _ms(r.tileiras.cpu_seconds),
                 ratio_text(r.ratios) if ratio is not None else "-",
+                ratio_text(r.served_ratios) if r.served_ratios else "-",
                 f"{wc:.2f}" if wc is not None else "-",
             ]
         )
-        for what, t in (("ours", r.cold), ("tileiras", r.tileiras)):
-            if t.error:
+        for what, t in (("ours", r.cold), ("tileiras", r.tileiras), ("ours through the server", r.served)):
+            if t.error and t.error != "no compile server":
                 failed.append(f"{r.kernel.name}: {what}: {t.error}")
-    head = ["whole process", "ours cold ms", "cpu ms", "ours warm ms", "tileiras ms", "cpu ms", "ours/tileiras (range)"]
+    head = ["whole process", "ours cold ms", "cpu ms", "ours warm ms", "server ms", "tileiras ms", "cpu ms"]
     print_table(
-        f"whole processes, {args.arch} (ours: Tile IR bytecode -> cubin through Triton; cold = empty cache):",
-        [*head, "warm/cold"],
+        f"whole processes, {args.arch} (ours: Tile IR bytecode -> cubin through Triton; cold = empty cache; "
+        f"server = cold, through a running `tileir server`{server_note}):",
+        [*head, "ours/tileiras (range)", "server/tileiras (range)", "warm/cold"],
         rows,
     )
-    g = geomean(ratios)
+    g, gs = geomean(ratios), geomean(served_ratios)
     if g is not None:
         print(
             f"ours/tileiras, cold, geometric mean over {len(ratios)} kernels: {g:.2f}x wall clock, "
             f"{geomean(cpu_ratios) or float('nan'):.2f}x CPU time"
+            + (f"; through the server {gs:.2f}x wall clock" if gs is not None else "")
         )
         print()
 
@@ -475,6 +531,9 @@ def main(argv: list[str] | None = None) -> int:
         if r.ratios:
             ratio = statistics.median(r.ratios)
             (met if ratio <= TARGET_VS_TILEIRAS else missed).append(f"{r.kernel.name} ours/tileiras {ratio:.2f}x")
+        if r.served_ratios:
+            ratio = statistics.median(r.served_ratios)
+            (met if ratio <= TARGET_VS_TILEIRAS else missed).append(f"{r.kernel.name} server/tileiras {ratio:.2f}x")
     rows = []
     for r in results:
         verdict = "-"

@@ -39,18 +39,6 @@ import importlib
 import os
 import sys
 
-from .common import (
-    EXIT_ERRORS,
-    EXIT_INTERNAL,
-    EXIT_USAGE,
-    ISSUES_URL,
-    PROG,
-    CliError,
-    err,
-    flush_stdout,
-    silence_stdout,
-)
-
 TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
     import argparse
@@ -95,6 +83,8 @@ def _parser_class() -> type:
     compile server runs (compiler/cli/server.py) does not pay."""
     import argparse
 
+    from .common import EXIT_USAGE
+
     class ArgumentParser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
             sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -113,6 +103,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     (building every command's was a fifth of a one-file `check`): the others are listed,
     for `--help` and the choice check, and rejected if given."""
     from compiler import __version__
+
+    from .common import PROG
 
     parser_class = _parser_class()
     parser = parser_class(
@@ -141,6 +133,19 @@ def has_command(name: str) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `tileir` command line; return the exit status."""
+    # (imported here: a `tileir compile` that a compile server runs needs none of it)
+    from .common import (
+        EXIT_ERRORS,
+        EXIT_INTERNAL,
+        EXIT_USAGE,
+        ISSUES_URL,
+        PROG,
+        CliError,
+        err,
+        flush_stdout,
+        silence_stdout,
+    )
+
     try:
         argv = list(argv) if argv is not None else sys.argv[1:]
         # The command is the first word that is not an option (the top level has no option

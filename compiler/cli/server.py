@@ -38,15 +38,16 @@ start-up is Triton's.
 
 from __future__ import annotations
 
-import json
+import _socket  # not `socket`, whose enums cost a forwarded compile ~5 ms of start-up
+import marshal  # not `json` (its regular expressions: ~5 ms); a caller is this user (SO_PEERCRED)
 import os
-import socket
 import sys
 import zlib
 
 TYPE_CHECKING = False  # not `typing`'s: the forwarding client must start fast
 if TYPE_CHECKING:
     import argparse
+    import socket
 
 SERVED_COMMANDS = frozenset({"compile"})
 DIR_ENV = "TILEIR_SERVER_DIR"
@@ -144,15 +145,15 @@ def socket_path(create: bool = False) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Messages: a 4-byte length, then JSON
+# Messages: a 4-byte length, then a dict of plain values in `marshal`'s format
 
 
 def _frame(message: dict) -> bytes:
-    data = json.dumps(message).encode()
+    data = marshal.dumps(message)
     return len(data).to_bytes(4, "big") + data
 
 
-def _read_frame(sock: socket.socket, first: bytes = b"") -> dict | None:
+def _read_frame(sock: _socket.socket, first: bytes = b"") -> dict | None:
     """The next message, or None where the peer closed first."""
     data = bytearray(first)
     need = None
@@ -162,17 +163,20 @@ def _read_frame(sock: socket.socket, first: bytes = b"") -> dict | None:
             if need > MAX_FRAME:
                 raise ServerError(f"a message of {need} bytes (at most {MAX_FRAME})")
         if need is not None and len(data) >= need:
-            return json.loads(data[4:need])
+            message = marshal.loads(data[4:need])
+            if not isinstance(message, dict):
+                raise ServerError("a message that is no dict")
+            return message
         chunk = sock.recv(65536)
         if not chunk:
             return None
         data += chunk
 
 
-def _connect(path: str, timeout: float | None = None) -> socket.socket | None:
+def _connect(path: str, timeout: float | None = None) -> _socket.socket | None:
     """A connection to the server at `path`; None where none listens there (a socket left by
     a server that died is removed)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
         sock.connect(path)
@@ -199,12 +203,13 @@ def ask(op: str, path: str | None = None, timeout: float = 10.0) -> dict | None:
     sock = _connect(path, timeout)
     if sock is None:
         return None
-    with sock:
-        try:
-            sock.sendall(_frame({"protocol": PROTOCOL, "op": op}))
-            return _read_frame(sock)
-        except (OSError, ValueError, ServerError):
-            return None
+    try:
+        sock.sendall(_frame({"protocol": PROTOCOL, "op": op}))
+        return _read_frame(sock)
+    except (OSError, ValueError, EOFError, ServerError):
+        return None
+    finally:
+        sock.close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -237,38 +242,45 @@ def forward(argv: list[str]) -> int | None:
         return None  # an unusable directory: `tileir server start` says why
     if sock is None:
         return None
-    with sock:
-        request = {
-            "protocol": PROTOCOL,
-            "op": "run",
-            "argv": argv,
-            "cwd": os.getcwd(),
-            "env": dict(os.environ),
-            "umask": _umask(),
-            "path": sys.path,
-            **_identity(),
-        }
+    try:
+        return _forward_on(sock, argv)
+    finally:
+        sock.close()
+
+
+def _forward_on(sock: _socket.socket, argv: list[str]) -> int | None:
+    request = {
+        "protocol": PROTOCOL,
+        "op": "run",
+        "argv": argv,
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "umask": _umask(),
+        "path": sys.path,
+        **_identity(),
+    }
+    fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))  # three C ints: SCM_RIGHTS' data
+    try:
+        sock.sendmsg([_frame(request)], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
+    except (OSError, ValueError):
+        return None  # nothing reached the server (e.g. a closed standard stream)
+    # From here the server may be running the command: never run it a second time.
+    interrupted = False
+    while True:
         try:
-            socket.send_fds(sock, [_frame(request)], [0, 1, 2])
-        except (OSError, ValueError):
-            return None  # nothing reached the server (e.g. a closed standard stream)
-        # From here the server may be running the command: never run it a second time.
-        interrupted = False
-        while True:
+            reply = _read_frame(sock)
+            break
+        except KeyboardInterrupt:
+            if interrupted:  # a second Ctrl-C: stop waiting (the server stops the worker)
+                return 130
+            interrupted = True
             try:
-                reply = _read_frame(sock)
-                break
-            except KeyboardInterrupt:
-                if interrupted:  # a second Ctrl-C: stop waiting (the server stops the worker)
-                    return 130
-                interrupted = True
-                try:
-                    sock.sendall(INTERRUPT)
-                except OSError:
-                    return 130
-            except (OSError, ValueError, ServerError) as exc:
-                reply = {"lost": str(exc)}
-                break
+                sock.sendall(INTERRUPT)
+            except OSError:
+                return 130
+        except (OSError, ValueError, EOFError, ServerError) as exc:
+            reply = {"lost": str(exc)}
+            break
     if reply is None or "lost" in reply:
         sys.stderr.write(
             "tileir: error: the compile server stopped during the command; run it again (TILEIR_SERVER=off "
@@ -413,6 +425,7 @@ class _Server:
         }
 
     def _accept(self) -> None:
+        import socket
         import struct
 
         try:
@@ -443,7 +456,7 @@ class _Server:
                     conn = None  # the worker's now
                 else:
                     conn.sendall(_frame({"fallback": reason}))
-        except (OSError, ValueError, ServerError) as exc:
+        except (OSError, ValueError, EOFError, TypeError, ServerError) as exc:
             sys.stderr.write(f"tileir server: a request failed: {exc}\n")
         finally:
             for fd in fds:
@@ -626,6 +639,8 @@ def _serve_detached(path: str, idle: float | None, ready: int) -> None:
     except Exception as exc:  # noqa: BLE001 - said to the one who started it
         os.write(ready, f"error: the warm-up compile failed: {type(exc).__name__}: {exc}".encode())
         return
+    import socket
+
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     staging = f"{path}.{os.getpid()}"
     try:
