@@ -199,8 +199,13 @@ def _compile_in_processes(args: argparse.Namespace, tasks: list, jobs: int):
         name: getattr(args, name)
         for name in ("kernel", "arg", "emit", "compiler", "num_warps", "num_stages", "no_cache")
     }
-    # spawn: a fresh interpreter per worker (no fork of a process that may hold threads)
-    pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+    # fork where this process holds no other thread (the pool forks its workers before it
+    # starts its own): the workers inherit what is imported, and in a compile server's worker
+    # (compiler/cli/server.py) that is Triton, warm; else spawn, a fresh interpreter per worker.
+    import threading
+
+    method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method))
     try:
         futures = [pool.submit(_compile_task, path, target.arch, options) for path, _, target in tasks]
         for future in futures:

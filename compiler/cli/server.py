@@ -607,8 +607,9 @@ def _warm_up() -> None:
     """Do in the server what every compile would otherwise do first in its own process."""
     import tempfile
 
-    import compiler.bytecode  # noqa: F401 - read by `tileir compile` of a bytecode file
+    import compiler.bytecode.reader  # noqa: F401 - `tileir compile` of a bytecode file
     import compiler.cli.compile  # noqa: F401
+    import compiler.lower.targets  # noqa: F401 - --arch
     import compiler.runtime  # noqa: F401
     from compiler.lower import compile as compile_kernel
 
