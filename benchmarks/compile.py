@@ -50,6 +50,7 @@ run takes about two minutes on a 2-core machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -409,6 +410,25 @@ def start_server(work: Path, pycache: Path) -> tuple[Path | None, str]:
     return server_dir, "; its CPU time is the server's, not counted"
 
 
+def check_served(results: list[Result], server_dir: Path, pycache: Path, per_kernel: int) -> None:
+    """A served compile that the server refused (a server whose code changed during the run
+    stops) runs in the caller, silently: the served column would time unserved compiles. So
+    the server must still run and have served every one; else that column is an error."""
+    try:
+        _, _, out = process_once(
+            [sys.executable, "-m", "compiler", "server", "status"], our_env(pycache, None, server_dir), capture=True
+        )
+        served = int(out.decode().split(" command(s) served")[0].rsplit(" ", 1)[-1])
+    except (RuntimeError, ValueError):
+        served = -1
+    expected = per_kernel * sum(1 for r in results if not r.served.error)
+    if served < expected:
+        why = "it stopped during the run (its code changed?)" if served < 0 else f"it served {served} of {expected}"
+        for r in results:
+            if not r.served.error:
+                r.served, r.served_ratios = Timing(error=f"not all compiles went through the server: {why}"), []
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     ap.add_argument("--quick", action="store_true", help="the examples only, one run each (a smoke test)")
@@ -463,9 +483,12 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 for k in selected:
                     results.append(measure(k, args.arch, repeat, not args.quick, work, pycache, tileiras, server_dir))
+                if server_dir is not None:
+                    check_served(results, server_dir, pycache, repeat + (not args.quick))
             finally:
                 if server_dir is not None:
-                    process_once([python, "-m", "compiler", "server", "stop"], our_env(pycache, None, server_dir))
+                    with contextlib.suppress(RuntimeError):
+                        process_once([python, "-m", "compiler", "server", "stop"], our_env(pycache, None, server_dir))
             written = [k for k in selected if k.bytecode is not None]
             arches = [a.strip() for a in args.build_arches.split(",") if a.strip()]
             builds = []

@@ -249,21 +249,23 @@ def forward(argv: list[str]) -> int | None:
 
 
 def _forward_on(sock: _socket.socket, argv: list[str]) -> int | None:
-    request = {
-        "protocol": PROTOCOL,
-        "op": "run",
-        "argv": argv,
-        "cwd": os.getcwd(),
-        "env": dict(os.environ),
-        "umask": _umask(),
-        "path": sys.path,
-        **_identity(),
-    }
     fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))  # three C ints: SCM_RIGHTS' data
     try:
+        request = {
+            "protocol": PROTOCOL,
+            "op": "run",
+            "argv": argv,
+            "cwd": os.getcwd(),
+            "env": dict(os.environ),
+            "umask": _umask(),
+            "path": sys.path,
+            **_identity(),
+        }
         sock.sendmsg([_frame(request)], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
     except (OSError, ValueError):
-        return None  # nothing reached the server (e.g. a closed standard stream)
+        # Nothing reached the server: a closed standard stream, a working directory that is
+        # gone (the command, run here, says so), a search path entry that is no string.
+        return None
     # From here the server may be running the command: never run it a second time.
     interrupted = False
     while True:
