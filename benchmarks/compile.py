@@ -7,7 +7,7 @@ as bytecode 13.3 by our writer (`compiler.bytecode.write_bytecode`, what `tileir
 that one .tileirbc file is the input of both compilers.
 
 1. Whole processes in --repeat interleaved rounds (default 5) after a warm-up round: each
-   round runs the three commands below once, back to back, in reverse order every other round
+   round runs the four commands below once, back to back, in reverse order every other round
    (`benchmarks._common.interleaved_rounds`: this machine's speed drifts by tens of percent
    within minutes, which one command timed after another mistakes for a difference); the same
    file, --arch (default sm_90):
@@ -17,11 +17,17 @@ that one .tileirbc file is the input of both compilers.
      a fresh, empty TILEIR_CACHE_DIR for every run: read, verify, lower to Triton, Triton's
      whole pipeline and ptxas;
    - ours, warm cache: the same command with a cache filled before the rounds;
+   - ours through the compile server: the cold command, with its own empty cache, handed to a
+     `tileir server` the script starts first (compiler/cli/server.py: Triton already loaded);
+     it counts only if the server served every such compile (one whose code changed during
+     the run stops, and its callers compile themselves); its CPU time, the server's, is not
+     counted;
    - and, in rounds of their own, the floors every compile process pays: `python -c pass` and
      `python -c "import compiler.lower, triton"`.
    Printed: median wall-clock and CPU times (user + system), and ours/tileiras per kernel: the
-   median of the rounds' ratios (ours cold over tileiras in the same round) with their range;
-   target <= 1, judged (the issue asks for "no slower than tileiras"). The whole-process
+   median of the rounds' ratios (ours cold over tileiras in the same round) with their range,
+   without and with the server; target <= 1, both judged (the issue asks for "no slower than
+   tileiras"). The whole-process
    warm/cold ratio is printed, not judged (a process cannot go below the floors).
 2. In one process (a fresh one per kernel, timed inside it after the imports and after one
    compile of the kernel that pays Triton's one-time start-up): cold = read the .tileirbc +

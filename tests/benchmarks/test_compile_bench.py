@@ -1,5 +1,6 @@
 """Smoke test of benchmarks/compile.py: the --quick run (the examples, one run each) prints both
-tables with a row per example, ours beside NVIDIA's tileiras (or says why tileiras is missing),
+tables with a row per example, ours (also through a compile server) beside NVIDIA's tileiras (or
+says why tileiras is missing),
 the build of every example for three targets, and judges the warm/cold cache target. The full
 benchmark is not run here."""
 
@@ -48,16 +49,21 @@ def test_quick_prints_a_row_per_example(quick) -> None:
     assert re.search(r"^import compiler.lower, triton\s+\d+", out, re.M), out
     tileiras_found = "tileiras not found" not in out
     for path in example_files():
-        # whole process: ours cold, cpu, ours warm, then tileiras' two times and the ratio with
-        # its range over the rounds (or -), warm/cold
-        row = re.search(
-            rf"^examples/{path.stem}\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+(?: \(\S+\))?)\s+(\S+)$", out, re.M
-        )
+        # whole process: ours cold, cpu, ours warm, ours through the compile server, then
+        # tileiras' two times, the ratios (without and with the server) with their range over
+        # the rounds (or -), warm/cold
+        ratio = r"(\S+(?: \(\S+\))?)"
+        times = r"\s+(\S+)" * 6
+        row = re.search(rf"^examples/{path.stem}{times}\s+{ratio}\s+{ratio}\s+(\S+)$", out, re.M)
         assert row, f"no whole-process row for {path.stem}:\n{out}"
         if quick.returncode == 0:
             assert row.group(1).isdigit() and row.group(3).isdigit(), row.group(0)
+            if sys.platform.startswith("linux"):  # the compile server's column
+                assert row.group(4).isdigit(), row.group(0)
             if tileiras_found:
-                assert row.group(4).isdigit() and re.fullmatch(r"[\d.]+x \([\d.]+-[\d.]+\)", row.group(6)), row.group(0)
+                assert row.group(5).isdigit() and re.fullmatch(r"[\d.]+x \([\d.]+-[\d.]+\)", row.group(7)), row.group(0)
+                if sys.platform.startswith("linux"):
+                    assert re.fullmatch(r"[\d.]+x \([\d.]+-[\d.]+\)", row.group(8)), row.group(0)
         verdict = re.search(rf"^examples/{path.stem}\s+\d+\s+\d+\s+(\d\.\d+) (ok|MISS)$", out, re.M)
         if quick.returncode == 0:
             assert verdict, f"no in-process row with a verdict for {path.stem}:\n{out}"
