@@ -93,7 +93,7 @@ class _NoReason(LaunchError):
     on sm_100)."""
 
     HINT = (
-        "the module verifies and tileiras gives no reason: likely a defect of tileiras'; "
+        "the module verifies and tileiras names no fault in it: likely a defect of tileiras'; "
         "the triton backend may compile it"
     )
 
@@ -274,6 +274,13 @@ def _run(tool: str, bytecode: bytes, arch: str, opt_level: int) -> bytes:
             if "Incompatibility with architecture" in reason:  # (a type or an op the target lacks)
                 reason += f" ({_LACKS})"
             silent = done.returncode < 0 or reason.endswith(_NO_REASON)
+            if silent and done.returncode >= 0:
+                # What its back end wrote before giving up, e.g. LLVM's verifier on the IR it
+                # made: "Load operand must be a pointer." and the instruction (f4E2M1FN rows an
+                # odd number of elements apart on sm_100, tests/bytecode/test_fuzz_kernels.py).
+                before = [ln.strip() for ln in messages.splitlines() if ln.strip() and "error" not in ln.lower()]
+                if before:
+                    reason += f", after writing: {' | '.join(before)[:300]}"
             failure = _NoReason if silent else LaunchError
             raise failure(f"tileiras could not compile the module for {arch}: {reason}", kind="backend")
         return out.read_bytes()

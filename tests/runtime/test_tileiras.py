@@ -329,9 +329,9 @@ def test_tileiras_failure_is_one_line(cache: Path, monkeypatch: pytest.MonkeyPat
     assert e.value.kind == "backend" and "\n" not in message
     assert message.startswith("tileiras could not compile the module for sm_90: ")
     assert "error" in message.split(": ", 1)[1]
-    # tileiras gives no reason: the message says what that means for a module that verifies.
+    # tileiras names no fault: the message says what that means for a module that verifies.
     assert message.endswith(
-        "failed to compile Tile IR program (the module verifies and tileiras gives no reason: "
+        "failed to compile Tile IR program (the module verifies and tileiras names no fault in it: "
         "likely a defect of tileiras'; the triton backend may compile it)"
     )
     assert not any(cache.glob("*/kernel.cubin"))
@@ -399,7 +399,7 @@ def test_tileiras_that_crashes(
         compile_tileiras(vector_add, "sm_90")
     assert e.value.message == (
         "tileiras could not compile the module for sm_90: tileiras crashed (SIGABRT) without a message "
-        "(the module verifies and tileiras gives no reason: likely a defect of tileiras'; the triton backend "
+        "(the module verifies and tileiras names no fault in it: likely a defect of tileiras'; the triton backend "
         "may compile it)"
     )
 
