@@ -12,7 +12,7 @@
     tileir translate [FILE] -mlir-to-cudatilebc | -cudatilebc-to-mlir | ...   a cuda-tile-translate look-alike
     tileir layout FILE [--value NAME | --line N] [--extent DIM=N ...] [--svg OUT.svg]   index spaces of views
     tileir cache [--clear | --trim [SIZE]]   show, trim or clear the compile cache
-    tileir server start|stop|status          a compile server: `tileir compile` without Triton's start-up
+    tileir server start|stop|status          a compile server: compile, run, bench without Triton's start-up
 
 `check` and `fmt` take bytecode files too (told by their magic number, not their suffix).
 
@@ -63,7 +63,7 @@ COMMANDS = {
     ),
     "layout": ("layout", "show how views tile their tensors (index spaces, pictures)"),
     "cache": ("compile", "show, trim or clear the compile cache"),
-    "server": ("server", "start, stop or show the compile server, which keeps Triton loaded for `tileir compile`"),
+    "server": ("server", "start, stop or show the compile server, which keeps Triton loaded for compile, run, bench"),
 }
 
 # These build one module and print or encode it: nothing they make is cyclic garbage, and the

@@ -27,6 +27,7 @@ from .common import (
     write_output,
     write_text,
 )
+from .server import add_server_flag
 
 # What `tileir compile --emit` writes, with the suffix of its file when several go into a directory.
 EMIT_SUFFIXES = {
@@ -465,11 +466,7 @@ def arguments_compile(parser: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="compile from scratch; neither read nor write the cache"
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary line")
-    parser.add_argument(
-        "--no-server",
-        action="store_true",
-        help="compile in this process even where a compile server runs (`tileir server`; also TILEIR_SERVER=off)",
-    )
+    add_server_flag(parser)
 
 
 def arguments_cache(parser: argparse.ArgumentParser) -> None:

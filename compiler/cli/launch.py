@@ -415,6 +415,9 @@ def _tolerance(text: str) -> float:
 
 def _launch_arguments(parser: argparse.ArgumentParser) -> None:
     """The kernel, grid and argument options of `tileir run` and `tileir bench`."""
+    from .server import add_server_flag
+
+    add_server_flag(parser)
     parser.add_argument(
         "file",
         metavar="FILE",

@@ -13,9 +13,9 @@ How (Linux; elsewhere, and without a server, `tileir compile` compiles in its ow
   else $TMPDIR/tileir-UID: a directory only its user may enter (refused otherwise). The
   server imports the compiler and Triton and compiles a small kernel (Triton's lazy imports
   done, its library sources read), then listens on the socket.
-- A `tileir compile` process (the program; `compiler.cli.main` called from Python is never
-  forwarded) connects and sends its arguments, working directory, environment, umask and
-  module search path, and its standard input, output and error as file descriptors
+- A `tileir compile` (or `run`, `bench`) process (the program; `compiler.cli.main` called
+  from Python is never forwarded) connects and sends its arguments, working directory,
+  environment, umask and module search path, and its standard input, output and error as file descriptors
   (SCM_RIGHTS). The server forks a worker that takes all of them and runs the command as the
   process would have run it: output goes straight to the caller's terminal or files (a
   terminal is still a terminal), the exit status comes back. One fork per command: nothing
@@ -29,11 +29,13 @@ How (Linux; elsewhere, and without a server, `tileir compile` compiles in its ow
   Triton) has changed since it started; a server whose code changed then stops.
 - It stops after --idle-timeout minutes without a command (default 30), on `tileir server
   stop`, or on SIGTERM. `tileir server status` says what it is doing; its log (start-up
-  failures) is beside the socket. `TILEIR_SERVER=off` (or `tileir compile --no-server`)
-  compiles in the calling process even where a server runs.
+  failures) is beside the socket. `TILEIR_SERVER=off` (or `--no-server`) runs the command
+  in the calling process even where a server runs.
 
-Only `compile` is served: it is the command a build runs many times, and the one whose
-start-up is Triton's.
+Served: `compile`, the command a build runs many times and whose start-up is Triton's, and
+`run` and `bench`, whose start-up is NumPy's and the interpreter's, and for the
+triton-interpret backend torch's (~1.5 s; imported by the server on the first command that
+names that backend, not at its start: see _Server._load_torch).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
     import argparse
     import socket
 
-SERVED_COMMANDS = frozenset({"compile"})
+SERVED_COMMANDS = frozenset({"compile", "run", "bench"})
 DIR_ENV = "TILEIR_SERVER_DIR"
 USE_ENV = "TILEIR_SERVER"  # off / 0 / no / false: never forward
 PROTOCOL = 1
@@ -216,6 +218,15 @@ def ask(op: str, path: str | None = None, timeout: float = 10.0) -> dict | None:
 # The client: `tileir compile` forwarded
 
 
+def add_server_flag(parser: argparse.ArgumentParser) -> None:
+    """--no-server, of each command a server serves (the client reads it before argparse)."""
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="run in this process even where a compile server runs (`tileir server`; also TILEIR_SERVER=off)",
+    )
+
+
 def wants_server(argv: list[str]) -> bool:
     command = next((a for a in argv if not a.startswith("-")), None)
     return (
@@ -360,6 +371,7 @@ class _Server:
         self.last = self.time()
         self.served = 0
         self.stopping = False
+        self.torch = False  # imported (for the triton-interpret backend)?
 
     # The loop: one thread, one selector over the listening socket, each worker's pidfd (it
     # becomes readable when the worker ends) and each worker's caller (readable: Ctrl-C, or
@@ -490,6 +502,9 @@ class _Server:
     def _start_worker(self, conn: socket.socket, request: dict, fds: list[int]) -> None:
         import selectors
 
+        if not self.torch and any("triton-interpret" in a for a in request["argv"]):
+            self._load_torch()
+
         pid = os.fork()
         if pid == 0:  # the worker: never returns
             try:
@@ -512,6 +527,18 @@ class _Server:
         self.selector.register(worker.pidfd, selectors.EVENT_READ, ("done", worker))
         self.selector.register(conn, selectors.EVENT_READ, ("caller", worker))
         self.last = self.time()
+
+    def _load_torch(self) -> None:
+        """Import what Triton's interpreter runs on (torch: ~1.5 s of every triton-interpret run)
+        here, once, on the first command that asks for it: not at the start, because every
+        fork then copies the page tables of ~200 MB more (a fork took 13 ms instead of 3)."""
+        self.torch = True
+        try:
+            import torch  # noqa: F401
+            import triton.runtime.interpreter  # noqa: F401
+        except Exception as exc:  # noqa: BLE001 - the worker meets it again and says so
+            sys.stderr.write(f"tileir server: cannot import torch for triton-interpret: {exc}\n")
+        self.files = {**_code_files(), **self.files}  # (the files it read: their changes too)
 
     def _kill(self, worker: _Worker, sig: int) -> None:
         try:  # the worker leads a process group: its compile child goes too
@@ -611,6 +638,8 @@ def _warm_up() -> None:
 
     import compiler.bytecode.reader  # noqa: F401 - `tileir compile` of a bytecode file
     import compiler.cli.compile  # noqa: F401
+    import compiler.cli.launch  # noqa: F401 - run, bench
+    import compiler.interp  # noqa: F401 - the cpu backend
     import compiler.lower.targets  # noqa: F401 - --arch
     import compiler.runtime  # noqa: F401
     from compiler.lower import compile as compile_kernel
@@ -714,8 +743,8 @@ def start(idle_minutes: float) -> tuple[bool, str]:
 
 def arguments_server(parser: argparse.ArgumentParser) -> None:
     parser.description = (
-        "A compile server keeps Triton loaded, so that `tileir compile` skips Python's and Triton's start-up; "
-        "`tileir compile` uses it whenever it runs (TILEIR_SERVER=off or --no-server: never)."
+        "A compile server keeps Triton loaded, so that `tileir compile`, `run` and `bench` skip Python's and "
+        "Triton's start-up; they use it whenever it runs (TILEIR_SERVER=off or --no-server: never)."
     )
     parser.add_argument("action", choices=("start", "stop", "status"), help="start, stop, or show the server")
     parser.add_argument(

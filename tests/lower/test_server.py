@@ -6,6 +6,7 @@ processes started in the repository, as the server was."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import stat
@@ -18,7 +19,7 @@ import pytest
 
 from compiler.cli import server
 from compiler.lower import triton_version
-from tests.corpus import REPO
+from tests.corpus import REPO, VADD_RUN_ARGS
 
 pytestmark = [
     pytest.mark.skipif(triton_version() is None, reason="the server compiles through Triton, which is not installed"),
@@ -102,6 +103,27 @@ def test_a_compile_through_the_server_is_the_compile_in_the_process(served) -> N
         piped = tileir(env, "compile", "-", "--emit", "triton", stdin=source)
     assert served_count(env) == before + 3
     assert piped.returncode == 0 and piped.stdout.replace(b"<stdin>", b"vector_add.tileir") == ours.stdout
+
+
+def test_run_and_bench_are_served_too(served, tmp_path: Path) -> None:
+    """`run` on the interpreter and under Triton's interpreter (torch, imported by the server
+    for the first such command), `--save` into the caller's directory, and `bench`."""
+    env, _ = served
+    for backend in ("cpu", "triton-interpret"):
+        before = served_count(env)
+        argv = ["run", VADD, *VADD_RUN_ARGS, "--backend", backend, "--save", "out"]
+        ours = tileir(env, *argv, cwd=tmp_path)
+        assert served_count(env) == before + 1, ours.stderr.decode()
+        saved = (tmp_path / "out" / "arg2.npy").read_bytes()  # (the sum, written relative to the caller)
+        alone = tileir(env, *argv, "--no-server", cwd=tmp_path)
+        assert served_count(env) == before + 1
+        assert ours.returncode == alone.returncode == 0, ours.stderr.decode()
+        untimed = [re.sub(rb"time \d+\.\d+ s", b"time", done.stdout) for done in (ours, alone)]
+        assert untimed[0] == untimed[1] and f"backend {backend}".encode() in ours.stdout
+        assert saved == (tmp_path / "out" / "arg2.npy").read_bytes()
+    before = served_count(env)
+    bench = tileir(env, "bench", VADD, *VADD_RUN_ARGS, "--backend", "cpu", "--repeat", "2")
+    assert bench.returncode == 0 and b"cpu" in bench.stdout and served_count(env) == before + 1
 
 
 def test_errors_read_as_they_do_without_the_server(served, tmp_path: Path) -> None:
