@@ -392,14 +392,19 @@ class _Server:
             timeout = max(0.0, min(deadlines) - now) if deadlines else None
             events = self.selector.select(timeout)
             for key, _ in events:
-                if key.data is None:
-                    self._accept()
-                elif key.data[0] == "wake":
-                    os.read(self.wake_read, 64)
-                elif key.data[0] == "done":
-                    self._reap(key.data[1])
-                else:
-                    self._from_caller(key.data[1])
+                try:
+                    if key.data is None:
+                        self._accept()
+                    elif key.data[0] == "wake":
+                        os.read(self.wake_read, 64)
+                    elif self.workers.get(key.data[1].pid) is not key.data[1]:
+                        pass  # reaped earlier in this batch (its caller killed as it ended)
+                    elif key.data[0] == "done":
+                        self._reap(key.data[1])
+                    else:
+                        self._from_caller(key.data[1])
+                except Exception as exc:  # noqa: BLE001 - one command's trouble must not end the server
+                    sys.stderr.write(f"tileir server: {type(exc).__name__}: {exc}\n")
             now = self.time()
             for worker in list(self.workers.values()):
                 if worker.kill_at is not None and now >= worker.kill_at:
