@@ -429,8 +429,7 @@ class _Server:
                 os.unlink(self.path)
 
     def status(self) -> dict:
-        import triton
-
+        triton = sys.modules.get("triton")
         return {
             "pid": os.getpid(),
             "started": self.started,
@@ -439,7 +438,7 @@ class _Server:
             "workers": sorted(self.workers),
             "idle_timeout": self.idle,
             "socket": self.path,
-            "triton": triton.__version__,
+            "triton": getattr(triton, "__version__", None),
             **_identity(),
         }
 
@@ -647,7 +646,12 @@ def _warm_up() -> None:
     import compiler.interp  # noqa: F401 - the cpu backend
     import compiler.lower.targets  # noqa: F401 - --arch
     import compiler.runtime  # noqa: F401
+    from compiler.lower import build
     from compiler.lower import compile as compile_kernel
+
+    if build.triton_version() is None:
+        return  # (run and bench are served all the same; a compile says what it says alone)
+    import triton  # noqa: F401 - its version in `tileir server status`
 
     saved = os.environ.get("TILEIR_CACHE_DIR")
     with tempfile.TemporaryDirectory(prefix="tileir-server-warm-up-") as tmp:
@@ -792,7 +796,7 @@ def command_server(args: argparse.Namespace) -> int:
             f"compile server: pid {answer['pid']}, up {time.time() - answer['started']:.0f} s, "
             f"{answer['served']} command(s) served, {answer['running']} running, {stops}\n"
             f"  socket: {answer['socket']}\n"
-            f"  python: {answer['python']}; Triton {answer['triton']}; package {answer['package']}\n"
+            f"  python: {answer['python']}; Triton {answer['triton'] or 'not installed'}; package {answer['package']}\n"
         )
         return EXIT_OK
     except ServerError as exc:

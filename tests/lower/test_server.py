@@ -280,3 +280,21 @@ def test_a_server_whose_code_changed_stops(tmp_path: Path) -> None:
         assert f"{changed} changed since the start; stopping" in log
     finally:
         tileir(env, "server", "stop", cwd=tmp_path)
+
+
+def test_without_triton_the_server_warms_up_for_run_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A core install (no Triton) still gets a server, for `run` and `bench`: the warm-up
+    imports the interpreter and skips the compile."""
+    from compiler.lower import build
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("the warm-up compiled without Triton")
+
+    monkeypatch.setattr(build, "triton_version", lambda: None)
+    monkeypatch.setattr("compiler.lower.compile", no_compile)
+    server._warm_up()
+    assert "compiler.interp" in sys.modules and "compiler.cli.launch" in sys.modules
+    monkeypatch.undo()
+    with pytest.raises(AssertionError, match="compiled without Triton"):  # (the check above can fail)
+        monkeypatch.setattr("compiler.lower.compile", no_compile)
+        server._warm_up()
