@@ -66,6 +66,9 @@ COMMANDS = {
     "server": ("server", "start, stop or show the compile server, which keeps Triton loaded for compile, run, bench"),
 }
 
+# What a running compile server runs for the `tileir` program (compiler/cli/server.py).
+SERVED_COMMANDS = frozenset({"compile", "run", "bench"})
+
 # These build one module and print or encode it: nothing they make is cyclic garbage, and the
 # garbage collector would rescan the whole module many times (a third of their time).
 ACYCLIC_COMMANDS = frozenset({"asm", "disasm", "check", "fmt", "translate", "opt"})
@@ -126,6 +129,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def command_word(argv: Sequence[str]) -> str | None:
+    """The command of a `tileir` command line: its first word that is not an option (the top
+    level has no option with a value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def has_command(name: str) -> bool:
     """Whether `tileir NAME` exists (e.g. `translate`, which arrives with bytecode support)."""
     return name in COMMANDS
@@ -148,9 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         argv = list(argv) if argv is not None else sys.argv[1:]
-        # The command is the first word that is not an option (the top level has no option
-        # with a value); only its arguments are built.
-        command = next((a for a in argv if not a.startswith("-")), None)
+        command = command_word(argv)  # only its arguments are built
         parser = build_parser(command if command in COMMANDS else None)
         try:
             args, extra = parser.parse_known_args(argv)
@@ -198,11 +205,10 @@ def run() -> NoReturn:  # pragma: no cover - measured through the `tileir` proce
     goes to the server where one runs and takes it, else `main` runs here; then `finish`."""
     argv = sys.argv[1:]
     status = None
-    if argv and argv[0] != "server":  # (cheap tests first: the server module is imported only for its commands)
-        from .server import forward, wants_server
+    if command_word(argv) in SERVED_COMMANDS:  # (the server module is imported for these alone)
+        from .server import forward
 
-        if wants_server(argv):
-            status = forward(argv)
+        status = forward(argv)
     finish(main(argv) if status is None else status)
 
 

@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     import argparse
     import socket
 
-SERVED_COMMANDS = frozenset({"compile", "run", "bench"})
 DIR_ENV = "TILEIR_SERVER_DIR"
 USE_ENV = "TILEIR_SERVER"  # off / 0 / no / false: never forward
 PROTOCOL = 1
@@ -227,11 +226,11 @@ def add_server_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def wants_server(argv: list[str]) -> bool:
-    command = next((a for a in argv if not a.startswith("-")), None)
+def _wanted(argv: list[str]) -> bool:
+    """Whether a served command (compiler.cli.SERVED_COMMANDS) may go to a server: Linux, and
+    neither --no-server nor TILEIR_SERVER=off."""
     return (
-        command in SERVED_COMMANDS
-        and sys.platform == "linux"
+        sys.platform == "linux"
         and "--no-server" not in argv
         and os.environ.get(USE_ENV, "").strip().lower() not in ("off", "0", "no", "false")
     )
@@ -246,6 +245,8 @@ def _umask() -> int:
 def forward(argv: list[str]) -> int | None:
     """Run `tileir ARGV` on this interpreter's server, if one runs and takes it: its exit
     status; None to run it in this process (no server, or one that said no). Never raises."""
+    if not _wanted(argv):
+        return None
     try:
         path = socket_path()
         sock = _connect(path) if path else None
@@ -311,6 +312,13 @@ def _forward_on(sock: _socket.socket, argv: list[str]) -> int | None:
 # The server
 
 
+def _mtime(name: str) -> int:
+    try:
+        return os.stat(name).st_mtime_ns
+    except OSError:
+        return -1  # gone: a change too
+
+
 def _code_files() -> dict[str, int]:
     """The files of the loaded modules of this package and of Triton, with their mtimes."""
     roots = [_package_dir() + os.sep]
@@ -321,22 +329,12 @@ def _code_files() -> dict[str, int]:
     for module in list(sys.modules.values()):
         name = getattr(module, "__file__", None)
         if name and name.startswith(tuple(roots)):
-            try:
-                files[name] = os.stat(name).st_mtime_ns
-            except OSError:
-                files[name] = -1
+            files[name] = _mtime(name)
     return files
 
 
 def _changed(files: dict[str, int]) -> str | None:
-    for name, mtime in files.items():
-        try:
-            now = os.stat(name).st_mtime_ns
-        except OSError:
-            now = -1
-        if now != mtime:
-            return name
-    return None
+    return next((name for name, mtime in files.items() if _mtime(name) != mtime), None)
 
 
 class _Worker:
@@ -570,14 +568,13 @@ class _Server:
 
     def _reap(self, worker: _Worker) -> None:
         import contextlib
-        import signal
+
+        from compiler.lower.guard import how_it_ended
 
         _, wait_status = os.waitpid(worker.pid, 0)
-        code = os.waitstatus_to_exitcode(wait_status)
-        reply: dict = {"status": code}
-        if code < 0:
-            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-            reply = {"status": EXIT_INTERNAL, "died": f"killed by {name}"}
+        reply: dict = {"status": os.waitstatus_to_exitcode(wait_status)}
+        if os.WIFSIGNALED(wait_status):
+            reply = {"status": EXIT_INTERNAL, "died": how_it_ended(wait_status)}
         self.selector.unregister(worker.pidfd)
         os.close(worker.pidfd)
         with contextlib.suppress(KeyError, ValueError):
@@ -697,9 +694,9 @@ def _serve_detached(path: str, idle: float | None, ready: int) -> None:
     server.serve()
 
 
-def start(idle_minutes: float) -> tuple[bool, str]:
-    """Start this interpreter's server (in the background) unless one runs: (started, what
-    to tell the user). A ServerError where it cannot."""
+def start(idle_minutes: float) -> str:
+    """Start this interpreter's server (in the background) unless one runs: what to tell the
+    user. A ServerError where it cannot."""
     if sys.platform != "linux" or not hasattr(os, "pidfd_open"):
         raise ServerError("the compile server needs Linux 5.3 or newer; `tileir compile` works without it")
     path = socket_path(create=True)
@@ -707,7 +704,7 @@ def start(idle_minutes: float) -> tuple[bool, str]:
         raise ServerError(f"the socket path {path} is too long for a Unix socket; set {DIR_ENV} to a shorter one")
     running = ask("status", path)
     if running is not None:
-        return False, f"a compile server is already running (pid {running['pid']}, {path})"
+        return f"a compile server is already running (pid {running['pid']}, {path})"
     idle = idle_minutes * 60 if idle_minutes > 0 else None
     log = path[: -len(".sock")] + ".log"
     read_end, write_end = os.pipe()
@@ -739,9 +736,9 @@ def start(idle_minutes: float) -> tuple[bool, str]:
     text = answer.decode(errors="replace")
     if text.startswith("ok "):
         after = f"stops after {idle_minutes:g} min idle" if idle else "runs until `tileir server stop`"
-        return True, f"compile server started (pid {text[3:]}, {path}; {after})"
+        return f"compile server started (pid {text[3:]}, {path}; {after})"
     if text.startswith("running: "):
-        return False, text[len("running: ") :]
+        return text[len("running: ") :]
     detail = text[len("error: ") :] if text.startswith("error: ") else f"it did not start (see {log})"
     raise ServerError(f"the compile server did not start: {detail}")
 
@@ -774,8 +771,7 @@ def command_server(args: argparse.Namespace) -> int:
         if args.action == "start":
             if not args.idle_timeout >= 0:
                 raise CliError(f"--idle-timeout {args.idle_timeout:g}: give 0 (never) or more minutes")
-            _, message = start(args.idle_timeout)
-            err(f"tileir: {message}")
+            err(f"tileir: {start(args.idle_timeout)}")
             return EXIT_OK
         path = socket_path()
         if args.action == "stop":

@@ -242,7 +242,7 @@ def _in_child(work: Any, limit: float | None) -> Outcome:
     if late:
         raise TimedOut(report)
     if status != 0 or not data:
-        return Outcome(died=_how_it_ended(status), report=report)
+        return Outcome(died=how_it_ended(status), report=report)
     value, failure = pickle.loads(data)
     return Outcome(value=value, failure=failure, report=report)
 
@@ -287,7 +287,8 @@ def _die_with(parent: int) -> None:  # pragma: no cover - the child's
         os._exit(1)
 
 
-def _how_it_ended(status: int) -> str:
+def how_it_ended(status: int) -> str:
+    """How a child that gave no answer ended, from its wait status: "killed by SIGSEGV"."""
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         try:
