@@ -4,8 +4,9 @@ floor remf cmpf maxf minf.
 Exactness: every op here is bitwise equal to the CPU interpreter (`compiler/interp/
 ops_float.py`, `rounding.py`: correctly rounded in every mode) on the GPU, with three
 exceptions that only Triton 3.6's *interpreter* cannot reproduce (the GPU result is exact):
-`fma` on f32/f64 in round-to-nearest (a real fused `tl.fma`; the interpreter computes
-x*y+z with two roundings), f64 in a directed rounding mode (inline PTX), and `remf` on f64
+`fma` on f64 in round-to-nearest (a real fused `tl.fma`; the interpreter computes x*y+z
+with two roundings, and f64 has no wider type to do better: f32 takes the exact f64 TwoSum
+path there, `fma_f32`), f64 in a directed rounding mode (inline PTX), and `remf` on f64
 (libdevice's fmod). NaN payloads are not specified (the interpreter's are NumPy's);
 maxf/minf give the canonical NaN as the interpreter does.
 
@@ -147,6 +148,16 @@ def fence(e: OpEmit, x: str, dtype: str, bits: int) -> str:
     return f"{helper}({x}.to({ity}, bitcast=True)).to({dtype}, bitcast=True)"
 
 
+def fma_f32(e: OpEmit) -> str:
+    """The helper of a fused f32 multiply-add in round-to-nearest: `tl.fma` (fma.rn.f32) on
+    the GPU; under Triton's interpreter, which computes `tl.fma` as x*y+z with two roundings,
+    the exact f64 TwoSum path of the directed modes (module doc), rounded to nearest."""
+    exact = _directed_helper(e, "fma", "f32", "rn", False)
+    return e.split_helper(
+        "_fp_fma_f32", f"{exact}(x, y, z)", "tl.fma(x, y, z)", note="fma.rn.f32 on the GPU", params="x, y, z"
+    )
+
+
 def ptx_unary(e: OpEmit, fn: str, t: str) -> str:
     """The helper computing `tl.<fn>` on `t` (f32/f64) without libdevice (`_PTX_UNARY`)."""
     return gpu_instruction(e, f"_fp_{fn}_{t}", _PTX_UNARY[fn, t], f"tl.{fn}(x)", t)
@@ -236,6 +247,8 @@ def _nearest(e: OpEmit, op: str, args: list[str], t: str) -> str:
         if t == "f16":
             a, b, c = (f"{x}.to(tl.float64)" for x in args)
             return f"({a} * {b} + {c}).to(tl.float16)"
+        if t == "f32":
+            return f"{fma_f32(e)}({', '.join(args)})"
         return f"tl.fma({', '.join(args)})"
     if t in ("f32", "f64") or (t == "f16" and op in _NATIVE):
         if op in _NATIVE:

@@ -31,7 +31,7 @@ NVIDIA's tileiras (which must compile each, or refuse it for a type the target l
 tileiras takes, nearest_away included) are drawn only so (`--weight fpowi=3`); their kernels go
 to NVIDIA's tools as bytecode 13.4.
 `--asm` also draws what Triton's interpreter cannot run (the inline PTX and libdevice paths:
-f64 remf and directed roundings, fused fma, tan/sinh/cosh/tanh/pow/atan2, f16/bf16 atomic adds,
+f64 remf and directed roundings, fused f64 fma, tan/sinh/cosh/tanh/pow/atan2, f16/bf16 atomic adds,
 prints) and acquire loads and ordered narrow stores at every scope (inline PTX too, which the
 interpreter runs as volatile loads and plain stores), for campaigns that only compile
 (`--compile ARCH`, `--bytecode`, `--tileiras`): the seeds then name other kernels.
@@ -124,7 +124,7 @@ class Gen:
         self.depth = 0  # of nested regions
         self.weights = dict(self.OPS)  # how often each kind of op is drawn (kernel(weights=...))
         # kernel(asm=True): also draw what Triton's interpreter cannot run (inline PTX,
-        # libdevice, prints: f64 remf and directed roundings, fused fma, the libdevice math
+        # libdevice, prints: f64 remf and directed roundings, fused f64 fma, the libdevice math
         # functions, f16/bf16 atomic adds, prints) and the other inline PTX (acquire loads,
         # ordered narrow stores), for campaigns that compile
         self.asm = False
@@ -270,13 +270,13 @@ class Gen:
             attrs += " flush_to_zero"
         if (
             op == "fma"
-            and a.elem in ("f32", "f64")
+            and a.elem == "f64"
             and not self.asm
             and "rounding<" not in attrs.replace("rounding<nearest_even>", "")
         ):
-            # a real fused tl.fma, which Triton's interpreter computes with two roundings
-            attrs = f" rounding<{r.choice(['zero', 'negative_inf', 'positive_inf'])}>" if a.elem == "f32" else ""
-            op = "fma" if a.elem == "f32" else "mulf"
+            # a real fused tl.fma, which Triton's interpreter computes with two roundings (f32
+            # has an exact path there: ops_float.fma_f32)
+            attrs, op = "", "mulf"
         out = self.fresh(a.shape, a.elem)
         if op in ("negf", "absf", "sqrt", "ceil", "floor"):
             self.emit(f"{out.name} = {op} {a.name}{attrs} : {a.type}", out, op=op)

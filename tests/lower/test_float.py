@@ -2,8 +2,8 @@
 interpreter: every op on f16/bf16/f32/f64, each rounding mode, flush_to_zero, propagate_nan,
 cmpf predicates and orderings, on edge values (±0, subnormals, ±inf, NaN, max, min normal)
 and random bit patterns, several shapes; and compiles for sm_80/sm_90/sm_100 with checks of
-the PTX of the ops whose exact path Triton's interpreter cannot run (f32/f64 fma in nearest
-mode, f64 directed rounding, f64 remf).
+the PTX of the ops whose exact path Triton's interpreter cannot run (f64 fma in nearest mode,
+f64 directed rounding, f64 remf).
 
 The kernel builder and value generators here are shared by test_math and test_conversion.
 """
@@ -185,10 +185,10 @@ def arith_ops(t: str, suffix: str = "", tag: str = "", fma: bool = True) -> dict
 
 @pytest.mark.parametrize("t", TYPES)
 def test_arithmetic_nearest(t: str) -> None:
-    """add sub mul div sqrt (and fma on f16/bf16, exact there) on every special pair and
+    """add sub mul div sqrt (and fma on f16/bf16/f32, exact there) on every special pair and
     random bit patterns: bitwise equal. f32 div/sqrt are div.rn/sqrt.rn, not Triton's `/`."""
     a, b, c = pairs(t, 4096, seed=1, arity=2) + [random_values(t, 4096, np.random.default_rng(2))]
-    exact_fma = t in ("f16", "bf16")
+    exact_fma = t in ("f16", "bf16", "f32")
     ops = arith_ops(t, fma=exact_fma)
     # f32: the interpreter computes approx / full exactly (approx divf: 0 for |b| > 2^126, as
     # documented), and so does the lowering
@@ -305,7 +305,7 @@ def test_flush_to_zero_f32() -> None:
     after rounding are flushed; in every mode and for max/min."""
     a, b = pairs("f32", 4096, seed=5)
     c = random_values("f32", 4096, np.random.default_rng(6))
-    ops = arith_ops("f32", " flush_to_zero", "_ftz", fma=False)  # nearest fma: test_fma_nearest
+    ops = arith_ops("f32", " flush_to_zero", "_ftz")
     for mode in MODES:
         ops.update(arith_ops("f32", f" rounding<{mode}> flush_to_zero", f"_{mode}_ftz"))
     ops["max_ftz"] = ("maxf %a, %b flush_to_zero : tile<1024xf32>", "f32")
@@ -344,10 +344,19 @@ def _short(t: str, n: int, rng: np.random.Generator) -> np.ndarray:
 @pytest.mark.parametrize("t", ("f32", "f64"))
 def test_fma_nearest(t: str) -> None:
     """f32/f64 fma is a real fused `tl.fma` (fma.rn in the PTX). Triton's interpreter computes
-    x*y+z with two roundings, so it is checked on operands whose product is exact (where both
-    agree), and on a case it cannot reproduce through the PTX instruction."""
+    `tl.fma` as x*y+z with two roundings: for f32 the lowering computes it there exactly
+    instead (ops_float.fma_f32: f64 TwoSum), checked bitwise on random operands and on cases
+    that a second rounding gets wrong; f64 is checked on operands whose product is exact
+    (where both agree), and through the PTX instruction."""
     rng = np.random.default_rng(7)
-    a, b, c = (_short(t, 1024, rng) for _ in range(3))
+    if t == "f32":
+        a, b, c = (random_values(t, 1024, rng) for _ in range(3))
+        # sums a second rounding gets wrong (the first three): a*b = 1 + 2^-22 + 2^-46 and
+        # 1 + 2^-11 + 2^-24 (a tie of f32) exactly
+        a[8:12] = b[8:12] = [1 + 2.0**-23, 1 + 2.0**-12, 1 + 2.0**-12, 1 + 2.0**-12]
+        c[8:12] = [-(1 + 2.0**-22), 2.0**-70, -1.0, -(2.0**-70)]
+    else:
+        a, b, c = (_short(t, 1024, rng) for _ in range(3))
     a[:4] = [np.inf, 0.0, -0.0, np.nan]
     b[:4] = [0.0, -3.0, 5.0, 1.0]
     ops = {"fma": (f"fma %a, %b, %c : tile<256x{t}>", t)}
@@ -355,11 +364,14 @@ def test_fma_nearest(t: str) -> None:
         a[4:8] = [2.0**-140, 2.0**-126, 2.0**-70, -(2.0**-130)]
         b[4:8] = [1.0, 0.5, 2.0**-60, 3.0]
         ops["fma_ftz"] = ("fma %a, %b, %c flush_to_zero : tile<256xf32>", t)
-    run_ops(ops, {"a": (t, a), "b": (t, b), "c": (t, c)}, (256,), 4)
+    out = run_ops(ops, {"a": (t, a), "b": (t, b), "c": (t, c)}, (256,), 4)
+    if t == "f32":  # the cases above are ones two roundings get wrong
+        two = (a[8:12] * b[8:12]).astype(np.float32) + c[8:12]
+        assert list(two.view(np.uint32) != out["fma"][8:12].view(np.uint32)) == [True, True, True, False]
     text = kernel_text(
         [("a", t), ("b", t), ("c", t)], [("fma", t)], [f"%fma_r = fma %a, %b, %c : tile<128x{t}>"], (128,)
     )
-    assert "tl.fma(a, b, c)" in source_of(text)
+    assert ("_fp_fma_f32(a, b, c)" if t == "f32" else "tl.fma(a, b, c)") in source_of(text)
     (k,) = compile_for(text, arches=("sm_80",), use_cache=False)
     assert f"fma.rn.{t}" in k.asm["ptx"]
 
