@@ -131,8 +131,10 @@ def server_dir(create: bool = False) -> str | None:
 
 
 def _identity() -> dict:
-    """What a caller and the server must share: the interpreter and this package's copy."""
-    return {"python": os.path.abspath(sys.executable), "package": _package_dir()}
+    """What a caller and the server must share: the interpreter, its environment (a venv's
+    `python` and `python3` are links to one binary; two venvs of one binary differ in their
+    prefix) and this package's copy."""
+    return {"python": os.path.realpath(sys.executable), "prefix": sys.prefix, "package": _package_dir()}
 
 
 def socket_path(create: bool = False) -> str | None:
@@ -141,7 +143,7 @@ def socket_path(create: bool = False) -> str | None:
     if base is None:
         return None
     ident = _identity()
-    key = zlib.crc32(f"{ident['python']}\0{ident['package']}".encode()) & 0xFFFFFFFF
+    key = zlib.crc32("\0".join(ident.values()).encode()) & 0xFFFFFFFF
     return os.path.join(base, f"compile-{key:08x}.sock")
 
 
@@ -792,7 +794,8 @@ def command_server(args: argparse.Namespace) -> int:
             f"compile server: pid {answer['pid']}, up {time.time() - answer['started']:.0f} s, "
             f"{answer['served']} command(s) served, {answer['running']} running, {stops}\n"
             f"  socket: {answer['socket']}\n"
-            f"  python: {answer['python']}; Triton {answer['triton'] or 'not installed'}; package {answer['package']}\n"
+            f"  python: {answer['python']} (environment {answer['prefix']}); Triton {answer['triton'] or 'not installed'}; "
+            f"package {answer['package']}\n"
         )
         return EXIT_OK
     except ServerError as exc:

@@ -197,6 +197,23 @@ def test_a_worker_that_dies_is_reported(served) -> None:
     assert err.decode() == "tileir: internal error: the compile server's worker was killed by SIGKILL (this is a bug)\n"
 
 
+def test_another_name_of_the_same_interpreter_is_served(served, tmp_path: Path) -> None:
+    """A venv's `python` and `python3` (links to one binary) are one interpreter to the server:
+    the `tileir` program starts one and `python -m compiler` often the other."""
+    env, _ = served
+    here = Path(sys.executable)
+    others = [p for p in here.parent.glob("python3*") if p.name != here.name and p.resolve() == here.resolve()]
+    if not others:
+        pytest.skip(f"no other name of {here} beside it")
+    before = served_count(env)
+    done = subprocess.run(
+        [str(others[0]), "-m", "compiler", "compile", VADD, "--emit", "triton"],
+        capture_output=True, cwd=REPO, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    assert served_count(env) == before + 1
+
+
 def test_callers_the_server_must_not_serve_compile_themselves(served, tmp_path: Path) -> None:
     env, _ = served
     before = served_count(env)
