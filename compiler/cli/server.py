@@ -794,8 +794,8 @@ def command_server(args: argparse.Namespace) -> int:
             f"compile server: pid {answer['pid']}, up {time.time() - answer['started']:.0f} s, "
             f"{answer['served']} command(s) served, {answer['running']} running, {stops}\n"
             f"  socket: {answer['socket']}\n"
-            f"  python: {answer['python']} (environment {answer['prefix']}); Triton {answer['triton'] or 'not installed'}; "
-            f"package {answer['package']}\n"
+            f"  python: {answer['python']} (environment {answer['prefix']}); "
+            f"Triton {answer['triton'] or 'not installed'}; package {answer['package']}\n"
         )
         return EXIT_OK
     except ServerError as exc:
