@@ -387,6 +387,7 @@ class _Server:
         self.last = self.time()
         self.served = 0
         self.stopping = False
+        self.terminated = False  # SIGTERM came
         self.torch = False  # imported (for the triton-interpret backend)?
         # The spare: a worker forked ahead of the next command, which warms up meanwhile (see
         # _fork_spare), and the socket its command goes over.
@@ -401,7 +402,9 @@ class _Server:
         import signal
 
         def on_term(*_: object) -> None:
-            self.stop()
+            # (Stopped by the loop, not here: a handler runs between any two bytecodes, a
+            # spare's hand-over half done among them.)
+            self.terminated = True
             os.write(self.wake_write, b"x")
 
         signal.signal(signal.SIGTERM, on_term)
@@ -430,6 +433,8 @@ class _Server:
                         self._from_caller(key.data[1])
                 except Exception as exc:  # noqa: BLE001 - one command's trouble must not end the server
                     sys.stderr.write(f"tileir server: {type(exc).__name__}: {exc}\n")
+            if self.terminated:
+                self.stop()
             now = self.time()
             for worker in list(self.workers.values()):
                 if worker.kill_at is not None and now >= worker.kill_at:
@@ -579,7 +584,8 @@ class _Server:
     # then copied; a compile writes ~4,600 pages (a vector add; measured with getrusage), ~20
     # ms of copying. A spare forked while the previous command runs compiles the warm-up
     # kernel, which writes most of them, and then waits: the next command's compile finds them
-    # copied (a served vector add: ~135 ms -> ~95 ms).
+    # copied (with the compile on a thread of the worker: served vector adds went from 1.01x and
+    # 1.03x of tileiras' time to 0.87x and 0.88x, benchmarks/compile.py).
     def _fork_spare(self) -> None:
         import selectors
         import socket

@@ -302,6 +302,23 @@ def test_start_twice_stop_and_status(tmp_path: Path) -> None:
     assert bad.returncode == 2 and b"--idle-timeout -1" in bad.stderr
 
 
+def test_sigterm_stops_the_server_and_its_spare(tmp_path: Path) -> None:
+    env = environment(tmp_path / "run", tmp_path / "cache")
+    assert tileir(env, "server", "start").returncode == 0
+    wait_for(lambda: status(env)["spare"] is not None, "a warm spare")
+    pid, spare = status(env)["pid"], status(env)["spare"]
+    os.kill(pid, signal.SIGTERM)
+    wait_for(lambda: status(env) is None, "the server's end")
+
+    def gone(p: int) -> bool:
+        try:
+            return Path(f"/proc/{p}/stat").read_text().split()[2] == "Z"  # (a zombie until init reaps it)
+        except OSError:
+            return True
+
+    wait_for(lambda: gone(pid) and gone(spare), "the processes' end")
+
+
 def test_an_idle_server_stops(tmp_path: Path) -> None:
     env = environment(tmp_path / "run", tmp_path / "cache")
     assert tileir(env, "server", "start", "--idle-timeout", "0.02").returncode == 0  # 1.2 s
