@@ -359,7 +359,9 @@ class _Worker:
     def __init__(self, pid: int, pidfd: int, conn: socket.socket | None, used: mmap.mmap) -> None:
         self.pid = pid
         self.pidfd = pidfd
-        self.conn = conn  # the caller's connection (None: a spare, waiting for a command)
+        # The caller's connection; a spare's, until its command comes: the server's end of the
+        # socket pair its command goes over.
+        self.conn = conn
         self.used = used  # shared with the worker: [0] becomes 1 once it used the caller's streams
         self.signalled = False  # did the server signal it (Ctrl-C relayed, a caller gone)?
         self.kill_at: float | None = None  # when to SIGKILL a worker whose caller went away
@@ -390,9 +392,8 @@ class _Server:
         self.terminated = False  # SIGTERM came
         self.torch = False  # imported (for the triton-interpret backend)?
         # The spare: a worker forked ahead of the next command, which warms up meanwhile (see
-        # _fork_spare), and the socket its command goes over.
+        # _fork_spare); ready once it said so.
         self.spare: _Worker | None = None
-        self.spare_sock: socket.socket | None = None
         self.spare_ready = False
 
     # The loop: one thread, one selector over the listening socket, each worker's pidfd (it
@@ -570,8 +571,6 @@ class _Server:
                     os.close(worker.pidfd)
                     if worker.conn is not None:
                         worker.conn.close()
-                if self.spare_sock is not None:
-                    self.spare_sock.close()
                 run(used)
             except BaseException as exc:  # noqa: BLE001 - said on the caller's stderr (fd 2 by now)
                 said = f"tileir: internal error: the compile server's worker: {type(exc).__name__}: {exc}\n"
@@ -605,7 +604,8 @@ class _Server:
             return
         finally:
             theirs.close()
-        self.spare, self.spare_sock, self.spare_ready = spare, ours, False
+        spare.conn = ours
+        self.spare, self.spare_ready = spare, False
         self.selector.register(spare.pidfd, selectors.EVENT_READ, ("spare-done", spare))
         self.selector.register(ours, selectors.EVENT_READ, ("spare", spare))
 
@@ -614,7 +614,7 @@ class _Server:
         failed, or it was killed); the next command then starts a new one."""
         if not ended:
             try:
-                said = self.spare_sock.recv(1)  # type: ignore[union-attr]
+                said = self.spare.conn.recv(1)  # type: ignore[union-attr]
             except OSError:
                 said = b""
             if said:
@@ -626,37 +626,35 @@ class _Server:
         """The warm spare, sent `request` and the caller's descriptors; None without one."""
         import socket
 
-        spare, sock = self.spare, self.spare_sock
-        if spare is None or sock is None or not self.spare_ready:
+        if not self.spare_ready:
             return None
-        self._unregister_spare()
-        self.spare, self.spare_sock, self.spare_ready = None, None, False
+        spare = self._take_spare()
         try:
-            socket.send_fds(sock, [_frame(request)], fds)
+            socket.send_fds(spare.conn, [_frame(request)], fds)
         except OSError:
             self._end(spare)  # (it died meanwhile)
             return None
         finally:
-            sock.close()
+            spare.conn.close()
         return spare
 
-    def _unregister_spare(self) -> None:
+    def _drop_spare(self) -> None:
+        if self.spare is not None:
+            spare = self._take_spare()
+            spare.conn.close()
+            self._end(spare)
+
+    def _take_spare(self) -> _Worker:
+        """The spare, no longer the server's spare (its events no longer watched)."""
         import contextlib
 
-        if self.spare is not None:
-            for fd in (self.spare.pidfd, self.spare_sock):
-                with contextlib.suppress(KeyError, ValueError):
-                    self.selector.unregister(fd)
-
-    def _drop_spare(self) -> None:
-        if self.spare is None:
-            return
-        self._unregister_spare()
-        spare, sock = self.spare, self.spare_sock
-        self.spare, self.spare_sock, self.spare_ready = None, None, False
-        if sock is not None:
-            sock.close()
-        self._end(spare)
+        spare = self.spare
+        assert spare is not None and spare.conn is not None
+        for fd in (spare.pidfd, spare.conn):
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(fd)
+        self.spare, self.spare_ready = None, False
+        return spare
 
     def _end(self, worker: _Worker) -> None:
         """Kill and reap a worker nobody waits for (a spare)."""
