@@ -414,7 +414,8 @@ class Tile:
     """The addresses of one tile access: pointer tensor, in-bounds mask (None: all),
     the scalar condition that the tile is full along its vector dimension (None: no
     versioning) and the mask that then remains (None: none), origins per tile dimension
-    (int64 expressions)."""
+    (int64 expressions), and the scalar condition that the tile reaches into the tensor
+    along every masked dimension (None: no such dimension)."""
 
     ptr: str
     mask: str | None
@@ -422,6 +423,7 @@ class Tile:
     origins: list[str]
     shape: tuple[int, ...]
     fast_mask: str | None = None
+    inside: str | None = None
 
 
 def _slice(i: int, rank: int) -> str:
@@ -475,56 +477,22 @@ def _conj(terms: list[str]) -> str:
     return terms[0] if len(terms) == 1 else "(" + " & ".join(terms) + ")"
 
 
-def tiled_addresses(e: OpEmit, v: ViewInfo, index_values: list[Value], version: bool = True) -> Tile:
+def tiled_addresses(
+    e: OpEmit, v: ViewInfo, index_values: list[Value], version: bool = True, guard: bool = False
+) -> Tile:
     """Statements computing the pointers (and mask) of the tile at `index` of a
-    partition or strided view."""
+    partition or strided view. `guard` (stores): where the tile may be partial and is not
+    versioned, the pointers are computed inside `if <the tile reaches into the tensor>:`,
+    opened here for the caller's access and closed by the caller (`Tile.inside`)."""
     rank = len(v.tile)
     shape = tuple(v.tile)
     if rank == 0:
         return Tile(v.base, None, None, [], shape)
     origins = _origins(e, v, index_values)
-    # The tile's origin as one scalar pointer.
-    terms = []
-    for i, o in enumerate(origins):
-        s = v.strides[v.dim_map[i]]
-        if o == "0" or s == "0":
-            continue
-        terms.append(o if s == "1" else (str(int(o) * int(s)) if _is_literal(o) and _is_literal(s) else f"{o} * {s}"))
-    origin_ptr = v.base
-    if terms:
-        origin_ptr = e.tmp("tile_base")
-        e.line(f"{origin_ptr} = {v.base} + ({' + '.join(terms)})")
-    # Element offsets within the tile: int32 where the span provably fits.
-    span = 0
-    small = True
-    for i, d in enumerate(v.dim_map):
-        smax = v.extra["stride_max"][d]
-        if smax is None:
-            small = False
-        else:
-            span += (v.tile[i] - 1) * smax
-    small = small and span <= INT32_MAX
-    parts = []
-    for i, d in enumerate(v.dim_map):
-        if v.tile[i] == 1:
-            continue
-        s = v.strides[d]
-        ar = f"tl.arange(0, {v.tile[i]})"
-        if s == "1":
-            term = ar
-        elif small:
-            term = f"({ar} * {s})" if _is_literal(s) else f"({ar} * {s}.to(tl.int32))"
-        else:
-            term = f"({ar}.to(tl.int64) * {s})"
-        parts.append(term + _slice(i, rank))
-    if parts:
-        off = e.tmp("offs")
-        e.line(f"{off} = {' + '.join(parts)}")
-        ptr = e.tmp("ptr")
-        e.line(f"{ptr} = {origin_ptr} + {off}")
-    else:
-        ptr = e.tmp("ptr")
-        e.line(f"{ptr} = tl.broadcast_to({origin_ptr}, {list(shape)})" if rank else f"{ptr} = {origin_ptr}")
+    ptr, pointer_lines = _tile_pointers(e, v, origins)
+    if not guard:
+        for line in pointer_lines:
+            e.line(line)
     # The mask, along dimensions where a tile may run past the tensor: none along those the
     # op says it stays inside (13.4's `inbounds`, cuTile's check_bounds=False; a tile that
     # does not is undefined behaviour, which the CPU interpreter reports).
@@ -564,7 +532,70 @@ def tiled_addresses(e: OpEmit, v: ViewInfo, index_values: list[Value], version: 
                 others = [m for i, m in masks.items() if i != u]
                 if others:
                     fast_mask = _conj(others)
-    return Tile(ptr, mask, full, origins, shape, fast_mask)
+    inside = None
+    if guard:
+        if rems and full is None:
+            # A masked store in a block of its own, with its addresses: in the block of
+            # the index arithmetic at the kernel's top, LLVM's SLP vectorizer schedules the
+            # mask's compares together with it over every instruction in between (20-30 ms
+            # of examples/softmax's compile, for no vector in the end), and the addresses
+            # computed before a branch live across it (90 registers instead of 80).
+            inside = " & ".join(f"({r} > 0)" for r in rems.values())
+            e.line(f"if {inside}:")
+            e.cg.indent += 1
+        for line in pointer_lines:
+            e.line(line)
+    return Tile(ptr, mask, full, origins, shape, fast_mask, inside)
+
+
+def _tile_pointers(e: OpEmit, v: ViewInfo, origins: list[str]) -> tuple[str, list[str]]:
+    """The pointer tensor of a tile at `origins` and the statements computing it (written
+    by the caller)."""
+    rank = len(v.tile)
+    lines = []
+    # The tile's origin as one scalar pointer.
+    terms = []
+    for i, o in enumerate(origins):
+        s = v.strides[v.dim_map[i]]
+        if o == "0" or s == "0":
+            continue
+        terms.append(o if s == "1" else (str(int(o) * int(s)) if _is_literal(o) and _is_literal(s) else f"{o} * {s}"))
+    origin_ptr = v.base
+    if terms:
+        origin_ptr = e.tmp("tile_base")
+        lines.append(f"{origin_ptr} = {v.base} + ({' + '.join(terms)})")
+    # Element offsets within the tile: int32 where the span provably fits.
+    span = 0
+    small = True
+    for i, d in enumerate(v.dim_map):
+        smax = v.extra["stride_max"][d]
+        if smax is None:
+            small = False
+        else:
+            span += (v.tile[i] - 1) * smax
+    small = small and span <= INT32_MAX
+    parts = []
+    for i, d in enumerate(v.dim_map):
+        if v.tile[i] == 1:
+            continue
+        s = v.strides[d]
+        ar = f"tl.arange(0, {v.tile[i]})"
+        if s == "1":
+            term = ar
+        elif small:
+            term = f"({ar} * {s})" if _is_literal(s) else f"({ar} * {s}.to(tl.int32))"
+        else:
+            term = f"({ar}.to(tl.int64) * {s})"
+        parts.append(term + _slice(i, rank))
+    if parts:
+        off = e.tmp("offs")
+        lines.append(f"{off} = {' + '.join(parts)}")
+        ptr = e.tmp("ptr")
+        lines.append(f"{ptr} = {origin_ptr} + {off}")
+    else:
+        ptr = e.tmp("ptr")
+        lines.append(f"{ptr} = tl.broadcast_to({origin_ptr}, {list(v.tile)})" if rank else f"{ptr} = {origin_ptr}")
+    return ptr, lines
 
 
 def gather_addresses(e: OpEmit, v: ViewInfo, index_values: list[Value]) -> Tile:
@@ -606,12 +637,12 @@ def gather_addresses(e: OpEmit, v: ViewInfo, index_values: list[Value]) -> Tile:
     return Tile(ptr, mask, None, [], shape)
 
 
-def _addresses(e: OpEmit, v: ViewInfo, version: bool = True) -> Tile:
+def _addresses(e: OpEmit, v: ViewInfo, version: bool = True, guard: bool = False) -> Tile:
     index_values = list(e.op.operand_group("index"))
     if v.kind == "gather_scatter":
         return gather_addresses(e, v, index_values)
     if v.kind in ("partition", "strided"):
-        return tiled_addresses(e, v, index_values, version)
+        return tiled_addresses(e, v, index_values, version, guard)
     raise e.error(f"a {v.kind} view has no tiles to access")
 
 
@@ -714,8 +745,10 @@ def _store_view(e: OpEmit) -> None:
         e.line(f"{desc}.store([{', '.join(by_dim)}], {value})")
         e.token(0, memory=True)
         return
-    tile = _addresses(e, v, version=sem == "weak" and not tltypes.is_nibble(element))
-    if tltypes.is_nibble(element) and _pairs_along_last(v):
+    # (4-bit elements: not guarded, their stores' loops spilled registers inside the `if`)
+    nibble = tltypes.is_nibble(element)
+    tile = _addresses(e, v, version=sem == "weak" and not nibble, guard=not nibble)
+    if nibble and _pairs_along_last(v):
         store_nibble_pairs(e, tile.ptr, value, tile.mask, tile.shape, sem, scope)
     elif tile.full is not None:
         e.line(f"if {tile.full}:")
@@ -728,6 +761,8 @@ def _store_view(e: OpEmit) -> None:
         e.cg.indent -= 1
     else:
         store_memory(e, tile.ptr, value, tile.mask, element, tile.shape, sem, scope)
+    if tile.inside is not None:
+        e.cg.indent -= 1  # the `if` tiled_addresses opened
     e.token(0, memory=True)
 
 
@@ -750,9 +785,11 @@ def _atomic_red_view(e: OpEmit) -> None:
     mode = e.keyword("mode", "add") or "add"
     if mode == "xchg":
         raise e.error("atomic_red_view_tko cannot exchange")
-    tile = _addresses(e, v, version=False)
+    tile = _addresses(e, v, version=False, guard=True)
     value = e.operand("value")
     e.line(atomic_update(e, mode, tile.ptr, value, tile.mask, element, tile.shape, sem, scope))
+    if tile.inside is not None:
+        e.cg.indent -= 1  # the `if` tiled_addresses opened
     e.token(0, memory=True)
 
 

@@ -468,6 +468,50 @@ def test_strided_view_store_2d() -> None:
     run_both(module(body, "%o: tile<ptr<f32>>, %i: tile<ptr<f32>>"), "k", (6, 5), [o, i], on_gpu=one_writer_each)
 
 
+def test_partial_store_in_a_block_of_its_own() -> None:
+    """A store whose tile may be partial (dynamic extents, strides) is written with its
+    pointer arithmetic inside `if <the tile reaches into the tensor>:` (compile time: see
+    ops_view.tiled_addresses); the load is not. Edge tiles on both axes, dropped elements
+    untouched, on both backends."""
+    rows, cols = 7, 13
+    view = tv(["%r", "%c"], ["%rs", "%cs"], "f32")
+    tile_ = pv([4, 8], view)
+    body = f"""
+    %r = assume bounded<0, ?>, %r_raw : tile<i32>
+    %c = assume bounded<0, ?>, %c_raw : tile<i32>
+    %rs = assume bounded<0, ?>, %rs_raw : tile<i32>
+    %cs = assume bounded<0, ?>, %cs_raw : tile<i32>
+    {make_tv("va", "a", ["%r", "%c"], ["%rs", "%cs"], "f32")}
+    {make_tv("vo", "o", ["%r", "%c"], ["%rs", "%cs"], "f32")}
+    %pa = make_partition_view %va : {tile_}
+    %po = make_partition_view %vo : {tile_}
+    {BIDS}
+    {load("x", "pa", tile_, ["%bx", "%by"], [4, 8], "f32")}
+    {store("x", "po", tile_, ["%bx", "%by"], [4, 8], "f32")}
+    """
+    params = "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>, %r_raw: tile<i32>, %c_raw: tile<i32>, "
+    text = module(body, params + "%rs_raw: tile<i32>, %cs_raw: tile<i32>")
+    lines = source_of(text).splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.lstrip().startswith("tl.store(")]
+    indent = len(lines[at]) - len(lines[at].lstrip())
+    start = at
+    while len(lines[start - 1]) - len(lines[start - 1].lstrip()) == indent:
+        start -= 1
+    guard = lines[start - 1].strip()
+    assert guard.startswith("if (rem0_") and "> 0) & (rem1_" in guard, guard
+    block = "\n".join(lines[start:at])
+    assert "tile_base" in block and "ptr_" in block  # the store's addresses, inside
+    load_at = next(i for i, line in enumerate(lines) if "tl.load(" in line)
+    assert len(lines[load_at]) - len(lines[load_at].lstrip()) == 4  # the load stays at the top
+    a = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols) + 1
+    o = np.full((rows, cols), -1, np.float32)
+    cpu, _ = run_both(text, "k", (2, 2), [a, o, rows, cols, cols, 1])
+    assert np.array_equal(cpu[1], a)
+    wide = np.full((rows, cols + 3), -1, np.float32)  # row stride 16: 3 columns never written
+    cpu, _ = run_both(text, "k", (2, 2), [np.pad(a, ((0, 0), (0, 3))), wide, rows, cols, cols + 3, 1])
+    assert np.array_equal(cpu[1][:, :cols], a) and (cpu[1][:, cols:] == -1).all()
+
+
 # -- gather / scatter ------------------------------------------------------------------------------------------
 
 
