@@ -27,7 +27,10 @@ along the vector dimension is not proven a multiple of the vector width, the acc
 versioned: `if <tile is full along that dimension>: access masked by the other dimensions
 only, else: fully masked access`, so that full tiles get 128-bit accesses (Triton's
 loop pipelining does not apply to accesses inside that `if`; the other dimensions'
-masks are uniform along the vector and do not hinder it). Exact.
+masks are uniform along the vector and do not hinder it). A masked store that is not
+versioned is written, with its address arithmetic, inside `if <the tile reaches into the
+tensor>:` (always so for a valid index): a block of its own costs LLVM less (see
+`tiled_addresses`). Exact.
 
 Tensor descriptors (TMA: `cp.async.bulk.tensor` on sm_90+). `tl.make_tensor_descriptor` over
 the tensor, made once where the view is made; a load is `desc.load(origin)` (then
