@@ -468,6 +468,9 @@ class _Server:
             "served": self.served,
             "running": len(self.workers),
             "workers": sorted(self.workers),
+            # those that read or wrote their caller's streams (a crash after that is reported,
+            # not rerun by the caller)
+            "used": sorted(pid for pid, w in self.workers.items() if w.used[0]),
             "spare": self.spare.pid if self.spare is not None and self.spare_ready else None,
             "idle_timeout": self.idle,
             "socket": self.path,

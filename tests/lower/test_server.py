@@ -156,7 +156,8 @@ def test_errors_read_as_they_do_without_the_server(served, tmp_path: Path) -> No
 
 def blocked_caller(env: dict[str, str]) -> tuple[subprocess.Popen, int]:
     """A caller whose worker waits for the module on standard input (never written), and the
-    worker's pid."""
+    worker's pid, once the worker reads (a worker killed before would have its caller run
+    the command itself, blocked on the same input: seen once in CI)."""
     before = set(status(env)["workers"])
     caller = subprocess.Popen(
         [sys.executable, "-m", "compiler", "compile", "-", "--emit", "triton"],
@@ -164,6 +165,7 @@ def blocked_caller(env: dict[str, str]) -> tuple[subprocess.Popen, int]:
     )  # fmt: skip
     wait_for(lambda: set(status(env)["workers"]) - before, "the worker's start")
     (worker,) = set(status(env)["workers"]) - before
+    wait_for(lambda: worker in status(env)["used"], "the worker's read of its input")
     return caller, worker
 
 
