@@ -15,7 +15,7 @@ there with the same Python, Triton and ptxas.
 For each example and sample (`--only` picks some): its bytecode, written once by the working
 tree's writer (benchmarks/compile.py's input), compiled by `python -m compiler compile FILE
 --arch ARCH --emit cubin --no-server` with an empty cache, under `valgrind --tool=callgrind
---trace-children=yes`, once after an untimed run that writes the .pyc files; the counts of
+--trace-children=yes`, once (each tree's .pyc files written by one compile before); the counts of
 every process (the command, the child its compile runs in, ptxas and the tools it starts) are
 added up, ptxas' shown apart. Printed: millions of instructions for REV and for the tree,
 and tree/REV. About a minute per kernel and tree (callgrind runs a program ~50x slower).
@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks._common import python_env  # noqa: E402 - needs the repository on sys.path
-from benchmarks.compile import kernels, write_bytecode  # noqa: E402
+from benchmarks.compile import kernels, print_table, write_bytecode  # noqa: E402
 
 
 def export(rev: str, into: Path) -> str:
@@ -52,23 +52,33 @@ def export(rev: str, into: Path) -> str:
     return commit.stdout.strip()
 
 
-def counted(tree: Path, bytecode: Path, arch: str, work: Path, pycache: Path) -> tuple[int, int]:
-    """(instructions of every process, of ptxas alone) of one cold compile by `tree`."""
+def _environment(tree: Path, work: Path, pycache: Path) -> dict[str, str]:
+    """A compile by `tree` (`python -m compiler` from it, not from the repository), with an
+    empty cache and no server."""
     env = python_env(pycache)
-    env["PYTHONPATH"] = str(tree)  # `python -m compiler` from the tree, not from the repository
+    env["PYTHONPATH"] = str(tree)
     env["TILEIR_SERVER"] = "off"
-    out = work / "out.cubin"
-    cmd = [sys.executable, "-m", "compiler", "compile", str(bytecode), "--arch", arch, "--emit", "cubin", "-q"]
-    cmd += ["-o", str(out)]
-    for counting in (False, True):  # the first run writes the .pyc files
-        env["TILEIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="cache-", dir=work)
-        run = cmd
-        if counting:
-            logs = Path(tempfile.mkdtemp(prefix="callgrind-", dir=work))
-            run = ["valgrind", "--tool=callgrind", "--trace-children=yes", f"--callgrind-out-file={logs}/cg.%p", *cmd]
-        proc = subprocess.run(run, env=env, capture_output=True, text=True, cwd=tree)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed in {tree}: {proc.stderr.strip()[-400:]}")
+    env["TILEIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="cache-", dir=work)
+    return env
+
+
+def _compile_command(bytecode: Path, arch: str, work: Path) -> list[str]:
+    return [sys.executable, "-m", "compiler", "compile", str(bytecode), "--arch", arch, "--emit", "cubin", "-q",
+            "-o", str(work / "out.cubin")]  # fmt: skip
+
+
+def _run(cmd: list[str], tree: Path, env: dict[str, str]) -> None:
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tree)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed in {tree}: {proc.stderr.strip()[-400:]}")
+
+
+def counted(tree: Path, bytecode: Path, arch: str, work: Path, pycache: Path) -> tuple[int, int]:
+    """(instructions of every process, of ptxas alone) of one cold compile by `tree` (whose
+    .pyc files a compile wrote before: see main)."""
+    logs = Path(tempfile.mkdtemp(prefix="callgrind-", dir=work))
+    grind = ["valgrind", "--tool=callgrind", "--trace-children=yes", f"--callgrind-out-file={logs}/cg.%p"]
+    _run([*grind, *_compile_command(bytecode, arch, work)], tree, _environment(tree, work, pycache))
     return summed(logs)
 
 
@@ -115,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         head = ["kernel", f"{commit} all", "ptxas", "tree all", "ptxas", "tree/anchor"]
         rows = []
         failed = 0
+        written = set()  # the trees whose .pyc files a compile wrote (what every process reads)
         for k in kernels(False, only):
             write_bytecode(k, work)
             if k.bytecode is None:
@@ -122,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
                 failed += 1
                 continue
             try:
+                for tree in {anchor, REPO} - written:
+                    _run(_compile_command(k.bytecode, args.arch, work), tree, _environment(tree, work, pycache))
+                    written.add(tree)
                 a, a_ptxas = counted(anchor, k.bytecode, args.arch, work, pycache)
                 t, t_ptxas = counted(REPO, k.bytecode, args.arch, work, pycache)
             except RuntimeError as exc:
@@ -132,11 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append([k.name, *millions, f"{t / a:.3f}"])
             print(f"  {k.name}: {a / 1e6:,.0f}M -> {t / 1e6:,.0f}M", flush=True)
         print()
-        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-        print("  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths))))
-        print("-" * (sum(widths) + 2 * (len(widths) - 1)))
-        for r in rows:
-            print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        print_table("millions of instructions, the anchor's and the tree's:", head, rows)
     return 1 if failed else 0
 
 

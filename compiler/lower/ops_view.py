@@ -70,7 +70,9 @@ not fit are truncated: undefined in the spec).
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..ir.attributes import (
@@ -417,8 +419,8 @@ class Tile:
     """The addresses of one tile access: pointer tensor, in-bounds mask (None: all),
     the scalar condition that the tile is full along its vector dimension (None: no
     versioning) and the mask that then remains (None: none), origins per tile dimension
-    (int64 expressions), and the scalar condition that the tile reaches into the tensor
-    along every masked dimension (None: no such dimension)."""
+    (int64 expressions), and the condition of the `if <the tile reaches into the tensor>:`
+    that tiled_addresses opened for the access (None: none opened; see _written_tile)."""
 
     ptr: str
     mask: str | None
@@ -486,7 +488,7 @@ def tiled_addresses(
     """Statements computing the pointers (and mask) of the tile at `index` of a
     partition or strided view. `guard` (stores): where the tile may be partial and is not
     versioned, the pointers are computed inside `if <the tile reaches into the tensor>:`,
-    opened here for the caller's access and closed by the caller (`Tile.inside`)."""
+    opened here for the caller's access (`Tile.inside`; `_written_tile` closes it)."""
     rank = len(v.tile)
     shape = tuple(v.tile)
     if rank == 0:
@@ -640,6 +642,16 @@ def gather_addresses(e: OpEmit, v: ViewInfo, index_values: list[Value]) -> Tile:
     return Tile(ptr, mask, None, [], shape)
 
 
+@contextlib.contextmanager
+def _written_tile(e: OpEmit, v: ViewInfo, version: bool, guard: bool = True) -> Iterator[Tile]:
+    """The addresses of a tile a store or atomic writes; the statements written inside the
+    `with` are the access, inside the `if` a guarded tile opens (closed here)."""
+    tile = _addresses(e, v, version, guard)
+    yield tile
+    if tile.inside is not None:
+        e.cg.indent -= 1
+
+
 def _addresses(e: OpEmit, v: ViewInfo, version: bool = True, guard: bool = False) -> Tile:
     index_values = list(e.op.operand_group("index"))
     if v.kind == "gather_scatter":
@@ -750,22 +762,20 @@ def _store_view(e: OpEmit) -> None:
         return
     # (4-bit elements: not guarded, their stores' loops spilled registers inside the `if`)
     nibble = tltypes.is_nibble(element)
-    tile = _addresses(e, v, version=sem == "weak" and not nibble, guard=not nibble)
-    if nibble and _pairs_along_last(v):
-        store_nibble_pairs(e, tile.ptr, value, tile.mask, tile.shape, sem, scope)
-    elif tile.full is not None:
-        e.line(f"if {tile.full}:")
-        e.cg.indent += 1
-        store_memory(e, tile.ptr, value, tile.fast_mask, element, tile.shape, sem, scope)
-        e.cg.indent -= 1
-        e.line("else:")
-        e.cg.indent += 1
-        store_memory(e, tile.ptr, value, tile.mask, element, tile.shape, sem, scope)
-        e.cg.indent -= 1
-    else:
-        store_memory(e, tile.ptr, value, tile.mask, element, tile.shape, sem, scope)
-    if tile.inside is not None:
-        e.cg.indent -= 1  # the `if` tiled_addresses opened
+    with _written_tile(e, v, version=sem == "weak" and not nibble, guard=not nibble) as tile:
+        if nibble and _pairs_along_last(v):
+            store_nibble_pairs(e, tile.ptr, value, tile.mask, tile.shape, sem, scope)
+        elif tile.full is not None:
+            e.line(f"if {tile.full}:")
+            e.cg.indent += 1
+            store_memory(e, tile.ptr, value, tile.fast_mask, element, tile.shape, sem, scope)
+            e.cg.indent -= 1
+            e.line("else:")
+            e.cg.indent += 1
+            store_memory(e, tile.ptr, value, tile.mask, element, tile.shape, sem, scope)
+            e.cg.indent -= 1
+        else:
+            store_memory(e, tile.ptr, value, tile.mask, element, tile.shape, sem, scope)
     e.token(0, memory=True)
 
 
@@ -788,11 +798,9 @@ def _atomic_red_view(e: OpEmit) -> None:
     mode = e.keyword("mode", "add") or "add"
     if mode == "xchg":
         raise e.error("atomic_red_view_tko cannot exchange")
-    tile = _addresses(e, v, version=False, guard=True)
-    value = e.operand("value")
-    e.line(atomic_update(e, mode, tile.ptr, value, tile.mask, element, tile.shape, sem, scope))
-    if tile.inside is not None:
-        e.cg.indent -= 1  # the `if` tiled_addresses opened
+    with _written_tile(e, v, version=False) as tile:
+        value = e.operand("value")
+        e.line(atomic_update(e, mode, tile.ptr, value, tile.mask, element, tile.shape, sem, scope))
     e.token(0, memory=True)
 
 
