@@ -17,7 +17,9 @@ the binding of the block arguments to them differs.
 reduce, two strategies:
   * The body is one commutative op on its two arguments (addi, muli, andi, ori, xori,
     maxi, mini, addf, mulf, maxf, minf): `tl.reduce(x, dim, combine)`, Triton's fast
-    reduction (in-thread, then shuffles, then shared memory across warps).
+    reduction (in-thread, then shuffles, then shared memory across warps), on the GPU;
+    under Triton's interpreter, which calls a tl.reduce's combiner once per element, the
+    tree below (ops_shape.fold).
   * Any other body (several ops, several operands as in argmax, non-commutative folds):
     Triton's tl.reduce does not keep the order of a fold (a thread first combines all the
     elements it holds, which need not be adjacent, and butterfly shuffles combine in both
@@ -48,13 +50,15 @@ those are); only the order of the steps can differ from the CPU interpreter:
   * general bodies (the tree): the same order as the interpreter: bitwise equal, float
     bodies included;
   * single commutative ops: integers, maxf/minf: order-free, bitwise equal. addf/mulf:
-    equal up to reassociation. For n terms each order errs by at most about
-    (n - 1) u sum|x_i| (u = 2^-24 for f32, 2^-11 for f16, 2^-8 for bf16, 2^-53 for f64), so
-    the results differ by at most 2 (n - 1) u sum|x_i| (the tests check that bound);
+    equal up to reassociation on the GPU (bitwise under Triton's interpreter: the tree).
+    For n terms each order errs by at most about (n - 1) u sum|x_i| (u = 2^-24 for f32,
+    2^-11 for f16, 2^-8 for bf16, 2^-53 for f64), so the results differ by at most
+    2 (n - 1) u sum|x_i| (the tests check that bound);
   * scans: Triton's order is sequential within a thread and a prefix tree across threads,
     the interpreter's is sequential (addf/mulf) or Hillis-Steele: integers and max/min
-    bitwise; float sums up to the same reassociation bound (Triton's interpreter scans
-    sequentially: bitwise equal there).
+    bitwise; float sums up to the same reassociation bound. Under Triton's interpreter,
+    bitwise: a single addf/mulf runs tl.associative_scan, which that interpreter folds
+    sequentially, every other body the CPU interpreter's Hillis-Steele steps (_scan).
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ from ..ir.core import Operation, Region, Value
 from ..ir.types import FloatType, IntegerType, Type
 from . import tltypes
 from .codegen import OpEmit
-from .ops_shape import permute, reshape, shape_text
+from .ops_shape import fold, permute, reshape, shape_text
 from .registry import emitter
 
 
@@ -286,7 +290,7 @@ def single_commutative_op(e: OpEmit) -> str | None:
 def _reduce(e: OpEmit) -> None:
     xs, dim, c, outs = _setup(e)
     if single_commutative_op(e) is not None:
-        e.line(f"{', '.join(outs)} = tl.reduce({_pack(xs)}, {dim}, {c.name})")
+        fold(e, xs[0], dim, c.name, outs[0])
     else:
         _tree_reduce(e, c, xs, dim, outs)
     _apply_identities(e, c, outs[: len(e.op.results)])
@@ -328,6 +332,17 @@ def _scan(e: OpEmit) -> None:
     xs, dim, c, outs = _setup(e, accumulator_first=True)
     reverse = e.flag("reverse")
     shape = tltypes.shape_of(e.operand_types[0])
+    # Under Triton's interpreter, which calls a tl.associative_scan's combiner once per
+    # element, Hillis-Steele: the CPU interpreter's order for every body but one addf or mulf
+    # (those it accumulates sequentially, as Triton's interpreter does: kept for them).
+    split = not _sequential_in_cpu_interpreter(e) and shape[dim] > 1
+    if split:
+        e.line("if INTERPRETED:")
+        e.cg.indent += 1
+        _hillis_steele(e, c, xs[: len(e.op.results)], dim, reverse, outs)
+        e.cg.indent -= 1
+        e.line("else:")
+        e.cg.indent += 1
     # Scanned without its dimensions of size 1 (the same elements in the same order): Triton
     # 3.6 gave a scanned 64x1 tile whose result fed a matrix product a layout its scan
     # lowering asserts on ("numScanBlocks * numParallelBlocks * ... == srcValues.size()",
@@ -341,4 +356,59 @@ def _scan(e: OpEmit) -> None:
     if scanned is not outs:
         for out, x in zip(outs, scanned, strict=True):
             e.line(f"{out} = {reshape(e, x, small, shape)}")
+    if split:
+        e.cg.indent -= 1
     _apply_identities(e, c, outs[: len(e.op.results)])
+
+
+def _sequential_in_cpu_interpreter(e: OpEmit) -> bool:
+    """Whether the CPU interpreter scans this body sequentially: one addf or mulf in
+    round-to-nearest without flush_to_zero, on f16, bf16, f32 or f64 (compiler/interp/
+    ops_reduce.py's fast path; Hillis-Steele otherwise)."""
+    if single_commutative_op(e) not in ("addf", "mulf"):
+        return False
+    op = e.op.regions[0].blocks[0].ops[0]
+    rounding = op.attr("rounding_mode")
+    return (
+        getattr(tltypes.element_of(e.operand_types[0]), "name", "") in ("f16", "bf16", "f32", "f64")
+        and getattr(rounding, "keyword", "nearest_even") == "nearest_even"
+        and op.attr("flush_to_zero") is None
+    )
+
+
+# _scan's path under Triton's interpreter: one helper for any tiles, axis, direction and
+# combiner, as ops_shape's _FOLD_TREE for folds (Python there; never compiled for a GPU).
+_SCAN_STEPS = """@triton.jit
+def {name}(xs, carried, axis: tl.constexpr, reverse: tl.constexpr, combine: tl.constexpr):
+    # Triton's interpreter only (ops_reduce._scan): the inclusive scans of the tiles xs along
+    # `axis` in the CPU interpreter's Hillis-Steele steps: for s = 1, 2, 4, ..., y[i] becomes
+    # combine(accumulator = y[i - s], element = y[i]) where i >= s (reverse: y[i + s], where
+    # i + s < n), one call per step on whole tiles. `carried`: the combiner's extra operands,
+    # passed along (ops_reduce.Combiner). (The interpreter makes every value assigned to a
+    # name a tensor: the extents stay in lists.)
+    shape = [int(s) for s in xs[0].shape]
+    position = tl.reshape(tl.arange(0, shape[axis]), [s if d == axis else 1 for d, s in enumerate(shape)])
+    runs = list(xs)
+    for step in [1 << k for k in range((shape[axis] - 1).bit_length())]:
+        if reverse:
+            source = tl.minimum(position + step, shape[axis] - 1)
+            reached = position + step < shape[axis]
+        else:
+            source = tl.maximum(position - step, 0)
+            reached = position >= step
+        older = [tl.gather(run, tl.broadcast_to(source, shape), axis) for run in runs]
+        out = combine(*older, *carried, *runs, *carried)
+        new = list(out) if len(runs) + len(carried) > 1 else [out]
+        runs = [tl.where(reached, n, run) for n, run in zip(new, runs)]
+    return runs
+"""
+
+
+def _hillis_steele(e: OpEmit, c: Combiner, xs: list[str], dim: int, reverse: bool, outs: list[str]) -> None:
+    """outs = the inclusive scans of xs along `dim` by _SCAN_STEPS (Triton's interpreter only)."""
+    tiles, carried = (f"({', '.join(v)}{',' if len(v) == 1 else ''})" for v in (xs, c.carried))
+    call = f"{e.helper('_scan_steps', _SCAN_STEPS)}({tiles}, {carried}, {dim}, {reverse}, {c.name})"
+    if len(xs) == 1:
+        e.line(f"{outs[0]} = {call}[0]")
+    else:
+        e.line(f"{', '.join(outs[: len(xs)])} = {call}")

@@ -6,8 +6,10 @@ argmax, a non-commutative composition of affine maps, float bodies of two operan
 identity step (signed zeros), sequential float scans under Triton's interpreter. The
 affine maps also pin the argument order of scans, reverse ones included. Single-op float
 sums and products (tl.reduce): within the reassociation bound of compiler/lower/
-ops_reduce.py, |triton - cpu| <= 2 (n - 1) u sum|x|. Triton's interpreter runs a custom
-combiner once per element in Python, so tiles stay at a few thousand elements.
+ops_reduce.py, |triton - cpu| <= 2 (n - 1) u sum|x| on a GPU, bitwise under Triton's
+interpreter (the generated source folds there by the CPU interpreter's pairwise tree). That
+interpreter runs a scan's combiner once per element in Python, so tiles stay at a few
+thousand elements.
 
 On tileiras (NVIDIA's compiler, on a GPU) `on_tileiras` checks replace the bitwise comparison
 where the op docs leave the result open (cuda-tile Ops.td, `reduce`): "There are no guarantees
@@ -537,6 +539,54 @@ def test_float_sums_within_reassociation_bound():
     assert np.all(np.abs(cpu[1].astype(np.float64) - tri[1]) <= 2 * n * 2.0**-24 * np.abs(cpu[1]))
     mag_h = np.abs(h.astype(np.float64)).sum(axis=1)
     assert np.all(np.abs(cpu[2].astype(np.float64) - tri[2].astype(np.float64)) <= 2 * 63 * 2.0**-11 * mag_h)
+    if not ON_GPU:  # Triton's interpreter folds by the CPU interpreter's pairwise tree (ops_shape.fold)
+        for c, t in zip(cpu, tri, strict=True):
+            np.testing.assert_array_equal(c.view(f"u{c.itemsize}"), t.view(f"u{t.itemsize}"))
+
+
+def test_scans_take_the_cpu_interpreters_steps_under_tritons_interpreter():
+    """Triton's interpreter calls a tl.associative_scan's combiner once per element (a
+    second for a 4x1024 tile); the generated source scans there in the CPU interpreter's
+    Hillis-Steele steps instead (ops_reduce._scan), so such tiles take a fraction of a second
+    and equal it bitwise: a signed maxi, a reverse (wrapping) addi, and an addf rounded toward
+    zero, which the CPU interpreter scans by Hillis-Steele too (it accumulates only
+    round-to-nearest addf/mulf sequentially, as Triton's interpreter then does); and a reverse
+    scan of two operands whose body uses a value from outside."""
+    x = RNG.integers(-(2**31), 2**31 - 1, (4, 1024), dtype=np.int32)
+    f = (RNG.standard_normal((4, 256)) * 100).astype(np.float32)
+    body = "\n".join([
+        reduce_op("x", (4, 1024), "i32", 1, binary_body("maxi", "i32", " signed"), "-2147483648 : i32", result="m",
+                  op="scan"),
+        reduce_op("x", (4, 1024), "i32", 1, binary_body("addi", "i32"), "0 : i32", result="r", op="scan", reverse=True),
+        reduce_op("f", (4, 256), "f32", 1, binary_body("addf", "f32", " rounding<zero>"), "0.000000e+00 : f32",
+                  result="z", op="scan"),
+    ])  # fmt: skip
+    outs = [("m", (4, 1024), "i32"), ("r", (4, 1024), "i32"), ("z", (4, 256), "f32")]
+    cpu, tri = run_io_pair([("x", (4, 1024), "i32"), ("f", (4, 256), "f32")], outs, body, [x, f])
+    np.testing.assert_array_equal(cpu[0], np.maximum.accumulate(x, axis=1))
+    np.testing.assert_array_equal(cpu[1], np.flip(np.cumsum(np.flip(x, 1), 1, dtype=np.int32), 1))  # (wraps)
+    for c, t in zip(cpu, tri, strict=True):
+        np.testing.assert_array_equal(c.view(np.uint32), t.view(np.uint32))
+    # Two operands and a value from outside (carried along), reversed: r[j] = x[j] + r[j + 1] + 3,
+    # then the identity step adds 3 more; s = max(x[j:], 6).
+    x = RNG.integers(-1000, 1000, size=(4, 64), dtype=np.int32)
+    body = """%k = constant <i32: 3> : tile<i32>
+    %bias = addi %k, %k : tile<i32>
+    %r, %s = scan %x, %x dim=1 reverse=true identities=[0 : i32, 0 : i32]
+        : tile<4x64xi32>, tile<4x64xi32> -> tile<4x64xi32>, tile<4x64xi32>
+    (%a: tile<i32>, %e: tile<i32>, %a2: tile<i32>, %e2: tile<i32>) {
+      %t = addi %e, %a : tile<i32>
+      %u = addi %t, %k : tile<i32>
+      %w = maxi %e2, %a2 signed : tile<i32>
+      %w2 = maxi %w, %bias signed : tile<i32>
+      yield %u, %w2 : tile<i32>, tile<i32>
+    }"""
+    cpu, tri = run_io_pair([("x", (4, 64), "i32")], [("r", (4, 64), "i32"), ("s", (4, 64), "i32")], body, [x])
+    suffix = np.flip(np.cumsum(np.flip(x, 1), 1), 1)
+    np.testing.assert_array_equal(cpu[0], suffix + 3 * (64 - np.arange(64)))
+    np.testing.assert_array_equal(cpu[1], np.maximum(np.flip(np.maximum.accumulate(np.flip(x, 1), 1), 1), 6))
+    for c, t in zip(cpu, tri, strict=True):
+        np.testing.assert_array_equal(c, t)
 
 
 def _scan_bound(x: np.ndarray, zero_sign_open: bool) -> Check:
