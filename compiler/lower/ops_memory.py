@@ -81,6 +81,7 @@ from ..ir.attributes import SymbolRefAttr
 from ..ir.types import I8, FloatType, IntegerType, PointerType, Type, memory_bits
 from . import tltypes
 from .codegen import GPU_ONLY, OpEmit
+from .fold import fold
 from .ops_float import REGISTERS, fence
 from .registry import emitter
 
@@ -279,12 +280,11 @@ def store_nibble_pairs(
 
 
 def _any(e: OpEmit, flags: str, shape: tuple[int, ...]) -> str:
-    """A scalar: non-zero where any of the int1 `flags` (a tensor of `shape`) holds. (A
-    `tl.reduce` with a jitted combiner: Triton's interpreter cannot call `tl.max`, a JITFunction;
-    over every axis at once (None), in whatever order: Triton 3.9 deprecates the reordering
-    reshape that would flatten it here.)"""
-    axis = 0 if len(shape) == 1 else None
-    return f"tl.reduce(({flags}).to(tl.int32), {axis}, {e.helper('_any_i32', _ANY_I32)})"
+    """A scalar: non-zero where any of the int1 `flags` (a tensor of `shape`) holds. (A fold
+    with a jitted combiner: Triton's interpreter cannot call `tl.max`, a JITFunction; over
+    every axis at once (None), in whatever order: Triton 3.9 deprecates the reordering reshape
+    that would flatten it here.)"""
+    return fold(e, f"({flags}).to(tl.int32)", 0 if len(shape) == 1 else None, e.helper("_any_i32", _ANY_I32))
 
 
 def _store_nibbles(

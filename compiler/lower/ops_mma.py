@@ -70,9 +70,10 @@ from collections.abc import Callable
 from ..ir.types import Type
 from . import tltypes
 from .codegen import LOADS, OpEmit
+from .fold import fold
 from .ops_conversion import to_f32
 from .ops_float import fence
-from .ops_shape import add_combine, arange_along, concat, fold, permute, reshape, shape_text
+from .ops_shape import add_combine, arange_along, concat, permute, reshape, shape_text
 from .registry import emitter
 
 _F8_TO_F16 = """@triton.jit
@@ -229,13 +230,15 @@ def small_k(e: OpEmit, a: str, b: str, acc: str, sa: tuple[int, ...], sb: tuple[
         if split_a:
             col = cols[j]
         elif k > 1:
-            col = e.tmp("column")
-            fold(e, f"tl.where({pick}, {a}, {zero})", rank - 1, add, col, keep_dims=True)
+            masked = e.tmp("masked")
+            e.line(f"{masked} = tl.where({pick}, {a}, {zero})")
+            col = fold(e, masked, rank - 1, add, keep_dims=True)
         if split_b:
             row = rows[j]
         elif k > 1:
-            row = e.tmp("row")
-            fold(e, f"tl.where(({pick})[:, None], {b}, {zero})", rank - 2, add, row, keep_dims=True)
+            masked = e.tmp("masked")
+            e.line(f"{masked} = tl.where(({pick})[:, None], {b}, {zero})")
+            row = fold(e, masked, rank - 2, add, keep_dims=True)
         step = e.tmp("partial")
         if integer:  # (int32 products and sums wrap, as mmai's do)
             e.line(f"{step} = {total} + tl.broadcast_to({col}, {out}) * tl.broadcast_to({row}, {out})")
@@ -392,13 +395,13 @@ def _mmai_product(e: OpEmit, operands: list[str], shapes: list[tuple[int, ...]])
     add = add_combine(e)
     if ua:
         # + 128 * (sum over k of B[k, j]): a row of column sums.
-        sums = e.tmp("column_sums")
-        fold(e, f"{b}.to(tl.int32)", len(sb) - 2, add, sums, keep_dims=True)
-        terms.append(f"({sums} << 7).to(tl.int64)")
+        wide = e.tmp("rhs_wide")
+        e.line(f"{wide} = {b}.to(tl.int32)")
+        terms.append(f"({fold(e, wide, len(sb) - 2, add, keep_dims=True)} << 7).to(tl.int64)")
     if ub:
-        sums = e.tmp("row_sums")
-        fold(e, f"{a}.to(tl.int32)", len(sa) - 1, add, sums, keep_dims=True)
-        terms.append(f"({sums} << 7).to(tl.int64)")
+        wide = e.tmp("lhs_wide")
+        e.line(f"{wide} = {a}.to(tl.int32)")
+        terms.append(f"({fold(e, wide, len(sa) - 1, add, keep_dims=True)} << 7).to(tl.int64)")
     if ua and ub:
         terms.append(str(128 * 128 * k))
     return f"({' + '.join(terms)}).to(tl.int32)"

@@ -19,7 +19,7 @@ reduce, two strategies:
     maxi, mini, addf, mulf, maxf, minf): `tl.reduce(x, dim, combine)`, Triton's fast
     reduction (in-thread, then shuffles, then shared memory across warps), on the GPU;
     under Triton's interpreter, which calls a tl.reduce's combiner once per element, the
-    tree below (ops_shape.fold).
+    tree below (compiler/lower/fold.py).
   * Any other body (several ops, several operands as in argmax, non-commutative folds):
     Triton's tl.reduce does not keep the order of a fold (a thread first combines all the
     elements it holds, which need not be adjacent, and butterfly shuffles combine in both
@@ -70,7 +70,8 @@ from ..ir.core import Operation, Region, Value
 from ..ir.types import FloatType, IntegerType, Type
 from . import tltypes
 from .codegen import OpEmit
-from .ops_shape import fold, permute, reshape, shape_text
+from .fold import fold
+from .ops_shape import permute, reshape, shape_text
 from .registry import emitter
 
 
@@ -290,7 +291,7 @@ def single_commutative_op(e: OpEmit) -> str | None:
 def _reduce(e: OpEmit) -> None:
     xs, dim, c, outs = _setup(e)
     if single_commutative_op(e) is not None:
-        fold(e, xs[0], dim, c.name, outs[0])
+        e.line(f"{outs[0]} = {fold(e, xs[0], dim, c.name)}")
     else:
         _tree_reduce(e, c, xs, dim, outs)
     _apply_identities(e, c, outs[: len(e.op.results)])
@@ -377,7 +378,7 @@ def _sequential_in_cpu_interpreter(e: OpEmit) -> bool:
 
 
 # _scan's path under Triton's interpreter: one helper for any tiles, axis, direction and
-# combiner, as ops_shape's _FOLD_TREE for folds (Python there; never compiled for a GPU).
+# combiner, as fold.py's _FOLD_TREE for folds (Python there; never compiled for a GPU).
 _SCAN_STEPS = """@triton.jit
 def {name}(xs, carried, axis: tl.constexpr, reverse: tl.constexpr, combine: tl.constexpr):
     # Triton's interpreter only (ops_reduce._scan): the inclusive scans of the tiles xs along

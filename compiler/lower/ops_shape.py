@@ -38,6 +38,7 @@ import math
 from ..ir.types import IntegerType, PointerType, Type, memory_bits
 from . import tltypes
 from .codegen import OpEmit
+from .fold import fold
 from .ops_control import enclosing_loop
 from .registry import emitter
 
@@ -139,42 +140,6 @@ def add_combine(e: OpEmit) -> str:
     return e.helper("_add", _ADD)
 
 
-# fold's path under Triton's interpreter: one helper for any tile, axis and combiner. It runs
-# there as Python (shapes are Python values, the loop a Python loop), which compiled Triton
-# could not. A GPU compile never runs it (its calls sit under `if INTERPRETED:`) but still
-# reads it (Triton parses and hashes every function a kernel names): the whole cold compile
-# of examples/softmax, two reductions, took 0.6% more instructions (callgrind), against 1.9%
-# with the tree written out in the kernel per fold, as ops_reduce._tree_reduce writes it.
-_FOLD_TREE = """@triton.jit
-def {name}(x, axis: tl.constexpr, combine: tl.constexpr, keep_dims: tl.constexpr):
-    # Triton's interpreter only (ops_shape.fold): x folded along `axis` by `combine` in the CPU
-    # interpreter's pairwise tree (ops_reduce._tree_reduce), one call per level on whole tiles.
-    # (The interpreter makes every value assigned to a name a tensor: the extents stay in lists.)
-    shape = [int(s) for s in x.shape]
-    rest = [s for d, s in enumerate(shape) if d != axis]
-    run = tl.permute(x, [d for d in range(len(shape)) if d != axis] + [axis])
-    for half in [shape[axis] >> level for level in range(1, shape[axis].bit_length())]:
-        older, newer = tl.split(tl.reshape(run, rest + [half, 2], can_reorder=False))
-        run = combine(older, newer)
-    kept = [1 if d == axis else s for d, s in enumerate(shape)] if keep_dims else rest
-    return tl.reshape(run, kept, can_reorder=False)
-"""
-
-
-def fold(e: OpEmit, x: str, dim: int, combine: str, out: str, keep_dims: bool = False) -> None:
-    """out = the tile `x` folded along `dim` by the jitted `combine`, a commutative and
-    associative op (the order is free): `tl.reduce` on the GPU. Under Triton's interpreter the
-    pairwise tree (_FOLD_TREE): that interpreter calls a tl.reduce's combiner once per
-    element, a Python call of ~0.5 ms (3.6 and 3.9: examples/softmax's two reductions of a
-    4x1024 tile took 5 s), where the tree calls it log2(n) times on whole tiles; and it is the
-    CPU interpreter's order, so a float sum there is bitwise equal to the CPU interpreter's."""
-    kept = ", keep_dims=True" if keep_dims else ""
-    e.line("if INTERPRETED:")
-    e.line(f"    {out} = {e.helper('_fold_tree', _FOLD_TREE)}({x}, {dim}, {combine}, {keep_dims})")
-    e.line("else:")
-    e.line(f"    {out} = tl.reduce({x}, {dim}, {combine}{kept})")
-
-
 def _gathered_permute(e: OpEmit, x: str, t: Type, shape: tuple[int, ...], perm: list[int]) -> str:
     n = math.prod(shape)
     out = [shape[p] for p in perm]
@@ -188,7 +153,9 @@ def _gathered_permute(e: OpEmit, x: str, t: Type, shape: tuple[int, ...], perm: 
     terms = [f"((tl.arange(0, {n}) // {stride_out[d]}) % {out[d]}) * {stride_in[p]}" for d, p in enumerate(perm)]
     e.line(f"{src} = {' + '.join(terms)}")
     ones = f"{src}[:, None] == tl.arange(0, {n})[None, :]"
-    fold(e, f"tl.where({ones}, {flat}[None, :], 0)", 1, add_combine(e), picked)
+    masked = e.tmp("masked")
+    e.line(f"{masked} = tl.where({ones}, {flat}[None, :], 0)")
+    e.line(f"{picked} = {fold(e, masked, 1, add_combine(e))}")
     return from_integers(f"tl.reshape({picked}, {shape_text(out)}, can_reorder=False)", t)
 
 
@@ -289,8 +256,9 @@ def _extract(e: OpEmit) -> None:
         if shape[2 * d] == 1:
             continue
         # Axis 2d summed with every slice but the chosen one masked to 0.
-        x2 = e.tmp("piece")
-        fold(e, f"tl.where({_picked(shape, d, idx)}, {x}, 0)", 2 * d, add_combine(e), x2, keep_dims=True)
+        masked, x2 = e.tmp("masked"), e.tmp("piece")
+        e.line(f"{masked} = tl.where({_picked(shape, d, idx)}, {x}, 0)")
+        e.line(f"{x2} = {fold(e, masked, 2 * d, add_combine(e), keep_dims=True)}")
         shape[2 * d] = 1
         x = x2
     e.assign(from_integers(reshape(e, x, tuple(shape), dst), dst_t))

@@ -84,7 +84,7 @@ ULP: dict[str, tuple[int, str]] = {
     "softmax": (
         24,
         "f32 exp is within 4 ulp under Triton's interpreter (NumPy's exp2, ops_math); the row sums of up to "
-        "1024 of them take the CPU interpreter's pairwise order (ops_shape.fold) but round other inputs at "
+        "1024 of them take the CPU interpreter's pairwise order (compiler/lower/fold.py) but round other inputs at "
         "each of its ceil(log2 1024) = 10 levels: each sum within ~14 ulp of the CPU interpreter's, so the "
         "quotients within ~18, plus the final rounding of each division (measured: 4 ulp over 6 seeds of "
         "both kernels; 11 when Triton's interpreter still folded a tl.reduce sequentially)",
@@ -355,7 +355,7 @@ def _interp_recipes() -> tuple[dict, dict]:
     partial 4-row block (the example) and six one-row blocks (the sample), and cover the
     1000-of-1024 masked columns. (They were cut to three and two rows while Triton's
     interpreter called a reduction's combiner once per element, seconds per tile block; the
-    generated source now folds by a tree there, ops_shape.fold.)"""
+    generated source now folds by a tree there, compiler/lower/fold.py.)"""
     from tests.runtime.test_samples_run import EXAMPLE_RECIPES, SAMPLE_RECIPES
 
     return EXAMPLE_RECIPES, SAMPLE_RECIPES

@@ -539,7 +539,7 @@ def test_float_sums_within_reassociation_bound():
     assert np.all(np.abs(cpu[1].astype(np.float64) - tri[1]) <= 2 * n * 2.0**-24 * np.abs(cpu[1]))
     mag_h = np.abs(h.astype(np.float64)).sum(axis=1)
     assert np.all(np.abs(cpu[2].astype(np.float64) - tri[2].astype(np.float64)) <= 2 * 63 * 2.0**-11 * mag_h)
-    if not ON_GPU:  # Triton's interpreter folds by the CPU interpreter's pairwise tree (ops_shape.fold)
+    if not ON_GPU:  # Triton's interpreter folds by the CPU interpreter's pairwise tree (compiler/lower/fold.py)
         for c, t in zip(cpu, tri, strict=True):
             np.testing.assert_array_equal(c.view(f"u{c.itemsize}"), t.view(f"u{t.itemsize}"))
 
