@@ -343,21 +343,31 @@ def test_argmax_two_operands_keeps_the_first_index():
     assert np.array_equal(ri, x.argmax(axis=1))
 
 
-def test_body_using_values_from_outside():
-    # A splat constant (written again inside the combine function) and a value computed
-    # outside (carried along as an extra operand).
-    x = RNG.integers(-1000, 1000, size=(4, 8), dtype=np.int32)
-    body = """%k = constant <i32: 3> : tile<i32>
+def outside_values_body(op: str, n: int) -> str:
+    """A `reduce` (or reverse `scan`) along dimension 1 of two copies of %x (4 x n i32) whose
+    body uses a splat constant (written again inside the combine function) and a value
+    computed outside (carried along as an extra operand): results (e + a + 3, max(e, a, 6))."""
+    tile, out = f"tile<4x{n}xi32>", "tile<4xi32>" if op == "reduce" else f"tile<4x{n}xi32>"
+    # (A reduce's block arguments pair (element, accumulator), a scan's (accumulator, element).)
+    args = "%e: tile<i32>, %a: tile<i32>, %e2: tile<i32>, %a2: tile<i32>"
+    if op == "scan":
+        args = "%a: tile<i32>, %e: tile<i32>, %a2: tile<i32>, %e2: tile<i32>"
+    reverse = " reverse=true" if op == "scan" else ""
+    return f"""%k = constant <i32: 3> : tile<i32>
     %bias = addi %k, %k : tile<i32>
-    %r, %s = reduce %x, %x dim=1 identities=[0 : i32, 0 : i32]
-        : tile<4x8xi32>, tile<4x8xi32> -> tile<4xi32>, tile<4xi32>
-    (%e: tile<i32>, %a: tile<i32>, %e2: tile<i32>, %a2: tile<i32>) {
+    %r, %s = {op} %x, %x dim=1{reverse} identities=[0 : i32, 0 : i32] : {tile}, {tile} -> {out}, {out}
+    ({args}) {{
       %t = addi %e, %a : tile<i32>
       %u = addi %t, %k : tile<i32>
       %w = maxi %e2, %a2 signed : tile<i32>
       %w2 = maxi %w, %bias signed : tile<i32>
       yield %u, %w2 : tile<i32>, tile<i32>
-    }"""
+    }}"""
+
+
+def test_body_using_values_from_outside():
+    x = RNG.integers(-1000, 1000, size=(4, 8), dtype=np.int32)
+    body = outside_values_body("reduce", 8)
     sums = x.sum(axis=1, dtype=np.int32)
 
     def tileiras(c: Outputs, g: Outputs) -> None:
@@ -570,17 +580,7 @@ def test_scans_take_the_cpu_interpreters_steps_under_tritons_interpreter():
     # Two operands and a value from outside (carried along), reversed: r[j] = x[j] + r[j + 1] + 3,
     # then the identity step adds 3 more; s = max(x[j:], 6).
     x = RNG.integers(-1000, 1000, size=(4, 64), dtype=np.int32)
-    body = """%k = constant <i32: 3> : tile<i32>
-    %bias = addi %k, %k : tile<i32>
-    %r, %s = scan %x, %x dim=1 reverse=true identities=[0 : i32, 0 : i32]
-        : tile<4x64xi32>, tile<4x64xi32> -> tile<4x64xi32>, tile<4x64xi32>
-    (%a: tile<i32>, %e: tile<i32>, %a2: tile<i32>, %e2: tile<i32>) {
-      %t = addi %e, %a : tile<i32>
-      %u = addi %t, %k : tile<i32>
-      %w = maxi %e2, %a2 signed : tile<i32>
-      %w2 = maxi %w, %bias signed : tile<i32>
-      yield %u, %w2 : tile<i32>, tile<i32>
-    }"""
+    body = outside_values_body("scan", 64)
     cpu, tri = run_io_pair([("x", (4, 64), "i32")], [("r", (4, 64), "i32"), ("s", (4, 64), "i32")], body, [x])
     suffix = np.flip(np.cumsum(np.flip(x, 1), 1), 1)
     np.testing.assert_array_equal(cpu[0], suffix + 3 * (64 - np.arange(64)))
