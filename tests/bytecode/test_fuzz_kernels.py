@@ -108,6 +108,42 @@ F4_LOAD_ODD_ROWS = """cuda_tile.module @m {
   }
 }
 """  # noqa: E501
+F4_RELEASE_ODD_ROWS = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f4E2M1FN>>, %o: tile<ptr<f4E2M1FN>>) {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %x, shape = [2, 4], strides = [4, 1] : tensor_view<2x4xf4E2M1FN, strides=[4,1]>
+    %xp = make_partition_view %xt : partition_view<tile=(2x4), tensor_view<2x4xf4E2M1FN, strides=[4,1]>>
+    %v, %t = load_view_tko weak %xp[%zero, %zero] token = %tok : partition_view<tile=(2x4), tensor_view<2x4xf4E2M1FN, strides=[4,1]>>, tile<i32>, tile<i32> -> tile<2x4xf4E2M1FN>, token
+    %ot = make_tensor_view %o, shape = [2, 4], strides = [5, 1] : tensor_view<2x4xf4E2M1FN, strides=[5,1]>
+    %op = make_partition_view %ot : partition_view<tile=(2x4), tensor_view<2x4xf4E2M1FN, strides=[5,1]>>
+    %d = store_view_tko release device %v, %op[%zero, %zero] token = %tok : tile<2x4xf4E2M1FN>, partition_view<tile=(2x4), tensor_view<2x4xf4E2M1FN, strides=[5,1]>>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+SCAN_COMPARED_PACKED = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f32>>, %o: tile<ptr<i8>>) {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %x, shape = [32], strides = [1] : tensor_view<32xf32, strides=[1]>
+    %xp = make_partition_view %xt : partition_view<tile=(32), tensor_view<32xf32, strides=[1]>>
+    %v, %t = load_view_tko weak %xp[%zero] token = %tok : partition_view<tile=(32), tensor_view<32xf32, strides=[1]>>, tile<i32> -> tile<32xf32>, token
+    %s = scan %v dim=0 reverse=false identities=[0x7f800000 : f32] : tile<32xf32> -> tile<32xf32>
+          (%e: tile<f32>, %a: tile<f32>) {
+            %y = minf %e, %a : tile<f32>
+            yield %y : tile<f32>
+          }
+    %c = constant <f32: 7.5> : tile<32xf32>
+    %b = cmpf less_than_or_equal ordered %s, %c : tile<32xf32> -> tile<32xi1>
+    %p = pack %b : tile<32xi1> -> tile<4xi8>
+    %ot = make_tensor_view %o, shape = [4], strides = [1] : tensor_view<4xi8, strides=[1]>
+    %op = make_partition_view %ot : partition_view<tile=(4), tensor_view<4xi8, strides=[1]>>
+    %d = store_view_tko weak %p, %op[%zero] token = %tok : tile<4xi8>, partition_view<tile=(4), tensor_view<4xi8, strides=[1]>>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
 SCAN_RESHAPED_AND_COMPARED = """cuda_tile.module @m {
   entry @k(%x: tile<ptr<i32>>, %o: tile<ptr<i32>>, %q: tile<ptr<i1>>) {
     %tok = make_token : token
@@ -221,6 +257,7 @@ _X32 = np.random.default_rng(5).permutation(32).astype(np.float32)
 _I128 = np.random.default_rng(7).integers(-20, 20, 128).astype(np.int32)
 _X16 = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3], np.float16)
 _F4 = np.array([0.5, -1.0, 1.5, 6.0], ml_dtypes.float4_e2m1fn)
+_F4_PAIR = np.array([0.5, -1.0, 1.5, 6.0, 4.0, -0.0, 2.0, -3.0], ml_dtypes.float4_e2m1fn)  # 2 rows of 4
 _F4_ROWS = np.array([0.5, -1.0, 1.5, 6.0, 4.0, -0.0, 2.0, -3.0, 1.0, 0.0], ml_dtypes.float4_e2m1fn)  # 2 rows, 5 apart
 _X64x16 = np.random.default_rng(6).integers(-4, 5, size=(64, 16)).astype(np.float16)
 
@@ -280,6 +317,18 @@ TILEIRAS_DEFECTS = {
     # body, any element type, stored through any view (fuzz seeds 59 and 189).
     "scan_then_reshape": Defect(
         SCAN_THEN_RESHAPE, _ALL, _FAILED, _X32, np.zeros(32, np.float32), np.cumsum(_X32).tolist()
+    ),
+    # A scan of at most 128 elements compared into an i1 tile that `pack` makes bytes of (a
+    # reshape of its bits), stored: on every target (256 elements compile, and so do the
+    # compare without the scan, a pack of the scan's f32 result, or an exti in place of the
+    # pack; fuzz seed 362210 of the --asm campaign, which unpacked the bytes to f4E2M1FN).
+    "scan_compared_packed": Defect(
+        SCAN_COMPARED_PACKED,
+        _ALL,
+        _FAILED,
+        _X32,
+        np.zeros(4, np.int8),
+        np.packbits(np.minimum.accumulate(_X32) <= 7.5, bitorder="little").view(np.int8).tolist(),
     ),
     # A scan of 128 elements (the size that compiles above) whose result is reshaped (to 4x32;
     # 16x8 and 16x1x8 too) and also compared into an i1 tile, both stored; with an i32 in place
@@ -344,6 +393,17 @@ TILEIRAS_DEFECTS = {
         _F4[:2],
         np.zeros(4, ml_dtypes.float4_e2m1fn),
         [0.0, 0.0, 0.5, 0.0],
+    ),
+    # The same with an ordered store (release or relaxed, any scope), which tileiras writes
+    # through NVVM's st.ext intrinsic: a 2x4 tile into rows 5 apart; the message differs
+    # (fuzz seeds 362073 and 362112 of the --asm --tileiras campaign, cut down).
+    "f4_release_odd_rows": Defect(
+        F4_RELEASE_ODD_ROWS,
+        ("sm_100",),
+        _FAILED + r", after writing: intrinsic argument 2 type .* expected any pointer or pointer vector",
+        _F4_PAIR,
+        np.zeros(10, ml_dtypes.float4_e2m1fn),
+        [0.5, -1.0, 1.5, 6.0, 0.0, 4.0, -0.0, 2.0, -3.0, 0.0],
     ),
     # The same on the way in: a partition-view load of f4E2M1FN rows 5 apart (4x16 tiles of
     # rows 17 apart too; 18 compiles): "Load operand must be a pointer" (fuzz seed 778 of the

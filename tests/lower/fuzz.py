@@ -1731,6 +1731,19 @@ _UNSUPPORTED_TYPE = re.compile(r"Incompatibility with architecture 'sm_(\d+)': u
 # bf16 is not supported"; our lowering takes a compare-and-swap loop there).
 _UNSUPPORTED_BF16_ADD = re.compile(r"Incompatibility with architecture 'sm_(\d+)': atomicRMW ADDF with bf16")
 _BF16_ADD = re.compile(r"atomic_rmw_tko .*, addf, .*tile<[^>]*bf16>")
+# A defect of tileiras' (13.5) that its own tests pin (tests/bytecode/test_fuzz_kernels.py,
+# f4_*_odd_rows): on sm_100 it writes invalid LLVM for f4E2M1FN rows that start mid-byte,
+# a pointer-and-nibble pair where a pointer belongs, in a plain load or store ("Load/Store
+# operand must be a pointer") or an ordered one (NVVM's st.ext intrinsic). A campaign counts
+# these apart so that only new failures are failures.
+_F4_MID_BYTE = re.compile(
+    r"(?:Load|Store) operand must be a pointer"
+    r"|expected any pointer or pointer vector, but got \{ ptr addrspace\(1\), i8 \}"
+)
+
+
+class KnownDefect(Exception):
+    """tileiras failed on the kernel in a way it is known to (`_F4_MID_BYTE`)."""
 
 
 def check_tileiras(case: Case, arch: str) -> bool:
@@ -1738,7 +1751,7 @@ def check_tileiras(case: Case, arch: str) -> bool:
     verifier accepts that tileiras refuses is a gap in our verifier or a defect of tileiras'.
     Returns False when tileiras refuses it for a type the target lacks (expected: only for a
     type of TILEIRAS_TYPES_FROM that the kernel holds and `arch` predates), or for a bf16
-    atomic add before sm_90."""
+    atomic add before sm_90. Raises KnownDefect where it fails as it is known to."""
     from compiler.modules import LaunchError
     from compiler.runtime import load_module
     from compiler.runtime.tileiras import compile_tileiras
@@ -1752,6 +1765,8 @@ def check_tileiras(case: Case, arch: str) -> bool:
             return False
         if _UNSUPPORTED_BF16_ADD.search(str(e)) and sm < 90 and _BF16_ADD.search(case.text):
             return False
+        if _F4_MID_BYTE.search(str(e)) and sm == 100 and "f4E2M1FN" in case.text:
+            raise KnownDefect(f"{arch}: f4E2M1FN rows that start mid-byte") from e
         raise
     return True
 
@@ -1835,7 +1850,7 @@ def main(argv: list[str] | None = None) -> int:
 
     os.environ.setdefault("TILEIR_CACHE_DIR", tempfile.mkdtemp(prefix="tileir-fuzz-"))
     keep = Path(a.keep)
-    failed = 0
+    failed = known = 0
     t0 = time.monotonic()
     aimed = f" (--weight {' --weight '.join(a.weight)})" if a.weight else ""
     aimed += (" --hints" if a.hints else "") + (" --asm" if a.asm else "")  # (tests/lower/reduce.py reads them)
@@ -1851,6 +1866,9 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 seconds = check_compiles(case, a.compile) if a.asm else check(case, a.compile)
                 slowest = max(slowest, (seconds, s))
+        except KnownDefect as e:
+            known += 1
+            print(f"seed {s}: a known defect of tileiras' ({e}), not counted", flush=True)
         except BaseException as e:  # noqa: BLE001 - a campaign reports every failure and goes on
             if isinstance(e, KeyboardInterrupt):
                 raise
@@ -1864,7 +1882,8 @@ def main(argv: list[str] | None = None) -> int:
     # A compile far slower than the others is a Triton pathology in the making (one that never
     # ended is a failure: $TILEIR_COMPILE_TIMEOUT).
     slow = f"; slowest compile: seed {slowest[1]}, {slowest[0]:.1f} s" if slowest[0] else ""
-    print(f"{len(seeds)} seeds, {failed} failed ({time.monotonic() - t0:.0f} s{slow})")
+    also = f", {known} met a known defect of tileiras'" if known else ""
+    print(f"{len(seeds)} seeds, {failed} failed{also} ({time.monotonic() - t0:.0f} s{slow})")
     return 1 if failed else 0
 
 
