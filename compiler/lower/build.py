@@ -669,30 +669,33 @@ SPILLS_BY = "ptxas -v"
 
 
 def resource_usage(cubin: bytes, ptx: str | None = None, fma: bool = False) -> tuple[int | None, int | None]:
-    """(registers per thread, spill bytes per thread) of the kernel, from `cuobjdump
-    -res-usage` as `sass.resources` reads it: the stack frame and local memory count as
-    spills, unless no instruction touches them (`sass_counts`: no LDL/STL: Triton 3.9's LLVM
-    can leave an unused byte of local memory behind, which ptxas turns into an 8-byte frame
-    that nothing reads or writes), or, given the kernel's `ptx` (and whether Triton let ptxas
-    `fma`), ptxas says it spills nothing: the frame then holds a local array of libdevice's
-    (sinf and cosf keep a 28-byte one for their argument reduction). Disassembled and
-    assembled again only then: a frame is rare."""
-    from .sass import resources, sass_counts  # sass.py reads cubins with this module's tools
+    """(registers per thread, spill bytes per thread) of the kernel, read from the cubin
+    (`cubin.read_cubin`: what `cuobjdump -res-usage` prints, without starting it, ~3-6 ms a
+    compile): the stack frame and static local memory count as spills, unless no instruction
+    touches them (`sass_counts`: no LDL/STL: Triton 3.9's LLVM can leave an unused byte of
+    local memory behind, which ptxas turns into an 8-byte frame that nothing reads or writes),
+    or, given the kernel's `ptx` (and whether Triton let ptxas `fma`), ptxas says it spills
+    nothing: the frame then holds a local array of libdevice's (sinf and cosf keep a 28-byte
+    one for their argument reduction). Disassembled and assembled again only then: a frame
+    is rare."""
+    from .cubin import CubinError, read_cubin
 
     try:
-        found = resources(cubin)
-    except LowerError:
+        kernels = list(read_cubin(cubin).kernels.values())
+    except CubinError:
         return None, None
-    if not found:
+    if not kernels:
         return None, None
-    frame = found[0].stack + found[0].local
+    frame = (kernels[0].frame_size or 0) + kernels[0].static_local
     if frame:
+        from .sass import sass_counts  # sass.py reads cubins with this module's tools
+
         try:
             if sass_counts(cubin).classes["local"] == 0 or (ptx is not None and _ptxas_spills(ptx, fma) == 0):
                 frame = 0
         except LowerError:
             pass
-    return found[0].registers, frame
+    return kernels[0].registers, frame
 
 
 def _ptxas_spills(ptx: str, fma: bool) -> int | None:

@@ -11,7 +11,7 @@ lay out the same Tile IR entry differently:
   travel as integers of their width (floats as their bits), i1 as one byte (`int8_t`).
 
 `slots_*` give the sizes in order; `check_layout` compares them with what the cubin itself
-declares (`compiler.runtime.cubin`: EIATTR_KPARAM_INFO), so a disagreement is a clear error
+declares (`compiler.lower.cubin`: EIATTR_KPARAM_INFO), so a disagreement is a clear error
 before the launch instead of garbage in the kernel; `c_values` makes the ctypes values the
 launch passes.
 """

@@ -703,7 +703,7 @@ def prepare_tileiras(
 
 
 def _check_abi(cubin: bytes, name: str, slots: list[abi.Slot], compiler: str) -> None:
-    from .cubin import CubinError, read_cubin
+    from ..lower.cubin import CubinError, read_cubin
 
     try:
         info = read_cubin(cubin).kernels.get(name)

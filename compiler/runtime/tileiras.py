@@ -43,8 +43,8 @@ from pathlib import Path
 from ..ir.core import Module
 from ..ir.files import write_atomic
 from ..lower import cache
+from ..lower.cubin import Cubin, CubinError, read_cubin
 from ..modules import LaunchError
-from .cubin import Cubin, CubinError, read_cubin
 
 INSTALL_TILEIRAS = "pip install nvidia-cuda-tileiras"
 OPT_LEVELS = (0, 1, 2, 3)

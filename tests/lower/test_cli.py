@@ -660,7 +660,7 @@ def test_tileiras_compiles_the_bytecode_to_sass_or_a_cubin(capsys, tmp_path: Pat
     """--compiler tileiras: NVIDIA's cubin of our bytecode (the one `run --backend tileiras`
     launches: it carries tileiras' launch metadata, ours does not), SASS by default; a
     summary line of the kernel's resources as the cubin declares them."""
-    from compiler.runtime.cubin import read_cubin
+    from compiler.lower.cubin import read_cubin
     from compiler.runtime.tileiras import compile_tileiras
     from tests.bytecode.util import require_tileiras
 

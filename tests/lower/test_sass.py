@@ -150,21 +150,31 @@ def test_no_spills(path: str, arch: str) -> None:
 
 def test_spill_figure() -> None:
     """`Compiled.spills`: the stack frame and local memory of a kernel that spills (softmax
-    held to 40 registers); a frame that no instruction touches is none (Triton 3.9's LLVM can
-    leave an unused byte of local memory, which ptxas makes an 8-byte frame)."""
-    from compiler.lower import build, sass
+    held to 40 registers), read from the cubin as `cuobjdump -res-usage` reads them; a frame
+    that no instruction touches is none (Triton 3.9's LLVM can leave an unused byte of local
+    memory, which ptxas makes an 8-byte frame)."""
+    from compiler.lower import build, cubin
 
     softmax = MATMUL.parent / "softmax.tileir"
     k = lower_compile(load_module(softmax), None, "sm_90", maxnreg=40)
     (res,) = resources(k.cubin)
-    assert k.registers == 40 and sass_counts(k.cubin).classes["local"] > 0
+    assert k.registers == res.registers == 40 and sass_counts(k.cubin).classes["local"] > 0
     assert k.spills == res.stack + res.local > 0
     plain, _ = _compiled(str(softmax), "sm_90")
-    dead = sass.Resources("softmax", plain.registers, 8, 0, 0)
+    (plain_res,) = resources(plain.cubin)
+    assert (plain.registers, plain.spills) == (plain_res.registers, 0)
+    read = cubin.read_cubin
+
+    def framed(data: bytes) -> cubin.Cubin:  # as read, with an 8-byte frame
+        found = read(data)
+        for kernel in found.kernels.values():
+            kernel.frame_size = 8
+        return found
+
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(sass, "resources", lambda cubin: [dead])
+        mp.setattr(cubin, "read_cubin", framed)
         assert build.resource_usage(plain.cubin) == (plain.registers, 0)  # no LDL/STL in its SASS
-        assert build.resource_usage(k.cubin) == (plain.registers, 8)  # LDL/STL: the frame counts
+        assert build.resource_usage(k.cubin) == (40, 8)  # LDL/STL: the frame counts
 
 
 def test_a_local_array_of_libdevice_is_not_a_spill() -> None:

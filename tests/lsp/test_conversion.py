@@ -348,8 +348,8 @@ async def test_sass_of_our_compile_and_of_tileiras(client):
     """tileir/sass: our cubin's SASS (the compile tileir/ptx makes), or NVIDIA's tileiras' of
     the module's bytecode, the named kernel's alone; the resources each cubin declares."""
     from compiler.lower.build import tool_path
+    from compiler.lower.cubin import read_cubin
     from compiler.runtime import find_tileiras, load_module
-    from compiler.runtime.cubin import read_cubin
     from compiler.runtime.tileiras import compile_tileiras
 
     needs_triton()

@@ -1,5 +1,5 @@
 """Parameter packing for both compilers' cubins, checked against what the cubins declare
-(EIATTR_KPARAM_INFO read by compiler.runtime.cubin), with no GPU: the sizes and offsets the
+(EIATTR_KPARAM_INFO read by compiler.lower.cubin), with no GPU: the sizes and offsets the
 launcher packs are the ones Triton and tileiras compiled the kernel for. Also the launch-time
 specialisation (divisibility, unit strides) and the argument checks that need no device."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from compiler.lower.cubin import read_cubin
 from compiler.runtime import LaunchError, abi, find_kernel, find_tileiras, load_module
-from compiler.runtime.cubin import read_cubin
 from compiler.runtime.gpu import Bound, specialise
 from tests.corpus import SAMPLES_DIR, example_files
 
@@ -93,7 +93,7 @@ def test_tileiras_packing_matches_the_cubin(source: str | Path, arch: str) -> No
 
 
 def test_a_layout_that_differs_is_refused() -> None:
-    from compiler.runtime.cubin import KernelParam
+    from compiler.lower.cubin import KernelParam
 
     slots = [abi.Slot(8, "p"), abi.Slot(4, "n")]
     abi.check_layout(slots, [KernelParam(0, 0, 8), KernelParam(1, 8, 4)], "k", "x")

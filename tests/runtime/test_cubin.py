@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from compiler.lower.build import tool_path
+from compiler.lower.cubin import CubinError, KernelParam, read_cubin
 from compiler.runtime import load_module
-from compiler.runtime.cubin import CubinError, KernelParam, read_cubin
 from tests.conformance.harness import REPO
 from tests.corpus import MATMUL_CLUSTER_NAME, matmul_cluster_text
 from tests.runtime.test_tileiras import (  # noqa: F401 - tileiras_builds is a fixture used here
@@ -146,6 +146,7 @@ def assert_agrees(cubin: bytes, what: str) -> None:
         assert k.registers == theirs.registers.get(name), where
         assert k.frame_size == theirs.frames.get(name), where
         assert k.static_shared == theirs.section_sizes.get(f".nv.shared.{name}", 0), where
+        assert k.static_local == theirs.section_sizes.get(f".nv.local.{name}", 0), where
 
 
 # -- tileiras cubins ---------------------------------------------------------------------------

@@ -20,8 +20,8 @@ import pytest
 import compiler.runtime
 import compiler.runtime.tileiras as tileiras_mod
 from compiler.ir.core import Module, Operation
+from compiler.lower.cubin import read_cubin
 from compiler.runtime import LaunchError, find_kernel, find_tileiras, kernel_name, load_module
-from compiler.runtime.cubin import read_cubin
 from compiler.runtime.tileiras import TileirasCubin, compile_tileiras
 from tests.conformance.harness import REPO, shared_dir
 

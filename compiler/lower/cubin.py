@@ -1,7 +1,7 @@
 """Reading CUDA cubins (ELF files made by ptxas, Triton or NVIDIA's `tileiras`) in pure Python:
 the kernels a cubin holds and what a launcher needs to know about each of them.
 
-    from compiler.runtime.cubin import read_cubin
+    from compiler.lower.cubin import read_cubin
     info = read_cubin(data)                      # CubinError if `data` is not a readable cubin
     k = info.kernels["vector_add"]
     k.params        # [KernelParam(ordinal, offset, size), ...] in the parameter buffer
@@ -24,7 +24,8 @@ tests/runtime/test_cubin.py checks the reading against cuobjdump on every cubin 
 - EIATTR_REGCOUNT and EIATTR_FRAME_SIZE live in the module-wide `.nv.info` as (u32 symbol
   index, u32 value) pairs, one per function (device functions too).
 - A kernel's static shared memory is the size of its (NOBITS) `.nv.shared.<kernel>` section, as
-  the driver reads it; for sm_90 and newer ptxas has been seen to add 1 KiB to what the kernel
+  the driver reads it (and its static local memory, `cuobjdump -res-usage`'s LOCAL, the size of
+  `.nv.local.<kernel>`); for sm_90 and newer ptxas has been seen to add 1 KiB to what the kernel
   declares when it uses shared memory at all (a `.shared` array of 100 bytes gives 1124).
 - `tileiras` marks its cubins with the symbol `___NV_TILE_LAUNCH_META_DATA___` (a 64-byte
   global whose address it places in constant bank 4).
@@ -103,7 +104,8 @@ class CubinKernel:
     cluster: tuple[int, int, int] | None  # EIATTR_CTA_PER_CLUSTER: compile-time cluster dims
     registers: int | None  # EIATTR_REGCOUNT
     static_shared: int  # bytes: the size of .nv.shared.<name> (0 if none)
-    frame_size: int | None  # EIATTR_FRAME_SIZE: local memory per thread
+    frame_size: int | None  # EIATTR_FRAME_SIZE: the stack frame, local memory per thread
+    static_local: int  # bytes per thread: the size of .nv.local.<name> (0 if none)
     tile_kernel: bool  # compiled by tileiras (the cubin has ___NV_TILE_LAUNCH_META_DATA___)
 
 
@@ -241,6 +243,7 @@ def _read(data: bytes) -> Cubin:
             continue
         info = info_by_text.get(sym.shndx) or by_name.get(f".nv.info.{sym.name}")
         shared = by_name.get(f".nv.shared.{sym.name}")
+        local = by_name.get(f".nv.local.{sym.name}")
         kernel = CubinKernel(
             name=sym.name,
             params=[],
@@ -251,6 +254,7 @@ def _read(data: bytes) -> Cubin:
             registers=registers.get(index),
             static_shared=shared.size if shared is not None else 0,
             frame_size=frames.get(index),
+            static_local=local.size if local is not None else 0,
             tile_kernel=tile,
         )
         if info is not None:
