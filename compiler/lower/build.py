@@ -470,17 +470,19 @@ _WARM: set[int] = set()
 def _before_forking(cc: int) -> None:
     """What Triton does once per process at its first compile, done here, so that each forked
     compile inherits it instead of doing it again and losing it: the import of its code
-    generator (whose class body imports Gluon, 35 ms) and `ptxas --version` (cached per
-    process). The build of benchmarks/compile.py (6 kernels for 3 targets in one `tileir
-    compile -j 1`) took 4.6 s with each child doing them, 4.0 s with this, 3.7 s on threads."""
+    generator (whose class body imports Gluon, 35 ms) and `ptxas --version`, which Triton runs
+    twice and caches twice (for the tool's version, and for its backend's hash: ~5 ms each).
+    The build of benchmarks/compile.py (6 kernels for 3 targets in one `tileir compile -j 1`)
+    took 4.6 s with each child doing them, 4.0 s with this, 3.7 s on threads."""
     if cc in _WARM:
         return
     _WARM.add(cc)
     with contextlib.suppress(Exception):  # (an internal of Triton's: where it moved, a child does it)
         import triton.compiler.code_generator  # noqa: F401
-        from triton.backends.nvidia.compiler import get_ptxas
+        from triton.backends.nvidia.compiler import get_ptxas, get_ptxas_version
 
         _ = get_ptxas(cc).version  # runs `ptxas --version` once, cached
+        get_ptxas_version(cc)  # and again, cached apart (CUDABackend.hash)
 
 
 @contextlib.contextmanager

@@ -480,6 +480,29 @@ def test_what_triton_writes_on_a_success_still_reaches_stderr() -> None:
     assert SUMMARY.fullmatch(lines[-1]), lines[-1]
 
 
+def test_the_compile_s_child_runs_only_the_compile_s_ptxas(tmp_path: Path) -> None:
+    """Triton runs `ptxas --version` at its first compile in a process (twice, cached apart);
+    `tileir compile` runs them before it forks the child its compile runs in (build.py,
+    _before_forking), so that neither it nor each child of a `-j` build pays them again. Seen
+    through a ptxas that notes who ran it."""
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    log = tmp_path / "ran"
+    wrapper = tmp_path / "ptxas"
+    wrapper.write_text(f'#!/bin/sh\necho "$PPID $*" >> {log}\nexec {get_ptxas(90).path} "$@"\n')
+    wrapper.chmod(0o755)
+    env = {**os.environ, "TRITON_PTXAS_PATH": str(wrapper), "TRITON_PTXAS_BLACKWELL_PATH": str(wrapper)}
+    env["TILEIR_SERVER"] = "off"
+    argv = [sys.executable, "-m", "compiler", "compile", VADD, "--arch", "sm_90", "--no-cache", "--emit", "cubin"]
+    done = subprocess.Popen([*argv, "-o", str(tmp_path / "k.cubin")], cwd=REPO, env=env, stderr=subprocess.PIPE)
+    assert done.wait(timeout=120) == 0, done.stderr.read() if done.stderr else ""
+    runs = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    versions = {int(pid) for pid, args in runs if args == "--version"}
+    compiles = {int(pid) for pid, args in runs if "--gpu-name" in args}
+    assert versions == {done.pid}, runs  # the command's own process asked for the version
+    assert len(compiles) == 1 and compiles != versions, runs  # the compile's child ran ptxas once
+
+
 # tileir compile, where Triton's compile ends its process as a crash of Triton's C++ side would.
 CRASHES = """
 import ctypes, os, sys
