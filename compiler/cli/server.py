@@ -847,6 +847,8 @@ def _warm_up() -> None:
         os.environ["TILEIR_CACHE_DIR"] = tmp  # (the generated source is written there)
         try:
             compile_kernel(_WARM_UP, None, "sm_90", use_cache=False)
+            for cc in (80, 100):  # the other usual targets' `ptxas --version`s (~10 ms a compile)
+                build.prepare(cc)
         finally:
             if saved is None:
                 del os.environ["TILEIR_CACHE_DIR"]

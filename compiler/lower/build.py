@@ -356,7 +356,7 @@ def _compile(
         return {kind: k.asm[kind] for kind in ASM_KINDS if kind in k.asm}, k.asm["cubin"], _metadata(k.metadata)
 
     if isolate:
-        _before_forking(src.target.cc)
+        prepare(src.target.cc)
     try:
         outcome = guard.run_guarded(triton_compile, limit, f"triton-{src.kernel}-{src.target.arch}", isolate)
     except guard.TimedOut as late:
@@ -467,9 +467,10 @@ def _crowded_warps(src: KernelSource, opts: dict[str, Any]) -> str:
 _WARM: set[int] = set()
 
 
-def _before_forking(cc: int) -> None:
-    """What Triton does once per process at its first compile, done here, so that each forked
-    compile inherits it instead of doing it again and losing it: the import of its code
+def prepare(cc: int) -> None:
+    """What Triton does once per process at its first compile for target `cc`, done here, so
+    that each forked compile (an isolated one's child, a compile server's worker) inherits it
+    instead of doing it again and losing it: the import of its code
     generator (whose class body imports Gluon, 35 ms) and `ptxas --version`, which Triton runs
     twice and caches twice (for the tool's version, and for its backend's hash: ~5 ms each).
     The build of benchmarks/compile.py (6 kernels for 3 targets in one `tileir compile -j 1`)

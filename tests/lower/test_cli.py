@@ -483,7 +483,7 @@ def test_what_triton_writes_on_a_success_still_reaches_stderr() -> None:
 def test_the_compile_s_child_runs_only_the_compile_s_ptxas(tmp_path: Path) -> None:
     """Triton runs `ptxas --version` at its first compile in a process (twice, cached apart);
     `tileir compile` runs them before it forks the child its compile runs in (build.py,
-    _before_forking), so that neither it nor each child of a `-j` build pays them again. Seen
+    prepare), so that neither it nor each child of a `-j` build pays them again. Seen
     through a ptxas that notes who ran it."""
     from triton.backends.nvidia.compiler import get_ptxas
 
