@@ -42,7 +42,7 @@ import sys
 TYPE_CHECKING = False  # not `typing`'s: importing typing costs every command's start-up ~5 ms
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import NoReturn
 
 # Every command, in the order `tileir --help` lists them: (the module of compiler.cli that
@@ -212,14 +212,15 @@ def run() -> NoReturn:  # pragma: no cover - measured through the `tileir` proce
     finish(main(argv) if status is None else status)
 
 
-def finish(status: int) -> NoReturn:
+def finish(status: int, report: Callable[[int], None] | None = None) -> NoReturn:
     """Exit with `status` without the interpreter's teardown, which frees every object one by
     one for nothing: 30-110 ms after `check` of 7,000 lines, 200-400 ms at 30,000, about 60 ms
     after a `compile` that imported Triton (measured). What must happen at exit still does:
     the functions registered with `atexit` run (logging's flush, temporary directories'
-    removal), and the standard streams are flushed. Where another thread that is no daemon is
-    alive the process exits normally, so that Python waits for it (a daemon, such as a Triton
-    compile left behind by Ctrl-C or its time limit, is not waited for)."""
+    removal), and the standard streams are flushed; then `report(status)` (a compile
+    server's worker tells its caller). Where another thread that is no daemon is alive the
+    process exits normally, so that Python waits for it (a daemon, such as a Triton compile
+    left behind by Ctrl-C or its time limit, is not waited for)."""
     threading = sys.modules.get("threading")
     if threading is not None and any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         raise SystemExit(status)
@@ -231,4 +232,6 @@ def finish(status: int) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):
             pass  # a closed or broken pipe: main has already said what it could
+    if report is not None:
+        report(status)
     os._exit(status)

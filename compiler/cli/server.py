@@ -362,7 +362,9 @@ class _Worker:
         # The caller's connection; a spare's, until its command comes: the server's end of the
         # socket pair its command goes over.
         self.conn = conn
-        self.used = used  # shared with the worker: [0] becomes 1 once it used the caller's streams
+        # Shared with the worker: [0] becomes 1 once it used the caller's streams, [1] once it
+        # sent the caller its exit status (_report).
+        self.used = used
         self.signalled = False  # did the server signal it (Ctrl-C relayed, a caller gone)?
         self.kill_at: float | None = None  # when to SIGKILL a worker whose caller went away
 
@@ -548,11 +550,16 @@ class _Server:
         if not self.torch and any("triton-interpret" in a for a in request["argv"]):
             self._load_torch()
             self._drop_spare()  # (forked without torch)
-        worker = self._hand_to_spare(request, fds)
+        # The worker gets the caller's connection too, to send the exit status itself as soon as
+        # the command is done: the server's reply waits for the worker's end, and the kernel
+        # takes ~5 ms to tear down a process that shares the server's memory.
+        handed = [*fds, conn.fileno()]
+        worker = self._hand_to_spare(request, handed)
         if worker is None:
-            worker = self._fork(lambda used: _work(request, fds, used))
+            worker = self._fork(lambda used: _work(request, handed, used))
         worker.conn = conn
         self.workers[worker.pid] = worker
+        self.served += 1  # (counted here: a caller may ask for the status before the worker ends)
         self.selector.register(worker.pidfd, selectors.EVENT_READ, ("done", worker))
         self.selector.register(conn, selectors.EVENT_READ, ("caller", worker))
         self.last = self.time()
@@ -562,7 +569,7 @@ class _Server:
         with the server, _Worker.used) and never returns; OSError where none can be forked."""
         import mmap
 
-        used = mmap.mmap(-1, 1)
+        used = mmap.mmap(-1, 2)
         pid = os.fork()
         if pid == 0:  # the child: never returns
             try:
@@ -700,6 +707,9 @@ class _Server:
             data = worker.conn.recv(64)
         except OSError:
             data = b""
+        if worker.used[1]:  # done: the caller has its status and has gone; the worker is ending
+            self.selector.unregister(worker.conn)
+            return
         worker.signalled = True
         if data:  # Ctrl-C: the worker stops as the caller's own process would
             os.kill(worker.pid, signal.SIGINT)
@@ -722,16 +732,17 @@ class _Server:
             # streams: the caller runs the command itself, where a crash is a diagnostic.
             rerun = not worker.used[0] and not worker.signalled
             reply = {"rerun": how} if rerun else {"status": EXIT_INTERNAL, "died": how}
+        reported = worker.used[1]  # (the worker sent its status itself)
         worker.used.close()
         self.selector.unregister(worker.pidfd)
         os.close(worker.pidfd)
         with contextlib.suppress(KeyError, ValueError):
             self.selector.unregister(worker.conn)
-        with contextlib.suppress(OSError):
-            worker.conn.sendall(_frame(reply))
+        if not reported:
+            with contextlib.suppress(OSError):
+                worker.conn.sendall(_frame(reply))
         worker.conn.close()
         del self.workers[worker.pid]
-        self.served += 1
         self.last = self.time()
 
 
@@ -752,7 +763,7 @@ def _spare(sock: socket.socket, used: mmap.mmap) -> None:
         if thread is not threading.main_thread():
             thread.join(5.0)
     sock.sendall(b"r")
-    data, fds, _, _ = socket.recv_fds(sock, 65536, 3)
+    data, fds, _, _ = socket.recv_fds(sock, 65536, 4)
     request = _read_frame(sock, data) if data else None
     sock.close()
     if request is None:
@@ -761,7 +772,8 @@ def _spare(sock: socket.socket, used: mmap.mmap) -> None:
 
 
 def _work(request: dict, fds: list[int], used: mmap.mmap) -> None:
-    """In a forked worker: become the caller's process, run its command, exit."""
+    """In a forked worker: become the caller's process, run its command, send the caller its
+    exit status (`fds`: its standard streams, then its connection), exit."""
     import atexit
     import signal
 
@@ -772,10 +784,13 @@ def _work(request: dict, fds: list[int], used: mmap.mmap) -> None:
     for sig in (signal.SIGTERM, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    fds, reply = fds[:3], fds[3] if len(fds) > 3 else None
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         if fd > 2:
             os.close(fd)
+    if reply is not None:
+        os.set_inheritable(reply, False)  # (Triton runs ptxas with close_fds=False)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -787,7 +802,19 @@ def _work(request: dict, fds: list[int], used: mmap.mmap) -> None:
     guard.run_here()  # (its compiles need no child: the server reports a crash)
     from compiler.cli import finish, main
 
-    finish(main(argv))
+    finish(main(argv), None if reply is None else lambda status: _report(reply, used, status))
+
+
+def _report(fd: int, used: mmap.mmap, status: int) -> None:
+    """The worker's exit status to its caller, before the worker ends (the server then sends
+    nothing more at its end)."""
+    used[1] = 1
+    data = _frame({"status": status})
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError:
+        pass  # (the caller went away)
 
 
 def _reopen_streams(used: mmap.mmap) -> None:
