@@ -784,13 +784,12 @@ def _work(request: dict, fds: list[int], used: mmap.mmap) -> None:
     for sig in (signal.SIGTERM, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    fds, reply = fds[:3], fds[3] if len(fds) > 3 else None
+    fds, reply = fds[:3], fds[3]
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         if fd > 2:
             os.close(fd)
-    if reply is not None:
-        os.set_inheritable(reply, False)  # (Triton runs ptxas with close_fds=False)
+    os.set_inheritable(reply, False)  # (Triton runs ptxas with close_fds=False)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -802,7 +801,7 @@ def _work(request: dict, fds: list[int], used: mmap.mmap) -> None:
     guard.run_here()  # (its compiles need no child: the server reports a crash)
     from compiler.cli import finish, main
 
-    finish(main(argv), None if reply is None else lambda status: _report(reply, used, status))
+    finish(main(argv), lambda status: _report(reply, used, status))
 
 
 def _report(fd: int, used: mmap.mmap, status: int) -> None:

@@ -470,9 +470,9 @@ _WARM: set[int] = set()
 def prepare(cc: int) -> None:
     """What Triton does once per process at its first compile for target `cc`, done here, so
     that each forked compile (an isolated one's child, a compile server's worker) inherits it
-    instead of doing it again and losing it: the import of its code
-    generator (whose class body imports Gluon, 35 ms) and `ptxas --version`, which Triton runs
-    twice and caches twice (for the tool's version, and for its backend's hash: ~5 ms each).
+    instead of doing it again and losing it: the import of its code generator (whose class
+    body imports Gluon, 35 ms) and `ptxas --version`, which Triton runs twice and caches
+    twice (for the tool's version, and for its backend's hash: ~5 ms each).
     The build of benchmarks/compile.py (6 kernels for 3 targets in one `tileir compile -j 1`)
     took 4.6 s with each child doing them, 4.0 s with this, 3.7 s on threads."""
     if cc in _WARM:
@@ -673,8 +673,8 @@ SPILLS_BY = "ptxas -v"
 
 def resource_usage(cubin: bytes, ptx: str | None = None, fma: bool = False) -> tuple[int | None, int | None]:
     """(registers per thread, spill bytes per thread) of the kernel, read from the cubin
-    (`cubin.read_cubin`: what `cuobjdump -res-usage` prints, without starting it, ~3-6 ms a
-    compile): the stack frame and static local memory count as spills, unless no instruction
+    (`cubin.read_cubin`: what `cuobjdump -res-usage` prints, with no disassembler to start):
+    the stack frame and static local memory count as spills, unless no instruction
     touches them (`sass_counts`: no LDL/STL: Triton 3.9's LLVM can leave an unused byte of
     local memory behind, which ptxas turns into an 8-byte frame that nothing reads or writes),
     or, given the kernel's `ptx` (and whether Triton let ptxas `fma`), ptxas says it spills
@@ -684,12 +684,12 @@ def resource_usage(cubin: bytes, ptx: str | None = None, fma: bool = False) -> t
     from .cubin import CubinError, read_cubin
 
     try:
-        kernels = list(read_cubin(cubin).kernels.values())
+        kernel = next(iter(read_cubin(cubin).kernels.values()), None)  # (Triton's hold one)
     except CubinError:
         return None, None
-    if not kernels:
+    if kernel is None:
         return None, None
-    frame = (kernels[0].frame_size or 0) + kernels[0].static_local
+    frame = (kernel.frame_size or 0) + kernel.static_local
     if frame:
         from .sass import sass_counts  # sass.py reads cubins with this module's tools
 
@@ -698,7 +698,7 @@ def resource_usage(cubin: bytes, ptx: str | None = None, fma: bool = False) -> t
                 frame = 0
         except LowerError:
             pass
-    return kernels[0].registers, frame
+    return kernel.registers, frame
 
 
 def _ptxas_spills(ptx: str, fma: bool) -> int | None:

@@ -386,12 +386,12 @@ def test_without_triton_the_server_warms_up_for_run_alone(monkeypatch: pytest.Mo
 
 def test_a_worker_sends_its_status_once_its_output_is_out_and_then_ends() -> None:
     """A worker's last acts (finish with _report): its output is flushed, its exit status goes
-    to the caller's connection (a pipe here) and the flag the server reads is set, then it
-    exits with that status: the caller is answered without waiting for the worker's end."""
-    import marshal
+    to the caller's connection and the flag the server reads is set, then it exits with that
+    status: the caller is answered without waiting for the worker's end."""
     import mmap
+    import socket
 
-    status_read, status_write = os.pipe()
+    caller, theirs = socket.socketpair()
     worker = (
         "import mmap, sys; from compiler.cli import finish, server\n"
         "used = mmap.mmap(int(sys.argv[1]), 2)\n"  # (the parent's, by its descriptor)
@@ -402,13 +402,12 @@ def test_a_worker_sends_its_status_once_its_output_is_out_and_then_ends() -> Non
     os.ftruncate(shm, 2)
     used = mmap.mmap(shm, 2)
     child = subprocess.Popen(
-        [sys.executable, "-c", worker, str(shm), str(status_write)],
-        cwd=REPO, stdout=subprocess.PIPE, pass_fds=(shm, status_write),
+        [sys.executable, "-c", worker, str(shm), str(theirs.fileno())],
+        cwd=REPO, stdout=subprocess.PIPE, pass_fds=(shm, theirs.fileno()),
     )  # fmt: skip
-    os.close(status_write)
-    with os.fdopen(status_read, "rb") as pipe:
-        data = pipe.read()
-    assert int.from_bytes(data[:4], "big") == len(data) - 4  # one frame
-    assert marshal.loads(data[4:]) == {"status": 7} and used[1] == 1
+    theirs.close()
+    with caller:
+        assert server._read_frame(caller) == {"status": 7} and used[1] == 1
+        assert server._read_frame(caller) is None  # one frame, then the worker's end
     assert child.stdout is not None and child.stdout.read() == b"the output\n"
     assert child.wait(timeout=60) == 7
