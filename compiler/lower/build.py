@@ -206,19 +206,97 @@ def import_kernel(src: KernelSource, interpret: bool = False) -> Any:
         old = os.environ.get("TRITON_INTERPRET")
         os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
         try:
-            spec = importlib.util.spec_from_file_location(mod_name, path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[mod_name] = module
-            spec.loader.exec_module(module)
+            module = _execute(mod_name, path, src.text)
         finally:
             if old is None:
                 os.environ.pop("TRITON_INTERPRET", None)
             else:
                 os.environ["TRITON_INTERPRET"] = old
+        if not interpret:
+            _give_keys(module, key)
         fn = getattr(module, src.name)
         _IMPORTED[key] = fn
         return fn
+
+
+# Importing a generated module the usual way costs ~15 ms of a ~150 ms compile (samples/softmax)
+# in Python alone, two thirds of it avoidable: `triton.jit` reads each function's source
+# through `inspect.getsourcelines`, which runs Python's pure-Python tokenizer over it
+# (`inspect.getblock`), and Triton's cache key walks every function's AST again. Both answers
+# follow from the text, which we wrote and parse once here.
+
+
+def _execute(name: str, path: Path, text: str) -> Any:
+    """The module `name` from the generated `text` written at `path`: parsed once, compiled
+    from that tree (no .pyc: a kernel's module is imported once per process), executed while
+    `inspect.getsourcelines` answers for its top-level functions from the tree
+    (`function_spans`)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(text, str(path))
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    # (dont_inherit: this file's `from __future__ import annotations` would turn the generated
+    # functions' `tl.constexpr` annotations into strings)
+    code = compile(tree, str(path), "exec", dont_inherit=True)
+    lines = text.splitlines(keepends=True)
+    spans = function_spans(tree, lines)
+    filename = str(path)
+    slow = inspect.getsourcelines
+
+    def getsourcelines(obj: Any) -> tuple[list[str], int]:
+        code_of = getattr(obj, "__code__", None)
+        if code_of is not None and code_of.co_filename == filename:
+            span = spans.get(code_of.co_firstlineno)
+            if span is not None:
+                return lines[span[0] - 1 : span[1]], span[0]
+        return slow(obj)
+
+    sys.modules[name] = module
+    inspect.getsourcelines = getsourcelines  # (callers hold _LOCK; restored below)
+    try:
+        exec(code, module.__dict__)
+    finally:
+        inspect.getsourcelines = slow
+    return module
+
+
+def function_spans(tree: Any, lines: list[str]) -> dict[int, tuple[int, int]]:
+    """For each top-level function of a parsed module: its code's first line (that of its first
+    decorator) -> (first line, last line), 1-based, as `inspect.getsourcelines` finds them. A
+    function followed by a comment line is left out (inspect counts such a comment into the
+    block when it is indented at least as deep as the body, a rule the tree cannot see), and
+    so is one whose first line is not a decorator or `def`: inspect answers for those."""
+    import ast
+
+    spans: dict[int, tuple[int, int]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or node.end_lineno is None:
+            continue
+        first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        if not lines[first - 1].lstrip().startswith(("@", "def ")):
+            continue
+        after = next((line for line in lines[node.end_lineno :] if line.strip()), "")
+        if after.lstrip().startswith("#"):
+            continue
+        spans[first] = (first, node.end_lineno)
+    return spans
+
+
+def _give_keys(module: Any, digest: str) -> None:
+    """Set each jitted function's Triton cache key (`JITFunction.hash`, which `cache_key`
+    returns once set) from the digest of the module's text, so that Triton does not compute it
+    by walking the function's and its callees' ASTs (DependenciesFinder: ~9 ms for a softmax).
+    The text is everything Triton's key covers: the functions' sources and line numbers, and
+    the constexpr globals, all defined in it; what they call outside it is Triton's own, which
+    Triton's version is in its key for. (An unknown attribute in another Triton: no harm.)"""
+    from triton.runtime.jit import JITFunction
+
+    for value in vars(module).values():
+        if isinstance(value, JITFunction) and getattr(value, "hash", "") is None:
+            value.hash = hashlib.sha256(f"{digest}:{value.__qualname__}".encode()).hexdigest()
 
 
 # -- compiling -------------------------------------------------------------------------
