@@ -12,7 +12,7 @@ import pytest
 
 from compiler.lower import build, lower
 from compiler.runtime import load_module
-from tests.corpus import example_files, sample_files
+from tests.corpus import SHARED_MISSING, conformance_files, example_files, sample_files
 
 triton = pytest.importorskip("triton")
 from triton.runtime.jit import JITFunction  # noqa: E402
@@ -44,6 +44,30 @@ def test_triton_reads_what_inspect_reads(path: Path, tmp_path: Path, monkeypatch
         for f in functions:
             assert (f.raw_src, f.starting_line_number) == inspect.getsourcelines(f.fn), f.__name__
             assert f.fn.__code__.co_firstlineno in spans, f.__name__
+
+
+def test_triton_reads_what_inspect_reads_in_the_conformance_kernels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for every kernel of the conformance files that load whole (288 functions of
+    133 kernels when this was written)."""
+    from compiler.modules import LaunchError
+
+    files = conformance_files()
+    if not files:
+        pytest.skip(SHARED_MISSING)
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path))
+    checked = 0
+    for path in files:
+        try:
+            module = load_module(path)
+        except LaunchError:  # (files of split inputs: invalid ones, or several modules of one name)
+            continue
+        for entry in module.entries():
+            for f in _jitted(build.import_kernel(lower(module, entry, "sm_90"))):
+                assert (f.raw_src, f.starting_line_number) == inspect.getsourcelines(f.fn), (path.name, f.__name__)
+                checked += 1
+    assert checked > 200
 
 
 def test_spans_leave_out_what_the_tree_cannot_tell(tmp_path: Path) -> None:
