@@ -6,7 +6,8 @@ shared memory, SASS instruction counts by class).
 Kernels: examples/*.tileir and, when ../shared exists, ../shared/samples/*.tileir. Each is written
 as bytecode 13.3 by our writer; tileiras compiles that file (`tileiras --gpu-name ARCH -o
 K.cubin K.tileirbc`), ours compiles the same module (`compiler.lower.compile`, a fresh cache).
-Both cubins are read the same way (`compiler.lower.sass`: `cuobjdump -res-usage` and `-sass`):
+Both cubins are read the same way (`compiler.lower.sass`: the resources the cubin declares, as
+`cuobjdump -res-usage` prints them, and `cuobjdump -sass`):
 
     registers        per thread (REG)
     stack+local B    bytes of stack frame and local memory per thread: spills (and local arrays)

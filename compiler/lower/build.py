@@ -235,16 +235,16 @@ def _execute(name: str, path: Path, text: str) -> Any:
     import ast
     import inspect
 
-    tree = ast.parse(text, str(path))
+    filename = str(path)
+    tree = ast.parse(text, filename)
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     # (dont_inherit: this file's `from __future__ import annotations` would turn the generated
     # functions' `tl.constexpr` annotations into strings)
-    code = compile(tree, str(path), "exec", dont_inherit=True)
+    code = compile(tree, filename, "exec", dont_inherit=True)
     lines = text.splitlines(keepends=True)
     spans = function_spans(tree, lines)
-    filename = str(path)
     slow = inspect.getsourcelines
 
     def getsourcelines(obj: Any) -> tuple[list[str], int]:
@@ -751,33 +751,30 @@ SPILLS_BY = "ptxas -v"
 
 
 def resource_usage(cubin: bytes, ptx: str | None = None, fma: bool = False) -> tuple[int | None, int | None]:
-    """(registers per thread, spill bytes per thread) of the kernel, read from the cubin
-    (`cubin.read_cubin`: what `cuobjdump -res-usage` prints, with no disassembler to start):
-    the stack frame and static local memory count as spills, unless no instruction
-    touches them (`sass_counts`: no LDL/STL: Triton 3.9's LLVM can leave an unused byte of
-    local memory behind, which ptxas turns into an 8-byte frame that nothing reads or writes),
-    or, given the kernel's `ptx` (and whether Triton let ptxas `fma`), ptxas says it spills
-    nothing: the frame then holds a local array of libdevice's (sinf and cosf keep a 28-byte
-    one for their argument reduction). Disassembled and assembled again only then: a frame
-    is rare."""
-    from .cubin import CubinError, read_cubin
+    """(registers per thread, spill bytes per thread) of the kernel, as `sass.resources` reads
+    them from the cubin: the stack frame and local memory count as spills, unless no
+    instruction touches them (`sass_counts`: no LDL/STL: Triton 3.9's LLVM can leave an unused
+    byte of local memory behind, which ptxas turns into an 8-byte frame that nothing reads or
+    writes), or, given the kernel's `ptx` (and whether Triton let ptxas `fma`), ptxas says it
+    spills nothing: the frame then holds a local array of libdevice's (sinf and cosf keep a
+    28-byte one for their argument reduction). Disassembled and assembled again only then: a
+    frame is rare."""
+    from .sass import resources, sass_counts  # sass.py reads cubins with this module's tools
 
     try:
-        kernel = next(iter(read_cubin(cubin).kernels.values()), None)  # (Triton's hold one)
-    except CubinError:
+        found = resources(cubin)
+    except LowerError:
         return None, None
-    if kernel is None:
+    if not found:
         return None, None
-    frame = (kernel.frame_size or 0) + kernel.static_local
+    frame = found[0].stack + found[0].local  # (Triton's cubins hold one kernel)
     if frame:
-        from .sass import sass_counts  # sass.py reads cubins with this module's tools
-
         try:
             if sass_counts(cubin).classes["local"] == 0 or (ptx is not None and _ptxas_spills(ptx, fma) == 0):
                 frame = 0
         except LowerError:
             pass
-    return kernel.registers, frame
+    return found[0].registers, frame
 
 
 def _ptxas_spills(ptx: str, fma: bool) -> int | None:

@@ -29,10 +29,11 @@ or `.256` modifier, else 32 (`LDG.E` is one 32-bit word per thread). `total` cou
 instruction except NOP (the padding after the last EXIT); the self-branch that ends every
 function (`BRA` to itself) is counted, as a branch.
 
-Resources come from `cuobjdump -res-usage`: REG (registers per thread), STACK (bytes of
-stack frame), SHARED (static shared memory; Triton allocates its shared memory dynamically,
-see `Compiled.shared`), LOCAL (bytes of local memory per thread: with no local arrays in
-the kernel, these are register spills).
+Resources are read from the cubin itself (`compiler.lower.cubin`), the figures `cuobjdump
+-res-usage` prints (tests/lower/test_sass.py compares them): REG (registers per thread),
+STACK (bytes of stack frame), SHARED (static shared memory; Triton allocates its shared
+memory dynamically, see `Compiled.shared`), LOCAL (bytes of local memory per thread: with no
+local arrays in the kernel, these are register spills).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .build import _run_tool
+from .codegen import LowerError
+from .cubin import CubinError, read_cubin
 
 _TENSOR_CORE = {"HMMA", "IMMA", "DMMA", "BMMA", "QMMA", "OMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA"}
 _CLASSES: dict[str, set[str]] = {
@@ -145,7 +147,7 @@ def sass_counts(cubin: bytes) -> SassCounts:
 
 @dataclass(frozen=True, slots=True)
 class Resources:
-    """What one function of a cubin declares (`cuobjdump -res-usage`)."""
+    """What one kernel of a cubin declares (`cuobjdump -res-usage`'s figures)."""
 
     function: str
     registers: int
@@ -154,36 +156,13 @@ class Resources:
     local: int  # bytes of local memory per thread (register spills when the kernel has no local arrays)
 
 
-_RES_FUNCTION = re.compile(r"^\s*Function\s+(\S+?):?\s*$")
-
-
-def parse_resources(text: str) -> list[Resources]:
-    """The functions of `cuobjdump -res-usage` output."""
-    found: list[Resources] = []
-    name = None
-    for line in text.splitlines():
-        m = _RES_FUNCTION.match(line)
-        if m is not None:
-            name = m.group(1)
-            continue
-        if name is not None and "REG:" in line:
-            values = dict(re.findall(r"([A-Z]+):(\d+)", line))
-            found.append(
-                Resources(
-                    name,
-                    int(values.get("REG", 0)),
-                    int(values.get("STACK", 0)),
-                    int(values.get("SHARED", 0)),
-                    int(values.get("LOCAL", 0)),
-                )
-            )
-            name = None
-    return found
-
-
 def resources(cubin: bytes) -> list[Resources]:
-    """Registers, stack, static shared memory and local memory of each function of a cubin."""
-    return parse_resources(_run_tool("cuobjdump", ["-res-usage"], cubin))
+    """Registers, stack, static shared memory and local memory of each kernel of a cubin."""
+    try:
+        kernels = read_cubin(cubin).kernels.values()
+    except CubinError as exc:
+        raise LowerError(str(exc)) from None
+    return [Resources(k.name, k.registers or 0, k.frame_size or 0, k.static_shared, k.static_local) for k in kernels]
 
 
 def find_tileiras() -> str | None:
@@ -201,7 +180,6 @@ __all__ = [
     "class_of",
     "count_sass",
     "find_tileiras",
-    "parse_resources",
     "resources",
     "sass_counts",
 ]

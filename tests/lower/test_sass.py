@@ -1,4 +1,5 @@
-"""What our cubins hold (`compiler.lower.sass` over `cuobjdump -sass` / `-res-usage`):
+"""What our cubins hold (`compiler.lower.sass` over `cuobjdump -sass`, and the resources the cubin
+declares, as `cuobjdump -res-usage` prints them):
 
 * the f16 matmul example (examples/matmul.tileir: f16 A and B, f32 accumulation, `mmaf`) runs
   on tensor cores: HMMA (mma.sync) on sm_80, HGMMA (wgmma) on sm_90, UTC*MMA (tcgen05.mma) on
@@ -17,6 +18,7 @@ compiles the examples and samples for every arch), so most of them are cache hit
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
@@ -25,7 +27,7 @@ import pytest
 from compiler.lower import Compiled, LowerError
 from compiler.lower import compile as lower_compile
 from compiler.lower.build import tool_path
-from compiler.lower.sass import SassCounts, resources, sass_counts
+from compiler.lower.sass import Resources, SassCounts, resources, sass_counts
 from compiler.runtime import load_module
 from tests.corpus import SAMPLES_DIR, SHARED_MISSING, example_files, sample_files
 
@@ -138,10 +140,24 @@ def _spill_params() -> list:
     return params
 
 
+def _cuobjdump_resources(cubin: bytes) -> list[Resources]:
+    """`cuobjdump -res-usage`'s figures of each function of a cubin: what `resources` reads
+    from the cubin itself must be these."""
+    from compiler.lower.build import _run_tool
+
+    text = _run_tool("cuobjdump", ["-res-usage"], cubin)
+    found = []
+    for name, line in re.findall(r"^\s*Function\s+(\S+?):?\s*\n(.*REG:.*)$", text, re.M):
+        values = {key: int(v) for key, v in re.findall(r"([A-Z]+):(\d+)", line)}
+        found.append(Resources(name, values["REG"], values["STACK"], values["SHARED"], values["LOCAL"]))
+    return found
+
+
 @pytest.mark.parametrize(("path", "arch"), _spill_params())
 def test_no_spills(path: str, arch: str) -> None:
     k, c = _compiled(path, arch)
     (res,) = resources(k.cubin)
+    assert [res] == _cuobjdump_resources(k.cubin)
     assert (res.local, res.stack, c.classes["local"]) == (0, 0, 0), (
         f"{k.name} on {arch}: {res.registers} registers, {res.stack} B stack frame, {res.local} B local memory, "
         f"{c.classes['local']} LDL/STL instructions"
@@ -150,31 +166,23 @@ def test_no_spills(path: str, arch: str) -> None:
 
 def test_spill_figure() -> None:
     """`Compiled.spills`: the stack frame and local memory of a kernel that spills (softmax
-    held to 40 registers), read from the cubin as `cuobjdump -res-usage` reads them; a frame
-    that no instruction touches is none (Triton 3.9's LLVM can leave an unused byte of local
-    memory, which ptxas makes an 8-byte frame)."""
-    from compiler.lower import build, cubin
+    held to 40 registers), as `cuobjdump -res-usage` prints them; a frame that no instruction
+    touches is none (Triton 3.9's LLVM can leave an unused byte of local memory, which ptxas
+    makes an 8-byte frame)."""
+    from compiler.lower import build, sass
 
     softmax = MATMUL.parent / "softmax.tileir"
     k = lower_compile(load_module(softmax), None, "sm_90", maxnreg=40)
-    (res,) = resources(k.cubin)
+    (res,) = _cuobjdump_resources(k.cubin)
     assert k.registers == res.registers == 40 and sass_counts(k.cubin).classes["local"] > 0
     assert k.spills == res.stack + res.local > 0
+    assert resources(k.cubin) == [res]
     plain, _ = _compiled(str(softmax), "sm_90")
-    (plain_res,) = resources(plain.cubin)
-    assert (plain.registers, plain.spills) == (plain_res.registers, 0)
-    read = cubin.read_cubin
-
-    def framed(data: bytes) -> cubin.Cubin:  # as read, with an 8-byte frame
-        found = read(data)
-        for kernel in found.kernels.values():
-            kernel.frame_size = 8
-        return found
-
+    dead = Resources("softmax", plain.registers, 8, 0, 0)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cubin, "read_cubin", framed)
+        mp.setattr(sass, "resources", lambda cubin: [dead])
         assert build.resource_usage(plain.cubin) == (plain.registers, 0)  # no LDL/STL in its SASS
-        assert build.resource_usage(k.cubin) == (40, 8)  # LDL/STL: the frame counts
+        assert build.resource_usage(k.cubin) == (plain.registers, 8)  # LDL/STL: the frame counts
 
 
 def test_a_local_array_of_libdevice_is_not_a_spill() -> None:
@@ -194,7 +202,7 @@ def test_a_local_array_of_libdevice_is_not_a_spill() -> None:
 
 def test_sass_counting() -> None:
     """The parser on a hand-written disassembly (the cubin tools' format)."""
-    from compiler.lower.sass import count_sass, parse_resources
+    from compiler.lower.sass import count_sass
 
     text = """
 	code for sm_90a
@@ -220,5 +228,3 @@ def test_sass_counting() -> None:
     assert c.classes["tensor_core"] == 2 and c.classes["tma"] == 1 and c.classes["barrier"] == 1
     assert c.classes["local"] == 1 and c.classes["branch"] == 1
     assert c.base("LDG") == 2 and c.has(r"^HGMMA\.")
-    res = parse_resources(" Function k:\n  REG:40 STACK:48 SHARED:1024 LOCAL:0 CONSTANT[0]:576 TEXTURE:0\n")
-    assert [(r.function, r.registers, r.stack, r.shared, r.local) for r in res] == [("k", 40, 48, 1024, 0)]
