@@ -200,14 +200,15 @@ def median_timing(runs: list[tuple[float, float]]) -> Timing:
 
 def our_env(pycache: Path, cache: Path | None = None, server_dir: Path | None = None) -> dict[str, str]:
     """Our processes (benchmarks._common.python_env), with the compile cache in `cache`;
-    through the compile server of `server_dir`, else never through one."""
+    through the compile server of `server_dir` (the script's: they start none themselves), else
+    never through one."""
     env = python_env(pycache)
     if cache is not None:
         env["TILEIR_CACHE_DIR"] = str(cache)
     if server_dir is None:
         env["TILEIR_SERVER"] = "off"
     else:
-        env.pop("TILEIR_SERVER", None)
+        env["TILEIR_SERVER"] = "on"
         env["TILEIR_SERVER_DIR"] = str(server_dir)
     return env
 

@@ -202,14 +202,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> NoReturn:  # pragma: no cover - measured through the `tileir` processes the tests start
     """The `tileir` program: a command that a compile server serves (compiler/cli/server.py)
-    goes to the server where one runs and takes it, else `main` runs here; then `finish`."""
+    goes to the server where one runs and takes it, else `main` runs here (and may start a
+    server for the next ones: server.autostart); then `finish`."""
     argv = sys.argv[1:]
-    status = None
-    if command_word(argv) in SERVED_COMMANDS:  # (the server module is imported for these alone)
-        from .server import forward
+    if command_word(argv) not in SERVED_COMMANDS:  # (the server module is imported for these alone)
+        finish(main(argv))
+    from .server import autostart, forward
 
-        status = forward(argv)
-    finish(main(argv) if status is None else status)
+    status = forward(argv)
+    if status is not None:
+        finish(status)
+    status = main(argv)
+    autostart(argv)  # (where this process paid Triton's start-up: the next commands need not)
+    finish(status)
 
 
 def finish(status: int, report: Callable[[int], None] | None = None) -> NoReturn:

@@ -32,10 +32,16 @@ How (Linux; elsewhere, and without a server, `tileir compile` compiles in its ow
   the caller does, saying nothing) when the caller's interpreter, package or module search
   path is not the server's, and when a file of the server's loaded code (this package,
   Triton) has changed since it started; a server whose code changed then stops.
-- It stops after --idle-timeout minutes without a command (default 30), on `tileir server
-  stop`, or on SIGTERM. `tileir server status` says what it is doing; its log (start-up
-  failures) is beside the socket. `TILEIR_SERVER=off` (or `--no-server`) runs the command
-  in the calling process even where a server runs.
+- A served command that ran in its own process and imported Triton (so paid its start-up)
+  starts a server in the background where none runs, for the commands after it, and says so
+  in one line (autostart; a failed start holds off the next tries for AUTO_IDLE_MINUTES, its
+  reason in the `.failed` file beside the socket). `TILEIR_SERVER=on` uses a server that runs
+  but never starts one.
+- It stops after --idle-timeout minutes without a command (default 30; 10 for one that
+  autostart started), on `tileir server stop`, or on SIGTERM. `tileir server status` says
+  what it is doing; its log (start-up failures) is beside the socket. `TILEIR_SERVER=off`
+  (or `--no-server`) runs the command in the calling process even where a server runs, and
+  starts none.
 
 Served: `compile`, the command a build runs many times and whose start-up is Triton's, and
 `run` and `bench`, whose start-up is NumPy's and the interpreter's, and for the
@@ -59,9 +65,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 DIR_ENV = "TILEIR_SERVER_DIR"
-USE_ENV = "TILEIR_SERVER"  # off / 0 / no / false: never forward
+USE_ENV = "TILEIR_SERVER"  # unset / auto: use and start one; on: use one, never start one; off: neither
+OFF = ("off", "0", "no", "false")
+NO_AUTO = ("on",)
 PROTOCOL = 1
 DEFAULT_IDLE_MINUTES = 30.0
+AUTO_IDLE_MINUTES = 10.0  # of a server started by a command (autostart), not by `tileir server start`
 START_TIMEOUT = 300.0  # seconds a starting server may take to say it is ready (imports, warm-up compile)
 MAX_FRAME = 1 << 22  # bytes of one message (a request holds the caller's environment)
 INTERRUPT = b"i"  # the caller's one message after its request: Ctrl-C was pressed
@@ -231,7 +240,8 @@ def add_server_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-server",
         action="store_true",
-        help="run in this process even where a compile server runs (`tileir server`; also TILEIR_SERVER=off)",
+        help="run in this process even where a compile server runs, and start none (`tileir server`; also "
+        "TILEIR_SERVER=off)",
     )
 
 
@@ -239,9 +249,7 @@ def _wanted(argv: list[str]) -> bool:
     """Whether a served command (compiler.cli.SERVED_COMMANDS) may go to a server: Linux, and
     neither --no-server nor TILEIR_SERVER=off."""
     return (
-        sys.platform == "linux"
-        and "--no-server" not in argv
-        and os.environ.get(USE_ENV, "").strip().lower() not in ("off", "0", "no", "false")
+        sys.platform == "linux" and "--no-server" not in argv and os.environ.get(USE_ENV, "").strip().lower() not in OFF
     )
 
 
@@ -322,6 +330,111 @@ def _forward_on(sock: _socket.socket, argv: list[str]) -> int | None:
     if reply.get("died"):
         sys.stderr.write(f"tileir: internal error: the compile server's worker was {reply['died']} (this is a bug)\n")
     return int(reply.get("status", EXIT_INTERNAL))
+
+
+# --------------------------------------------------------------------------------------------
+# Starting one behind a command that paid Triton's start-up
+
+# The starter's program: `python -c` (its sys.path[0] is the working directory, or nothing with
+# -P) given this package's parent for the import alone, so that the server's search path past
+# [0] is the callers' (the server compares it: _Server._refusal).
+_STARTER = (
+    "import sys; sys.path.insert(0, {parent!r}); import compiler.cli.server as s; del sys.path[0]; "
+    "s.start_quietly({idle!r})"
+)
+
+
+def autostart(argv: list[str]) -> None:
+    """After a served command ran in this process and imported Triton (its start-up, ~0.3 s,
+    paid): start this interpreter's server in the background, unless one runs or starts, so
+    that the next commands are served (a cold compile of a vector add: ~2.3x tileiras' time in
+    a process of its own, ~0.8x served; benchmarks/compile.py), as sccache's and Gradle's
+    daemons start themselves. It stops after AUTO_IDLE_MINUTES without a command. Not with
+    TILEIR_SERVER=on (use a running server, start none) or off, --no-server, or where the server
+    cannot run. The command does not wait: a `python -c` starter in a session of its own waits
+    for the server to be ready, with no stream of the caller's (a caller reading our output
+    through a pipe sees its end when we end). Never raises."""
+    if (
+        not _wanted(argv)
+        or os.environ.get(USE_ENV, "").strip().lower() in NO_AUTO
+        or "triton" not in sys.modules
+        or not hasattr(os, "pidfd_open")
+    ):
+        return
+    try:
+        path = socket_path(create=True)
+        if path is None or len(path.encode()) > 100 or not _lock_free(path) or _failed_lately(path):
+            return  # (a server runs or starts: it holds the lock for its life)
+        import subprocess
+
+        subprocess.Popen(
+            [sys.executable, "-c", _STARTER.format(parent=os.path.dirname(_package_dir()), idle=AUTO_IDLE_MINUTES)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+            start_new_session=True,
+        )
+    except (ServerError, OSError, ValueError):
+        return
+    if "-q" not in argv and "--quiet" not in argv:
+        try:
+            sys.stderr.write(
+                f"tileir: starting a compile server in the background for the next commands (it stops after "
+                f"{AUTO_IDLE_MINUTES:g} min idle or on `tileir server stop`; TILEIR_SERVER=on: never start one, "
+                "off: never use one)\n"
+            )
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _lock_free(path: str) -> bool:
+    """Whether no server holds (or is starting under) the lock of the socket `path`."""
+    import fcntl
+
+    with open(path[: -len(".sock")] + ".lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    return True
+
+
+def _failed_lately(path: str) -> bool:
+    """Whether a server started for `path` by autostart failed to start within the last
+    AUTO_IDLE_MINUTES: the commands then do not start another each (`tileir server start`
+    says why)."""
+    import time
+
+    try:
+        return os.stat(path[: -len(".sock")] + ".failed").st_mtime > time.time() - AUTO_IDLE_MINUTES * 60
+    except OSError:
+        return False
+
+
+def start_quietly(idle_minutes: float) -> None:
+    """The starter's work (autostart): start the server; where it cannot, why goes to the
+    `.failed` file beside the socket, which holds off the next autostarts a while."""
+    failed = None
+    try:
+        start(idle_minutes)
+    except (ServerError, OSError) as exc:
+        failed = str(exc)
+    try:
+        path = socket_path(create=True)
+        if path is None:
+            return
+        marker = path[: -len(".sock")] + ".failed"
+        if failed is None:
+            if os.path.exists(marker):
+                os.unlink(marker)
+        else:
+            with open(marker, "w") as note:
+                note.write(f"autostart: {failed}\n")
+    except (ServerError, OSError):
+        pass
 
 
 # --------------------------------------------------------------------------------------------
@@ -970,7 +1083,9 @@ def start(idle_minutes: float) -> str:
 def arguments_server(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "A compile server keeps Triton loaded, so that `tileir compile`, `run` and `bench` skip Python's and "
-        "Triton's start-up; they use it whenever it runs (TILEIR_SERVER=off or --no-server: never)."
+        "Triton's start-up; they use it whenever it runs (TILEIR_SERVER=off or --no-server: never), and one of "
+        f"them that paid Triton's start-up starts one for the next (stopping after {AUTO_IDLE_MINUTES:g} min "
+        "idle; TILEIR_SERVER=on: never start one)."
     )
     parser.add_argument("action", choices=("start", "stop", "status"), help="start, stop, or show the server")
     parser.add_argument(

@@ -30,8 +30,10 @@ VADD = str(REPO / "examples" / "vector_add.tileir")
 
 
 def environment(directory: Path, cache: Path, **more: str) -> dict[str, str]:
+    """Callers that use the test's server but start none (TILEIR_SERVER=on), unless `more`
+    says otherwise: a caller that compiled itself would otherwise start one (autostart)."""
     env = {k: v for k, v in os.environ.items() if k != server.USE_ENV}
-    return {**env, server.DIR_ENV: str(directory), "TILEIR_CACHE_DIR": str(cache), **more}
+    return {**env, server.USE_ENV: "on", server.DIR_ENV: str(directory), "TILEIR_CACHE_DIR": str(cache), **more}
 
 
 def tileir(env: dict[str, str], *argv: str, cwd: Path = REPO, **kw) -> subprocess.CompletedProcess:
@@ -49,10 +51,13 @@ def status(env: dict[str, str], cwd: Path = REPO) -> dict | None:
     """The server's own account (what `tileir server status` prints), or None."""
     key = (env[server.DIR_ENV], cwd)
     if key not in _SOCKETS:  # (the package the callers in `cwd` import names the socket)
-        _SOCKETS[key] = subprocess.run(
+        path = subprocess.run(
             [sys.executable, "-c", "from compiler.cli import server; print(server.socket_path())"],
             capture_output=True, text=True, cwd=cwd, env=env, check=True,
         ).stdout.strip()  # fmt: skip
+        if path == "None":
+            return None  # (no directory yet, so no server; its socket's name is known once it exists)
+        _SOCKETS[key] = path
     return server.ask("status", _SOCKETS[key])
 
 
@@ -124,6 +129,26 @@ def test_run_and_bench_are_served_too(served, tmp_path: Path) -> None:
     before = served_count(env)
     bench = tileir(env, "bench", VADD, *VADD_RUN_ARGS, "--backend", "cpu", "--repeat", "2")
     assert bench.returncode == 0 and b"cpu" in bench.stdout and served_count(env) == before + 1
+
+
+@pytest.mark.gpu
+def test_runs_on_the_gpu_are_served(served, tmp_path: Path) -> None:
+    """A served worker initialises CUDA itself (the server, which forks it, never does): the
+    triton and tileiras backends give what they give in a process of their own, and a second
+    run in a new worker works as the first did. (Never run here: GPU machines run it through
+    .ci/gpu.)"""
+    env, _ = served
+    if os.environ.get("TILEIR_CACHE_DIR"):  # (tileiras' cubins, where .ci/gpu-prepare filled it elsewhere)
+        env = {**env, "TILEIR_CACHE_DIR": os.environ["TILEIR_CACHE_DIR"]}
+    for backend in ("triton", "tileiras", "triton"):
+        before = served_count(env)
+        argv = ["run", VADD, *VADD_RUN_ARGS, "--backend", backend, "--check", "arg2 = arg0 + arg1"]
+        ours = tileir(env, *argv, cwd=tmp_path)
+        assert served_count(env) == before + 1, ours.stderr.decode()
+        alone = tileir(env, *argv, "--no-server", cwd=tmp_path)
+        assert ours.returncode == alone.returncode == 0, ours.stderr.decode() + alone.stderr.decode()
+        untimed = [re.sub(rb"time \d+\.\d+ s", b"time", done.stdout) for done in (ours, alone)]
+        assert untimed[0] == untimed[1] and f"backend {backend}".encode() in ours.stdout
 
 
 def test_errors_read_as_they_do_without_the_server(served, tmp_path: Path) -> None:
@@ -280,6 +305,77 @@ def test_callers_the_server_must_not_serve_compile_themselves(served, tmp_path: 
     # Other commands are never served
     assert tileir(env, "check", VADD).returncode == 0
     assert served_count(env) == before
+
+
+STARTING = b"tileir: starting a compile server in the background for the next commands"
+
+
+def test_a_compile_that_paid_tritons_start_up_starts_a_server_for_the_next(tmp_path: Path) -> None:
+    """TILEIR_SERVER unset: the first compile runs in its process and starts a server (saying
+    so), which serves the second; a command that imported no Triton, -q, and
+    TILEIR_SERVER=on/off and --no-server start none."""
+    env = environment(tmp_path / "run", tmp_path / "cache")
+    del env[server.USE_ENV]
+    (tmp_path / "run").mkdir(mode=0o700)  # (so that the socket's path is known before a server made it)
+    try:
+        # No Triton imported (a run on the interpreter, the Triton source alone): nothing started
+        assert tileir(env, "run", VADD, *VADD_RUN_ARGS).returncode == 0
+        quiet = tileir(env, "compile", VADD, "--emit", "triton")
+        assert quiet.returncode == 0 and STARTING not in quiet.stderr
+        for off in ({server.USE_ENV: "on"}, {server.USE_ENV: "off"}):
+            done = tileir({**env, **off}, "compile", VADD, "--no-cache", "-o", str(tmp_path / "x.ptx"))
+            assert done.returncode == 0 and STARTING not in done.stderr, off
+        done = tileir(env, "compile", VADD, "--no-cache", "-o", str(tmp_path / "x.ptx"), "--no-server")
+        assert done.returncode == 0 and STARTING not in done.stderr
+        time.sleep(1.0)  # (a server started by any of them would hold the lock by now)
+        assert status(env) is None and server._lock_free(status_path(env))
+        # A compile with Triton, in its own process: it starts one and says so, once
+        first = tileir(env, "compile", VADD, "--no-cache", "-o", str(tmp_path / "first.ptx"))
+        assert first.returncode == 0 and first.stderr.count(STARTING) == 1, first.stderr.decode()
+        assert first.stderr.startswith(b"kernel @vector_add")  # (after the command's own lines)
+        wait_for(lambda: status(env) is not None, "the started server", limit=120)
+        assert status(env)["idle_timeout"] == server.AUTO_IDLE_MINUTES * 60 and status(env)["served"] == 0
+        second = tileir(env, "compile", VADD, "--no-cache", "-o", str(tmp_path / "second.ptx"))
+        assert second.returncode == 0 and STARTING not in second.stderr
+        assert status(env)["served"] == 1
+        assert (tmp_path / "first.ptx").read_bytes() == (tmp_path / "second.ptx").read_bytes()
+    finally:
+        tileir(env, "server", "stop")
+
+
+def status_path(env: dict[str, str], cwd: Path = REPO) -> str:
+    status(env, cwd)  # (fills _SOCKETS where the directory exists)
+    return _SOCKETS[(env[server.DIR_ENV], cwd)]
+
+
+def test_a_failed_autostart_holds_off_the_next_tries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The starter (start_quietly) that could not start a server leaves why in `.failed`; the
+    next commands then start none for AUTO_IDLE_MINUTES; a start that works removes it."""
+    import subprocess as sp
+
+    monkeypatch.setenv(server.DIR_ENV, str(tmp_path / "run"))
+    monkeypatch.delenv(server.USE_ENV)
+    monkeypatch.setitem(sys.modules, "triton", sys.modules.get("triton") or object())  # (Triton's start-up paid)
+    started = []
+    monkeypatch.setattr(sp, "Popen", lambda *args, **kwargs: started.append(args))
+
+    def cannot(idle: float) -> str:
+        raise server.ServerError("the warm-up compile failed: for the test")
+
+    monkeypatch.setattr(server, "start", cannot)
+    server.start_quietly(server.AUTO_IDLE_MINUTES)
+    path = server.socket_path()
+    failed = Path(path[: -len(".sock")] + ".failed")
+    assert failed.read_text() == "autostart: the warm-up compile failed: for the test\n"
+    server.autostart(["compile", VADD])
+    assert started == []  # held off
+    old = time.time() - server.AUTO_IDLE_MINUTES * 60 - 5
+    os.utime(failed, (old, old))
+    server.autostart(["compile", VADD])
+    assert len(started) == 1 and started[0][0][:2] == [sys.executable, "-c"]  # tried again, later
+    monkeypatch.setattr(server, "start", lambda idle: "compile server started")
+    server.start_quietly(server.AUTO_IDLE_MINUTES)
+    assert not failed.exists()
 
 
 def test_start_twice_stop_and_status(tmp_path: Path) -> None:
