@@ -568,12 +568,14 @@ class _Server:
         self._drop_spare()
         import contextlib
 
-        with contextlib.suppress(KeyError, ValueError):
-            self.selector.unregister(self.listener)
-        self.listener.close()
+        # The name goes first, then the listener: a caller that finds the socket closed (a
+        # refused or reset connection) then never finds its name still there.
         with contextlib.suppress(OSError):
             if os.stat(self.path).st_ino == self.inode:  # not a newer server's
                 os.unlink(self.path)
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(self.listener)
+        self.listener.close()
 
     def status(self) -> dict:
         triton = sys.modules.get("triton")
@@ -972,11 +974,12 @@ def _warm_up() -> None:
     import compiler.cli.compile  # noqa: F401
     import compiler.cli.launch  # noqa: F401 - run, bench
     import compiler.interp  # noqa: F401 - the cpu backend
-    import compiler.lower.targets  # noqa: F401 - --arch
+    import compiler.lower.targets  # --arch
     import compiler.runtime  # noqa: F401
     from compiler.lower import build
     from compiler.lower import compile as compile_kernel
 
+    compiler.lower.targets.local_arch()  # (nvidia-smi's answer, kept: the default --arch of every worker)
     if build.triton_version() is None:
         return  # (run and bench are served all the same; a compile says what it says alone)
     import triton  # noqa: F401 - its version in `tileir server status`

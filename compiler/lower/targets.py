@@ -19,17 +19,37 @@ def default_arch() -> str:
     return local_arch() or DEFAULT_ARCH
 
 
+# local_arch's answers in this process, by (visible GPU, nvidia-smi's path): a GPU's compute
+# capability does not change under a running process, and `nvidia-smi` takes tens of
+# milliseconds (more where no persistence daemon keeps the driver loaded), paid by every
+# compile without --arch; the compile server asks at its warm-up, so that its workers inherit
+# the answer. Only found architectures are kept: a failed or timed-out query is asked again.
+_FOUND: dict[tuple[str, str | None], str] = {}
+
+
 def local_arch() -> str | None:
     """`sm_XY` of the first visible GPU, or None: `nvidia-smi`'s compute capability, else (a
     device node without nvidia-smi, as in some containers) cuda.core or torch when installed.
     Never fails and never imports a GPU library on a machine without an NVIDIA device."""
     import shutil
-    import subprocess
 
     first = visible_gpu()
     if first is None:
         return None  # CUDA_VISIBLE_DEVICES hides every GPU
     smi = shutil.which("nvidia-smi")
+    key = (first, smi)
+    if key not in _FOUND:
+        found = _query(first, smi)
+        if found is None:
+            return None
+        _FOUND[key] = found
+    return _FOUND[key]
+
+
+def _query(first: str, smi: str | None) -> str | None:
+    """local_arch's answer found afresh (`nvidia-smi` at `smi`, else the device's libraries)."""
+    import subprocess
+
     if smi is not None:
         command = [smi, "--query-gpu=compute_cap", "--format=csv,noheader"]
         if first:

@@ -198,6 +198,25 @@ def test_default_arch_is_the_local_gpus(
     assert one_error_line(err).startswith(f"kernel @vector_add  arch {arch}  emit triton")
 
 
+def test_the_local_gpus_architecture_is_asked_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nvidia-smi runs once per visible GPU and nvidia-smi in a process (a compile server's
+    workers inherit its answer); a failed query is not kept, and is made again."""
+    calls = tmp_path / "calls"
+    fake_nvidia_smi(tmp_path, f'echo "$*" >> {calls}; case "$*" in *--id=1*) echo "10.0";; *) echo "8.0";; esac')
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert [local_arch(), local_arch()] == ["sm_80", "sm_80"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
+    assert [local_arch(), local_arch()] == ["sm_100", "sm_100"]
+    assert len(calls.read_text().splitlines()) == 2
+    failing = tmp_path / "failing"
+    failing.mkdir()
+    fake_nvidia_smi(failing, f"echo failed >> {calls}; exit 9")
+    monkeypatch.setenv("PATH", f"{failing}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert [local_arch(), local_arch()] == [None, None]
+    assert calls.read_text().splitlines()[2:] == ["failed", "failed"]
+
+
 def test_without_nvidia_smi_the_default_is_sm_90(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi here
     if os.path.exists("/dev/nvidia0"):
