@@ -414,6 +414,15 @@ def _failed_lately(path: str) -> bool:
         return False
 
 
+def _failure_note(path: str) -> str | None:
+    """Why the last autostart for `path` failed (its `.failed` file), or None."""
+    try:
+        with open(path[: -len(".sock")] + ".failed") as note:
+            return note.read().strip().removeprefix("autostart: ") or None
+    except OSError:
+        return None
+
+
 def start_quietly(idle_minutes: float) -> None:
     """The starter's work (autostart): start the server; where it cannot, why goes to the
     `.failed` file beside the socket, which holds off the next autostarts a while."""
@@ -1123,6 +1132,9 @@ def command_server(args: argparse.Namespace) -> int:
         answer = ask("status", path) if path else None
         if answer is None:
             out("no compile server is running (start one: tileir server start)\n")
+            failed = _failure_note(path) if path else None
+            if failed:
+                out(f"  the last automatic start failed: {failed}\n")
             return EXIT_ERRORS
         idle = answer["idle_timeout"]
         stops = f"stops after {idle / 60:g} min idle" if idle else "never stops when idle"

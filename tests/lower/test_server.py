@@ -357,6 +357,7 @@ def test_a_failed_autostart_holds_off_the_next_tries(tmp_path: Path, monkeypatch
     monkeypatch.delenv(server.USE_ENV)
     monkeypatch.setitem(sys.modules, "triton", sys.modules.get("triton") or object())  # (Triton's start-up paid)
     started = []
+    real_popen = sp.Popen
     monkeypatch.setattr(sp, "Popen", lambda *args, **kwargs: started.append(args))
 
     def cannot(idle: float) -> str:
@@ -373,9 +374,16 @@ def test_a_failed_autostart_holds_off_the_next_tries(tmp_path: Path, monkeypatch
     os.utime(failed, (old, old))
     server.autostart(["compile", VADD])
     assert len(started) == 1 and started[0][0][:2] == [sys.executable, "-c"]  # tried again, later
+    monkeypatch.setattr(sp, "Popen", real_popen)
+    env = {**os.environ, server.USE_ENV: "on"}
+    shown = tileir(env, "server", "status")  # (why nothing serves)
+    assert shown.returncode == 1 and shown.stdout.decode().splitlines()[1:] == [
+        "  the last automatic start failed: the warm-up compile failed: for the test"
+    ]
     monkeypatch.setattr(server, "start", lambda idle: "compile server started")
     server.start_quietly(server.AUTO_IDLE_MINUTES)
     assert not failed.exists()
+    assert tileir(env, "server", "status").stdout.decode().splitlines()[1:] == []
 
 
 def test_start_twice_stop_and_status(tmp_path: Path) -> None:
