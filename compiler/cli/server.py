@@ -335,14 +335,6 @@ def _forward_on(sock: _socket.socket, argv: list[str]) -> int | None:
 # --------------------------------------------------------------------------------------------
 # Starting one behind a command that paid Triton's start-up
 
-# The starter's program: `python -c` (its sys.path[0] is the working directory, or nothing with
-# -P) given this package's parent for the import alone, so that the server's search path past
-# [0] is the callers' (the server compares it: _Server._refusal).
-_STARTER = (
-    "import sys; sys.path.insert(0, {parent!r}); import compiler.cli.server as s; del sys.path[0]; "
-    "s.start_quietly({idle!r})"
-)
-
 
 def autostart(argv: list[str]) -> None:
     """After a served command ran in this process and imported Triton (its start-up, ~0.3 s,
@@ -351,9 +343,12 @@ def autostart(argv: list[str]) -> None:
     a process of its own, ~0.8x served; benchmarks/compile.py), as sccache's and Gradle's
     daemons start themselves. It stops after AUTO_IDLE_MINUTES without a command. Not with
     TILEIR_SERVER=on (use a running server, start none) or off, --no-server, or where the server
-    cannot run. The command does not wait: a `python -c` starter in a session of its own waits
-    for the server to be ready, with no stream of the caller's (a caller reading our output
-    through a pipe sees its end when we end). Never raises."""
+    cannot run. The command does not wait: a starter, `python -m compiler server start
+    --autostarted` in a session of its own (so the server reads as that in `ps`), waits for the
+    server to be ready, with no stream of the caller's (a caller reading our output through a
+    pipe sees its end when we end). It runs in this package's parent directory, so that `-m`
+    finds this copy of the package; its search path past [0] is then the callers' (which the
+    server compares: _Server._refusal). Never raises."""
     if (
         not _wanted(argv)
         or os.environ.get(USE_ENV, "").strip().lower() in NO_AUTO
@@ -367,12 +362,13 @@ def autostart(argv: list[str]) -> None:
             return  # (a server runs or starts: it holds the lock for its life)
         import subprocess
 
+        package = _package_dir()
         subprocess.Popen(
-            [sys.executable, "-c", _STARTER.format(parent=os.path.dirname(_package_dir()), idle=AUTO_IDLE_MINUTES)],
+            [sys.executable, "-m", os.path.basename(package), "server", "start", "--autostarted"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            cwd="/",
+            cwd=os.path.dirname(package),
             start_new_session=True,
         )
     except (ServerError, OSError, ValueError):
@@ -1093,6 +1089,8 @@ def start(idle_minutes: float) -> str:
 
 
 def arguments_server(parser: argparse.ArgumentParser) -> None:
+    from argparse import SUPPRESS  # (loaded already: the parser is argparse's)
+
     parser.description = (
         "A compile server keeps Triton loaded, so that `tileir compile`, `run` and `bench` skip Python's and "
         "Triton's start-up; they use it whenever it runs (TILEIR_SERVER=off or --no-server: never), and one of "
@@ -1103,10 +1101,11 @@ def arguments_server(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--idle-timeout",
         type=float,
-        default=DEFAULT_IDLE_MINUTES,
         metavar="MINUTES",
         help=f"start: stop after this many minutes without a command (default {DEFAULT_IDLE_MINUTES:g}; 0: never)",
     )
+    # autostart's starter: the idle timeout AUTO_IDLE_MINUTES by default, a failure into `.failed`
+    parser.add_argument("--autostarted", action="store_true", help=SUPPRESS)
 
 
 def command_server(args: argparse.Namespace) -> int:
@@ -1116,9 +1115,15 @@ def command_server(args: argparse.Namespace) -> int:
 
     try:
         if args.action == "start":
-            if not args.idle_timeout >= 0:
-                raise CliError(f"--idle-timeout {args.idle_timeout:g}: give 0 (never) or more minutes")
-            err(f"tileir: {start(args.idle_timeout)}")
+            idle = args.idle_timeout
+            if idle is None:
+                idle = AUTO_IDLE_MINUTES if args.autostarted else DEFAULT_IDLE_MINUTES
+            if not idle >= 0:
+                raise CliError(f"--idle-timeout {idle:g}: give 0 (never) or more minutes")
+            if args.autostarted:
+                start_quietly(idle)
+            else:
+                err(f"tileir: {start(idle)}")
             return EXIT_OK
         path = socket_path()
         if args.action == "stop":
