@@ -251,6 +251,15 @@ MMA_THEN_SCAN = """cuda_tile.module @m {
   }
 }
 """  # noqa: E501
+# The same at 32x32 (a 32x16 operand): it fails on sm_100 too (fuzz seed 386474 cut down).
+MMA_THEN_SCAN_32 = (
+    MMA_THEN_SCAN.replace("64x16", "32x16")
+    .replace("16x64", "16x32")
+    .replace("64x64", "32x32")
+    .replace("[64, 16]", "[32, 16]")
+    .replace("[64, 64], strides = [64, 1]", "[32, 32], strides = [32, 1]")
+    .replace("strides=[64,1]", "strides=[32,1]")
+)
 _FAILED = "failed to compile Tile IR program"
 _ALL = ("sm_80", "sm_90", "sm_100")
 _X32 = np.random.default_rng(5).permutation(32).astype(np.float32)
@@ -368,6 +377,15 @@ TILEIRAS_DEFECTS = {
         _X64x16,
         np.zeros(64 * 64, np.float32),
         np.repeat(np.cumsum(_X64x16.astype(np.float32).sum(axis=1)), 64).tolist(),
+    ),
+    # ... and at 32x32 on sm_100 as well (a 64x64 product compiles there, above).
+    "mma_then_scan_32": Defect(
+        MMA_THEN_SCAN_32,
+        _ALL,
+        _FAILED,
+        _X64x16[:32],
+        np.zeros(32 * 32, np.float32),
+        np.repeat(np.cumsum(_X64x16[:32].astype(np.float32).sum(axis=1)), 32).tolist(),
     ),
     # An f4E2M1FN scatter into rows 5 elements apart (rows that do not start on a byte). One
     # of a family on sm_100: f4E2M1FN stores into rows an odd number of elements apart, through
