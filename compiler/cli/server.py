@@ -67,7 +67,6 @@ if TYPE_CHECKING:
 DIR_ENV = "TILEIR_SERVER_DIR"
 USE_ENV = "TILEIR_SERVER"  # unset / auto: use and start one; on: use one, never start one; off: neither
 OFF = ("off", "0", "no", "false")
-NO_AUTO = ("on",)
 PROTOCOL = 1
 DEFAULT_IDLE_MINUTES = 30.0
 AUTO_IDLE_MINUTES = 10.0  # of a server started by a command (autostart), not by `tileir server start`
@@ -245,12 +244,21 @@ def add_server_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _mode() -> str:
+    """TILEIR_SERVER as "off" (never use a server), "on" (use one, start none) or "auto"."""
+    value = os.environ.get(USE_ENV, "").strip().lower()
+    return "off" if value in OFF else "on" if value == "on" else "auto"
+
+
 def _wanted(argv: list[str]) -> bool:
     """Whether a served command (compiler.cli.SERVED_COMMANDS) may go to a server: Linux, and
     neither --no-server nor TILEIR_SERVER=off."""
-    return (
-        sys.platform == "linux" and "--no-server" not in argv and os.environ.get(USE_ENV, "").strip().lower() not in OFF
-    )
+    return sys.platform == "linux" and "--no-server" not in argv and _mode() != "off"
+
+
+def _beside(path: str, suffix: str) -> str:
+    """The file beside the socket `path` with `suffix` (.lock, .log, .failed)."""
+    return path[: -len(".sock")] + suffix
 
 
 def _umask() -> int:
@@ -349,16 +357,11 @@ def autostart(argv: list[str]) -> None:
     pipe sees its end when we end). It runs in this package's parent directory, so that `-m`
     finds this copy of the package; its search path past [0] is then the callers' (which the
     server compares: _Server._refusal). Never raises."""
-    if (
-        not _wanted(argv)
-        or os.environ.get(USE_ENV, "").strip().lower() in NO_AUTO
-        or "triton" not in sys.modules
-        or not hasattr(os, "pidfd_open")
-    ):
+    if not _wanted(argv) or _mode() != "auto" or "triton" not in sys.modules:
         return
     try:
         path = socket_path(create=True)
-        if path is None or len(path.encode()) > 100 or not _lock_free(path) or _failed_lately(path):
+        if path is None or _start_problem(path) or not _lock_free(path) or _failed_lately(path):
             return  # (a server runs or starts: it holds the lock for its life)
         import subprocess
 
@@ -389,7 +392,7 @@ def _lock_free(path: str) -> bool:
     """Whether no server holds (or is starting under) the lock of the socket `path`."""
     import fcntl
 
-    with open(path[: -len(".sock")] + ".lock", "a") as lock:
+    with open(_beside(path, ".lock"), "a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -405,7 +408,7 @@ def _failed_lately(path: str) -> bool:
     import time
 
     try:
-        return os.stat(path[: -len(".sock")] + ".failed").st_mtime > time.time() - AUTO_IDLE_MINUTES * 60
+        return os.stat(_beside(path, ".failed")).st_mtime > time.time() - AUTO_IDLE_MINUTES * 60
     except OSError:
         return False
 
@@ -413,7 +416,7 @@ def _failed_lately(path: str) -> bool:
 def _failure_note(path: str) -> str | None:
     """Why the last autostart for `path` failed (its `.failed` file), or None."""
     try:
-        with open(path[: -len(".sock")] + ".failed") as note:
+        with open(_beside(path, ".failed")) as note:
             return note.read().strip().removeprefix("autostart: ") or None
     except OSError:
         return None
@@ -422,6 +425,8 @@ def _failure_note(path: str) -> str | None:
 def start_quietly(idle_minutes: float) -> None:
     """The starter's work (autostart): start the server; where it cannot, why goes to the
     `.failed` file beside the socket, which holds off the next autostarts a while."""
+    import contextlib
+
     failed = None
     try:
         start(idle_minutes)
@@ -431,12 +436,11 @@ def start_quietly(idle_minutes: float) -> None:
         path = socket_path(create=True)
         if path is None:
             return
-        marker = path[: -len(".sock")] + ".failed"
         if failed is None:
-            if os.path.exists(marker):
-                os.unlink(marker)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_beside(path, ".failed"))
         else:
-            with open(marker, "w") as note:
+            with open(_beside(path, ".failed"), "w") as note:
                 note.write(f"autostart: {failed}\n")
     except (ServerError, OSError):
         pass
@@ -1007,7 +1011,7 @@ def _serve_detached(path: str, idle: float | None, ready: int) -> None:
     """The server process: lock, warm up, listen, say so on `ready`, serve until stopped."""
     import fcntl
 
-    lock = open(path[: -len(".sock")] + ".lock", "a")  # noqa: SIM115 - held for the server's life
+    lock = open(_beside(path, ".lock"), "a")  # noqa: SIM115 - held for the server's life
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -1035,19 +1039,28 @@ def _serve_detached(path: str, idle: float | None, ready: int) -> None:
     server.serve()
 
 
+def _start_problem(path: str | None) -> str | None:
+    """Why no server can start here (for the socket `path`, where given), or None."""
+    if sys.platform != "linux" or not hasattr(os, "pidfd_open"):
+        return "the compile server needs Linux 5.3 or newer; `tileir compile` works without it"
+    if path is not None and len(path.encode()) > 100:  # sockaddr_un's path holds 108 bytes
+        return f"the socket path {path} is too long for a Unix socket; set {DIR_ENV} to a shorter one"
+    return None
+
+
 def start(idle_minutes: float) -> str:
     """Start this interpreter's server (in the background) unless one runs: what to tell the
     user. A ServerError where it cannot."""
-    if sys.platform != "linux" or not hasattr(os, "pidfd_open"):
-        raise ServerError("the compile server needs Linux 5.3 or newer; `tileir compile` works without it")
+    if problem := _start_problem(None):  # (before the server directory is made)
+        raise ServerError(problem)
     path = socket_path(create=True)
-    if len(path.encode()) > 100:  # sockaddr_un's path holds 108 bytes
-        raise ServerError(f"the socket path {path} is too long for a Unix socket; set {DIR_ENV} to a shorter one")
+    if problem := _start_problem(path):
+        raise ServerError(problem)
     running = ask("status", path)
     if running is not None:
         return f"a compile server is already running (pid {running['pid']}, {path})"
     idle = idle_minutes * 60 if idle_minutes > 0 else None
-    log = path[: -len(".sock")] + ".log"
+    log = _beside(path, ".log")
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # detach: a new session, then a grandchild that no terminal or parent owns
