@@ -205,6 +205,11 @@ def run() -> NoReturn:  # pragma: no cover - measured through the `tileir` proce
     goes to the server where one runs and takes it, else `main` runs here (and may start a
     server for the next ones: server.autostart); then `finish`."""
     argv = sys.argv[1:]
+    # Triton finds its backends through every installed distribution's entry points unless
+    # told to take its own (in-tree) ones, which hold the CUDA backend we compile with: the
+    # scan costs a process that imports Triton 15-20 ms (benchmarks/compile.py's cold column).
+    # Set for this program only, not on importing the package; the user's own setting wins.
+    os.environ.setdefault("TRITON_BACKENDS_IN_TREE", "1")
     if command_word(argv) not in SERVED_COMMANDS:  # (the server module is imported for these alone)
         finish(main(argv))
     from .server import autostart, forward

@@ -348,3 +348,22 @@ def test_small_file_commands_import_nothing_heavy(command, tmp_path):
     imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "compiler.cli" in imported  # the output is what the test reads
     assert not imported & _HEAVY_IMPORTS
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "1"), ("0", "0")])
+def test_the_program_has_triton_take_its_own_backends(given, seen):
+    # `tileir` sets TRITON_BACKENDS_IN_TREE (Triton then skips scanning every installed
+    # distribution for backends: ~15-20 ms of a cold compile) unless the user set it.
+    script = (
+        "import atexit, os, sys\n"
+        "atexit.register(lambda: print(os.environ.get('TRITON_BACKENDS_IN_TREE')))\n"
+        "sys.argv = ['tileir', '--version']\n"
+        "from compiler.cli import run\n"
+        "run()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_BACKENDS_IN_TREE"}
+    if given is not None:
+        env["TRITON_BACKENDS_IN_TREE"] = given
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == seen
