@@ -113,17 +113,23 @@ def _package_dir() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _base_dir() -> str:
+    """The servers' directory's path (which may not exist)."""
+    base = os.environ.get(DIR_ENV)
+    if base:
+        return base
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    return (
+        os.path.join(runtime, "tileir")
+        if runtime
+        else os.path.join(os.environ.get("TMPDIR") or "/tmp", f"tileir-{os.getuid()}")
+    )
+
+
 def server_dir(create: bool = False) -> str | None:
     """The servers' directory; None where it does not exist (and `create` is false). A
     ServerError where it is not private to this user: a socket there could be anyone's."""
-    base = os.environ.get(DIR_ENV)
-    if not base:
-        runtime = os.environ.get("XDG_RUNTIME_DIR")
-        base = (
-            os.path.join(runtime, "tileir")
-            if runtime
-            else os.path.join(os.environ.get("TMPDIR") or "/tmp", f"tileir-{os.getuid()}")
-        )
+    base = _base_dir()
     if create:
         try:
             os.makedirs(base, mode=0o700, exist_ok=True)
@@ -153,12 +159,15 @@ def _identity() -> dict:
 
 
 def socket_path(create: bool = False) -> str | None:
-    """This interpreter's and package's server socket (which may not exist), or None."""
+    """This interpreter's and package's server socket (which may not exist), or None where
+    the servers' directory does not exist."""
     base = server_dir(create)
-    if base is None:
-        return None
-    ident = _identity()
-    key = zlib.crc32("\0".join(ident.values()).encode()) & 0xFFFFFFFF
+    return None if base is None else _socket_in(base)
+
+
+def _socket_in(base: str) -> str:
+    """The path of this interpreter's and package's socket in the servers' directory `base`."""
+    key = zlib.crc32("\0".join(_identity().values()).encode()) & 0xFFFFFFFF
     return os.path.join(base, f"compile-{key:08x}.sock")
 
 
@@ -357,11 +366,11 @@ def autostart(argv: list[str]) -> None:
     pipe sees its end when we end). It runs in this package's parent directory, so that `-m`
     finds this copy of the package; its search path past [0] is then the callers' (which the
     server compares: _Server._refusal). Never raises."""
-    if not _wanted(argv) or _mode() != "auto" or "triton" not in sys.modules:
+    if not _wanted(argv) or _mode() != "auto" or "triton" not in sys.modules or _start_problem():
         return
     try:
         path = socket_path(create=True)
-        if path is None or _start_problem(path) or not _lock_free(path) or _failed_lately(path):
+        if path is None or not _lock_free(path) or _failed_lately(path):
             return  # (a server runs or starts: it holds the lock for its life)
         import subprocess
 
@@ -1039,11 +1048,13 @@ def _serve_detached(path: str, idle: float | None, ready: int) -> None:
     server.serve()
 
 
-def _start_problem(path: str | None) -> str | None:
-    """Why no server can start here (for the socket `path`, where given), or None."""
+def _start_problem() -> str | None:
+    """Why no server can start here, or None: asked before the servers' directory is made,
+    which a server that cannot start does not need."""
     if sys.platform != "linux" or not hasattr(os, "pidfd_open"):
         return "the compile server needs Linux 5.3 or newer; `tileir compile` works without it"
-    if path is not None and len(path.encode()) > 100:  # sockaddr_un's path holds 108 bytes
+    path = _socket_in(_base_dir())
+    if len(path.encode()) > 100:  # sockaddr_un's path holds 108 bytes
         return f"the socket path {path} is too long for a Unix socket; set {DIR_ENV} to a shorter one"
     return None
 
@@ -1051,11 +1062,9 @@ def _start_problem(path: str | None) -> str | None:
 def start(idle_minutes: float) -> str:
     """Start this interpreter's server (in the background) unless one runs: what to tell the
     user. A ServerError where it cannot."""
-    if problem := _start_problem(None):  # (before the server directory is made)
+    if problem := _start_problem():
         raise ServerError(problem)
     path = socket_path(create=True)
-    if problem := _start_problem(path):
-        raise ServerError(problem)
     running = ask("status", path)
     if running is not None:
         return f"a compile server is already running (pid {running['pid']}, {path})"

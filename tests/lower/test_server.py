@@ -516,3 +516,23 @@ def test_a_worker_sends_its_status_once_its_output_is_out_and_then_ends() -> Non
         assert server._read_frame(caller) is None  # one frame, then the worker's end
     assert child.stdout is not None and child.stdout.read() == b"the output\n"
     assert child.wait(timeout=60) == 7
+
+
+def test_a_socket_path_too_long_is_said_before_anything_is_made(tmp_path: Path, monkeypatch) -> None:
+    """Where the socket's path would not fit a Unix socket address, `tileir server start` says
+    so, and neither it nor autostart makes the servers' directory or starts anything."""
+    import subprocess as sp
+
+    long = tmp_path / ("d" * 110)
+    env = environment(long, tmp_path / "cache")
+    done = tileir(env, "server", "start")
+    assert done.returncode != 0
+    assert "is too long for a Unix socket; set TILEIR_SERVER_DIR to a shorter one" in done.stderr.decode()
+    monkeypatch.setenv(server.DIR_ENV, str(long))
+    monkeypatch.delenv(server.USE_ENV)
+    monkeypatch.setitem(sys.modules, "triton", sys.modules.get("triton") or object())  # (Triton's start-up paid)
+    started = []
+    monkeypatch.setattr(sp, "Popen", lambda *args, **kwargs: started.append(args))
+    server.autostart(["compile", VADD])
+    assert started == []
+    assert not long.exists()
