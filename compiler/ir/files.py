@@ -229,15 +229,21 @@ def _remove_stale_temporaries(directory: str, name: str) -> None:
             continue
         try:
             info = entry.stat(follow_symlinks=False)
-            if not stat.S_ISREG(info.st_mode) or now - info.st_mtime < STALE_TEMPORARY_SECONDS:
-                continue
-            if hasattr(os, "getuid") and info.st_uid != os.getuid():
-                continue  # someone else's
-            if m.group(1) is not None and _process_alive(int(m.group(1))):
-                continue
-            os.unlink(entry.path)
+            if stat.S_ISREG(info.st_mode) and left_behind(info, int(m.group(1)) if m.group(1) else None, now):
+                os.unlink(entry.path)
         except OSError:
             continue
+
+
+def left_behind(info: os.stat_result, pid: int | None, now: float | None = None) -> bool:
+    """Whether a temporary file or directory of tileir's, with status `info`, made by the
+    process `pid` (None: not known), was left by one that is gone: this user's, untouched for
+    STALE_TEMPORARY_SECONDS, and its process not running here."""
+    if (time.time() if now is None else now) - info.st_mtime < STALE_TEMPORARY_SECONDS:
+        return False
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return False  # someone else's
+    return pid is None or not _process_alive(pid)
 
 
 def _process_alive(pid: int) -> bool:

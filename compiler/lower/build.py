@@ -32,12 +32,13 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..ir.files import write_atomic
+from ..ir.files import left_behind, write_atomic
 from . import cache, guard
 from .codegen import MAX_REGISTERS, KernelSource, LowerError, Param, Target, product_words, thread_registers
 
@@ -412,26 +413,24 @@ def _compile(
         )
     limit = guard.time_limit()
     fn = import_kernel(src, interpret=False)
+    # Triton's own cache is private to this compile: results are cached by us, keyed by what
+    # determines them, and `--no-cache` must really compile. Made and removed here, around the
+    # compile: an isolated one's child is dead by the time run_guarded returns or raises
+    # (Ctrl-C, the time limit), and the child of a compile interrupted there could not remove it.
+    scratch = scratch_dir()
 
     def triton_compile() -> tuple[dict[str, str], bytes, dict[str, Any]]:
-        # Triton's own cache is private to this compile: results are cached by us, keyed by
-        # what determines them, and `--no-cache` must really compile. Removed here, not by a
-        # TemporaryDirectory, whose finaliser would race a compile left running at exit.
-        tmp = tempfile.mkdtemp(prefix="tileir-triton-")
-        try:
-            with _triton_cache(tmp):
-                k = triton.compile(
-                    ASTSource(
-                        fn=fn,
-                        signature=src.signature,
-                        constexprs={},
-                        attrs={(i,): [["tt.divisibility", 16]] for i in divisible},
-                    ),
-                    target=GPUTarget("cuda", src.target.cc, 32),
-                    options=opts,
-                )
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        with _triton_cache(scratch):
+            k = triton.compile(
+                ASTSource(
+                    fn=fn,
+                    signature=src.signature,
+                    constexprs={},
+                    attrs={(i,): [["tt.divisibility", 16]] for i in divisible},
+                ),
+                target=GPUTarget("cuda", src.target.cc, 32),
+                options=opts,
+            )
         return {kind: k.asm[kind] for kind in ASM_KINDS if kind in k.asm}, k.asm["cubin"], _metadata(k.metadata)
 
     if isolate:
@@ -446,6 +445,8 @@ def _compile(
             target=src.target.arch,
             detail=f"it did not finish within {limit:g} s",
         ) from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     if outcome.value is None:
         raise _compile_error(src, outcome)
     asm, cubin, metadata = outcome.value
@@ -563,6 +564,56 @@ def prepare(cc: int) -> None:
 
         _ = get_ptxas(cc).version  # runs `ptxas --version` once, cached
         get_ptxas_version(cc)  # and again, cached apart (CUDABackend.hash)
+
+
+# -- Triton's scratch directory ------------------------------------------------------------
+
+SCRATCH_PREFIX = "tileir-scratch-"  # then the making process's id, "-", mkdtemp's 8 characters
+_SCRATCH = re.compile(r"tileir-scratch-(\d+)-[a-z0-9_]{8}\Z")
+SWEEP_EVERY = 60.0  # seconds between two looks for scratch directories left behind
+_swept_at = float("-inf")
+
+
+def scratch_dir() -> str:
+    """A new directory in the temporary directory for Triton's cache of one compile
+    (`_triton_cache`), which the caller removes. Named after this process, so that one left
+    behind (the process was killed, or a compile on a thread was interrupted and never
+    returned) is removed by a later compile (`_sweep`). A LowerError naming the directory
+    where none can be made."""
+    advice = "set TMPDIR to a writable directory"
+    try:
+        root = tempfile.gettempdir()
+    except OSError as exc:  # ("No usable temporary directory found in [...]")
+        raise LowerError(f"cannot make a scratch directory for Triton: {exc}; {advice}") from None
+    _sweep(root)
+    try:
+        return tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=root)
+    except OSError as exc:
+        raise LowerError(
+            f"cannot make a scratch directory for Triton in {root}: {exc.strerror or exc}; {advice}"
+        ) from None
+
+
+def _sweep(root: str) -> None:
+    """Remove the scratch directories in `root` whose process is gone and that nobody touched
+    for a minute (`files.left_behind`); at most every SWEEP_EVERY seconds in a process."""
+    global _swept_at
+    now = time.monotonic()
+    if now - _swept_at < SWEEP_EVERY:
+        return
+    _swept_at = now
+    try:
+        entries = [e for e in os.scandir(root) if e.name.startswith(SCRATCH_PREFIX)]
+    except OSError:
+        return
+    wall = time.time()
+    for entry in entries:
+        m = _SCRATCH.match(entry.name)
+        try:
+            if m and entry.is_dir(follow_symlinks=False) and left_behind(entry.stat(), int(m.group(1)), wall):
+                shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            continue
 
 
 @contextlib.contextmanager

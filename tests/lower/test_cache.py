@@ -1,16 +1,21 @@
 """The compile cache's bound (compiler.lower.cache): sizes, least-recently-used trimming, the
-check after stores, hits marking their entries used, and `tileir cache`."""
+check after stores, hits marking their entries used, and `tileir cache`; and the scratch
+directories of Triton's own cache (compiler.lower.build.scratch_dir)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from compiler import cli
-from compiler.lower import cache
+from compiler.ir import files
+from compiler.lower import LowerError, build, cache
 from compiler.lower.build import write_source
 from compiler.runtime import load_module
 from tests.corpus import REPO
@@ -260,3 +265,55 @@ def test_a_source_in_use_is_written_again_after_a_trim(tmp_path: Path, monkeypat
     assert cache.clear(tmp_path) == (1, size)
     assert not path.exists()
     assert import_kernel(src) is fn and path.read_text() == src.text
+
+
+# -- Triton's scratch directories ------------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_scratch_directories_left_behind_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scratch directory whose process is gone and that nobody touched for a minute (a
+    process killed outright, a compile on a thread interrupted) is removed when the next one is
+    made; one of a live process, a recent one and other names stay; looked for at most once a
+    minute."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # (gettempdir reads TMPDIR again)
+    monkeypatch.setattr(build, "_swept_at", float("-inf"))
+    dead = _dead_pid()
+    old = time.time() - 2 * files.STALE_TEMPORARY_SECONDS
+    gone, live, other = (
+        tmp_path / f"tileir-scratch-{pid}" for pid in (f"{dead}-ab_d1234", f"{os.getpid()}-abcd1234", f"{dead}-x")
+    )
+    for d in (gone, live, other):
+        (d / "KEY").mkdir(parents=True)
+        (d / "KEY" / "k.ttir").write_text("module {}")
+        os.utime(d, (old, old))
+    recent = tmp_path / f"tileir-scratch-{dead}-efgh5678"
+    recent.mkdir()
+    made = Path(build.scratch_dir())
+    assert made.parent == tmp_path and made.name.startswith(f"tileir-scratch-{os.getpid()}-") and made.is_dir()
+    assert not gone.exists() and live.exists() and recent.exists() and other.exists()
+    gone.mkdir()
+    os.utime(gone, (old, old))
+    build.scratch_dir()
+    assert gone.exists()  # (within the minute)
+    monkeypatch.setattr(build, "_swept_at", time.monotonic() - build.SWEEP_EVERY - 1)
+    build.scratch_dir()
+    assert not gone.exists()
+
+
+def test_where_no_scratch_directory_can_be_made_the_error_says_where_and_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))  # (as TMPDIR on a full disk would)
+    with pytest.raises(LowerError) as caught:
+        build.scratch_dir()
+    assert str(caught.value) == (
+        f"error: cannot make a scratch directory for Triton in {tmp_path / 'missing'}: No such file or directory; "
+        "set TMPDIR to a writable directory"
+    )

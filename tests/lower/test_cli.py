@@ -635,19 +635,23 @@ def test_compile_time_limit_and_ctrl_c(tmp_path: Path) -> None:
     limit ($TILEIR_COMPILE_TIMEOUT) ends it with one line and status 3 (a bug of Triton's on
     our output), and Ctrl-C stops it (status 130), which waited for Triton's end while the
     compile ran on the main thread; the process ends, leaving the compile behind on a daemon
-    thread. A limit that is no number is a usage error."""
+    thread. Neither leaves Triton's scratch directory behind. A limit that is no number is a
+    usage error."""
     import signal
     import time
 
     argv = [sys.executable, "-c", NEVER_ENDS, "compile", VADD, "--arch", "sm_90", "--emit", "ptx", "--no-cache"]
     (tmp_path / "hang.py").write_text(PERMUTE_IN_A_LOOP)
+    scratch = tmp_path / "tmp"  # (TMPDIR: where the scratch directories go)
+    scratch.mkdir()
     env = {
         **os.environ, "TILEIR_COMPILE_TIMEOUT": "1.5", "STARTED": str(tmp_path / "first"), "HANG_DIR": str(tmp_path),
-        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+        "TMPDIR": str(scratch),
     }  # fmt: skip
     start = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
     assert done.returncode == 3 and done.stdout == "" and time.monotonic() - start < 60
+    assert not list(scratch.glob("tileir-scratch-*"))
     assert done.stderr.strip() == (
         "tileir: error: Triton did not finish compiling @vector_add within the limit of 1.5 s "
         "($TILEIR_COMPILE_TIMEOUT: seconds, 0 for none); a compile that never ends is a bug of Triton on "
@@ -667,11 +671,38 @@ def test_compile_time_limit_and_ctrl_c(tmp_path: Path) -> None:
     finally:
         process.kill()
     assert process.returncode == 130 and out == "" and err.strip() == "tileir: interrupted", err
+    assert not list(scratch.glob("tileir-scratch-*"))
     env["TILEIR_COMPILE_TIMEOUT"] = "soon"
     done = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
     assert done.returncode == 2 and done.stderr.strip() == (
         "tileir: error: --emit ptx: TILEIR_COMPILE_TIMEOUT='soon' is not a number of seconds (0: no limit)"
     )
+
+
+def test_ctrl_c_in_a_compile_s_child_leaves_no_scratch_directory(tmp_path: Path) -> None:
+    """A `tileir compile` compiles in a child of its own; Ctrl-C kills that child, which then
+    cannot remove Triton's scratch directory: the parent does (it made it). Before, each Ctrl-C
+    left one in /tmp, up to a few MB."""
+    import signal
+    import time
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch), "TILEIR_SERVER": "off", "TILEIR_CACHE_DIR": str(tmp_path / "cache")}
+    argv = [sys.executable, "-m", "compiler", "compile", str(REPO / "examples" / "matmul.tileir"), "--arch", "sm_100"]
+    process = subprocess.Popen([*argv, "--emit", "cubin", "-o", str(tmp_path / "k.cubin")], cwd=REPO, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 100
+        while not list(scratch.glob("tileir-scratch-*/*")):  # Triton has begun writing there
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.002)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and err.strip() == "tileir: interrupted", err
+    assert not list(scratch.glob("tileir-scratch-*"))
 
 
 def test_help(capsys) -> None:
