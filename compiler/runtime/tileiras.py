@@ -258,8 +258,11 @@ def _run(tool: str, bytecode: bytes, arch: str, opt_level: int) -> bytes:
         out = Path(tmp) / "module.cubin"
         src.write_bytes(bytecode)
         cmd = [tool, f"--gpu-name={arch}", f"--opt-level={opt_level}", f"--output-file={out}", str(src)]
+        # Its TMPDIR is this directory: tileiras writes a `tileir-XXXXXX.o` there, which it leaves
+        # behind when it is killed (the time limit, Ctrl-C) or crashes.
+        env = {**os.environ, "TMPDIR": tmp}
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=_TIMEOUT_S)
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=_TIMEOUT_S, env=env)
         except subprocess.TimeoutExpired:
             raise _error(f"tileiras did not finish compiling for {arch} within {_TIMEOUT_S} s") from None
         except OSError as e:

@@ -392,11 +392,17 @@ def test_tileiras_that_makes_no_cubin(
 def test_tileiras_that_crashes(
     cache: Path, vector_add: Module, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # tileiras 13.5 aborts without a word on some valid modules (tests/bytecode/test_fuzz_kernels.py).
-    crash = 'case "$1" in --version) echo "tileiras 0.0" ; exit 0 ;; esac\nkill -ABRT $$\n'
+    # tileiras 13.5 aborts without a word on some valid modules (tests/bytecode/test_fuzz_kernels.py);
+    # one that dies leaves its `tileir-XXXXXX.o` in its TMPDIR, which is ours and goes with it.
+    crash = (
+        'case "$1" in --version) echo "tileiras 0.0" ; exit 0 ;; esac\n'
+        f'echo "$TMPDIR" > {tmp_path}/tmpdir ; echo x > "$TMPDIR/tileir-123456.o"\nkill -ABRT $$\n'
+    )
     _fake_tileiras(tmp_path, monkeypatch, crash)
     with pytest.raises(LaunchError) as e:
         compile_tileiras(vector_add, "sm_90")
+    its_tmp = Path((tmp_path / "tmpdir").read_text().strip())
+    assert its_tmp.name.startswith("tileir-tileiras-") and not its_tmp.exists()
     assert e.value.message == (
         "tileiras could not compile the module for sm_90: tileiras crashed (SIGABRT) without a message "
         "(the module verifies and tileiras names no fault in it: likely a defect of tileiras'; the triton backend "
