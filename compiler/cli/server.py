@@ -738,7 +738,7 @@ class _Server:
 
         def run(used: mmap.mmap) -> None:
             ours.close()
-            _spare(theirs, used)
+            _spare(theirs, used, self.path)
 
         try:
             spare = self._fork(run)
@@ -800,7 +800,8 @@ class _Server:
         return spare
 
     def _end(self, worker: _Worker) -> None:
-        """Kill and reap a worker nobody waits for (a spare)."""
+        """Kill and reap a worker nobody waits for (a spare), and remove the scratch directory
+        of the warm-up compile it may have been in."""
         import contextlib
         import signal
 
@@ -810,6 +811,7 @@ class _Server:
             os.waitpid(worker.pid, 0)
         os.close(worker.pidfd)
         worker.used.close()
+        _remove_scratch(worker.pid)
 
     def _load_torch(self) -> None:
         """Import what Triton's interpreter runs on (torch: ~1.5 s of every triton-interpret run)
@@ -858,6 +860,8 @@ class _Server:
         from compiler.lower.guard import how_it_ended
 
         _, wait_status = os.waitpid(worker.pid, 0)
+        if wait_status != 0:  # (killed, or interrupted: its compile's scratch directory may be left)
+            _remove_scratch(worker.pid)
         reply: dict = {"status": os.waitstatus_to_exitcode(wait_status)}
         if os.WIFSIGNALED(wait_status):
             how = how_it_ended(wait_status)
@@ -879,15 +883,23 @@ class _Server:
         self.last = self.time()
 
 
-def _spare(sock: socket.socket, used: mmap.mmap) -> None:
-    """In a spare worker: warm up (_Server._fork_spare), say so, take a command and run it;
-    exit where the server closes the socket first."""
+def _remove_scratch(pid: int) -> None:
+    """Remove the scratch directories of the ended worker `pid` (compiler.lower.build.scratch_dir):
+    one killed, or interrupted during a compile on a thread, could not."""
+    build = sys.modules.get("compiler.lower.build")  # (imported by the warm-up, where Triton is)
+    if build is not None:
+        build.remove_scratch_of(pid)
+
+
+def _spare(sock: socket.socket, used: mmap.mmap, path: str) -> None:
+    """In a spare worker of the server at `path`: warm up (_Server._fork_spare), say so, take a
+    command and run it; exit where the server closes the socket first."""
     import signal
     import socket
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (the server's handler is the server's)
     try:
-        _warm_up()
+        _warm_up(path)
     except Exception:  # noqa: BLE001 - not warm, but as able as a worker forked for the command
         pass
     import threading
@@ -984,10 +996,11 @@ def _reopen_streams(used: mmap.mmap) -> None:
         setattr(sys, f"__{name}__", stream)
 
 
-def _warm_up() -> None:
-    """Do in the server what every compile would otherwise do first in its own process."""
-    import tempfile
-
+def _warm_up(path: str) -> None:
+    """Do in the server what every compile would otherwise do first in its own process. Its
+    compile's cache directory (where the generated source is written) is the one beside the
+    socket `path`, the same for every warm-up: a spare killed during its warm-up (the server
+    stopping) leaves nothing in the temporary directory."""
     import compiler.bytecode.reader  # noqa: F401 - `tileir compile` of a bytecode file
     import compiler.cli.compile  # noqa: F401
     import compiler.cli.launch  # noqa: F401 - run, bench
@@ -1003,17 +1016,16 @@ def _warm_up() -> None:
     import triton  # noqa: F401 - its version in `tileir server status`
 
     saved = os.environ.get("TILEIR_CACHE_DIR")
-    with tempfile.TemporaryDirectory(prefix="tileir-server-warm-up-") as tmp:
-        os.environ["TILEIR_CACHE_DIR"] = tmp  # (the generated source is written there)
-        try:
-            compile_kernel(_WARM_UP, None, "sm_90", use_cache=False)
-            for cc in (80, 100):  # the other usual targets' `ptxas --version`s (~10 ms a compile)
-                build.prepare(cc)
-        finally:
-            if saved is None:
-                del os.environ["TILEIR_CACHE_DIR"]
-            else:
-                os.environ["TILEIR_CACHE_DIR"] = saved
+    os.environ["TILEIR_CACHE_DIR"] = _beside(path, ".warm-up")
+    try:
+        compile_kernel(_WARM_UP, None, "sm_90", use_cache=False)
+        for cc in (80, 100):  # the other usual targets' `ptxas --version`s (~10 ms a compile)
+            build.prepare(cc)
+    finally:
+        if saved is None:
+            del os.environ["TILEIR_CACHE_DIR"]
+        else:
+            os.environ["TILEIR_CACHE_DIR"] = saved
 
 
 def _serve_detached(path: str, idle: float | None, ready: int) -> None:
@@ -1027,7 +1039,7 @@ def _serve_detached(path: str, idle: float | None, ready: int) -> None:
         os.write(ready, b"running: another server is starting")
         return
     try:
-        _warm_up()
+        _warm_up(path)
     except Exception as exc:  # noqa: BLE001 - said to the one who started it
         os.write(ready, f"error: the warm-up compile failed: {type(exc).__name__}: {exc}".encode())
         return

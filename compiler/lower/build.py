@@ -594,6 +594,16 @@ def scratch_dir() -> str:
         ) from None
 
 
+def remove_scratch_of(pid: int) -> None:
+    """Remove the scratch directories of the process `pid`, which has ended (a compile
+    server's spare worker, killed during its warm-up compile when the server stops)."""
+    prefix = f"{SCRATCH_PREFIX}{pid}-"
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(tempfile.gettempdir()):
+            if entry.name.startswith(prefix) and _SCRATCH.match(entry.name):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
 def _sweep(root: str) -> None:
     """Remove the scratch directories in `root` whose process is gone and that nobody touched
     for a minute (`files.left_behind`); at most every SWEEP_EVERY seconds in a process."""

@@ -388,7 +388,11 @@ def test_a_failed_autostart_holds_off_the_next_tries(tmp_path: Path, monkeypatch
 
 
 def test_start_twice_stop_and_status(tmp_path: Path) -> None:
-    env = environment(tmp_path / "run", tmp_path / "cache")
+    """Start, start again, status, stop. A server stopped while its spare warms up (likely
+    here) leaves nothing in the temporary directory: the spare is killed, and its warm-up
+    compile's cache directory is beside the socket and its scratch directory removed."""
+    (tmp_path / "tmp").mkdir()
+    env = environment(tmp_path / "run", tmp_path / "cache", TMPDIR=str(tmp_path / "tmp"))
     gone = tileir(env, "server", "status")
     assert gone.returncode == 1 and gone.stdout == b"no compile server is running (start one: tileir server start)\n"
     assert tileir(env, "server", "start", "--idle-timeout", "0").returncode == 0
@@ -403,6 +407,7 @@ def test_start_twice_stop_and_status(tmp_path: Path) -> None:
         stopped = tileir(env, "server", "stop")
     assert stopped.returncode == 0 and stopped.stderr.decode().startswith("tileir: the compile server (pid ")
     wait_for(lambda: not sock.exists(), "the socket's removal")
+    wait_for(lambda: not list((tmp_path / "tmp").iterdir()), "an empty temporary directory", limit=10)
     assert tileir(env, "server", "status").returncode == 1
     assert tileir(env, "server", "stop").stderr == b"tileir: no compile server is running\n"
     bad = tileir(env, "server", "start", "--idle-timeout", "-1")
@@ -471,7 +476,7 @@ def test_a_server_whose_code_changed_stops(tmp_path: Path) -> None:
         tileir(env, "server", "stop", cwd=tmp_path)
 
 
-def test_without_triton_the_server_warms_up_for_run_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_triton_the_server_warms_up_for_run_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A core install (no Triton) still gets a server, for `run` and `bench`: the warm-up
     imports the interpreter and skips the compile."""
     from compiler.lower import build
@@ -481,12 +486,12 @@ def test_without_triton_the_server_warms_up_for_run_alone(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(build, "triton_version", lambda: None)
     monkeypatch.setattr("compiler.lower.compile", no_compile)
-    server._warm_up()
+    server._warm_up(str(tmp_path / "compile-0.sock"))
     assert "compiler.interp" in sys.modules and "compiler.cli.launch" in sys.modules
     monkeypatch.undo()
     with pytest.raises(AssertionError, match="compiled without Triton"):  # (the check above can fail)
         monkeypatch.setattr("compiler.lower.compile", no_compile)
-        server._warm_up()
+        server._warm_up(str(tmp_path / "compile-0.sock"))
 
 
 def test_a_worker_sends_its_status_once_its_output_is_out_and_then_ends() -> None:
