@@ -215,35 +215,42 @@ STALE_TEMPORARY_SECONDS = 60  # a live write keeps touching its file; one idle t
 
 
 def _remove_stale_temporaries(directory: str, name: str) -> None:
-    """Remove `.NAME.*.tmp` files a killed tileir left in `directory`: ours by their name, not
-    written for a minute, and (when the name carries one) not of a process still running here."""
-    prefix = f".{name}."
+    """Remove `.NAME.*.tmp` files a killed tileir left in `directory`."""
+    remove_left_behind(directory, f".{name}.", _TEMPORARY)
+
+
+def remove_left_behind(directory: str, prefix: str, pattern: re.Pattern[str], *, directories: bool = False) -> None:
+    """Remove the temporary files (with `directories`: directories) that tileir processes left
+    in `directory`: ours by their name, `prefix` then what `pattern` matches (its group 1: the
+    process's id, where the name carries one), and left behind: this user's, untouched for
+    STALE_TEMPORARY_SECONDS, and not of a process still running here."""
     try:
         entries = [e for e in os.scandir(directory) if e.name.startswith(prefix)]
     except OSError:
         return
     now = time.time()
     for entry in entries:
-        m = _TEMPORARY.match(entry.name, len(prefix))
+        m = pattern.match(entry.name, len(prefix))
         if m is None:
             continue
         try:
             info = entry.stat(follow_symlinks=False)
-            if stat.S_ISREG(info.st_mode) and left_behind(info, int(m.group(1)) if m.group(1) else None, now):
+            if not (stat.S_ISDIR if directories else stat.S_ISREG)(info.st_mode):
+                continue
+            if now - info.st_mtime < STALE_TEMPORARY_SECONDS:
+                continue
+            if hasattr(os, "getuid") and info.st_uid != os.getuid():
+                continue  # someone else's
+            if m.group(1) is not None and _process_alive(int(m.group(1))):
+                continue
+            if directories:
+                import shutil
+
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
                 os.unlink(entry.path)
         except OSError:
             continue
-
-
-def left_behind(info: os.stat_result, pid: int | None, now: float | None = None) -> bool:
-    """Whether a temporary file or directory of tileir's, with status `info`, made by the
-    process `pid` (None: not known), was left by one that is gone: this user's, untouched for
-    STALE_TEMPORARY_SECONDS, and its process not running here."""
-    if (time.time() if now is None else now) - info.st_mtime < STALE_TEMPORARY_SECONDS:
-        return False
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        return False  # someone else's
-    return pid is None or not _process_alive(pid)
 
 
 def _process_alive(pid: int) -> bool:

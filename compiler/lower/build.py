@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..ir.files import left_behind, write_atomic
+from ..ir.files import remove_left_behind, write_atomic
 from . import cache, guard
 from .codegen import MAX_REGISTERS, KernelSource, LowerError, Param, Target, product_words, thread_registers
 
@@ -569,7 +569,7 @@ def prepare(cc: int) -> None:
 # -- Triton's scratch directory ------------------------------------------------------------
 
 SCRATCH_PREFIX = "tileir-scratch-"  # then the making process's id, "-", mkdtemp's 8 characters
-_SCRATCH = re.compile(r"tileir-scratch-(\d+)-[a-z0-9_]{8}\Z")
+_SCRATCH = re.compile(r"(\d+)-[a-z0-9_]{8}\Z")  # (after SCRATCH_PREFIX)
 SWEEP_EVERY = 60.0  # seconds between two looks for scratch directories left behind
 _swept_at = float("-inf")
 
@@ -600,30 +600,18 @@ def remove_scratch_of(pid: int) -> None:
     prefix = f"{SCRATCH_PREFIX}{pid}-"
     with contextlib.suppress(OSError):
         for entry in os.scandir(tempfile.gettempdir()):
-            if entry.name.startswith(prefix) and _SCRATCH.match(entry.name):
+            if entry.name.startswith(prefix) and _SCRATCH.match(entry.name, len(SCRATCH_PREFIX)):
                 shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def _sweep(root: str) -> None:
     """Remove the scratch directories in `root` whose process is gone and that nobody touched
-    for a minute (`files.left_behind`); at most every SWEEP_EVERY seconds in a process."""
+    for a minute (`files.remove_left_behind`); at most every SWEEP_EVERY seconds in a process."""
     global _swept_at
     now = time.monotonic()
-    if now - _swept_at < SWEEP_EVERY:
-        return
-    _swept_at = now
-    try:
-        entries = [e for e in os.scandir(root) if e.name.startswith(SCRATCH_PREFIX)]
-    except OSError:
-        return
-    wall = time.time()
-    for entry in entries:
-        m = _SCRATCH.match(entry.name)
-        try:
-            if m and entry.is_dir(follow_symlinks=False) and left_behind(entry.stat(), int(m.group(1)), wall):
-                shutil.rmtree(entry.path, ignore_errors=True)
-        except OSError:
-            continue
+    if now - _swept_at >= SWEEP_EVERY:
+        _swept_at = now
+        remove_left_behind(root, SCRATCH_PREFIX, _SCRATCH, directories=True)
 
 
 @contextlib.contextmanager
