@@ -438,12 +438,14 @@ def _compile(
     try:
         outcome = guard.run_guarded(triton_compile, limit, f"triton-{src.kernel}-{src.target.arch}", isolate)
     except guard.TimedOut as late:
+        with_report, kept = _kept(src, late.report)
         raise LowerError(
             f"Triton did not finish compiling @{src.kernel} within the limit of {limit:g} s "
             f"(${guard.TIME_LIMIT_ENV}: seconds, 0 for none){_crowded_warps(src, opts)}; a compile that never "
-            f"ends is a bug of Triton on our output, please report it with the input{_kept(src, late.report)}",
+            f"ends is a bug of Triton on our output, please report it with the input{with_report}",
             target=src.target.arch,
             detail=f"it did not finish within {limit:g} s",
+            kept=kept,
         ) from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -520,6 +522,9 @@ def _compile_without_failing_hints(
             )
             if hint is None:
                 raise
+            if e.kept is not None:  # (a report that no message names: the warning says why, in short)
+                with contextlib.suppress(OSError):
+                    os.unlink(e.kept)
             note = hint.note(src, opts[hint.option], e.detail or e.message)
             notes.append(f"{src.entry_where or '<input>'}: warning: {note}")
             opts = {k: v for k, v in opts.items() if k != hint.option}
@@ -662,10 +667,11 @@ def _metadata(md: Any) -> dict[str, Any]:
     return out
 
 
-def _kept(src: KernelSource, report: str) -> str:
-    """ " with Triton's report, PATH" for the diagnostic ("" where there is none to keep)."""
+def _kept(src: KernelSource, report: str) -> tuple[str, str | None]:
+    """(" with Triton's report, PATH" for the diagnostic, PATH): the report kept in a file;
+    ("", None) where there is none to keep."""
     path = guard.keep(report, f"tileir-triton-{src.kernel}-{src.target.arch}-")
-    return f" with Triton's report, {path}" if path else ""
+    return (f" with Triton's report, {path}", path) if path else ("", None)
 
 
 def _compile_error(src: KernelSource, outcome: guard.Outcome) -> LowerError:
@@ -692,14 +698,15 @@ def _compile_error(src: KernelSource, outcome: guard.Outcome) -> LowerError:
         detail = f"its process {outcome.died}"
         verb = "crashed compiling"
     detail += f"; {summary}" if summary else ""
-    kept = _kept(src, outcome.report + (f"\n\n{failure.kind}: {text}" if failure else ""))
-    message = f"Triton {verb} the lowered kernel ({detail}); this is a bug in the lowering, please report it{kept}"
+    with_report, kept = _kept(src, outcome.report + (f"\n\n{failure.kind}: {text}" if failure else ""))
+    message = f"Triton {verb} the lowered kernel ({detail}); this is a bug in the lowering, please report it"
+    message += with_report
     where = None
     name = None
     if op is not None:
         name = op.mnemonic
         where = src.where_at(lineno)
-    return LowerError(message, op=name, where=where, target=src.target.arch, detail=detail)
+    return LowerError(message, op=name, where=where, target=src.target.arch, detail=detail, kept=kept)
 
 
 # -- cache -----------------------------------------------------------------------------

@@ -102,12 +102,14 @@ class LowerError(Exception):
         where: str | None = None,
         target: str | None = None,
         detail: str | None = None,
+        kept: str | None = None,
     ):
         self.message = message
         self.op = op
         self.where = where
         self.target = target
         self.detail = detail  # Triton's failure in short (pass and assertion), where it is one
+        self.kept = kept  # the file of Triton's report that the message names, where it names one
         super().__init__(self.report())
 
     def report(self) -> str:

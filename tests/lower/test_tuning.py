@@ -7,6 +7,7 @@ test_reduce: under Triton's interpreter here, on both branches on a GPU)."""
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -191,21 +192,30 @@ SCANS_IN_A_CLUSTER = kernel_text(
 
 
 @pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
-def test_clusters_triton_cannot_compile_are_dropped_with_a_warning(arch: str) -> None:
+def test_clusters_triton_cannot_compile_are_dropped_with_a_warning(
+    arch: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`num_cta_in_cga` is a hint (tile blocks are independent): where Triton cannot compile
     the kernel in clusters, it is compiled without, and the compile says so, naming the
-    entry's line, the hint and Triton's failure; a cache hit says it again. Clusters the
-    caller forces are not dropped: that failure is reported."""
+    entry's line, the hint and Triton's failure; a cache hit says it again. Triton's report
+    of that failure is not kept (no message names it; each such compile left one, ~27 KB, in
+    the temporary directory). Clusters the caller forces are not dropped: that failure is
+    reported, with the report kept in the file the message names."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
     k = lower_compile(SCANS_IN_A_CLUSTER, "k", arch, isolate=True)
     assert k.num_ctas == 1 and not k.cached
     (note,) = k.notes
     assert note.startswith(f"<input>:2:3: warning: the hint num_cta_in_cga = 2 for {arch} is not applied: Triton ")
     assert "could not compile @k in clusters of 2 (RuntimeError: PassManager::run failed; in " in note
     assert note.endswith("); compiled without clusters, which computes the same")
+    assert list(tmp_path.iterdir()) == []
     again = lower_compile(SCANS_IN_A_CLUSTER, "k", arch)
     assert again.cached and again.notes == k.notes and again.num_ctas == 1
-    with pytest.raises(LowerError, match="Triton could not compile the lowered kernel"):
+    with pytest.raises(LowerError, match="Triton could not compile the lowered kernel") as failed:
         lower_compile(SCANS_IN_A_CLUSTER, "k", arch, num_ctas=2, use_cache=False)
+    (report,) = tmp_path.iterdir()
+    assert failed.value.kept == str(report) and f"with Triton's report, {report}" in failed.value.message
 
 
 def test_clusters_triton_compiles_are_kept() -> None:
