@@ -600,8 +600,9 @@ def scratch_dir() -> str:
 
 
 def remove_scratch_of(pid: int) -> None:
-    """Remove the scratch directories of the process `pid`, which has ended (a compile
-    server's spare worker, killed during its warm-up compile when the server stops)."""
+    """Remove the scratch directories of the process `pid`, which has ended: a compile
+    server's worker that was killed (a spare in its warm-up compile when the server stops), or
+    interrupted in a compile on a thread, could not."""
     prefix = f"{SCRATCH_PREFIX}{pid}-"
     with contextlib.suppress(OSError):
         for entry in os.scandir(tempfile.gettempdir()):
