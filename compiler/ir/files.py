@@ -219,11 +219,18 @@ def _remove_stale_temporaries(directory: str, name: str) -> None:
     remove_left_behind(directory, f".{name}.", _TEMPORARY)
 
 
-def remove_left_behind(directory: str, prefix: str, pattern: re.Pattern[str], *, directories: bool = False) -> None:
+def remove_left_behind(
+    directory: str,
+    prefix: str,
+    pattern: re.Pattern[str],
+    *,
+    directories: bool = False,
+    stale: float = STALE_TEMPORARY_SECONDS,
+) -> None:
     """Remove the temporary files (with `directories`: directories) that tileir processes left
     in `directory`: ours by their name, `prefix` then what `pattern` matches (its group 1: the
     process's id, where the name carries one), and left behind: this user's, untouched for
-    STALE_TEMPORARY_SECONDS, and not of a process still running here."""
+    `stale` seconds, and not of a process still running here."""
     try:
         entries = [e for e in os.scandir(directory) if e.name.startswith(prefix)]
     except OSError:
@@ -237,7 +244,7 @@ def remove_left_behind(directory: str, prefix: str, pattern: re.Pattern[str], *,
             info = entry.stat(follow_symlinks=False)
             if not (stat.S_ISDIR if directories else stat.S_ISREG)(info.st_mode):
                 continue
-            if now - info.st_mtime < STALE_TEMPORARY_SECONDS:
+            if now - info.st_mtime < stale:
                 continue
             if hasattr(os, "getuid") and info.st_uid != os.getuid():
                 continue  # someone else's

@@ -576,6 +576,10 @@ def prepare(cc: int) -> None:
 SCRATCH_PREFIX = "tileir-scratch-"  # then the making process's id, "-", mkdtemp's 8 characters
 _SCRATCH = re.compile(r"(\d+)-[a-z0-9_]{8}\Z")  # (after SCRATCH_PREFIX)
 SWEEP_EVERY = 60.0  # seconds between two looks for scratch directories left behind
+# Seconds a scratch directory of a process that no longer runs here is kept: a directory's time
+# changes only when Triton starts, and a process of another PID namespace sharing the directory
+# (a container's) may still be compiling; past any compile's default time limit (300 s).
+SCRATCH_STALE = 3600.0
 _swept_at = float("-inf")
 
 
@@ -583,7 +587,7 @@ def scratch_dir() -> str:
     """A new directory in the temporary directory for Triton's cache of one compile
     (`_triton_cache`), which the caller removes. Named after this process, so that one left
     behind (the process was killed, or a compile on a thread was interrupted and never
-    returned) is removed by a later compile (`_sweep`). A LowerError naming the directory
+    returned) is removed by a later compile once that process is gone (`_sweep`). A LowerError naming the directory
     where none can be made."""
     advice = "set TMPDIR to a writable directory"
     try:
@@ -612,12 +616,13 @@ def remove_scratch_of(pid: int) -> None:
 
 def _sweep(root: str) -> None:
     """Remove the scratch directories in `root` whose process is gone and that nobody touched
-    for a minute (`files.remove_left_behind`); at most every SWEEP_EVERY seconds in a process."""
+    for SCRATCH_STALE seconds (`files.remove_left_behind`); at most every SWEEP_EVERY seconds in
+    a process."""
     global _swept_at
     now = time.monotonic()
     if now - _swept_at >= SWEEP_EVERY:
         _swept_at = now
-        remove_left_behind(root, SCRATCH_PREFIX, _SCRATCH, directories=True)
+        remove_left_behind(root, SCRATCH_PREFIX, _SCRATCH, directories=True, stale=SCRATCH_STALE)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from compiler import cli
-from compiler.ir import files
 from compiler.lower import LowerError, build, cache
 from compiler.lower.build import write_source
 from compiler.runtime import load_module
@@ -277,15 +276,15 @@ def _dead_pid() -> int:
 
 
 def test_scratch_directories_left_behind_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A scratch directory whose process is gone and that nobody touched for a minute (a
+    """A scratch directory whose process is gone and that nobody touched for an hour (a
     process killed outright, a compile on a thread interrupted) is removed when the next one is
-    made; one of a live process, a recent one and other names stay; looked for at most once a
-    minute."""
+    made; one of a live process, a recent one (a process of another PID namespace may still
+    use it) and other names stay; looked for at most once a minute."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # (gettempdir reads TMPDIR again)
     monkeypatch.setattr(build, "_swept_at", float("-inf"))
     dead = _dead_pid()
-    old = time.time() - 2 * files.STALE_TEMPORARY_SECONDS
+    old = time.time() - build.SCRATCH_STALE - 60
     gone, live, other = (
         tmp_path / f"tileir-scratch-{pid}" for pid in (f"{dead}-ab_d1234", f"{os.getpid()}-abcd1234", f"{dead}-x")
     )
@@ -295,6 +294,8 @@ def test_scratch_directories_left_behind_are_removed(tmp_path: Path, monkeypatch
         os.utime(d, (old, old))
     recent = tmp_path / f"tileir-scratch-{dead}-efgh5678"
     recent.mkdir()
+    half = time.time() - build.SCRATCH_STALE / 2
+    os.utime(recent, (half, half))
     made = Path(build.scratch_dir())
     assert made.parent == tmp_path and made.name.startswith(f"tileir-scratch-{os.getpid()}-") and made.is_dir()
     assert not gone.exists() and live.exists() and recent.exists() and other.exists()
