@@ -403,7 +403,9 @@ TILEIRAS_DEFECTS = {
     # Another f4E2M1FN scatter on sm_100: 2x1 tiles whose rows (the dense dimension, stride 1)
     # are cut to one element by the tensor's extent, so each row is half a byte, here at even
     # offsets (a sparse stride of 2, or 4); the same through a partition view, or with whole
-    # rows, compiles (fuzz seed 3469 of the generator with asserts, cut down).
+    # rows, compiles (fuzz seed 3469 of the generator with asserts, cut down). Any odd extent
+    # of the dense dimension fails so: 5 in a 5x2 tensor of strides [1, 6] (or [1, ?]), which
+    # a partition view loads and stores (fuzz seed 400868 of the --asm --tileiras campaign).
     "f4_scatter_partial_rows": Defect(
         F4_SCATTER_PARTIAL_ROWS,
         ("sm_100",),

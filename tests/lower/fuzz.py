@@ -1740,10 +1740,14 @@ _F4_MID_BYTE = re.compile(
     r"(?:Load|Store) operand must be a pointer"
     r"|expected any pointer or pointer vector, but got \{ ptr addrspace\(1\), i8 \}"
 )
+# And one it fails on without a word (f4_scatter_partial_rows there): a gather/scatter view of
+# f4E2M1FN whose dense dimension has an odd extent (1 there; 5 in seed 400868, cut down: a 2x1
+# scatter into a 5x2 tensor of strides [1, ?]), where a partition view compiles.
+_F4_SCATTER_VIEW = re.compile(r"gather_scatter_view<tile=\([^)]*\), tensor_view<[^>]*xf4E2M1FN")
 
 
 class KnownDefect(Exception):
-    """tileiras failed on the kernel in a way it is known to (`_F4_MID_BYTE`)."""
+    """tileiras failed on the kernel in a way it is known to (`_F4_MID_BYTE`, `_F4_SCATTER_VIEW`)."""
 
 
 def check_tileiras(case: Case, arch: str) -> bool:
@@ -1767,6 +1771,8 @@ def check_tileiras(case: Case, arch: str) -> bool:
             return False
         if _F4_MID_BYTE.search(str(e)) and sm == 100 and "f4E2M1FN" in case.text:
             raise KnownDefect(f"{arch}: f4E2M1FN rows that start mid-byte") from e
+        if "failed to compile Tile IR program (" in str(e) and sm == 100 and _F4_SCATTER_VIEW.search(case.text):
+            raise KnownDefect(f"{arch}: a gather/scatter view of f4E2M1FN, without a word") from e
         raise
     return True
 
