@@ -59,7 +59,7 @@ from .ops_view import const_int
 from .registry import emitter
 
 _EXITS = {"cuda_tile.break", "cuda_tile.continue", "cuda_tile.return"}
-_LOOPS = {"cuda_tile.for", "cuda_tile.loop"}
+LOOPS = {"cuda_tile.for", "cuda_tile.loop"}
 
 
 @dataclass(slots=True)
@@ -97,7 +97,7 @@ def _exits(region: Region, count_top: bool) -> set[str]:
                 found.add(op.mnemonic)
             for r in op.regions:
                 for b in r.blocks:
-                    visit(b, counted or op.name == "cuda_tile.if", in_loop or op.name in _LOOPS)
+                    visit(b, counted or op.name == "cuda_tile.if", in_loop or op.name in LOOPS)
 
     for b in region.blocks:
         visit(b, count_top, False)
@@ -292,7 +292,7 @@ def _yield(e: OpEmit) -> None:
 def enclosing_loop(op: Operation) -> Operation | None:
     """The innermost `for` or `loop` around `op`, if any."""
     owner = op.parent_op
-    while owner is not None and owner.name not in _LOOPS:
+    while owner is not None and owner.name not in LOOPS:
         owner = owner.parent_op
     return owner
 

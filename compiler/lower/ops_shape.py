@@ -35,11 +35,12 @@ from __future__ import annotations
 
 import math
 
+from ..ir.core import BlockArgument, Value
 from ..ir.types import IntegerType, PointerType, Type, memory_bits
 from . import tltypes
 from .codegen import OpEmit
 from .fold import fold
-from .ops_control import enclosing_loop
+from .ops_control import LOOPS, enclosing_loop
 from .registry import emitter
 
 
@@ -120,11 +121,13 @@ def _reshape(e: OpEmit) -> None:
 
 
 # Triton 3.6 and 3.9 never finish TritonGPURemoveLayoutConversions on a loop through which a
-# tile of 64 elements or fewer is carried and tl.permute'd (4x4 and 8x8 hang, 16x16 compiles;
-# found by tests/lower/fuzz.py, seed 3864 of an aimed campaign). Inside a loop such a small
-# permute is a gather written as sums: output element o is the sum of the input's bits masked
-# to the one element o comes from (zeros elsewhere), exact for every value, NaN payloads and
-# signed zeros included. No tl.permute, and Triton compiles it.
+# tile is carried and tl.permute'd: one of 64 elements or fewer whatever its start (4x4 and 8x8
+# hang; found by tests/lower/fuzz.py, seed 3864 of an aimed campaign), and one of any size
+# whose start is a broadcast (16x16, 32x32 and 64x64 from a row hang; a loaded 64x64 compiles;
+# fuzz seed 404699, cut down by hand). Inside a loop, a permute of such a small tile, or of a
+# value the loop carries, is a tl.gather of the flattened elements' bits by their source
+# positions: exact for every value, NaN payloads and signed zeros included. No tl.permute, and
+# Triton compiles it (a carried 64x64 f32 in 0.7 s: 72 registers, 16 KB of shared memory).
 SMALL_PERMUTE = 64
 
 
@@ -148,15 +151,20 @@ def _gathered_permute(e: OpEmit, x: str, t: Type, shape: tuple[int, ...], perm: 
     for d in range(len(shape) - 2, -1, -1):
         stride_in[d] = stride_in[d + 1] * shape[d + 1]
         stride_out[d] = stride_out[d + 1] * out[d + 1]
-    flat, src, picked = e.tmp("flat"), e.tmp("source"), e.tmp("picked")
+    flat, src = e.tmp("flat"), e.tmp("source")
     e.line(f"{flat} = tl.reshape({as_integers(x, t)}, ({n},), can_reorder=False)")
     terms = [f"((tl.arange(0, {n}) // {stride_out[d]}) % {out[d]}) * {stride_in[p]}" for d, p in enumerate(perm)]
     e.line(f"{src} = {' + '.join(terms)}")
-    ones = f"{src}[:, None] == tl.arange(0, {n})[None, :]"
-    masked = e.tmp("masked")
-    e.line(f"{masked} = tl.where({ones}, {flat}[None, :], 0)")
-    e.line(f"{picked} = {fold(e, masked, 1, add_combine(e))}")
-    return from_integers(f"tl.reshape({picked}, {shape_text(out)}, can_reorder=False)", t)
+    return from_integers(f"tl.reshape(tl.gather({flat}, {src}, 0), {shape_text(out)}, can_reorder=False)", t)
+
+
+def _carried(value: Value) -> bool:
+    """Whether `value` is what a loop carries: an argument of a `for` or `loop` body."""
+    if not isinstance(value, BlockArgument):
+        return False
+    region = value.owner.parent
+    loop = region.parent if region is not None else None
+    return loop is not None and loop.name in LOOPS
 
 
 @emitter("permute")
@@ -173,7 +181,7 @@ def _permute(e: OpEmit) -> None:
         # whose layout change Triton must then undo (fuzz seed 150068: a 1x1x1 permute).
         e.assign(reshape(e, x, shape, tuple(shape[d] for d in perm)))
         return
-    if math.prod(shape) <= SMALL_PERMUTE and enclosing_loop(e.op) is not None:
+    if enclosing_loop(e.op) is not None and (math.prod(shape) <= SMALL_PERMUTE or _carried(e.op.operands[0])):
         expr = _gathered_permute(e, x, e.operand_types[0], shape, perm)
     e.assign(expr)
 

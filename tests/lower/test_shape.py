@@ -8,6 +8,8 @@ for every target.
 
 from __future__ import annotations
 
+import os
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -229,6 +231,55 @@ LOOP_PERMUTE = """cuda_tile.module @m {{
 """
 
 
+LOOP_PERMUTE_OF_A_ROW = """cuda_tile.module @m {{
+  entry @k(%xp: tile<ptr<f32>>, %yp: tile<ptr<f32>>, %n: tile<i32>) {{
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %one = constant <i32: 1> : tile<i32>
+    %xt = make_tensor_view %xp, shape = [{w}], strides = [1] : tensor_view<{w}xf32, strides=[1]>
+    %xv = make_partition_view %xt : partition_view<tile=({w}), tensor_view<{w}xf32, strides=[1]>>
+    %v, %t = load_view_tko weak %xv[%zero] token = %tok : partition_view<tile=({w}), tensor_view<{w}xf32, strides=[1]>>, tile<i32> -> tile<{w}xf32>, token
+    %r = reshape %v : tile<{w}xf32> -> tile<1x{w}xf32>
+    %b = broadcast %r : tile<1x{w}xf32> -> tile<{w}x{w}xf32>
+    %res = for %iv in (%zero to %n, step %one) : tile<i32> iter_values(%acc = %b) -> (tile<{w}x{w}xf32>) {{
+      %p = permute %acc [1, 0] : tile<{w}x{w}xf32> -> tile<{w}x{w}xf32>
+      continue %p : tile<{w}x{w}xf32>
+    }}
+    %yt = make_tensor_view %yp, shape = [{w}, {w}], strides = [{w}, 1] : tensor_view<{w}x{w}xf32, strides=[{w},1]>
+    %yv = make_partition_view %yt : partition_view<tile=({w}x{w}), tensor_view<{w}x{w}xf32, strides=[{w},1]>>
+    %s = store_view_tko weak %res, %yv[%zero, %zero] token = %tok : tile<{w}x{w}xf32>, partition_view<tile=({w}x{w}), tensor_view<{w}x{w}xf32, strides=[{w},1]>>, tile<i32>, tile<i32> -> token
+    return
+  }}
+}}
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize("w", [16, 64])
+def test_a_broadcast_carried_through_a_loop_and_permuted_compiles(w: int) -> None:
+    """Of any size: a loop that carries a broadcast row through tl.permute never finished
+    compiling either (16x16 to 64x64; fuzz seed 404699 of a --compile sm_100 campaign, cut
+    down by hand), while the same loop from a loaded tile compiles. A permute of what a loop
+    carries is the tl.gather too, and computes the transposes."""
+    import subprocess
+    import sys
+
+    text = LOOP_PERMUTE_OF_A_ROW.format(w=w)
+    src = source_of(text, "k")
+    assert "tl.permute" not in src[src.index("def k(") :] and "tl.gather" in src
+    x = sample((w,), "f32")
+    for n in (0, 1, 2):
+        y = np.zeros((w, w), np.float32)
+        _, tri = run_both(text, "k", 1, [x, y, n])
+        want = np.broadcast_to(x, (w, w))
+        assert np.array_equal(bits(tri[1].reshape(w, w)), bits(want.T if n % 2 else want))
+    done = subprocess.run(
+        [sys.executable, "-m", "compiler", "compile", "-", "--no-cache", "--emit", "ptx", "-o", "-"],
+        input=text, capture_output=True, text=True, timeout=240,
+        env={**os.environ, "TILEIR_COMPILE_TIMEOUT": "60"},
+    )  # fmt: skip
+    assert done.returncode == 0 and ".visible .entry k" in done.stdout, done.stderr
+
+
 @pytest.mark.parametrize(
     ("shape", "perm", "el"),
     [((4, 4), (1, 0), "f16"), ((8, 8), (1, 0), "f32"), ((2, 2, 2), (2, 0, 1), "i1"), ((4, 4), (1, 0), "f8E4M3FN"),
@@ -237,7 +288,7 @@ LOOP_PERMUTE = """cuda_tile.module @m {{
 def test_a_small_permute_carried_through_a_loop_compiles(shape, perm, el):
     """Triton 3.6 and 3.9 never finished compiling a loop that carries a tile of 64 elements or
     fewer through tl.permute (tests/lower/fuzz.py, seed 3864 of an aimed campaign): inside a
-    loop such a permute is a gather by sums of the elements' bits (compiler/lower/ops_shape.py),
+    loop such a permute is a tl.gather of the elements' bits (compiler/lower/ops_shape.py),
     bitwise exact (NaN payloads, -0.0), and the compile ends (in a child with a time limit, so
     that a hang fails the test instead of stopping the suite)."""
     import subprocess
