@@ -420,17 +420,22 @@ def _compile(
     scratch = scratch_dir()
 
     def triton_compile() -> tuple[dict[str, str], bytes, dict[str, Any]]:
-        with _triton_cache(scratch):
-            k = triton.compile(
-                ASTSource(
-                    fn=fn,
-                    signature=src.signature,
-                    constexprs={},
-                    attrs={(i,): [["tt.divisibility", 16]] for i in divisible},
-                ),
-                target=GPUTarget("cuda", src.target.cc, 32),
-                options=opts,
-            )
+        try:
+            with _triton_cache(scratch):
+                k = triton.compile(
+                    ASTSource(
+                        fn=fn,
+                        signature=src.signature,
+                        constexprs={},
+                        attrs={(i,): [["tt.divisibility", 16]] for i in divisible},
+                    ),
+                    target=GPUTarget("cuda", src.target.cc, 32),
+                    options=opts,
+                )
+        finally:
+            # Also here: a compile on a thread that outlived its limit goes on after the caller
+            # removed the directory, and Triton makes it again for its next file.
+            shutil.rmtree(scratch, ignore_errors=True)
         return {kind: k.asm[kind] for kind in ASM_KINDS if kind in k.asm}, k.asm["cubin"], _metadata(k.metadata)
 
     if isolate:

@@ -318,3 +318,24 @@ def test_where_no_scratch_directory_can_be_made_the_error_says_where_and_what_to
         f"error: cannot make a scratch directory for Triton in {tmp_path / 'missing'}: No such file or directory; "
         "set TMPDIR to a writable directory"
     )
+
+
+def test_a_compile_on_a_thread_past_its_limit_removes_its_scratch_directory_when_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compile on a thread (the language server's, the notebook's) that outlives its limit
+    goes on after the caller removed its scratch directory, and Triton makes it again for its
+    next file: the compile removes it too when it ends (two of three were left before)."""
+    from compiler.lower import compile as lower_compile
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setenv("TILEIR_COMPILE_TIMEOUT", "0.000001")
+    (tmp_path / "tmp").mkdir()
+    for _ in range(3):
+        with pytest.raises(LowerError, match="did not finish compiling"):
+            lower_compile(Path(VADD).read_text(), None, "sm_90", use_cache=False)
+    deadline = time.monotonic() + 60
+    while list((tmp_path / "tmp").glob("tileir-scratch-*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert list((tmp_path / "tmp").glob("tileir-scratch-*")) == []
