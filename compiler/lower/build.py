@@ -591,9 +591,8 @@ _swept_at = float("-inf")
 def scratch_dir() -> str:
     """A new directory in the temporary directory for Triton's cache of one compile
     (`_triton_cache`), which the caller removes. Named after this process, so that one left
-    behind (the process was killed, or a compile on a thread was interrupted and never
-    returned) is removed by a later compile once that process is gone (`_sweep`). A LowerError naming the directory
-    where none can be made."""
+    behind (the process was killed outright) is removed by a later compile once that process
+    is gone (`_sweep`). A LowerError naming the directory where none can be made."""
     advice = "set TMPDIR to a writable directory"
     try:
         root = tempfile.gettempdir()
