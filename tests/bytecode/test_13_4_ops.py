@@ -26,6 +26,8 @@ from compiler.text import parse
 from compiler.text.printer import PrintOptions, print_module
 from compiler.verify import verify
 
+from .util import run_tileiras
+
 KERNEL = """cuda_tile.module @m {
   entry @k(%x: tile<ptr<f32>>, %e: tile<ptr<i32>>, %y: tile<ptr<f32>>) {
     %t = make_token : token
@@ -198,11 +200,7 @@ def test_our_13_4_bytes_print_and_compile_with_nvidias_tools(tmp_path: Path) -> 
     ours = print_module(read_bytecode(data), PrintOptions(keep_comments=False))
     assert ours.count("insert ") == printed.count("insert ") == 1
     for arch in ("sm_80", "sm_90", "sm_100"):
-        done = subprocess.run(
-            [str(tileiras), "--gpu-name", arch, "-o", str(tmp_path / f"{arch}.cubin"), str(path)],
-            capture_output=True,
-            text=True,
-        )
+        done = run_tileiras(str(tileiras), path, arch, tmp_path / f"{arch}.cubin")
         assert done.returncode == 0, done.stderr
 
 

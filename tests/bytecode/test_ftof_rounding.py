@@ -19,6 +19,8 @@ from compiler.runtime import launch
 from compiler.text import parse, print_module
 from compiler.verify import verify
 
+from .util import run_tileiras
+
 TYPES = ["f64", "f32", "tf32", "f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E8M0FNU"]
 MODES = list(ROUNDING_MODE.keywords)  # approx, full and nearest_int_to_zero too: bytecode can say them
 
@@ -75,11 +77,7 @@ def test_rules_match_tileiras(tmp_path: Path) -> None:
             path = tmp_path / "k.tileirbc"
             # Written whatever our verdict (the writer checks versions only).
             path.write_bytes(write_bytecode(module, (13, 4)))
-            done = subprocess.run(
-                [str(tileiras), "--gpu-name", "sm_100", "-o", str(tmp_path / "k.cubin"), str(path)],
-                capture_output=True,
-                text=True,
-            )
+            done = run_tileiras(str(tileiras), path, "sm_100", tmp_path / "k.cubin")
             said = next((line for line in done.stderr.splitlines() if "'cuda_tile.ftof' op " in line), None)
             theirs = said.split("'cuda_tile.ftof' op ", 1)[1].strip() if said else None
             if done.returncode != 0 and theirs is None:

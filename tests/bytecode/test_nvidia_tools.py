@@ -35,6 +35,7 @@ from .util import (
     module_items_text,
     require_tileiras,
     require_tileirdisasm,
+    run_tileiras,
     run_tileirdisasm,
     run_tileirdisasm_file,
     sample_bytecode_files,
@@ -169,9 +170,7 @@ def _compile(tool: str, source: Path, gpu: str) -> tuple[bool, str, float]:
     """(a cubin came out, tileiras' messages, seconds)."""
     out = source.with_name(f"{source.stem}.{gpu}.cubin")
     start = time.perf_counter()
-    proc = subprocess.run(
-        [tool, f"--gpu-name={gpu}", f"--output-file={out}", str(source)], capture_output=True, text=True, timeout=300
-    )
+    proc = run_tileiras(tool, source, gpu, out)
     elapsed = time.perf_counter() - start
     made = proc.returncode == 0 and out.is_file() and out.read_bytes()[:4] == ELF_MAGIC
     return made, (proc.stderr + proc.stdout).strip(), elapsed

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import os
 import re
 import subprocess
 import tempfile
@@ -107,6 +108,15 @@ def run_tileirdisasm(data: bytes, timeout: float = 60) -> ToolResult:
 def run_tileirdisasm_file(path: Path, tool: str | None = None, timeout: float = 60) -> ToolResult:
     proc = subprocess.run([tool or require_tileirdisasm(), str(path)], capture_output=True, text=True, timeout=timeout)
     return ToolResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_tileiras(tool: str, source: Path, arch: str, out: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    """tileiras on a bytecode file, its TMPDIR the output's folder: it writes a `tileir-XXXXXX.o`
+    there, which it leaves behind whenever it refuses a module or fails (14 a test run, in
+    /tmp, before they went to the tests' own folders)."""
+    env = {**os.environ, "TMPDIR": str(out.parent)}
+    cmd = [tool, f"--gpu-name={arch}", f"--output-file={out}", str(source)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is n
 
 from compiler.runtime import LaunchError, find_tileiras, launch_cutile, load_module  # noqa: E402
 from compiler.runtime.cutile import export_cutile  # noqa: E402
+from tests.bytecode.util import run_tileiras  # noqa: E402
 
 from .cutile_zoo import CASES, UNSIGNED_FLOORDIV, Case  # noqa: E402
 
@@ -86,12 +87,7 @@ def test_tileiras_compiles_our_bytecode_of_it(case: Case, tmp_path: Path) -> Non
     path = tmp_path / "kernel.tileirbc"
     path.write_bytes(write_bytecode(_exported(case)))
     for arch in ARCHES:
-        done = subprocess.run(
-            [find_tileiras(), "--gpu-name", arch, "-o", str(tmp_path / f"{arch}.cubin"), str(path)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = run_tileiras(find_tileiras(), path, arch, tmp_path / f"{arch}.cubin")
         refusal = case.tileiras_refuses.get(arch)
         if refusal is None:
             assert done.returncode == 0, (arch, done.stderr[-2000:])
@@ -120,8 +116,7 @@ def test_cutiles_invalid_unsigned_floor_division_is_reported_at_its_line() -> No
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "cutile.tileirbc"
             path.write_bytes(export_cutile(case.kernel, args)[0])
-            done = subprocess.run([tileiras, "--gpu-name", "sm_90", "-o", str(path.with_suffix(".cubin")), str(path)],
-                                  capture_output=True, text=True, timeout=300)  # fmt: skip
+            done = run_tileiras(tileiras, path, "sm_90", path.with_suffix(".cubin"))
         assert done.returncode != 0 and "not allowed with 'unsigned' flag" in done.stderr, done.stderr
 
 

@@ -21,8 +21,9 @@ import compiler.runtime
 import compiler.runtime.tileiras as tileiras_mod
 from compiler.ir.core import Module, Operation
 from compiler.lower.cubin import read_cubin
-from compiler.runtime import LaunchError, find_kernel, find_tileiras, kernel_name, load_module
+from compiler.runtime import LaunchError, find_kernel, kernel_name, load_module
 from compiler.runtime.tileiras import TileirasCubin, compile_tileiras
+from tests.bytecode.util import require_tileiras
 from tests.conformance.harness import REPO, shared_dir
 
 ARCHS = ("sm_80", "sm_90", "sm_100")
@@ -39,13 +40,6 @@ class Build:
     module: Module
     entry: Operation
     built: TileirasCubin
-
-
-def require_tileiras() -> str:
-    tool = find_tileiras()
-    if tool is None:
-        pytest.skip("NVIDIA's tileiras is not installed (pip install nvidia-cuda-tileiras)")
-    return tool
 
 
 def case_path(case: str) -> Path:
