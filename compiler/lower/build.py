@@ -629,12 +629,45 @@ def _sweep(root: str) -> None:
         remove_left_behind(root, SCRATCH_PREFIX, _SCRATCH, directories=True, stale=SCRATCH_STALE)
 
 
+_SCRATCH_OF = threading.local()  # .dir: the scratch directory of the compile on this thread
+
+
+class _TempfileInScratch:
+    """`tempfile` as Triton's CUDA backend sees it (its module's global): the `.ptx` and `.log`
+    it hands ptxas go into the scratch directory of the compile on the calling thread, which
+    is removed whatever happens. In the temporary directory they stayed behind when ptxas
+    failed (a register cap too low, a hint then dropped: 22 KB each) or the compile was
+    stopped while ptxas ran (Ctrl-C, the time limit): a third to half of a softmax's compile.
+    Per thread, because a language server compiles on one thread while others use tempfile."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(tempfile, name)
+
+    def NamedTemporaryFile(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 - tempfile's name
+        where = getattr(_SCRATCH_OF, "dir", None)
+        if where is not None and len(args) < 6:  # `dir` not given by position
+            kwargs.setdefault("dir", where)
+        return tempfile.NamedTemporaryFile(*args, **kwargs)
+
+
+def _ptxas_files_in_scratch() -> None:
+    try:
+        import triton.backends.nvidia.compiler as cuda_backend
+    except ImportError:
+        return
+    if getattr(cuda_backend, "tempfile", None) is tempfile:  # (a Triton without it: left alone)
+        cuda_backend.tempfile = _TempfileInScratch()  # type: ignore[assignment]
+
+
 @contextlib.contextmanager
 def _triton_cache(path: str):
-    """Triton's cache pointed at a throwaway directory for one compile. Its key then needs
+    """Triton's cache pointed at a throwaway directory for one compile, and the files it
+    hands ptxas made there (`_TempfileInScratch`). Its key then needs
     to be unique only within that directory, so Triton's own fingerprint (a hash of its
     100 MB library and sources, 0.3-0.4 s the first time in each process) is replaced by
     its version for the duration: our cache key already names the Triton version."""
+    _ptxas_files_in_scratch()
+    _SCRATCH_OF.dir = path
     old = os.environ.get("TRITON_CACHE_DIR")
     os.environ["TRITON_CACHE_DIR"] = path
     try:
@@ -655,6 +688,7 @@ def _triton_cache(path: str):
     try:
         yield
     finally:
+        _SCRATCH_OF.dir = None
         if triton_cache is not None:
             triton_cache.triton_key = saved_key
         if knobs is not None:

@@ -393,14 +393,22 @@ def test_occupancy_is_a_register_cap_that_fits_the_sms_threads(hints: str, maxnr
         assert f"warning: the hint occupancy = 8 for sm_90 is taken as {taken}: " in note
 
 
-def test_a_register_cap_too_low_for_an_instruction_is_dropped_with_a_warning() -> None:
+def test_a_register_cap_too_low_for_an_instruction_is_dropped_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """16 CTAs of 4 warps a 64x256 f32 product's (taken as 8 at the 8 warps the product
     gets): 32 registers a thread, fewer than its wgmma's accumulator needs, which ptxas
     refuses ("Insufficient registers"): compiled without the cap, with a note. A cap the
-    caller forces is reported as it fails."""
+    caller forces is reported as it fails. Neither leaves the `.ptx` Triton handed ptxas in
+    the temporary directory (it did, 22 KB each time, before it went to the scratch
+    directory); the forced one leaves only the report its message names."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
     text = OCCUPANCY.replace("HINTS", "occupancy = 16")
     (k,) = compile_for(text, arches=("sm_90",), use_cache=False)
     assert "maxnreg" not in k.options and k.registers > 32
     assert any("the hint occupancy for sm_90 is not applied: its register cap of 32" in n for n in k.notes), k.notes
-    with pytest.raises(LowerError, match=r"ptxas\S* fatal : \(C7602\) Insufficient registers"):
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(LowerError, match=r"ptxas\S* fatal : \(C7602\) Insufficient registers") as failed:
         compile_for(text, arches=("sm_90",), use_cache=False, maxnreg=32)
+    assert [str(p) for p in tmp_path.iterdir()] == [failed.value.kept]
