@@ -15,7 +15,8 @@ that one .tileirbc file is the input of both compilers.
      (pip `nvidia-cuda-tileiras`; found as compiler.lower.sass.find_tileiras finds it);
    - ours, cold cache: `tileir compile K.tileirbc --arch sm_90 --emit cubin -q -o K.cubin` with
      a fresh, empty TILEIR_CACHE_DIR for every run: read, verify, lower to Triton, Triton's
-     whole pipeline and ptxas;
+     whole pipeline and ptxas (`tileir`: the program installed beside the Python running the
+     script, bin/tileir; `python -m compiler` where there is none, before 2026-12-02 always);
    - ours, warm cache: the same command with a cache filled before the rounds;
    - ours through the compile server: the cold command, with its own empty cache, handed to a
      `tileir server` the script starts first (compiler/cli/server.py: Triton already loaded);
@@ -214,8 +215,12 @@ def our_env(pycache: Path, cache: Path | None = None, server_dir: Path | None = 
 
 
 def compile_command(python: str, bytecode: Path, arch: str, out: Path) -> list[str]:
-    """Our compile as a command line: `tileir compile` writing a cubin."""
-    return [python, "-m", "compiler", "compile", str(bytecode), "--arch", arch, "-o", str(out), "--emit", "cubin", "-q"]
+    """Our compile as a command line: `tileir compile` writing a cubin, run as the user runs
+    it: the `tileir` program installed beside `python` (bin/tileir), else `python -m compiler`
+    (which also imports runpy, 2-5 ms)."""
+    program = Path(python).parent / "tileir"
+    head = [str(program)] if program.is_file() else [python, "-m", "compiler"]
+    return [*head, "compile", str(bytecode), "--arch", arch, "-o", str(out), "--emit", "cubin", "-q"]
 
 
 def _short(exc: RuntimeError) -> str:

@@ -80,11 +80,19 @@ def test_quick_prints_a_row_per_example(quick) -> None:
 
 
 def test_compile_command_asks_for_a_cubin(tmp_path) -> None:
+    """Through the `tileir` program installed beside the Python (what a user runs), else
+    through that Python's `-m compiler`."""
     bench = _bench()
-    cmd = bench.compile_command("python", tmp_path / "k.tileirbc", "sm_90", tmp_path / "k.cubin")
-    assert cmd[1:4] == ["-m", "compiler", "compile"]
-    assert "--emit" in cmd and cmd[cmd.index("--emit") + 1] == "cubin"
-    assert cmd[cmd.index("--arch") + 1] == "sm_90"
+    python = tmp_path / "bin" / "python"
+    for program in (None, tmp_path / "bin" / "tileir"):
+        if program is not None:
+            program.parent.mkdir()
+            program.write_text("#!python\n")
+        cmd = bench.compile_command(str(python), tmp_path / "k.tileirbc", "sm_90", tmp_path / "k.cubin")
+        head = [str(program)] if program is not None else [str(python), "-m", "compiler"]
+        assert cmd[: len(head) + 1] == [*head, "compile"], cmd
+        assert "--emit" in cmd and cmd[cmd.index("--emit") + 1] == "cubin"
+        assert cmd[cmd.index("--arch") + 1] == "sm_90"
 
 
 def test_interleaved_rounds_alternate_the_order_and_prepare_each_run() -> None:
