@@ -214,13 +214,16 @@ def our_env(pycache: Path, cache: Path | None = None, server_dir: Path | None = 
     return env
 
 
-def compile_command(python: str, bytecode: Path, arch: str, out: Path) -> list[str]:
-    """Our compile as a command line: `tileir compile` writing a cubin, run as the user runs
-    it: the `tileir` program installed beside `python` (bin/tileir), else `python -m compiler`
-    (which also imports runpy, 2-5 ms)."""
+def tileir(python: str) -> list[str]:
+    """`tileir` as the user runs it: the program installed beside `python` (bin/tileir), else
+    `python -m compiler` (which also imports runpy, 2-5 ms)."""
     program = Path(python).parent / "tileir"
-    head = [str(program)] if program.is_file() else [python, "-m", "compiler"]
-    return [*head, "compile", str(bytecode), "--arch", arch, "-o", str(out), "--emit", "cubin", "-q"]
+    return [str(program)] if program.is_file() else [python, "-m", "compiler"]
+
+
+def compile_command(python: str, bytecode: Path, arch: str, out: Path) -> list[str]:
+    """Our compile as a command line: `tileir compile` writing a cubin."""
+    return [*tileir(python), "compile", str(bytecode), "--arch", arch, "-o", str(out), "--emit", "cubin", "-q"]
 
 
 def _short(exc: RuntimeError) -> str:
@@ -349,7 +352,7 @@ def measure_build(
     ]
     commands = []
     for b, (ours_dir, theirs_dir, cache) in zip(builds, outputs):
-        ours = [sys.executable, "-m", "compiler", "compile", *inputs, "--arch", ",".join(arches)]
+        ours = [*tileir(sys.executable), "compile", *inputs, "--arch", ",".join(arches)]
         ours += ["--emit", "cubin", "-q", "-o", str(ours_dir), "-j", str(b.jobs)]
         steps = [
             shlex.join([tileiras, "--gpu-name", arch, "-o", str(theirs_dir / f"{Path(i).stem}.{arch}.cubin"), i])

@@ -80,9 +80,10 @@ def theirs(tileiras: str | None, bytecode: Path | None, arch: str, out: Path) ->
         return Side(error="tileiras not found (pip install nvidia-cuda-tileiras, or set TILEIRAS)")
     if bytecode is None:
         return Side(error="no bytecode")
-    proc = subprocess.run(
-        [tileiras, "--gpu-name", arch, "-o", str(out), str(bytecode)], capture_output=True, text=True, timeout=600
-    )
+    proc = subprocess.run(  # (TMPDIR: the `tileir-XXXXXX.o` it leaves where it fails goes with `out`)
+        [tileiras, "--gpu-name", arch, "-o", str(out), str(bytecode)],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "TMPDIR": str(out.parent)},
+    )  # fmt: skip
     if proc.returncode != 0 or not out.exists():
         lines = (proc.stderr or proc.stdout).strip().splitlines()
         return Side(error=f"tileiras failed: {lines[-1][:300] if lines else proc.returncode}")
