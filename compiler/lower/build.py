@@ -637,8 +637,8 @@ class _TempfileInScratch:
     it hands ptxas go into the scratch directory of the compile on the calling thread, which
     is removed whatever happens. In the temporary directory they stayed behind when ptxas
     failed (a register cap too low, a hint then dropped: 22 KB each) or the compile was
-    stopped while ptxas ran (Ctrl-C, the time limit): a third to half of a softmax's compile.
-    Per thread, because a language server compiles on one thread while others use tempfile."""
+    stopped while ptxas ran (Ctrl-C, the time limit; ptxas is a third to half of a softmax's
+    compile). Per thread: a language server compiles on one thread while others use tempfile."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(tempfile, name)
@@ -661,11 +661,11 @@ def _ptxas_files_in_scratch() -> None:
 
 @contextlib.contextmanager
 def _triton_cache(path: str):
-    """Triton's cache pointed at a throwaway directory for one compile, and the files it
-    hands ptxas made there (`_TempfileInScratch`). Its key then needs
-    to be unique only within that directory, so Triton's own fingerprint (a hash of its
-    100 MB library and sources, 0.3-0.4 s the first time in each process) is replaced by
-    its version for the duration: our cache key already names the Triton version."""
+    """Triton's cache pointed at a throwaway directory for one compile, and the files it hands
+    ptxas made there (`_TempfileInScratch`). Its key then needs to be unique only within that
+    directory, so Triton's own fingerprint (a hash of its 100 MB library and sources, 0.3-0.4
+    s the first time in each process) is replaced by its version for the duration: our cache
+    key already names the Triton version."""
     _ptxas_files_in_scratch()
     _SCRATCH_OF.dir = path
     old = os.environ.get("TRITON_CACHE_DIR")
