@@ -645,7 +645,7 @@ class _TempfileInScratch:
 
     def NamedTemporaryFile(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 - tempfile's name
         where = getattr(_SCRATCH_OF, "dir", None)
-        if where is not None and len(args) < 6:  # `dir` not given by position
+        if where is not None and len(args) < 7:  # `dir`, its seventh parameter, not given by position
             kwargs.setdefault("dir", where)
         return tempfile.NamedTemporaryFile(*args, **kwargs)
 
