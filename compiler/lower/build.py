@@ -723,6 +723,13 @@ def _compile_error(src: KernelSource, outcome: guard.Outcome) -> LowerError:
     line. What Triton wrote (`outcome.report`) is summed up in the message and kept whole in
     a file that the message names, for the bug report."""
     failure = outcome.failure
+    if outcome.stopped:  # (a signal sent to it: nothing to report)
+        return LowerError(
+            f"Triton's compile of @{src.kernel} was stopped from outside (its process {outcome.died}); compile "
+            "it again",
+            target=src.target.arch,
+            detail=f"its process {outcome.died}",
+        )
     text = failure.message if failure is not None else ""
     lineno = failure.lineno if failure is not None else None
     if lineno is None:

@@ -85,6 +85,12 @@ class Outcome:
     failure: Failure | None = None  # what it raised instead
     died: str | None = None  # isolated: how the child ended without an answer ("killed by SIGSEGV")
     report: str = ""  # what the compile wrote on stderr (and, isolated, on stdout)
+    stopped: bool = False  # died of a signal that someone sends to stop a process (STOPPING)
+
+
+# Signals that end a child because someone asked (a `kill`, Ctrl-C aimed at the group while
+# this process ignores it), not because the compile crashed.
+STOPPING = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 
 
 class TimedOut(TimeoutError):
@@ -258,7 +264,8 @@ def _in_child(work: Any, limit: float | None) -> Outcome:
     if late:
         raise TimedOut(report)
     if status != 0 or not data:
-        return Outcome(died=how_it_ended(status), report=report)
+        stopped = os.WIFSIGNALED(status) and os.WTERMSIG(status) in STOPPING
+        return Outcome(died=how_it_ended(status), report=report, stopped=stopped)
     value, failure = pickle.loads(data)
     return Outcome(value=value, failure=failure, report=report)
 
@@ -273,7 +280,10 @@ def _child(work: Any, write_end: int, read_end: int, log: int, parent: int) -> N
         _die_with(parent)
         faulthandler.disable()  # a crash is reported by the parent, not by a traceback dump here
         os.close(read_end)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the group: the parent decides
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            # Ctrl-C reaches the group: the parent decides. (A parent that ignores it, started in
+            # the background by a shell, say, goes on: so does the compile.)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.dup2(log, 1)
         os.dup2(log, 2)
         sys.stdout = sys.stderr = open(log, "w", closefd=False)  # noqa: SIM115 - (the process ends here)

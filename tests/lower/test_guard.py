@@ -103,7 +103,45 @@ def test_a_child_that_dies_says_how(death: str) -> None:
 def check_death(death: str) -> None:
     work, how = DEATHS[death]
     out = guard.run_guarded(work, 30, "t", isolate=True)
-    assert out.value is None and out.failure is None and out.died == how
+    assert out.value is None and out.failure is None and out.died == how and not out.stopped
+
+
+def test_a_child_stopped_by_a_signal_sent_to_it_is_no_crash() -> None:
+    """SIGTERM or SIGINT sent to the compile's process (by someone: not a crash of Triton's)
+    is said as such, without "a bug in the lowering" or a report kept for it."""
+    fresh(check_stopped)
+
+
+def check_stopped() -> None:
+    from compiler.lower import lower
+    from compiler.lower.build import _compile_error
+    from compiler.runtime import load_module
+
+    src = lower(load_module(str(REPO / "examples" / "vector_add.tileir")), None, "sm_90")
+    for sig, name in ((signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "SIGINT")):
+        out = guard.run_guarded(lambda sig=sig: os.kill(os.getpid(), sig), 30, "t", isolate=True)
+        assert out.stopped and out.died == f"killed by {name}"
+        error = _compile_error(src, out)
+        assert error.message == (
+            f"Triton's compile of @vector_add was stopped from outside (its process killed by {name}); compile it again"
+        )
+        assert error.kept is None
+
+
+def test_a_compile_goes_on_where_its_caller_ignores_ctrl_c() -> None:
+    """A process that ignores SIGINT (started in the background by a shell, say) is not
+    interrupted by a Ctrl-C aimed at its process group, and neither is its compile: the child
+    kept the parent's choice (it set SIGINT to the default, died, and the parent went on to
+    call that a crash of Triton's). Run in a session of its own, whose group the work signals."""
+    call = (
+        "import os, signal; from compiler.lower import guard\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "out = guard.run_guarded(lambda: (os.killpg(os.getpgrp(), signal.SIGINT), 42)[1], 30, 't', isolate=True)\n"
+        "print(out.value, out.died)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", call], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          start_new_session=True)  # fmt: skip
+    assert done.returncode == 0 and done.stdout == "42 None\n", (done.stdout, done.stderr[-2000:])
 
 
 @pytest.mark.parametrize("isolate", [True, False])
