@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 from pathlib import Path
@@ -40,6 +41,15 @@ if settings is not None:
 # the developer may have running (compiler/cli/server.py); tests/lower/test_server.py starts
 # its own.
 os.environ["TILEIR_SERVER"] = "off"
+
+
+@pytest.fixture(autouse=True)
+def _collector_on_again():
+    """The garbage collector on again after each test: `compiler.cli.main` turns it off for
+    the commands whose process ends right after (ACYCLIC_COMMANDS, ONE_SHOT_COMMANDS), and
+    tests call it in this process; the first such call left it off for the rest of a run."""
+    yield
+    gc.enable()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import io
 import os
 import re
@@ -126,6 +127,7 @@ def command_compile(args: argparse.Namespace) -> int:
         require_cache(f"--emit {args.emit}")
     targets = _compile_targets(args)
     if len(args.file) * len(targets) > 1:
+        gc.enable()  # each kernel's module is cyclic garbage once compiled (cli.ONE_SHOT_COMMANDS)
         return _compile_batch(args, targets)
     loaded = load_kernel(args, "compile", "not compiled", args.file[0])
     if loaded is None:
