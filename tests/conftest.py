@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import shutil
 from pathlib import Path
@@ -42,14 +41,14 @@ if settings is not None:
 # its own.
 os.environ["TILEIR_SERVER"] = "off"
 
-
-@pytest.fixture(autouse=True)
-def _collector_on_again():
-    """The garbage collector on again after each test: `compiler.cli.main` turns it off for
-    the commands whose process ends right after (ACYCLIC_COMMANDS, ONE_SHOT_COMMANDS), and
-    tests call it in this process; the first such call left it off for the rest of a run."""
-    yield
-    gc.enable()
+# `compiler.cli.main` turns Python's garbage collector off for the commands whose process ends
+# right after (ACYCLIC_COMMANDS, ONE_SHOT_COMMANDS), and tests call it in this process: from the
+# first such test on, a run goes without it. Turned on again after each test (tried on
+# 2026-12-02), CI failed with "SystemError: AST constructor recursion depth mismatch" in
+# pytest's own report of a test. As far as we can tell: CPython 3.11's AST constructors count
+# their depth in state that threads share (cpython gh-106905), and a collection inside
+# `ast.parse` let a compile thread that a test left past its time limit (Triton parses
+# sources too) switch in mid-parse.
 
 
 def pytest_configure(config: pytest.Config) -> None:

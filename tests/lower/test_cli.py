@@ -717,11 +717,15 @@ def test_one_kernel_compiles_without_the_collector_a_build_with_it(capsys, tmp_p
     keeps it on, since each kernel's module is garbage once compiled."""
     import gc
 
-    status, _, _ = run(capsys, "compile", VADD, "--emit", "triton", "-o", str(tmp_path / "k.py"))
-    assert status == 0 and not gc.isenabled()
-    gc.enable()
-    status, _, _ = run(capsys, "compile", VADD, "--arch", "sm_80,sm_90", "--emit", "triton", "-o", str(tmp_path))
-    assert status == 0 and gc.isenabled()
+    was = gc.isenabled()  # (left as found: see the note in tests/conftest.py)
+    try:
+        gc.enable()
+        status, _, _ = run(capsys, "compile", VADD, "--emit", "triton", "-o", str(tmp_path / "k.py"))
+        assert status == 0 and not gc.isenabled()
+        status, _, _ = run(capsys, "compile", VADD, "--arch", "sm_80,sm_90", "--emit", "triton", "-o", str(tmp_path))
+        assert status == 0 and gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def test_help(capsys) -> None:
