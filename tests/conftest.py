@@ -42,7 +42,7 @@ if settings is not None:
 os.environ["TILEIR_SERVER"] = "off"
 
 # `compiler.cli.main` turns Python's garbage collector off for the commands whose process ends
-# right after (ACYCLIC_COMMANDS, ONE_SHOT_COMMANDS), and tests call it in this process: from the
+# right after (ACYCLIC_COMMANDS; `compile` of one kernel), and tests call it in this process: from the
 # first such test on, a run goes without it. Turned on again after each test (tried on
 # 2026-12-02), CI failed with "SystemError: AST constructor recursion depth mismatch" in
 # pytest's own report of a test. As far as we can tell: CPython 3.11's AST constructors count

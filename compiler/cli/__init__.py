@@ -73,13 +73,6 @@ SERVED_COMMANDS = frozenset({"compile", "run", "bench"})
 # garbage collector would rescan the whole module many times (a third of their time).
 ACYCLIC_COMMANDS = frozenset({"asm", "disasm", "check", "fmt", "translate", "opt"})
 
-# `compile` of one kernel: Triton's import and compile make cyclic garbage, but the process
-# (or the compile server's worker) ends soon after. Without the collector a cold compile runs
-# 2-3 % fewer instructions (benchmarks/instructions.py: 0.973-0.980 for the softmaxes, 0.971
-# for the vector add) at the same peak memory (examples/matmul 112 MB either way); a build of
-# several kernels turns it back on (compiler/cli/compile.py).
-ONE_SHOT_COMMANDS = frozenset({"compile"})
-
 
 class _ArgparseExit(Exception):
     def __init__(self, status: int) -> None:
@@ -176,8 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "func", None) is None:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        if args.command in ACYCLIC_COMMANDS or args.command in ONE_SHOT_COMMANDS:
-            gc.disable()  # (see the two sets)
+        if args.command in ACYCLIC_COMMANDS:
+            # These build one module and print or encode it: nothing they make is cyclic garbage,
+            # and the collector would rescan the whole module many times (a third of the time).
+            gc.disable()
         status = int(args.func(args))
         flush_stdout()  # a write error (a full disk) must not pass for success
         return status
