@@ -369,13 +369,28 @@ def test_the_installed_program_imports_nothing_before_the_command_line():
         lines = proc.stderr.splitlines()
         return [line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")], proc.stdout
 
-    # What Python's start-up imports is not the program's: setuptools' default editable install
-    # adds a finder whose `pathlib` imports `re` in every process of the environment.
+    # What Python's start-up imports is not the program's: another package's .pth file may
+    # import anything (ours imports nothing: the test after this one).
     startup = set(imports("-c", "pass")[0])
     imported, out = imports(str(program), "--version")
     assert out == f"tileir {__version__}\n"
     before = imported[: imported.index("compiler.cli")]  # (a line is written when its import ends)
     assert not {"re", "enum", "argparse"} & (set(before) - startup), before
+
+
+def test_our_editable_install_imports_nothing_at_python_s_start_up():
+    # pyproject.toml's package-dir: `pip install -e .` (the README's install, and CI's) then
+    # writes a .pth of one path instead of an `import` line loading setuptools' finder, whose
+    # pathlib imported re, enum and urllib in every process of the environment (10-20 ms).
+    from importlib import metadata
+
+    try:
+        files = metadata.distribution("tileir-tools").files or []
+    except metadata.PackageNotFoundError:
+        pytest.skip("tileir-tools is not installed here (pip install -e .)")
+    for pth in (f for f in files if f.name.endswith(".pth")):
+        lines = pth.read_text().splitlines()
+        assert not [line for line in lines if line.startswith(("import ", "import\t"))], (str(pth), lines)
 
 
 @pytest.mark.parametrize(("given", "seen"), [(None, "1"), ("0", "0")])
