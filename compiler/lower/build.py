@@ -22,6 +22,7 @@ is pointed into ours so that `--no-cache` compiles from scratch.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import json
@@ -659,6 +660,28 @@ def _ptxas_files_in_scratch() -> None:
         cuda_backend.tempfile = _TempfileInScratch()  # type: ignore[assignment]
 
 
+@functools.cache
+def _scratch_cache_manager() -> Any:
+    """Triton's file cache manager, but writing straight into the scratch directory of the
+    compile on the calling thread: its `put` writes each file into a directory of its own,
+    renames it into place and removes that directory again (against other processes sharing
+    the cache), ~2 ms of a compile's 8 files that no other process ever reads. Files of
+    anywhere else (a directory the user set for dumps, another thread's) it puts as Triton does."""
+    from triton.runtime.cache import FileCacheManager
+
+    class ScratchCacheManager(FileCacheManager):
+        def put(self, data: Any, filename: str, binary: bool = True) -> str:
+            where = getattr(_SCRATCH_OF, "dir", None)
+            if where is None or not self.cache_dir or os.path.dirname(self.cache_dir) != where:
+                return super().put(data, filename, binary)
+            path = self._make_path(filename)
+            with open(path, "wb") if isinstance(data, bytes) else open(path, "w") as f:
+                f.write(data if isinstance(data, bytes) else str(data))
+            return path
+
+    return ScratchCacheManager
+
+
 @contextlib.contextmanager
 def _triton_cache(path: str):
     """Triton's cache pointed at a throwaway directory for one compile, and the files it hands
@@ -678,11 +701,18 @@ def _triton_cache(path: str):
         triton_cache.triton_key = lambda: f"{triton.__version__}-tileir"  # type: ignore[assignment]
     except (ImportError, AttributeError):
         triton_cache = None  # type: ignore[assignment]
+    ours = False
     try:
         from triton import knobs
 
         saved = knobs.cache.dir
         knobs.cache.dir = path
+        try:
+            ours = knobs.cache.manager_class is None  # (a manager the user named stays theirs)
+        except RuntimeError:  # (TRITON_CACHE_MANAGER unreadable: Triton's compile says so)
+            ours = False
+        if ours:
+            knobs.cache.manager_class = _scratch_cache_manager()
     except (ImportError, AttributeError):
         knobs = None  # type: ignore[assignment]
     try:
@@ -693,6 +723,8 @@ def _triton_cache(path: str):
             triton_cache.triton_key = saved_key
         if knobs is not None:
             knobs.cache.dir = saved
+            if ours:
+                del knobs.cache.manager_class  # (back to TRITON_CACHE_MANAGER's, none)
         if old is None:
             os.environ.pop("TRITON_CACHE_DIR", None)
         else:

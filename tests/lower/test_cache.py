@@ -339,3 +339,34 @@ def test_a_compile_on_a_thread_past_its_limit_removes_its_scratch_directory_when
     while list((tmp_path / "tmp").glob("tileir-scratch-*")) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert list((tmp_path / "tmp").glob("tileir-scratch-*")) == []
+
+
+def test_triton_writes_a_compile_s_files_straight_into_its_scratch_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Triton's cache manager puts each file through a directory of its own, a rename and a
+    removal, for a cache that processes share; a scratch directory is one compile's, so the
+    files go straight in. A manager the user names (TRITON_CACHE_MANAGER) stays theirs."""
+    pytest.importorskip("triton")
+    from triton import knobs
+    from triton.runtime.cache import FileCacheManager
+
+    from compiler.lower import compile as lower_compile
+
+    put_by_triton: list[str] = []
+    triton_put = FileCacheManager.put
+
+    def put(self: FileCacheManager, data: object, filename: str, binary: bool = True) -> str:
+        put_by_triton.append(filename)
+        return triton_put(self, data, filename, binary)
+
+    monkeypatch.setattr(FileCacheManager, "put", put)
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TRITON_CACHE_MANAGER", raising=False)
+    compiled = lower_compile(Path(VADD).read_text(), None, "sm_90", use_cache=False)
+    assert compiled.cubin.startswith(b"\x7fELF") and put_by_triton == []
+    assert knobs.cache.manager_class is None  # (ours only for the compile)
+
+    monkeypatch.setenv("TRITON_CACHE_MANAGER", "triton.runtime.cache:FileCacheManager")
+    assert lower_compile(Path(VADD).read_text(), None, "sm_90", use_cache=False).cubin == compiled.cubin
+    assert any(name.endswith(".cubin") for name in put_by_triton), put_by_triton
