@@ -280,10 +280,15 @@ def _child(work: Any, write_end: int, read_end: int, log: int, parent: int) -> N
         _die_with(parent)
         faulthandler.disable()  # a crash is reported by the parent, not by a traceback dump here
         os.close(read_end)
-        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-            # Ctrl-C reaches the group: the parent decides. (A parent that ignores it, started in
-            # the background by a shell, say, goes on: so does the compile.)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        # A signal that stops a process stops this one, whatever the parent does with it: not
+        # its handler (Python's Ctrl-C; LLVM's, which Triton loads, and whose handler returns
+        # where the program set an interrupt function), nor its event loop's wake-up pipe. Ctrl-C
+        # reaches the group, so the parent decides; one it ignores (started in the background by
+        # a shell, say) the compile ignores too.
+        signal.set_wakeup_fd(-1)
+        for number in STOPPING:
+            if signal.getsignal(number) is not signal.SIG_IGN:
+                signal.signal(number, signal.SIG_DFL)
         os.dup2(log, 1)
         os.dup2(log, 2)
         sys.stdout = sys.stderr = open(log, "w", closefd=False)  # noqa: SIM115 - (the process ends here)
