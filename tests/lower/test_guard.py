@@ -23,10 +23,10 @@ from compiler.lower import LowerError, guard
 from tests.corpus import REPO
 
 
-def fresh(check, *args) -> None:
+def fresh(check, *args, alone: bool = False) -> None:
     """`check(*args)` (a function of this module; args: str, int, bool) here where this
-    process has no other thread, else in a new Python process."""
-    if threading.active_count() == 1:
+    process has no other thread, else (and always with `alone`) in a new Python process."""
+    if threading.active_count() == 1 and not alone:
         check(*args)
         return
     call = f"import tests.lower.test_guard as t; t.{check.__name__}(*{args!r})"
@@ -110,8 +110,9 @@ def test_a_child_stopped_by_a_signal_sent_to_it_is_no_crash() -> None:
     """SIGTERM or SIGINT sent to the compile's process (by someone: not a crash of Triton's)
     is said as such, without "a bug in the lowering" or a report kept for it; and the child dies
     of it where this process handles it itself (its handlers are inherited: LLVM's, which
-    Triton loads, catch SIGTERM; a CI run's child once finished its work instead)."""
-    fresh(check_stopped)
+    Triton loads, catch SIGTERM; a CI run's child once finished its work instead). In a
+    process of its own: the handlers it sets for the check are that process's."""
+    fresh(check_stopped, alone=True)
 
 
 def check_stopped() -> None:
