@@ -286,6 +286,7 @@ def _child(work: Any, write_end: int, read_end: int, log: int, parent: int) -> N
         # reaches the group, so the parent decides; one it ignores (started in the background by
         # a shell, say) the compile ignores too.
         signal.set_wakeup_fd(-1)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)  # (a mask is inherited too)
         for number in STOPPING:
             if signal.getsignal(number) is not signal.SIG_IGN:
                 signal.signal(number, signal.SIG_DFL)

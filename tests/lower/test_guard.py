@@ -123,11 +123,13 @@ def check_stopped() -> None:
     src = lower(load_module(str(REPO / "examples" / "vector_add.tileir")), None, "sm_90")
     served, guard._SERVED_PID = guard._SERVED_PID, None  # (an earlier test ran a server's worker here)
     handled = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGTERM, signal.SIGINT)}
+    signal.pthread_sigmask(signal.SIG_BLOCK, handled)  # (a CI run's child survived with neither)
     try:
         outs = [guard.run_guarded(lambda sig=sig: os.kill(os.getpid(), sig), 30, "t", isolate=True)
                 for sig in (signal.SIGTERM, signal.SIGINT)]  # fmt: skip
     finally:
         guard._SERVED_PID = served
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, handled)
         for sig, previous in handled.items():
             signal.signal(sig, previous)
     for out, name in zip(outs, ("SIGTERM", "SIGINT")):
