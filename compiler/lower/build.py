@@ -675,8 +675,9 @@ def _scratch_cache_manager() -> Any:
             if where is None or not self.cache_dir or os.path.dirname(self.cache_dir) != where:
                 return super().put(data, filename, binary)
             path = self._make_path(filename)
-            with open(path, "wb") if isinstance(data, bytes) else open(path, "w") as f:
-                f.write(data if isinstance(data, bytes) else str(data))
+            binary = isinstance(data, bytes)
+            with open(path, "wb" if binary else "w") as f:
+                f.write(data if binary else str(data))
             return path
 
     return ScratchCacheManager
@@ -707,10 +708,8 @@ def _triton_cache(path: str):
 
         saved = knobs.cache.dir
         knobs.cache.dir = path
-        try:
+        with contextlib.suppress(RuntimeError):  # (TRITON_CACHE_MANAGER unreadable: Triton's compile says so)
             ours = knobs.cache.manager_class is None  # (a manager the user named stays theirs)
-        except RuntimeError:  # (TRITON_CACHE_MANAGER unreadable: Triton's compile says so)
-            ours = False
         if ours:
             knobs.cache.manager_class = _scratch_cache_manager()
     except (ImportError, AttributeError):

@@ -281,8 +281,8 @@ def _child(work: Any, write_end: int, read_end: int, log: int, parent: int) -> N
         faulthandler.disable()  # a crash is reported by the parent, not by a traceback dump here
         os.close(read_end)
         # A signal that stops a process stops this one, whatever the parent does with it: not
-        # its handler (Python's Ctrl-C; LLVM's, which Triton loads, and whose handler returns
-        # where the program set an interrupt function), nor its event loop's wake-up pipe. Ctrl-C
+        # its handler (Python's Ctrl-C, LLVM's, which Triton loads), nor its mask (a CI run's
+        # child finished its work after a SIGTERM), nor its event loop's wake-up pipe. Ctrl-C
         # reaches the group, so the parent decides; one it ignores (started in the background by
         # a shell, say) the compile ignores too.
         signal.set_wakeup_fd(-1)
