@@ -6,6 +6,7 @@ elements (bits are never touched by arithmetic that could change them).
                 unless told it may reorder (the default is False in Triton 3.6; we say it
                 explicitly). To a 0-d tile: tl.reshape(x, ()) (Triton's unsplat of a one-element
                 tensor); from a 0-d tile: splat to (1,) first, since Triton reshapes only blocks.
+                One that only inserts extents of 1 is an index, x[:, None] (`_unit_dims_inserted`).
     permute     tl.permute(x, perm): result dimension i is source dimension perm[i], which is
                 Tile IR's reading of `permutation` (NumPy's `transpose(axes)`). A permute that
                 moves only extents of 1 is a reshape.
@@ -69,6 +70,25 @@ def reshape(e: OpEmit, x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> st
     return f"tl.reshape({x}, {shape_text(dst)}, can_reorder=False)"
 
 
+def _unit_dims_inserted(src: tuple[int, ...], dst: tuple[int, ...]) -> list[str] | None:
+    """The index (`:` and `None`s) that makes `dst` of `src` by inserting extents of 1, if
+    it can. Triton's expand_dims keeps the source's layout (as the slice of its parent);
+    its reshape picks a layout of its own, which the ops after it can inherit: a row's
+    statistic ([4] -> [4, 1]) broadcast and combined with the rows took a layout in which
+    each thread held whole rows (tests/lower/test_shape.py, 32 KB of spills, a 70 s
+    compile). Not for the dot's batch of one (ops_mma): its result is in an MMA layout."""
+    index, i = [], 0
+    for d in dst:
+        if i < len(src) and src[i] == d:
+            index.append(":")
+            i += 1
+        elif d == 1:
+            index.append("None")
+        else:
+            return None
+    return index if i == len(src) else None
+
+
 def permute(x: str, perm: list[int]) -> str:
     if perm == list(range(len(perm))):
         return x
@@ -117,7 +137,8 @@ def _reshape(e: OpEmit) -> None:
     if src == dst:
         e.alias(x)
         return
-    e.assign(reshape(e, x, src, dst))
+    index = _unit_dims_inserted(src, dst)
+    e.assign(f"{x}[{', '.join(index)}]" if index and src else reshape(e, x, src, dst))
 
 
 # Triton 3.6 and 3.9 never finish TritonGPURemoveLayoutConversions on a loop through which a
