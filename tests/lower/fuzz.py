@@ -1671,27 +1671,27 @@ def ulp_bounds(case: Case) -> dict[int, int]:
     return bounds
 
 
-def check(case: Case, arch: str | None = None) -> float:
+def check(case: Case, arch: str | None = None) -> tuple[float, int]:
     """The case on the CPU interpreter and under Triton's interpreter, bitwise (`math` results
     within ulp_bounds); with `arch`, also compiled to a cubin for it. Returns the compile's
-    seconds (0 without `arch`)."""
+    seconds and spilled bytes (zeros without `arch`)."""
     from tests.lower.harness import run_both
 
     run_both(case.text, "k", case.grid, arguments(case), ulp=ulp_bounds(case))
-    return _compile_seconds(case, arch) if arch else 0.0
+    return _compile(case, arch) if arch else (0.0, 0)
 
 
-def _compile_seconds(case: Case, arch: str) -> float:
+def _compile(case: Case, arch: str) -> tuple[float, int]:
     """The case compiled to a cubin for `arch` (in a forked child: a compile that never ends
-    is killed at its limit); the compile's seconds."""
+    is killed at its limit); the compile's seconds and the bytes a thread spills."""
     from tests.lower.harness import compile_for
 
     start = time.monotonic()
-    compile_for(case.text, "k", arches=(arch,), isolate=True)
-    return time.monotonic() - start
+    (k,) = compile_for(case.text, "k", arches=(arch,), isolate=True)
+    return time.monotonic() - start, k.spills or 0
 
 
-def check_compiles(case: Case, arch: str) -> float:
+def check_compiles(case: Case, arch: str) -> tuple[float, int]:
     """An `asm` case (which Triton's interpreter cannot run) on the CPU interpreter, which
     must run it (its prints kept apart), and compiled to a cubin for `arch`. Returns the
     compile's seconds."""
@@ -1701,7 +1701,7 @@ def check_compiles(case: Case, arch: str) -> float:
     from compiler.runtime import launch
 
     launch(case.text, "k", case.grid, arguments(case), backend="cpu", options=RunOptions(stdout=io.StringIO()))
-    return _compile_seconds(case, arch)
+    return _compile(case, arch)
 
 
 def check_bytecode(case: Case) -> None:
@@ -1877,6 +1877,7 @@ def main(argv: list[str] | None = None) -> int:
     aimed = f" (--weight {' --weight '.join(a.weight)})" if a.weight else ""
     aimed += (" --hints" if a.hints else "") + (" --asm" if a.asm else "")  # (tests/lower/reduce.py reads them)
     slowest = (0.0, -1)  # (seconds, seed) of the slowest --compile
+    spilled: list[str] = []  # seeds whose cubin spills (a layout gone wrong, as often as registers running out)
     for i, s in enumerate(seeds):
         case = kernel(s, weights=weights, hints=a.hints, asm=a.asm)
         try:
@@ -1886,8 +1887,10 @@ def main(argv: list[str] | None = None) -> int:
                 for arch in a.tileiras.split(","):
                     check_tileiras(case, arch)  # its message names the architecture
             else:
-                seconds = check_compiles(case, a.compile) if a.asm else check(case, a.compile)
+                seconds, spills = check_compiles(case, a.compile) if a.asm else check(case, a.compile)
                 slowest = max(slowest, (seconds, s))
+                if spills:
+                    spilled.append(f"{s} ({spills} B)")
         except KnownDefect as e:
             known += 1
             print(f"seed {s}: a known defect of tileiras' ({e}), not counted", flush=True)
@@ -1904,6 +1907,7 @@ def main(argv: list[str] | None = None) -> int:
     # A compile far slower than the others is a Triton pathology in the making (one that never
     # ended is a failure: $TILEIR_COMPILE_TIMEOUT).
     slow = f"; slowest compile: seed {slowest[1]}, {slowest[0]:.1f} s" if slowest[0] else ""
+    slow += f"; spilling: seed {', '.join(spilled)}" if spilled else ""
     also = f", {known} met a known defect of tileiras'" if known else ""
     print(f"{len(seeds)} seeds, {failed} failed{also} ({time.monotonic() - t0:.0f} s{slow})")
     return 1 if failed else 0

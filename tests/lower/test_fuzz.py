@@ -132,10 +132,14 @@ def test_random_asm_kernel_compiles(seed: int) -> None:
     other ops, compiled for every target. 220001 and 220005 load through views without a
     padding value with acquire ordering (whose masked-off lanes once filled with `(0).to(...)`,
     which Triton refused); the others were their campaigns' slowest compiles. The CPU
-    interpreter runs each (fuzz.check_compiles)."""
+    interpreter runs each (fuzz.check_compiles). None spills but 223301 (255 registers at 8
+    warps: three scaled products of 2x64 tiles among seven extracts): 232 B for sm_80, 336 B
+    for sm_90 and sm_100. (Its scales' unit axis as an index instead of tl.reshape, ops_mma,
+    took that to 72, 0 and 0 B, but took 221092 from none to 112, 120 and 56 B.)"""
+    known = {"sm_80": 232, "sm_90": 336, "sm_100": 336} if seed == 223301 else {}
     case = kernel(seed, asm=True)
     for arch in harness.ARCHES:
-        check_compiles(case, arch)
+        assert check_compiles(case, arch)[1] <= known.get(arch, 0)
 
 
 def test_asm_draws_what_only_compiles_and_only_with_asm(capsys: pytest.CaptureFixture[str]) -> None:
