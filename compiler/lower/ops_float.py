@@ -138,11 +138,16 @@ def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t:
 
 def fence(e: OpEmit, x: str, dtype: str, bits: int) -> str:
     """`x` (of Triton type `dtype`, `bits` wide) through a register move Triton may not move,
-    merge or look through: a layout or a conversion stops there (ops_mma's f64 operands,
-    ops_memory's atomic results). Values pass as their bits; the identity under Triton's
+    merge or look through: a layout or a conversion stops there (ops_mma's f64 operands and
+    i8 batch items, ops_memory's atomic results). Values pass as their bits; the identity under Triton's
     interpreter."""
-    ity = REGISTERS[f"i{bits}"][1]
-    helper = gpu_instruction(e, f"_fence{bits}", f"mov.b{bits}", "x", f"i{bits}", pure=False)
+    if bits == 8:  # PTX has no 8-bit registers: one 32-bit move for four bytes
+        ity = "tl.int8"
+        asm = 'tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int8, is_pure=False, pack=4)'
+        helper = e.split_helper("_fence8", "x", f"{asm}  {GPU_ONLY}", note="mov.b32 of four bytes on the GPU")
+    else:
+        ity = REGISTERS[f"i{bits}"][1]
+        helper = gpu_instruction(e, f"_fence{bits}", f"mov.b{bits}", "x", f"i{bits}", pure=False)
     if dtype == ity:
         return f"{helper}({x})"
     return f"{helper}({x}.to({ity}, bitcast=True)).to({dtype}, bitcast=True)"

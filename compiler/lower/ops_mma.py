@@ -165,6 +165,14 @@ def per_batch(e: OpEmit, count: int, product: Product) -> str:
     if batch >= int(e.cg.options.get("num_warps", 4)) or math.prod(out[-2:]) < UNROLLED_ITEM:
         return product(e, operands, shapes)
     items = [_batch_items(e, x, s, batch) for x, s in zip(operands, shapes, strict=True)]
+    signed_bytes = _el(e.operand_types[1]) == "i8" and e.keyword("signedness_rhs", "signed") == "signed"
+    if e.target.cc == 90 and out[-2] >= 64 and signed_bytes:
+        # wgmma (sm_90, 64 rows or more) takes 8-bit operands K-major only, and Triton (3.6
+        # and 3.9) fails on a signed i8 right-hand side taken out by the permute and splits
+        # as loaded ("Illegal shared layout" in TritonGPUOptimizeDotOperands; an unsigned one
+        # is computed, ^ 0x80, and compiles). Its items pass through a register move Triton
+        # cannot look through (2x64x32x64: 80 registers; the unsigned one's 96).
+        items[1] = [fence(e, x, "tl.int8", 8) for x in items[1]]
     results = []
     for i in range(batch):
         r = e.tmp("item")

@@ -152,6 +152,28 @@ BATCHES = [
 ]
 
 
+@pytest.mark.parametrize("signs", [" signed signed", " unsigned signed"])
+def test_batched_i8_products_with_a_signed_right_hand_side_compile(signs: str) -> None:
+    """Taken apart into 2-D dots, a signed i8 right-hand side as loaded made Triton fail for
+    sm_90 ("Illegal shared layout" in TritonGPUOptimizeDotOperands: wgmma takes 8-bit operands
+    K-major only); its items now pass through a register move (ops_mma, per_batch). They
+    compile for every target without spills, and compute the products."""
+    batch, m, k, n = 2, 64, 32, 64
+    sa, sb, sc = shapes(m, k, n, (batch,))
+    inputs, outputs = [("a", sa, "i8"), ("b", sb, "i8"), ("c", sc, "i32")], [("r", sc, "i32")]
+    body = mma_text("i8", "i32", sa, sb, sc, op="mmai", attrs=signs)
+    a = RNG.integers(-128, 128, sa).astype(np.int8)
+    b = RNG.integers(-128, 128, sb).astype(np.int8)
+    c = RNG.integers(-(2**31), 2**31, sc).astype(np.int32)
+    (r,) = run_io(inputs, outputs, body, [a, b, c])
+    wide_a = a.view(np.uint8).astype(np.int64) if "unsigned" in signs else a.astype(np.int64)
+    assert np.array_equal(r, (np.matmul(wide_a, b.astype(np.int64)) + c).astype(np.int32))  # wraps
+    text = io_kernel(inputs, outputs, body)
+    assert "tl.split(" in source_of(text)
+    for compiled in compile_for(text, "k"):
+        assert compiled.spills == 0
+
+
 @pytest.mark.parametrize(("op", "el", "acc", "bmkn", "form"), BATCHES)
 def test_batched_products(op, el, acc, bmkn, form):
     """Each form gives the products bitwise (small integers: every partial sum exact), item by
