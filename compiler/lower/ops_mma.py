@@ -73,7 +73,7 @@ from .codegen import LOADS, OpEmit
 from .fold import fold
 from .ops_conversion import to_f32
 from .ops_float import fence
-from .ops_shape import add_combine, arange_along, concat, permute, reshape, shape_text
+from .ops_shape import add_combine, concat, permute, reshape, unanchored
 from .registry import emitter
 
 _F8_TO_F16 = """@triton.jit
@@ -183,16 +183,6 @@ def per_batch(e: OpEmit, count: int, product: Product) -> str:
         results = [concat(e, lower, upper, shape, 0) for (lower, shape), (upper, _) in pairs]
     whole, shape = results[0]
     return reshape(e, whole, shape, out)
-
-
-def unanchored(x: str, shape: tuple[int, ...], axis: int) -> str:
-    """`x` (of `shape`) gathered along `axis` by an identity index: the same tile, which
-    Triton's layout propagation does not carry a layout into (only its index's). Not
-    ops_control's `_loop_entry` form (a zero index along a new axis of 1, cheaper before a
-    loop): for the scales of test_mma's computed-scale product it left 8 bytes of spills on
-    sm_80, where this leaves none."""
-    identity = f"tl.broadcast_to({arange_along(shape[axis], axis, len(shape))}, {shape_text(shape)})"
-    return f"tl.gather({x}, {identity}, {axis})"
 
 
 def _batch_items(e: OpEmit, x: str, shape: tuple[int, ...], batch: int) -> list[str]:

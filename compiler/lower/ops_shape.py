@@ -6,7 +6,8 @@ elements (bits are never touched by arithmetic that could change them).
                 unless told it may reorder (the default is False in Triton 3.6; we say it
                 explicitly). To a 0-d tile: tl.reshape(x, ()) (Triton's unsplat of a one-element
                 tensor); from a 0-d tile: splat to (1,) first, since Triton reshapes only blocks.
-                One that only inserts extents of 1 is an index, x[:, None] (`_unit_dims_inserted`).
+                One that only inserts extents of 1 is an index, x[:, None]; one that moves
+                them, a gather by an identity index (`_unit_dims_moved`).
     permute     tl.permute(x, perm): result dimension i is source dimension perm[i], which is
                 Tile IR's reading of `permutation` (NumPy's `transpose(axes)`). A permute that
                 moves only extents of 1 is a reshape.
@@ -70,13 +71,29 @@ def reshape(e: OpEmit, x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> st
     return f"tl.reshape({x}, {shape_text(dst)}, can_reorder=False)"
 
 
+def _unit_dims_moved(e: OpEmit, x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> str:
+    """`x` (of shape `src`) in shape `dst`, row-major order kept. Where `dst` only inserts
+    extents of 1: an index (`:` and `None`s), Triton's expand_dims, which keeps the operand's
+    layout (as the slice of its parent). Where other extents of 1 move (a row made a column):
+    the reshape gathered by an identity index (`unanchored`), which moves the elements across
+    threads. A plain reshape gets a layout of its own that the ops after it can inherit: a row
+    statistic, [4] -> [4, 1], broadcast and combined with the rows, and a row made a column,
+    [1, 128] -> [128, 1], converted and broadcast into a product, took layouts in which each
+    thread held whole rows (tests/lower/test_shape.py: 32 KB of spills and a 70 s compile;
+    fuzz seed 424497: 3.6 KB). Any other reshape stays one. Not for a dot's batch of one
+    (ops_mma): its result is in an MMA layout."""
+    index = _unit_dims_inserted(src, dst)
+    if index is not None and src:
+        return f"{x}[{', '.join(index)}]"
+    core = tuple(d for d in src if d != 1)
+    if not core or core != tuple(d for d in dst if d != 1) or core == tuple(dst):
+        return reshape(e, x, src, dst)
+    return unanchored(reshape(e, x, src, dst), dst, dst.index(core[0]))
+
+
 def _unit_dims_inserted(src: tuple[int, ...], dst: tuple[int, ...]) -> list[str] | None:
     """The index (`:` and `None`s) that makes `dst` of `src` by inserting extents of 1, if
-    it can. Triton's expand_dims keeps the source's layout (as the slice of its parent);
-    its reshape picks a layout of its own, which the ops after it can inherit: a row's
-    statistic ([4] -> [4, 1]) broadcast and combined with the rows took a layout in which
-    each thread held whole rows (tests/lower/test_shape.py, 32 KB of spills, a 70 s
-    compile). Not for the dot's batch of one (ops_mma): its result is in an MMA layout."""
+    it can."""
     index, i = [], 0
     for d in dst:
         if i < len(src) and src[i] == d:
@@ -118,6 +135,16 @@ def arange_along(n: int, axis: int, rank: int) -> str:
     return f"tl.arange(0, {n})[{', '.join(index)}]"
 
 
+def unanchored(x: str, shape: tuple[int, ...], axis: int) -> str:
+    """`x` (of `shape`) gathered along `axis` by an identity index: the same tile, which
+    Triton's layout propagation does not carry a layout into (only its index's). Not
+    ops_control's `_loop_entry` form (a zero index along a new axis of 1, cheaper before a
+    loop): for the scales of test_mma's computed-scale product (ops_mma) it left 8 bytes of
+    spills on sm_80, where this leaves none."""
+    identity = f"tl.broadcast_to({arange_along(shape[axis], axis, len(shape))}, {shape_text(shape)})"
+    return f"tl.gather({x}, {identity}, {axis})"
+
+
 @emitter("broadcast")
 def _broadcast(e: OpEmit) -> None:
     (x,) = e.operands
@@ -137,8 +164,7 @@ def _reshape(e: OpEmit) -> None:
     if src == dst:
         e.alias(x)
         return
-    index = _unit_dims_inserted(src, dst)
-    e.assign(f"{x}[{', '.join(index)}]" if index and src else reshape(e, x, src, dst))
+    e.assign(_unit_dims_moved(e, x, src, dst))
 
 
 # Triton 3.6 and 3.9 never finish TritonGPURemoveLayoutConversions on a loop through which a
@@ -200,7 +226,7 @@ def _permute(e: OpEmit) -> None:
     if [d for d in perm if shape[d] != 1] == [d for d in range(len(shape)) if shape[d] != 1]:
         # Only extents of 1 move: row-major order is unchanged, a reshape. No tl.permute,
         # whose layout change Triton must then undo (fuzz seed 150068: a 1x1x1 permute).
-        e.assign(reshape(e, x, shape, tuple(shape[d] for d in perm)))
+        e.assign(_unit_dims_moved(e, x, shape, tuple(shape[d] for d in perm)))
         return
     if enclosing_loop(e.op) is not None and (math.prod(shape) <= SMALL_PERMUTE or _carried(e.op.operands[0])):
         expr = _gathered_permute(e, x, e.operand_types[0], shape, perm)

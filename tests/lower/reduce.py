@@ -12,7 +12,8 @@ compares), or, with `--until timeout`, Triton's compile still takes longer than 
 seconds (checked in a child process that is killed then), or, with `--until compile-error`,
 Triton still fails to compile it for `--arch` in the same pass with the same assertion
 (`failure_key`), or, with `--until tileiras-error`, NVIDIA's tileiras still refuses it for
-`--arch` with the same first line (value names aside). Passes repeat until one deletes
+`--arch` with the same first line (value names aside), or, with `--until spills`, its cubin
+for `--arch` still spills (`fuzz --compile` names such seeds). Passes repeat until one deletes
 nothing. Each smaller kernel found is written to OUT at once, so a reduction stopped early
 leaves the smallest kernel so far.
 
@@ -128,6 +129,21 @@ def _tileiras_fails(arch: str) -> Callable[[str], str | None]:
     return failure
 
 
+def _spills(arch: str) -> Callable[[str], bool]:
+    """Whether a kernel's cubin for `arch` spills (a compile that fails does not count)."""
+    from compiler.lower import LowerError, lower
+    from compiler.lower.build import compile_source
+    from compiler.runtime import load_module
+
+    def still(text: str) -> bool:
+        try:
+            return bool(compile_source(lower(load_module(text), "k", arch), use_cache=False, isolate=True).spills)
+        except LowerError:
+            return False
+
+    return still
+
+
 def _times_out(arch: str, limit: float) -> Callable[[str], bool]:
     """Whether Triton's compile of a kernel for `arch` outlasts `limit` seconds (0: every
     compile does): the guard's own limit (compiler/lower/guard.py), whose forked compile is
@@ -224,8 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hints", action="store_true", help="the seed's kernel with its optimization hints")
     p.add_argument("--asm", action="store_true", help="the seed's kernel of fuzz --asm")
     p.add_argument("--backend", default="triton", help="triton, tileiras or triton-interpret (default triton)")
-    p.add_argument("--until", choices=["mismatch", "timeout", "compile-error", "tileiras-error"], default="mismatch")
-    p.add_argument("--arch", default="sm_90", help="with --until timeout or *-error: the target compiled for")
+    until = ["mismatch", "timeout", "compile-error", "tileiras-error", "spills"]
+    p.add_argument("--until", choices=until, default="mismatch")
+    p.add_argument("--arch", default="sm_90", help="with --until timeout, spills or *-error: the target compiled for")
     p.add_argument("--limit", type=float, default=60.0, help="with --until timeout: seconds")
     p.add_argument("--budget", type=float, help="stop deleting after this many seconds")
     p.add_argument(
@@ -257,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out or f"reduced-{seed}.tileir")
     if a.until == "timeout":
         still = _times_out(a.arch, a.limit)
+    elif a.until == "spills":
+        still = _spills(a.arch)
     elif a.until in ("compile-error", "tileiras-error"):
         failure = (_compile_fails if a.until == "compile-error" else _tileiras_fails)(a.arch)
         first = failure(text)

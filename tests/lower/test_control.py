@@ -488,7 +488,12 @@ def test_a_breaking_loop_reducing_an_invariant() -> None:
     assert "_loop_entry(v21)" in source_of(BREAK_WITH_AN_INVARIANT_REDUCE)
     for k in compile_for(BREAK_WITH_AN_INVARIANT_REDUCE, "k"):
         assert k.spills == 0
-    triton_36_fails_without_workarounds(BREAK_WITH_AN_INVARIANT_REDUCE, "sm_80", "TritonGPURemoveLayoutConversions")
+    # The [2] -> [2, 1] reshape is an index since 2026-12-02 (ops_shape), with which this kernel
+    # compiles without the workaround too; the defect is shown on the tl.reshape it was.
+    as_before = ("v48 = v21[:, None]", "v48 = tl.reshape(v21, (2, 1), can_reorder=False)")
+    triton_36_fails_without_workarounds(
+        BREAK_WITH_AN_INVARIANT_REDUCE, "sm_80", "TritonGPURemoveLayoutConversions", replace=as_before
+    )
 
 
 def _permuted_into_a_loop(shape: tuple[int, int], start: str) -> str:

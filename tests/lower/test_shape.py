@@ -210,6 +210,67 @@ def test_a_row_statistic_broadcast_back_over_the_rows_keeps_their_layout() -> No
     assert k.spills == 0 and k.registers > 32
 
 
+# A row turned into a column (a permute or reshape that moves only extents of 1) and
+# broadcast into an outer product: the column's elements must cross threads, which a gather by
+# an identity index does (ops_shape, `_unit_dims_moved`).
+OUTER = """
+%c = {op} %x {how} : tile<1x128xf32> -> tile<128x1xf32>
+%h = constant <f32: 0.5> : tile<128x1xf32>
+%c2 = mulf %c, %h : tile<128x1xf32>
+%cb = broadcast %c2 : tile<128x1xf32> -> tile<128x128xf32>
+%rb = broadcast %x : tile<1x128xf32> -> tile<128x128xf32>
+%one = constant <f32: -1.0> : tile<128x128xf32>
+%r = fma %cb, %rb, %one : tile<128x128xf32>
+"""
+
+
+@pytest.mark.parametrize("op", ["permute", "reshape"])
+def test_a_row_made_a_column_for_an_outer_product(op: str) -> None:
+    inputs, outputs = [("x", (1, 128), "f32")], [("r", (128, 128), "f32")]
+    body = OUTER.format(op=op, how="[1, 0]" if op == "permute" else "")
+    x = RNG.standard_normal((1, 128)).astype(np.float32)
+    (r,) = run_io(inputs, outputs, body, [x])
+    assert np.array_equal(r, (x.T.astype(np.float64) / 2 * x - 1).astype(np.float32))  # fused: one rounding
+    assert "tl.gather(" in source_of(io_kernel(inputs, outputs, body))
+
+
+# Fuzz seed 424497 (--asm), cut down by `python -m tests.lower.reduce 424497 --asm --until
+# spills`: a row turned into a column, converted to bf16 through integer code, and the K = 1
+# product of it and the row. As tl.reshape, Triton 3.6 kept the row's layout for the column
+# and converted it there, a thread holding whole rows (sm_90: 32 registers, 3,672 B of
+# spills, 7,797 SASS instructions of which 3,234 local-memory ones, 4.9 s); gathered, 80
+# registers, no spills, 559 instructions, 0.8 s.
+ROW_TO_COLUMN = """cuda_tile.module @m {
+  entry @k(%x0_raw: tile<ptr<i8>>, %x1_ptr: tile<ptr<f8E4M3FN>>, %x1_e1: tile<i32>, %x1_s0: tile<i32>, %x2_ptr: tile<ptr<i32>>, %o0_ptr: tile<ptr<i32>>, %o1_raw: tile<ptr<f32>>, %o1_e0: tile<i32>, %o2_raw: tile<ptr<f32>>, %o3_raw: tile<ptr<i8>>) {
+    %tok = make_token : token
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %x2_tv = make_tensor_view %x2_ptr, shape = [7, 97], strides = [100, 1] : tensor_view<7x97xi32, strides=[100,1]>
+    %x2_pv = make_strided_view %x2_tv : strided_view<tile=(1x128), traversal_strides=[2,178], padding_value = zero, tensor_view<7x97xi32, strides=[100,1]>>
+    %o2_ptr = assume div_by<16>, %o2_raw : tile<ptr<f32>>
+    %o2_tv = make_tensor_view %o2_ptr, shape = [384, 87], strides = [87, 1] : tensor_view<384x87xf32, strides=[87,1]>
+    %o2_pv = make_partition_view %o2_tv : partition_view<tile=(128x128), tensor_view<384x87xf32, strides=[87,1]>>
+    %x2, %x2_t = load_view_tko weak %x2_pv[%bx, %by] token = %tok : strided_view<tile=(1x128), traversal_strides=[2,178], padding_value = zero, tensor_view<7x97xi32, strides=[100,1]>>, tile<i32>, tile<i32> -> tile<1x128xi32>, token
+    %v4 = permute %x2 [1, 0] : tile<1x128xi32> -> tile<128x1xi32>
+    %c6 = constant <i32: 15> : tile<128x1xi32>
+    %v5 = andi %v4, %c6 : tile<128x1xi32>
+    %v7 = itof %v5 signed : tile<128x1xi32> -> tile<128x1xbf16>
+    %c9 = constant <i32: 15> : tile<1x128xi32>
+    %v8 = andi %x2, %c9 : tile<1x128xi32>
+    %v10 = itof %v8 signed : tile<1x128xi32> -> tile<1x128xbf16>
+    %c11 = constant <f32: -1.0> : tile<128x128xf32>
+    %o2_r = mmaf %v7, %v10, %c11 : tile<128x1xbf16>, tile<1x128xbf16>, tile<128x128xf32>
+    %o2_st = store_view_tko weak %o2_r, %o2_pv[%bx, %by] token = %tok : tile<128x128xf32>, partition_view<tile=(128x128), tensor_view<384x87xf32, strides=[87,1]>>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
+
+
+def test_a_row_made_a_column_and_converted_does_not_spill() -> None:
+    (k,) = compile_for(ROW_TO_COLUMN, "k", ["sm_90"])
+    assert k.spills == 0
+
+
 @pytest.mark.parametrize(
     ("shape", "perm"),
     [((16, 64), (1, 0)), ((2, 4, 8), (0, 2, 1)), ((2, 4, 8), (1, 2, 0)), ((2, 4, 8), (2, 1, 0)), ((4, 4), (0, 1)),
