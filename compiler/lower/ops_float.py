@@ -118,20 +118,23 @@ _PTX_UNARY = {
 REGISTERS = {
     "f32": ("f", "tl.float32"),
     "f64": ("d", "tl.float64"),
+    "i8": ("r", "tl.int8"),
     "i16": ("h", "tl.int16"),
     "i32": ("r", "tl.int32"),
     "i64": ("l", "tl.int64"),
 }
+# PTX has no 8-bit registers: an i8 helper's instruction works on four bytes in a 32-bit one.
+_PACK = {"i8": 4}
 
 
 def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t: str, pure: bool = True) -> str:
-    """The name of a helper that is one PTX `instruction` on `t` (f32/f64/i16/i32/i64) on the
-    GPU and `interpreted` (an expression of `x`) under Triton's interpreter, which has no
+    """The name of a helper that is one PTX `instruction` on `t` (f32/f64/i8/i16/i32/i64) on
+    the GPU and `interpreted` (an expression of `x`) under Triton's interpreter, which has no
     inline PTX. `pure=False`: an instruction Triton may not move, merge or look through."""
     c, dtype = REGISTERS[t]
     asm = (
         f'tl.inline_asm_elementwise("{instruction} $0, $1;", "={c},{c}", [x], dtype={dtype}, '
-        f"is_pure={pure}, pack=1)  {GPU_ONLY}"
+        f"is_pure={pure}, pack={_PACK.get(t, 1)})  {GPU_ONLY}"
     )
     return e.split_helper(name, interpreted, asm, note=f"{instruction} on the GPU")
 
@@ -139,15 +142,11 @@ def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t:
 def fence(e: OpEmit, x: str, dtype: str, bits: int) -> str:
     """`x` (of Triton type `dtype`, `bits` wide) through a register move Triton may not move,
     merge or look through: a layout or a conversion stops there (ops_mma's f64 operands and
-    i8 batch items, ops_memory's atomic results). Values pass as their bits; the identity under Triton's
-    interpreter."""
-    if bits == 8:  # PTX has no 8-bit registers: one 32-bit move for four bytes
-        ity = "tl.int8"
-        asm = 'tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int8, is_pure=False, pack=4)'
-        helper = e.split_helper("_fence8", "x", f"{asm}  {GPU_ONLY}", note="mov.b32 of four bytes on the GPU")
-    else:
-        ity = REGISTERS[f"i{bits}"][1]
-        helper = gpu_instruction(e, f"_fence{bits}", f"mov.b{bits}", "x", f"i{bits}", pure=False)
+    i8 batch items, ops_memory's atomic results). Values pass as their bits; the identity
+    under Triton's interpreter."""
+    ity = REGISTERS[f"i{bits}"][1]
+    move = "mov.b32" if bits == 8 else f"mov.b{bits}"  # (bytes: four in one register, _PACK)
+    helper = gpu_instruction(e, f"_fence{bits}", move, "x", f"i{bits}", pure=False)
     if dtype == ity:
         return f"{helper}({x})"
     return f"{helper}({x}.to({ity}, bitcast=True)).to({dtype}, bitcast=True)"

@@ -1694,7 +1694,7 @@ def _compile(case: Case, arch: str) -> tuple[float, int]:
 def check_compiles(case: Case, arch: str) -> tuple[float, int]:
     """An `asm` case (which Triton's interpreter cannot run) on the CPU interpreter, which
     must run it (its prints kept apart), and compiled to a cubin for `arch`. Returns the
-    compile's seconds."""
+    compile's seconds and spilled bytes."""
     import io
 
     from compiler.interp.machine import RunOptions

@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from compiler.lower import guard
 
@@ -95,16 +96,23 @@ def failure_key(message: str) -> str:
     return "; ".join(parts) or message[:80]
 
 
-def _compile_fails(arch: str) -> Callable[[str], str | None]:
-    """The failure key of Triton's compile of a kernel for `arch` (in a forked child:
-    compiler/lower/guard.py, so a crash is an answer too), or None where it compiles."""
-    from compiler.lower import LowerError, lower
+def _compile(text: str, arch: str) -> Any:
+    """Triton's compile of a kernel for `arch`, in a forked child (compiler/lower/guard.py,
+    so a crash is a LowerError too)."""
+    from compiler.lower import lower
     from compiler.lower.build import compile_source
     from compiler.runtime import load_module
 
+    return compile_source(lower(load_module(text), "k", arch), use_cache=False, isolate=True)
+
+
+def _compile_fails(arch: str) -> Callable[[str], str | None]:
+    """The failure key of Triton's compile of a kernel for `arch`, or None where it compiles."""
+    from compiler.lower import LowerError
+
     def failure(text: str) -> str | None:
         try:
-            compile_source(lower(load_module(text), "k", arch), use_cache=False, isolate=True)
+            _compile(text, arch)
         except LowerError as e:
             return failure_key(e.message)
         return None
@@ -131,13 +139,11 @@ def _tileiras_fails(arch: str) -> Callable[[str], str | None]:
 
 def _spills(arch: str) -> Callable[[str], bool]:
     """Whether a kernel's cubin for `arch` spills (a compile that fails does not count)."""
-    from compiler.lower import LowerError, lower
-    from compiler.lower.build import compile_source
-    from compiler.runtime import load_module
+    from compiler.lower import LowerError
 
     def still(text: str) -> bool:
         try:
-            return bool(compile_source(lower(load_module(text), "k", arch), use_cache=False, isolate=True).spills)
+            return bool(_compile(text, arch).spills)
         except LowerError:
             return False
 
