@@ -56,8 +56,9 @@ def tile(shape, elem: str = "f32") -> str:
 
 def make_tv(name: str, ptr: str, shape, strides, elem: str = "f32", dyn: str = "i32") -> str:
     """`make_tensor_view`; entries of shape/strides that are strings are SSA operands."""
-    ty = tv([None if isinstance(d, str) else d for d in shape], [None if isinstance(s, str) else s for s in strides],
-            elem)
+    ty = tv(
+        [None if isinstance(d, str) else d for d in shape], [None if isinstance(s, str) else s for s in strides], elem
+    )
     dynamic = any(isinstance(v, str) for v in (*shape, *strides))
     sh = ", ".join(map(str, shape))
     st = ", ".join(map(str, strides))
@@ -93,11 +94,17 @@ def run(body: str, params: str, grid, args):
 def test_copy_1d_partial_tile_is_masked_on_store() -> None:
     t_in, t_out = tv([None], [1]), tv([None], [1])
     p_in, p_out = pv([4], t_in, "zero"), pv([4], t_out)
-    body = "\n".join([
-        make_tv("va", "a", ["%n"], [1]), make_tv("vb", "b", ["%n"], [1]),
-        f"%pa = make_partition_view %va : {p_in}", f"%pb = make_partition_view %vb : {p_out}", BIDS,
-        load("x", "pa", p_in, ["%bx"], [4]), store("x", "pb", p_out, ["%bx"], [4]),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", ["%n"], [1]),
+            make_tv("vb", "b", ["%n"], [1]),
+            f"%pa = make_partition_view %va : {p_in}",
+            f"%pb = make_partition_view %vb : {p_out}",
+            BIDS,
+            load("x", "pa", p_in, ["%bx"], [4]),
+            store("x", "pb", p_out, ["%bx"], [4]),
+        ]
+    )
     a = np.arange(1, 11, dtype=np.float32)
     b = np.full(12, -1.0, np.float32)
     run(body, "%a: tile<ptr<f32>>, %b: tile<ptr<f32>>, %n: tile<i32>", (3,), [a, b, 10])
@@ -111,11 +118,17 @@ def test_partition_2d_with_padding_and_edges() -> None:
     p_a = pv([4, 8], t_a, "zero")
     t_o = tv([12, 16], [16, 1])
     p_o = pv([4, 8], t_o)
-    body = "\n".join([
-        make_tv("va", "a", [rows, cols], [cols, 1]), make_tv("vo", "o", [12, 16], [16, 1]),
-        f"%pa = make_partition_view %va : {p_a}", f"%po = make_partition_view %vo : {p_o}", BIDS,
-        load("x", "pa", p_a, ["%bx", "%by"], [4, 8]), store("x", "po", p_o, ["%bx", "%by"], [4, 8]),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", [rows, cols], [cols, 1]),
+            make_tv("vo", "o", [12, 16], [16, 1]),
+            f"%pa = make_partition_view %va : {p_a}",
+            f"%po = make_partition_view %vo : {p_o}",
+            BIDS,
+            load("x", "pa", p_a, ["%bx", "%by"], [4, 8]),
+            store("x", "po", p_o, ["%bx", "%by"], [4, 8]),
+        ]
+    )
     a = np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32)
     o = np.full((12, 16), 99.0, np.float32)
     run(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>", (3, 2), [a, o])
@@ -130,11 +143,17 @@ def test_partition_dim_map_transposes() -> None:
     p_a = pv([4, 2], t_a, "neg_inf", dim_map=[1, 0])
     t_o = tv([8, 8], [8, 1])
     p_o = pv([4, 2], t_o)
-    body = "\n".join([
-        make_tv("va", "a", [8, 6], [6, 1]), make_tv("vo", "o", [8, 8], [8, 1]),
-        f"%pa = make_partition_view %va : {p_a}", f"%po = make_partition_view %vo : {p_o}", BIDS,
-        load("x", "pa", p_a, ["%bx", "%by"], [4, 2]), store("x", "po", p_o, ["%bx", "%by"], [4, 2]),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", [8, 6], [6, 1]),
+            make_tv("vo", "o", [8, 8], [8, 1]),
+            f"%pa = make_partition_view %va : {p_a}",
+            f"%po = make_partition_view %vo : {p_o}",
+            BIDS,
+            load("x", "pa", p_a, ["%bx", "%by"], [4, 2]),
+            store("x", "po", p_o, ["%bx", "%by"], [4, 2]),
+        ]
+    )
     a = np.arange(48, dtype=np.float32).reshape(8, 6)
     o = np.zeros((8, 8), np.float32)
     run(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>", (2, 4), [a, o])  # index space (6/4 -> 2, 8/2 -> 4)
@@ -160,12 +179,17 @@ def test_partition_3d_dim_map() -> None:
     out_shape = [n[i] * tl[i] for i in range(3)]
     t_o = tv(out_shape, [out_shape[1] * out_shape[2], out_shape[2], 1])
     p_o = pv(tl, t_o)
-    body = "\n".join([
-        make_tv("va", "a", list(shape), list(strides)),
-        make_tv("vo", "o", out_shape, [out_shape[1] * out_shape[2], out_shape[2], 1]),
-        f"%pa = make_partition_view %va : {p_a}", f"%po = make_partition_view %vo : {p_o}", BIDS,
-        load("x", "pa", p_a, ["%bx", "%by", "%bz"], tl), store("x", "po", p_o, ["%bx", "%by", "%bz"], tl),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", list(shape), list(strides)),
+            make_tv("vo", "o", out_shape, [out_shape[1] * out_shape[2], out_shape[2], 1]),
+            f"%pa = make_partition_view %va : {p_a}",
+            f"%po = make_partition_view %vo : {p_o}",
+            BIDS,
+            load("x", "pa", p_a, ["%bx", "%by", "%bz"], tl),
+            store("x", "po", p_o, ["%bx", "%by", "%bz"], tl),
+        ]
+    )
     a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     o = np.zeros(out_shape, np.float32)
     run(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>", tuple(n), [a, o])
@@ -204,11 +228,17 @@ def test_padding_values(elem: str, dtype, padding: str | None, bits: int | None)
     p_a = pv([4], t_a, padding)
     t_o = tv([8], [1], elem)
     p_o = pv([4], t_o)
-    body = "\n".join([
-        make_tv("va", "a", ["%n"], [1], elem), make_tv("vo", "o", [8], [1], elem),
-        f"%pa = make_partition_view %va : {p_a}", f"%po = make_partition_view %vo : {p_o}", BIDS,
-        load("x", "pa", p_a, ["%bx"], [4], elem), store("x", "po", p_o, ["%bx"], [4], elem),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", ["%n"], [1], elem),
+            make_tv("vo", "o", [8], [1], elem),
+            f"%pa = make_partition_view %va : {p_a}",
+            f"%po = make_partition_view %vo : {p_o}",
+            BIDS,
+            load("x", "pa", p_a, ["%bx"], [4], elem),
+            store("x", "po", p_o, ["%bx"], [4], elem),
+        ]
+    )
     a = np.array([1, 2, 3, 4, 5, 6, 7, 8], dtype=np.float64).astype(dtype)
     o = np.zeros(8, dtype)
     run(body, f"%a: tile<ptr<{elem}>>, %o: tile<ptr<{elem}>>, %n: tile<i32>", (2,), [a, o, 5])
@@ -226,10 +256,15 @@ def test_masked_store_edges_with_row_stride_past_extent() -> None:
     # writes only elements inside the 6x5 tensor.
     t_o = tv([6, 5], [8, 1])
     p_o = pv([4, 4], t_o)
-    body = "\n".join([
-        make_tv("vo", "o", [6, 5], [8, 1]), f"%po = make_partition_view %vo : {p_o}", BIDS,
-        "%c = constant <f32: 7.0> : tile<4x4xf32>", store("c", "po", p_o, ["%bx", "%by"], [4, 4]),
-    ])
+    body = "\n".join(
+        [
+            make_tv("vo", "o", [6, 5], [8, 1]),
+            f"%po = make_partition_view %vo : {p_o}",
+            BIDS,
+            "%c = constant <f32: 7.0> : tile<4x4xf32>",
+            store("c", "po", p_o, ["%bx", "%by"], [4, 4]),
+        ]
+    )
     o = np.full((8, 8), -1.0, np.float32)
     run(body, "%o: tile<ptr<f32>>", (2, 2), [o])
     want = np.full((8, 8), -1.0, np.float32)
@@ -245,11 +280,17 @@ def test_column_major_tensor() -> None:
     p_a = pv([4, 4], t_a, "zero")
     t_o = tv([8, 8], [8, 1])
     p_o = pv([4, 4], t_o)
-    body = "\n".join([
-        make_tv("va", "a", [rows, cols], [1, rows]), make_tv("vo", "o", [8, 8], [8, 1]),
-        f"%pa = make_partition_view %va : {p_a}", f"%po = make_partition_view %vo : {p_o}", BIDS,
-        load("x", "pa", p_a, ["%bx", "%by"], [4, 4]), store("x", "po", p_o, ["%bx", "%by"], [4, 4]),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", [rows, cols], [1, rows]),
+            make_tv("vo", "o", [8, 8], [8, 1]),
+            f"%pa = make_partition_view %va : {p_a}",
+            f"%po = make_partition_view %vo : {p_o}",
+            BIDS,
+            load("x", "pa", p_a, ["%bx", "%by"], [4, 4]),
+            store("x", "po", p_o, ["%bx", "%by"], [4, 4]),
+        ]
+    )
     o = np.full((8, 8), 5.0, np.float32)
     run(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>", (2, 2), [buf, o])
     want = np.zeros((8, 8), np.float32)
@@ -263,13 +304,20 @@ def test_dynamic_strides_and_block_order_any() -> None:
     p_a = pv([2, 4], t_a)
     t_o = tv([8, 4], [4, 1])
     p_o = pv([2, 4], t_o)
-    body = "\n".join([
-        make_tv("va", "a", ["%r", 4], ["%rs", 1]), make_tv("vo", "o", [8, 4], [4, 1]),
-        f"%pa = make_partition_view %va : {p_a}", f"%po = make_partition_view %vo : {p_o}", BIDS,
-        "%c3 = constant <i32: 3> : tile<i32>", "%c0 = constant <i32: 0> : tile<i32>",
-        "%rev = subi %c3, %bx : tile<i32>",
-        load("x", "pa", p_a, ["%rev", "%c0"], [2, 4]), store("x", "po", p_o, ["%bx", "%c0"], [2, 4]),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", ["%r", 4], ["%rs", 1]),
+            make_tv("vo", "o", [8, 4], [4, 1]),
+            f"%pa = make_partition_view %va : {p_a}",
+            f"%po = make_partition_view %vo : {p_o}",
+            BIDS,
+            "%c3 = constant <i32: 3> : tile<i32>",
+            "%c0 = constant <i32: 0> : tile<i32>",
+            "%rev = subi %c3, %bx : tile<i32>",
+            load("x", "pa", p_a, ["%rev", "%c0"], [2, 4]),
+            store("x", "po", p_o, ["%bx", "%c0"], [2, 4]),
+        ]
+    )
     buf = np.arange(8 * 6, dtype=np.float32)  # rows of 6, only 4 columns in the view
     o = np.zeros((8, 4), np.float32)
     run(body, "%a: tile<ptr<f32>>, %r: tile<i32>, %rs: tile<i32>, %o: tile<ptr<f32>>", (4,), [buf, 8, 6, o])
@@ -288,11 +336,17 @@ def test_strided_1d_gaps_and_overlaps(n: int, step: int) -> None:
     space = -(-n // step)
     t_o = tv([2 * space], [1])
     p_o = pv([2], t_o)
-    body = "\n".join([
-        make_tv("va", "a", [n], [1]), make_tv("vo", "o", [2 * space], [1]),
-        f"%sa = make_strided_view %va : {s_a}", f"%po = make_partition_view %vo : {p_o}", BIDS,
-        load("x", "sa", s_a, ["%bx"], [2]), store("x", "po", p_o, ["%bx"], [2]),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", [n], [1]),
+            make_tv("vo", "o", [2 * space], [1]),
+            f"%sa = make_strided_view %va : {s_a}",
+            f"%po = make_partition_view %vo : {p_o}",
+            BIDS,
+            load("x", "sa", s_a, ["%bx"], [2]),
+            store("x", "po", p_o, ["%bx"], [2]),
+        ]
+    )
     a = np.arange(100, 100 + n, dtype=np.float32)
     o = np.zeros(2 * space, np.float32)
     run(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>", (space,), [a, o])
@@ -314,11 +368,17 @@ def test_strided_2d_with_dim_map() -> None:
     out = [space[0] * tl[0], space[1] * tl[1]]
     t_o = tv(out, [out[1], 1])
     p_o = pv(tl, t_o)
-    body = "\n".join([
-        make_tv("va", "a", list(shape), [7, 1]), make_tv("vo", "o", out, [out[1], 1]),
-        f"%sa = make_strided_view %va : {s_a}", f"%po = make_partition_view %vo : {p_o}", BIDS,
-        load("x", "sa", s_a, ["%bx", "%by"], tl), store("x", "po", p_o, ["%bx", "%by"], tl),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", list(shape), [7, 1]),
+            make_tv("vo", "o", out, [out[1], 1]),
+            f"%sa = make_strided_view %va : {s_a}",
+            f"%po = make_partition_view %vo : {p_o}",
+            BIDS,
+            load("x", "sa", s_a, ["%bx", "%by"], tl),
+            store("x", "po", p_o, ["%bx", "%by"], tl),
+        ]
+    )
     a = np.arange(56, dtype=np.float32).reshape(shape) + 1
     o = np.full(out, -1.0, np.float32)
     run(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>", tuple(space), [a, o])
@@ -338,10 +398,15 @@ def test_strided_2d_with_dim_map() -> None:
 def test_strided_store_leaves_gaps() -> None:
     t_o = tv([11], [1])
     s_o = sv([2], [3], t_o)
-    body = "\n".join([
-        make_tv("vo", "o", [11], [1]), f"%so = make_strided_view %vo : {s_o}", BIDS,
-        "%c = constant <f32: 5.0> : tile<2xf32>", store("c", "so", s_o, ["%bx"], [2]),
-    ])
+    body = "\n".join(
+        [
+            make_tv("vo", "o", [11], [1]),
+            f"%so = make_strided_view %vo : {s_o}",
+            BIDS,
+            "%c = constant <f32: 5.0> : tile<2xf32>",
+            store("c", "so", s_o, ["%bx"], [2]),
+        ]
+    )
     o = np.zeros(12, np.float32)
     run(body, "%o: tile<ptr<f32>>", (4,), [o])
     want = np.array([5, 5, 0, 5, 5, 0, 5, 5, 0, 5, 5, 0], np.float32)  # element 11 is outside the view
@@ -360,14 +425,21 @@ def _gather_kernel(padding: str | None, sparse: int) -> str:
     p_o = pv([4, 4], t_o)
     idx = ["%rows", "%off"] if sparse == 0 else ["%off", "%rows"]
     types = "tile<4xi32>, tile<i32>" if sparse == 0 else "tile<i32>, tile<4xi32>"
-    return "\n".join([
-        make_tv("va", "a", [8, 8], [8, 1]), make_tv("vi", "i", [8], [1], "i32"), make_tv("vo", "o", [8, 4], [4, 1]),
-        f"%ga = make_gather_scatter_view %va : {g_a}", f"%pi = make_partition_view %vi : {p_i}",
-        f"%po = make_partition_view %vo : {p_o}", BIDS, "%c0 = constant <i32: 0> : tile<i32>",
-        load("rows", "pi", p_i, ["%bx"], [4], "i32"),
-        f"%x, %xt = load_view_tko weak %ga[{', '.join(idx)}] : {g_a}, {types} -> tile<4x4xf32>, token",
-        store("x", "po", p_o, ["%bx", "%c0"], [4, 4]),
-    ])
+    return "\n".join(
+        [
+            make_tv("va", "a", [8, 8], [8, 1]),
+            make_tv("vi", "i", [8], [1], "i32"),
+            make_tv("vo", "o", [8, 4], [4, 1]),
+            f"%ga = make_gather_scatter_view %va : {g_a}",
+            f"%pi = make_partition_view %vi : {p_i}",
+            f"%po = make_partition_view %vo : {p_o}",
+            BIDS,
+            "%c0 = constant <i32: 0> : tile<i32>",
+            load("rows", "pi", p_i, ["%bx"], [4], "i32"),
+            f"%x, %xt = load_view_tko weak %ga[{', '.join(idx)}] : {g_a}, {types} -> tile<4x4xf32>, token",
+            store("x", "po", p_o, ["%bx", "%c0"], [4, 4]),
+        ]
+    )
 
 
 @pytest.mark.parametrize("padding", ["zero", "nan", None])
@@ -377,8 +449,12 @@ def test_gather_rows_out_of_range(padding: str | None, sparse: int) -> None:
     rows = np.array([5, 1, 9, 3, 7, 0, 4000000000 - (1 << 32), 6], dtype=np.int32)  # 9 and "-294967296" (huge) out
     off = 5  # columns (or rows) 5..8: 8 is outside
     o = np.full((8, 4), 77.0, np.float32)
-    run(_gather_kernel(padding, sparse), "%a: tile<ptr<f32>>, %i: tile<ptr<i32>>, %o: tile<ptr<f32>>, %off: tile<i32>",
-        (2,), [a, rows, o, off])
+    run(
+        _gather_kernel(padding, sparse),
+        "%a: tile<ptr<f32>>, %i: tile<ptr<i32>>, %o: tile<ptr<f32>>, %off: tile<i32>",
+        (2,),
+        [a, rows, o, off],
+    )
     pad = np.nan if padding == "nan" else 0.0
     for b in range(2):
         for t0 in range(4):
@@ -400,15 +476,20 @@ def test_scatter_drops_rows_out_of_range() -> None:
     g_o = gv([4, 4], t_o, 0)
     t_i = tv([8], [1], "i32")
     p_i = pv([4], t_i)
-    body = "\n".join([
-        make_tv("vo", "o", [8, 8], [8, 1]), make_tv("vi", "i", [8], [1], "i32"),
-        f"%go = make_gather_scatter_view %vo : {g_o}", f"%pi = make_partition_view %vi : {p_i}", BIDS,
-        load("rows", "pi", p_i, ["%bx"], [4], "i32"),
-        "%v = constant <f32: [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0], "
-        "[13.0, 14.0, 15.0, 16.0]]> : tile<4x4xf32>",
-        "%col = muli %bx, %bx : tile<i32>",
-        f"%s = store_view_tko weak %v, %go[%rows, %col] : tile<4x4xf32>, {g_o}, tile<4xi32>, tile<i32> -> token",
-    ])
+    body = "\n".join(
+        [
+            make_tv("vo", "o", [8, 8], [8, 1]),
+            make_tv("vi", "i", [8], [1], "i32"),
+            f"%go = make_gather_scatter_view %vo : {g_o}",
+            f"%pi = make_partition_view %vi : {p_i}",
+            BIDS,
+            load("rows", "pi", p_i, ["%bx"], [4], "i32"),
+            "%v = constant <f32: [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0], "
+            "[13.0, 14.0, 15.0, 16.0]]> : tile<4x4xf32>",
+            "%col = muli %bx, %bx : tile<i32>",
+            f"%s = store_view_tko weak %v, %go[%rows, %col] : tile<4x4xf32>, {g_o}, tile<4xi32>, tile<i32> -> token",
+        ]
+    )
     rows = np.array([5, 1, 100, 3, 0, 6, 2, 8], dtype=np.int32)
     o = np.zeros((8, 8), np.float32)
     run(body, "%o: tile<ptr<f32>>, %i: tile<ptr<i32>>", (2,), [o, rows])
@@ -429,16 +510,18 @@ def test_scatter_drops_rows_out_of_range() -> None:
 
 def test_get_tensor_shape_and_index_space_shape() -> None:
     t_a = tv([None, 12, None], [None, None, 1])
-    body = "\n".join([
-        make_tv("va", "a", ["%d0", 12, "%d2"], ["%s0", "%s1", 1], dyn="i64"),
-        f"%t0, %t1, %t2 = get_tensor_shape %va : {t_a} -> tile<i32>",
-        f"%pa = make_partition_view %va : {pv([4, 8, 2], t_a, dim_map=[2, 0, 1])}",
-        f"%n0, %n1, %n2 = get_index_space_shape %pa : {pv([4, 8, 2], t_a, dim_map=[2, 0, 1])} -> tile<i64>",
-        f"%sa = make_strided_view %va : {sv([2, 2, 2], [3, 5, 7], t_a)}",
-        f"%m0, %m1, %m2 = get_index_space_shape %sa : {sv([2, 2, 2], [3, 5, 7], t_a)} -> tile<i16>",
-        f"%ga = make_gather_scatter_view %va : {gv([2, 2, 2], t_a, 1)}",
-        f"%g0, %g1, %g2 = get_index_space_shape %ga : {gv([2, 2, 2], t_a, 1)} -> tile<i32>",
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", ["%d0", 12, "%d2"], ["%s0", "%s1", 1], dyn="i64"),
+            f"%t0, %t1, %t2 = get_tensor_shape %va : {t_a} -> tile<i32>",
+            f"%pa = make_partition_view %va : {pv([4, 8, 2], t_a, dim_map=[2, 0, 1])}",
+            f"%n0, %n1, %n2 = get_index_space_shape %pa : {pv([4, 8, 2], t_a, dim_map=[2, 0, 1])} -> tile<i64>",
+            f"%sa = make_strided_view %va : {sv([2, 2, 2], [3, 5, 7], t_a)}",
+            f"%m0, %m1, %m2 = get_index_space_shape %sa : {sv([2, 2, 2], [3, 5, 7], t_a)} -> tile<i16>",
+            f"%ga = make_gather_scatter_view %va : {gv([2, 2, 2], t_a, 1)}",
+            f"%g0, %g1, %g2 = get_index_space_shape %ga : {gv([2, 2, 2], t_a, 1)} -> tile<i32>",
+        ]
+    )
     params = "%a: tile<ptr<f32>>, %d0: tile<i64>, %d2: tile<i64>, %s0: tile<i64>, %s1: tile<i64>"
     out = eval_kernel(kernel(body, params), args=[0x10000, 9, 33, 1000, 40])
     assert [int(out[k][0]) for k in ("t0", "t1", "t2")] == [9, 12, 33]
@@ -452,12 +535,17 @@ def test_get_tensor_shape_and_index_space_shape() -> None:
 
 def test_shape_queries_per_block_when_the_view_differs() -> None:
     t_a = tv([None], [1])
-    body = "\n".join([
-        BIDS, "%c1 = constant <i32: 1> : tile<i32>", "%n = addi %bx, %c1 : tile<i32>",
-        make_tv("va", "a", ["%n"], [1]), f"%t = get_tensor_shape %va : {t_a} -> tile<i32>",
-        f"%pa = make_partition_view %va : {pv([2], t_a)}",
-        f"%s = get_index_space_shape %pa : {pv([2], t_a)} -> tile<i32>",
-    ])
+    body = "\n".join(
+        [
+            BIDS,
+            "%c1 = constant <i32: 1> : tile<i32>",
+            "%n = addi %bx, %c1 : tile<i32>",
+            make_tv("va", "a", ["%n"], [1]),
+            f"%t = get_tensor_shape %va : {t_a} -> tile<i32>",
+            f"%pa = make_partition_view %va : {pv([2], t_a)}",
+            f"%s = get_index_space_shape %pa : {pv([2], t_a)} -> tile<i32>",
+        ]
+    )
     out = eval_kernel(kernel(body, "%a: tile<ptr<f32>>"), grid_positions=[0, 1, 2, 3, 4], args=[0x10000])
     assert out["t"].tolist() == [1, 2, 3, 4, 5]
     assert out["s"].tolist() == [1, 1, 2, 2, 3]
@@ -476,7 +564,7 @@ _RED_CASES = [
     ("umin", "i32", np.int32, lambda acc, v: np.minimum(acc.view(np.uint32), v.view(np.uint32).min(0)).view(np.int32)),
     ("addf", "f32", np.float32, lambda acc, v: acc + v.sum(0)),
     ("addf", "f16", np.float16, lambda acc, v: acc + v.sum(0)),
-    ("addf", "bf16", ml_dtypes.bfloat16, lambda acc, v: (acc.astype(np.float32) + v.astype(np.float32).sum(0))),
+    ("addf", "bf16", ml_dtypes.bfloat16, lambda acc, v: acc.astype(np.float32) + v.astype(np.float32).sum(0)),
     ("addf", "f64", np.float64, lambda acc, v: acc + v.sum(0)),
 ]
 
@@ -488,14 +576,20 @@ def _red_kernel(mode: str, elem: str, padded_tail: bool) -> str:
     t_a = tv([n_acc], [1], elem)
     p_a = pv([4], t_a)
     index = "%c1" if padded_tail else "%c0"
-    return "\n".join([
-        make_tv("vv", "v", ["%n"], [1], elem), make_tv("va", "acc", [n_acc], [1], elem),
-        f"%pv = make_partition_view %vv : {p_v}", f"%pa = make_partition_view %va : {p_a}", BIDS,
-        "%c0 = constant <i32: 0> : tile<i32>", "%c1 = constant <i32: 1> : tile<i32>",
-        load("x", "pv", p_v, ["%bx"], [4], elem),
-        f"%r = atomic_red_view_tko relaxed device %pa[{index}], {mode}, %x : "
-        f"{tile([4], elem)}, {p_a}, tile<i32> -> token",
-    ])
+    return "\n".join(
+        [
+            make_tv("vv", "v", ["%n"], [1], elem),
+            make_tv("va", "acc", [n_acc], [1], elem),
+            f"%pv = make_partition_view %vv : {p_v}",
+            f"%pa = make_partition_view %va : {p_a}",
+            BIDS,
+            "%c0 = constant <i32: 0> : tile<i32>",
+            "%c1 = constant <i32: 1> : tile<i32>",
+            load("x", "pv", p_v, ["%bx"], [4], elem),
+            f"%r = atomic_red_view_tko relaxed device %pa[{index}], {mode}, %x : "
+            f"{tile([4], elem)}, {p_a}, tile<i32> -> token",
+        ]
+    )
 
 
 @pytest.mark.parametrize(("mode", "elem", "dtype", "expect"), _RED_CASES)
@@ -511,16 +605,19 @@ def test_atomic_red_view_all_blocks_to_one_tile(mode: str, elem: str, dtype, exp
         v = rng.integers(-8, 9, size=(blocks, 4)).astype(dtype)  # exact in every order
         acc = np.array([0.5, -1, 2, 100], dtype=dtype)
     want = np.asarray(expect(acc.copy(), v)).astype(dtype)
-    run(_red_kernel(mode, elem, False), f"%v: tile<ptr<{elem}>>, %acc: tile<ptr<{elem}>>, %n: tile<i32>",
-        (blocks,), [v.reshape(-1), acc, blocks * 4])
+    run(
+        _red_kernel(mode, elem, False),
+        f"%v: tile<ptr<{elem}>>, %acc: tile<ptr<{elem}>>, %n: tile<i32>",
+        (blocks,),
+        [v.reshape(-1), acc, blocks * 4],
+    )
     assert np.array_equal(acc.astype(np.float64), want.astype(np.float64)), (acc, want)
 
 
 def test_atomic_red_view_partial_tile_is_masked() -> None:
     v = np.arange(1, 4 * 5 + 1, dtype=np.float32)
     acc = np.zeros(8, np.float32)  # the view covers 6 elements: the tile at index 1 is 4, 5 (6, 7 masked)
-    run(_red_kernel("addf", "f32", True), "%v: tile<ptr<f32>>, %acc: tile<ptr<f32>>, %n: tile<i32>", (5,),
-        [v, acc, 20])
+    run(_red_kernel("addf", "f32", True), "%v: tile<ptr<f32>>, %acc: tile<ptr<f32>>, %n: tile<i32>", (5,), [v, acc, 20])
     want = np.zeros(8, np.float32)
     want[4:6] = v.reshape(5, 4)[:, :2].sum(0)
     assert np.array_equal(acc, want)
@@ -529,11 +626,15 @@ def test_atomic_red_view_partial_tile_is_masked() -> None:
 def test_atomic_red_overlapping_strided_tiles() -> None:
     t_a = tv([9], [1], "i32")
     s_a = sv([2], [1], t_a)
-    body = "\n".join([
-        make_tv("va", "acc", [9], [1], "i32"), f"%sa = make_strided_view %va : {s_a}", BIDS,
-        "%one = constant <i32: [1, 10]> : tile<2xi32>",
-        f"%r = atomic_red_view_tko relaxed device %sa[%bx], add, %one : tile<2xi32>, {s_a}, tile<i32> -> token",
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "acc", [9], [1], "i32"),
+            f"%sa = make_strided_view %va : {s_a}",
+            BIDS,
+            "%one = constant <i32: [1, 10]> : tile<2xi32>",
+            f"%r = atomic_red_view_tko relaxed device %sa[%bx], add, %one : tile<2xi32>, {s_a}, tile<i32> -> token",
+        ]
+    )
     acc = np.zeros(9, np.int32)
     run(body, "%acc: tile<ptr<i32>>", (9,), [acc])
     # tile i covers elements i (+1) and i + 1 (+10); tile 8's second element is outside
@@ -549,17 +650,24 @@ def test_non_uniform_base_pointers() -> None:
     p_a = pv([4], t_a)
     t_o = tv([None], [1])
     p_o = pv([4], t_o)
-    body = "\n".join([
-        BIDS, "%ai = ptr_to_int %a : tile<ptr<f32>> -> tile<i64>",
-        "%b64 = exti %bx signed : tile<i32> -> tile<i64>",
-        "%c24 = constant <i64: 24> : tile<i64>",  # every block's tensor starts 6 floats later
-        "%off = muli %b64, %c24 : tile<i64>", "%pi = addi %ai, %off : tile<i64>",
-        "%p = int_to_ptr %pi : tile<i64> -> tile<ptr<f32>>",
-        make_tv("va", "p", [4], [1]), make_tv("vo", "o", ["%n"], [1]),
-        f"%pa = make_partition_view %va : {p_a}", f"%po = make_partition_view %vo : {p_o}",
-        "%c0 = constant <i32: 0> : tile<i32>",
-        load("x", "pa", p_a, ["%c0"], [4]), store("x", "po", p_o, ["%bx"], [4]),
-    ])
+    body = "\n".join(
+        [
+            BIDS,
+            "%ai = ptr_to_int %a : tile<ptr<f32>> -> tile<i64>",
+            "%b64 = exti %bx signed : tile<i32> -> tile<i64>",
+            "%c24 = constant <i64: 24> : tile<i64>",  # every block's tensor starts 6 floats later
+            "%off = muli %b64, %c24 : tile<i64>",
+            "%pi = addi %ai, %off : tile<i64>",
+            "%p = int_to_ptr %pi : tile<i64> -> tile<ptr<f32>>",
+            make_tv("va", "p", [4], [1]),
+            make_tv("vo", "o", ["%n"], [1]),
+            f"%pa = make_partition_view %va : {p_a}",
+            f"%po = make_partition_view %vo : {p_o}",
+            "%c0 = constant <i32: 0> : tile<i32>",
+            load("x", "pa", p_a, ["%c0"], [4]),
+            store("x", "po", p_o, ["%bx"], [4]),
+        ]
+    )
     a = np.arange(40, dtype=np.float32)
     o = np.zeros(20, np.float32)
     run(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>, %n: tile<i32>", (5,), [a, o, 20])
@@ -572,13 +680,20 @@ def test_non_uniform_shapes_pad_per_block() -> None:
     p_a = pv([4], t_a, "neg_inf")
     t_o = tv([None], [1])
     p_o = pv([4], t_o)
-    body = "\n".join([
-        BIDS, "%c1 = constant <i32: 1> : tile<i32>", "%len = addi %bx, %c1 : tile<i32>",
-        make_tv("va", "a", ["%len"], [1]), make_tv("vo", "o", ["%n"], [1]),
-        f"%pa = make_partition_view %va : {p_a}", f"%po = make_partition_view %vo : {p_o}",
-        "%c0 = constant <i32: 0> : tile<i32>",
-        load("x", "pa", p_a, ["%c0"], [4]), store("x", "po", p_o, ["%bx"], [4]),
-    ])
+    body = "\n".join(
+        [
+            BIDS,
+            "%c1 = constant <i32: 1> : tile<i32>",
+            "%len = addi %bx, %c1 : tile<i32>",
+            make_tv("va", "a", ["%len"], [1]),
+            make_tv("vo", "o", ["%n"], [1]),
+            f"%pa = make_partition_view %va : {p_a}",
+            f"%po = make_partition_view %vo : {p_o}",
+            "%c0 = constant <i32: 0> : tile<i32>",
+            load("x", "pa", p_a, ["%c0"], [4]),
+            store("x", "po", p_o, ["%bx"], [4]),
+        ]
+    )
     a = np.arange(1, 5, dtype=np.float32)
     o = np.zeros(16, np.float32)
     run(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>, %n: tile<i32>", (4,), [a, o, 16])
@@ -594,14 +709,21 @@ def test_non_uniform_shapes_pad_per_block() -> None:
 def test_i1_view_roundtrip() -> None:
     t = tv([6], [1], "i1")
     p = pv([4], t)
-    body = "\n".join([
-        make_tv("va", "a", [6], [1], "i1"), make_tv("vo", "o", [6], [1], "i1"),
-        f"%pa = make_partition_view %va : {p}", f"%po = make_partition_view %vo : {p}", BIDS,
-        load("x", "pa", p, ["%bx"], [4], "i1"), "%y = xori %x, %x : tile<4xi1>",
-        "%t = constant <i1: true> : tile<4xi1>", "%z = xori %y, %t : tile<4xi1>",
-        "%w = xori %z, %x : tile<4xi1>",  # not x
-        store("w", "po", p, ["%bx"], [4], "i1"),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", [6], [1], "i1"),
+            make_tv("vo", "o", [6], [1], "i1"),
+            f"%pa = make_partition_view %va : {p}",
+            f"%po = make_partition_view %vo : {p}",
+            BIDS,
+            load("x", "pa", p, ["%bx"], [4], "i1"),
+            "%y = xori %x, %x : tile<4xi1>",
+            "%t = constant <i1: true> : tile<4xi1>",
+            "%z = xori %y, %t : tile<4xi1>",
+            "%w = xori %z, %x : tile<4xi1>",  # not x
+            store("w", "po", p, ["%bx"], [4], "i1"),
+        ]
+    )
     a = np.array([1, 0, 0, 1, 1, 0, 1, 1], np.uint8)
     o = np.full(8, 7, np.uint8)
     run(body, "%a: tile<ptr<i1>>, %o: tile<ptr<i1>>", (2,), [a[:6].view(np.uint8), o])
@@ -632,10 +754,14 @@ def run_placed(text: str, grid, args: list) -> tuple[Machine, dict[str, np.ndarr
 def test_tf32_load_keeps_tf32_values() -> None:
     t = tv([4], [1], "tf32")
     p = pv([4], t)
-    body = "\n".join([
-        make_tv("va", "a", [4], [1], "tf32"), f"%pa = make_partition_view %va : {p}",
-        "%c0 = constant <i32: 0> : tile<i32>", load("x", "pa", p, ["%c0"], [4], "tf32"),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", [4], [1], "tf32"),
+            f"%pa = make_partition_view %va : {p}",
+            "%c0 = constant <i32: 0> : tile<i32>",
+            load("x", "pa", p, ["%c0"], [4], "tf32"),
+        ]
+    )
     bits = np.array([0x3F800001, 0x3FFFFFFF, 0x7F800001, 0xC0000000], np.uint32)
     _, values = run_placed(kernel(body, "%a: tile<ptr<tf32>>"), (1,), [bits.view(np.float32).copy()])
     x = values["x"].reshape(-1)
@@ -653,11 +779,17 @@ def test_f4_view_packed_little_endian_nibbles() -> None:
     p_a = pv([4], t_a, "zero")
     t_o = tv([8], [1], "f4E2M1FN")
     p_o = pv([4], t_o)
-    body = "\n".join([
-        make_tv("va", "a", ["%n"], [1], "f4E2M1FN"), make_tv("vo", "o", [8], [1], "f4E2M1FN"),
-        f"%pa = make_partition_view %va : {p_a}", f"%po = make_partition_view %vo : {p_o}", BIDS,
-        load("x", "pa", p_a, ["%bx"], [4], "f4E2M1FN"), store("x", "po", p_o, ["%bx"], [4], "f4E2M1FN"),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", ["%n"], [1], "f4E2M1FN"),
+            make_tv("vo", "o", [8], [1], "f4E2M1FN"),
+            f"%pa = make_partition_view %va : {p_a}",
+            f"%po = make_partition_view %vo : {p_o}",
+            BIDS,
+            load("x", "pa", p_a, ["%bx"], [4], "f4E2M1FN"),
+            store("x", "po", p_o, ["%bx"], [4], "f4E2M1FN"),
+        ]
+    )
     # The spec's example: [0.5, 1.5] is the byte 0x31 (element 0 in bits 3..0).
     values = [0.5, 1.5, 2.0, 3.0, 6.0, -1.0]
     codes = [0b0001, 0b0011, 0b0100, 0b0101, 0b0111, 0b1010]
@@ -674,11 +806,15 @@ def test_f4_view_packed_little_endian_nibbles() -> None:
 def test_f4_view_odd_offsets_touch_single_nibbles() -> None:
     t_o = tv([5], [1], "f4E2M1FN")
     p_o = pv([2], t_o)
-    body = "\n".join([
-        make_tv("vo", "o", [5], [1], "f4E2M1FN"), f"%po = make_partition_view %vo : {p_o}",
-        "%c = constant <f4E2M1FN: [1.0, 4.0]> : tile<2xf4E2M1FN>", "%c2 = constant <i32: 2> : tile<i32>",
-        store("c", "po", p_o, ["%c2"], [2], "f4E2M1FN"),  # element 4 (5 is outside): low nibble of byte 2
-    ])
+    body = "\n".join(
+        [
+            make_tv("vo", "o", [5], [1], "f4E2M1FN"),
+            f"%po = make_partition_view %vo : {p_o}",
+            "%c = constant <f4E2M1FN: [1.0, 4.0]> : tile<2xf4E2M1FN>",
+            "%c2 = constant <i32: 2> : tile<i32>",
+            store("c", "po", p_o, ["%c2"], [2], "f4E2M1FN"),  # element 4 (5 is outside): low nibble of byte 2
+        ]
+    )
     dst = np.full(4, 0xAA, np.uint8)
     run_placed(kernel(body, "%o: tile<ptr<f4E2M1FN>>"), (1,), [dst])
     assert dst.tolist() == [0xAA, 0xAA, 0xA2, 0xAA]  # 1.0 is 0b0010
@@ -689,10 +825,14 @@ def test_f4_strided_tensor() -> None:
     # nibbles); the packing dimension is the unit-stride one, as f4 views need
     t_a = tv([3, 1], [2, 1], "f4E2M1FN")
     p_a = pv([4, 1], t_a, "zero")
-    body = "\n".join([
-        make_tv("va", "a", [3, 1], [2, 1], "f4E2M1FN"), f"%pa = make_partition_view %va : {p_a}",
-        "%c0 = constant <i32: 0> : tile<i32>", load("x", "pa", p_a, ["%c0", "%c0"], [4, 1], "f4E2M1FN"),
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", [3, 1], [2, 1], "f4E2M1FN"),
+            f"%pa = make_partition_view %va : {p_a}",
+            "%c0 = constant <i32: 0> : tile<i32>",
+            load("x", "pa", p_a, ["%c0", "%c0"], [4, 1], "f4E2M1FN"),
+        ]
+    )
     src = np.array([0x21, 0x43, 0x65], np.uint8)  # codes 1, 2, 3, 4, 5, 6
     _, out = run_placed(kernel(body, "%a: tile<ptr<f4E2M1FN>>"), (1,), [src])
     assert out["x"].reshape(-1).view(np.uint8).tolist() == [1, 3, 5, 0]
@@ -732,24 +872,38 @@ def test_views_inside_divergent_if_and_many_small_groups() -> None:
     # so the zero-copy arrays are reused across groups.
     t = tv([None], [1])
     p = pv([4], t, "zero")
-    body = "\n".join([
-        make_tv("va", "a", ["%n"], [1]), make_tv("vo", "o", ["%n"], [1]),
-        f"%pa = make_partition_view %va : {p}", f"%po = make_partition_view %vo : {p}", BIDS,
-        "%c0 = constant <i32: 0> : tile<i32>", "%c2 = constant <i32: 2> : tile<i32>",
-        "%m = remi %bx, %c2 signed : tile<i32>", "%odd = cmpi not_equal %m, %c0, signed : tile<i32> -> tile<i1>",
-        "if %odd {",
-        load("x", "pa", p, ["%bx"], [4]), "%y = addf %x, %x : tile<4xf32>", store("y", "po", p, ["%bx"], [4]),
-        "} else {",
-        "%z = constant <f32: 0.0> : tile<4xf32>", store("z", "po", p, ["%bx"], [4]),
-        "}",
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", ["%n"], [1]),
+            make_tv("vo", "o", ["%n"], [1]),
+            f"%pa = make_partition_view %va : {p}",
+            f"%po = make_partition_view %vo : {p}",
+            BIDS,
+            "%c0 = constant <i32: 0> : tile<i32>",
+            "%c2 = constant <i32: 2> : tile<i32>",
+            "%m = remi %bx, %c2 signed : tile<i32>",
+            "%odd = cmpi not_equal %m, %c0, signed : tile<i32> -> tile<i1>",
+            "if %odd {",
+            load("x", "pa", p, ["%bx"], [4]),
+            "%y = addf %x, %x : tile<4xf32>",
+            store("y", "po", p, ["%bx"], [4]),
+            "} else {",
+            "%z = constant <f32: 0.0> : tile<4xf32>",
+            store("z", "po", p, ["%bx"], [4]),
+            "}",
+        ]
+    )
     from compiler.interp import RunOptions
 
     a = np.arange(1, 31, dtype=np.float32)
     for budget in (4, 1 << 20):
         o = np.full(30, -1.0, np.float32)
-        launch(kernel(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>, %n: tile<i32>"), grid=(8,), args=[a, o, 30],
-               options=RunOptions(group_budget=budget))
+        launch(
+            kernel(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>, %n: tile<i32>"),
+            grid=(8,),
+            args=[a, o, 30],
+            options=RunOptions(group_budget=budget),
+        )
         want = np.where((np.arange(30) // 4) % 2 == 1, 2 * a, 0.0)
         assert np.array_equal(o, want), budget
 
@@ -810,11 +964,17 @@ if given is not None:
         p_o = pv(tile_shape, t_o)
         ids = ["%bx", "%by", "%bz"][:rank]
         make = "make_strided_view" if steps else "make_partition_view"
-        body = "\n".join([
-            make_tv("va", "a", shape, strides), make_tv("vo", "o", out_shape, out_strides),
-            f"%va2 = {make} %va : {view}", f"%po = make_partition_view %vo : {p_o}", BIDS,
-            load("x", "va2", view, ids, tile_shape), store("x", "po", p_o, ids, tile_shape),
-        ])
+        body = "\n".join(
+            [
+                make_tv("va", "a", shape, strides),
+                make_tv("vo", "o", out_shape, out_strides),
+                f"%va2 = {make} %va : {view}",
+                f"%po = make_partition_view %vo : {p_o}",
+                BIDS,
+                load("x", "va2", view, ids, tile_shape),
+                store("x", "po", p_o, ids, tile_shape),
+            ]
+        )
         o = np.zeros(out_shape, np.float32)
         launch(kernel(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>"), grid=tuple(space), args=[buf, o])
         for index in np.ndindex(*space):
@@ -845,11 +1005,17 @@ if given is not None:
         p_s = pv(tile_shape, t_s)
         ids = ["%bx", "%by", "%bz"][:rank]
         make = "make_strided_view" if steps else "make_partition_view"
-        body = "\n".join([
-            make_tv("vs", "s", src_shape, src_strides), make_tv("vo", "o", shape, strides),
-            f"%ps = make_partition_view %vs : {p_s}", f"%vo2 = {make} %vo : {view}", BIDS,
-            load("x", "ps", p_s, ids, tile_shape), store("x", "vo2", view, ids, tile_shape),
-        ])
+        body = "\n".join(
+            [
+                make_tv("vs", "s", src_shape, src_strides),
+                make_tv("vo", "o", shape, strides),
+                f"%ps = make_partition_view %vs : {p_s}",
+                f"%vo2 = {make} %vo : {view}",
+                BIDS,
+                load("x", "ps", p_s, ids, tile_shape),
+                store("x", "vo2", view, ids, tile_shape),
+            ]
+        )
         buf = np.zeros(reach, np.float32)
         launch(kernel(body, "%s: tile<ptr<f32>>, %o: tile<ptr<f32>>"), grid=tuple(space), args=[src.reshape(-1), buf])
         want = np.zeros(reach, np.float32)
@@ -870,16 +1036,22 @@ def test_two_element_types_over_one_buffer() -> None:
     # up dtypes of one size), and an i8 view of them through a pointer cast.
     t1, t2, t3 = tv([4], [1], "f8E4M3FN"), tv([4], [1], "f8E8M0FNU"), tv([4], [1], "i8")
     p1, p2, p3 = pv([4], t1), pv([4], t2), pv([4], t3)
-    body = "\n".join([
-        "%q = ptr_to_ptr %a : tile<ptr<f8E4M3FN>> -> tile<ptr<f8E8M0FNU>>",
-        "%r = ptr_to_ptr %a : tile<ptr<f8E4M3FN>> -> tile<ptr<i8>>",
-        make_tv("v1", "a", [4], [1], "f8E4M3FN"), make_tv("v2", "q", [4], [1], "f8E8M0FNU"),
-        make_tv("v3", "r", [4], [1], "i8"),
-        f"%p1 = make_partition_view %v1 : {p1}", f"%p2 = make_partition_view %v2 : {p2}",
-        f"%p3 = make_partition_view %v3 : {p3}", "%c0 = constant <i32: 0> : tile<i32>",
-        load("x1", "p1", p1, ["%c0"], [4], "f8E4M3FN"), load("x2", "p2", p2, ["%c0"], [4], "f8E8M0FNU"),
-        load("x3", "p3", p3, ["%c0"], [4], "i8"),
-    ])
+    body = "\n".join(
+        [
+            "%q = ptr_to_ptr %a : tile<ptr<f8E4M3FN>> -> tile<ptr<f8E8M0FNU>>",
+            "%r = ptr_to_ptr %a : tile<ptr<f8E4M3FN>> -> tile<ptr<i8>>",
+            make_tv("v1", "a", [4], [1], "f8E4M3FN"),
+            make_tv("v2", "q", [4], [1], "f8E8M0FNU"),
+            make_tv("v3", "r", [4], [1], "i8"),
+            f"%p1 = make_partition_view %v1 : {p1}",
+            f"%p2 = make_partition_view %v2 : {p2}",
+            f"%p3 = make_partition_view %v3 : {p3}",
+            "%c0 = constant <i32: 0> : tile<i32>",
+            load("x1", "p1", p1, ["%c0"], [4], "f8E4M3FN"),
+            load("x2", "p2", p2, ["%c0"], [4], "f8E8M0FNU"),
+            load("x3", "p3", p3, ["%c0"], [4], "i8"),
+        ]
+    )
     raw = np.array([0x38, 0x7F, 0x80, 0x01], np.uint8)
     _, out = run_placed(kernel(body, "%a: tile<ptr<f8E4M3FN>>"), (1,), [raw])
     assert out["x1"].dtype == ml_dtypes.float8_e4m3fn and out["x2"].dtype == ml_dtypes.float8_e8m0fnu
@@ -897,19 +1069,28 @@ def test_loop_carried_loads_keep_their_values() -> None:
     t = tv([8 * n], [1])
     p = pv([n], t)
     po = pv([n], tv([6 * n], [1]))
-    body = "\n".join([
-        make_tv("va", "a", [8 * n], [1]), make_tv("vo", "o", [6 * n], [1]),
-        f"%pa = make_partition_view %va : {p}", f"%po = make_partition_view %vo : {po}", BIDS,
-        "%c1 = constant <i32: 1> : tile<i32>", "%c2 = constant <i32: 2> : tile<i32>",
-        "%c4 = constant <i32: 4> : tile<i32>",
-        load("first", "pa", p, ["%bx"], [n]),
-        f"%last = for %i in (%c1 to %c4, step %c1) : tile<i32> iter_values(%prev = %first) -> (tile<{n}xf32>) {{",
-        "%i2 = muli %i, %c2 : tile<i32>", "%k = addi %i2, %bx : tile<i32>",
-        load("x", "pa", p, ["%k"], [n]), f"%s = addf %x, %prev : tile<{n}xf32>",
-        "%k2 = subi %k, %c2 : tile<i32>", store("s", "po", po, ["%k2"], [n]),
-        f"continue %x : tile<{n}xf32>",
-        "}",
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "a", [8 * n], [1]),
+            make_tv("vo", "o", [6 * n], [1]),
+            f"%pa = make_partition_view %va : {p}",
+            f"%po = make_partition_view %vo : {po}",
+            BIDS,
+            "%c1 = constant <i32: 1> : tile<i32>",
+            "%c2 = constant <i32: 2> : tile<i32>",
+            "%c4 = constant <i32: 4> : tile<i32>",
+            load("first", "pa", p, ["%bx"], [n]),
+            f"%last = for %i in (%c1 to %c4, step %c1) : tile<i32> iter_values(%prev = %first) -> (tile<{n}xf32>) {{",
+            "%i2 = muli %i, %c2 : tile<i32>",
+            "%k = addi %i2, %bx : tile<i32>",
+            load("x", "pa", p, ["%k"], [n]),
+            f"%s = addf %x, %prev : tile<{n}xf32>",
+            "%k2 = subi %k, %c2 : tile<i32>",
+            store("s", "po", po, ["%k2"], [n]),
+            f"continue %x : tile<{n}xf32>",
+            "}",
+        ]
+    )
     a = np.random.default_rng(3).standard_normal(8 * n).astype(np.float32)
     o = np.zeros(6 * n, np.float32)
     launch(kernel(body, "%a: tile<ptr<f32>>, %o: tile<ptr<f32>>"), grid=(2,), args=[a, o])
@@ -922,11 +1103,15 @@ def test_atomic_red_view_on_a_self_overlapping_tensor() -> None:
     # twice; every update must land (the general path applies them one by one).
     t = tv([2, 2], [1, 1], "i32")
     p = pv([2, 2], t)
-    body = "\n".join([
-        make_tv("va", "acc", [2, 2], [1, 1], "i32"), f"%pa = make_partition_view %va : {p}",
-        "%c0 = constant <i32: 0> : tile<i32>", "%v = constant <i32: [[1, 10], [100, 1000]]> : tile<2x2xi32>",
-        f"%r = atomic_red_view_tko relaxed device %pa[%c0, %c0], add, %v : tile<2x2xi32>, {p}, tile<i32> -> token",
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "acc", [2, 2], [1, 1], "i32"),
+            f"%pa = make_partition_view %va : {p}",
+            "%c0 = constant <i32: 0> : tile<i32>",
+            "%v = constant <i32: [[1, 10], [100, 1000]]> : tile<2x2xi32>",
+            f"%r = atomic_red_view_tko relaxed device %pa[%c0, %c0], add, %v : tile<2x2xi32>, {p}, tile<i32> -> token",
+        ]
+    )
     acc = np.zeros(4, np.int32)
     run(body, "%acc: tile<ptr<i32>>", (3,), [acc])
     assert acc.tolist() == [3 * 1, 3 * (10 + 100), 3 * 1000, 0]
@@ -939,11 +1124,15 @@ def test_atomic_red_view_uniform_update_applies_once_per_block(budget: int) -> N
 
     t = tv([2, 2], [2, 1], "f32")
     p = pv([2, 2], t)
-    body = "\n".join([
-        make_tv("va", "acc", [2, 2], [2, 1], "f32"), f"%pa = make_partition_view %va : {p}",
-        "%c0 = constant <i32: 0> : tile<i32>", "%v = constant <f32: [[1.0, 2.0], [4.0, 8.0]]> : tile<2x2xf32>",
-        f"%r = atomic_red_view_tko relaxed device %pa[%c0, %c0], addf, %v : tile<2x2xf32>, {p}, tile<i32> -> token",
-    ])
+    body = "\n".join(
+        [
+            make_tv("va", "acc", [2, 2], [2, 1], "f32"),
+            f"%pa = make_partition_view %va : {p}",
+            "%c0 = constant <i32: 0> : tile<i32>",
+            "%v = constant <f32: [[1.0, 2.0], [4.0, 8.0]]> : tile<2x2xf32>",
+            f"%r = atomic_red_view_tko relaxed device %pa[%c0, %c0], addf, %v : tile<2x2xf32>, {p}, tile<i32> -> token",
+        ]
+    )
     acc = np.full(4, 0.5, np.float32)
     launch(kernel(body, "%acc: tile<ptr<f32>>"), grid=(5,), args=[acc], options=RunOptions(group_budget=budget))
     assert acc.tolist() == [5.5, 10.5, 20.5, 40.5]
