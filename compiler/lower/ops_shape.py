@@ -139,14 +139,28 @@ def arange_along(n: int, axis: int, rank: int) -> str:
     return f"tl.arange(0, {n})[{', '.join(index)}]"
 
 
-def unanchored(x: str, shape: tuple[int, ...], axis: int) -> str:
-    """`x` (of `shape`) gathered along `axis` by an identity index: the same tile, which
-    Triton's layout propagation does not carry a layout into (only its index's). Not
-    ops_control's `_loop_entry` form (a zero index along a new axis of 1, cheaper before a
-    loop): for the scales of test_mma's computed-scale product (ops_mma) it left 8 bytes of
-    spills on sm_80, where this leaves none."""
-    identity = f"tl.broadcast_to({arange_along(shape[axis], axis, len(shape))}, {shape_text(shape)})"
-    return f"tl.gather({x}, {identity}, {axis})"
+def unanchored(x: str, shape: tuple[int, ...], axis: int | None = None) -> str:
+    """`x` (of `shape`) gathered by an identity index along `axis`, or with no `axis` flattened
+    (then back by an index, Triton's expand_dims, where one extent is above 1, else a
+    reshape): the same tile, which Triton's layout propagation does not carry a layout into
+    (a gather's result takes only its index's, and an arange has none). Which form is better
+    depends on the use, measured: a row made a column (`_unit_dims_moved`) keeps its axis
+    (flat, test_shape's ROW_TO_COLUMN spilled 520 bytes on sm_90, where along the axis it
+    spills none), the scales of ops_mma go flat (along their K axis a 32x32x32 mmaf_scaled
+    with one scale a row took 255 registers on sm_90, and fuzz seed 424314's, extracted from
+    the operand's tile, spilled 264 bytes; flat: 32 and 30 registers, no spills; test_mma's
+    64x64 with two a row, 170 -> 92 registers). Not ops_control's `_loop_entry` form (a
+    zero index along a new axis of 1, cheaper before a loop): it left 424314's spills."""
+    if axis is not None:
+        identity = f"tl.broadcast_to({arange_along(shape[axis], axis, len(shape))}, {shape_text(shape)})"
+        return f"tl.gather({x}, {identity}, {axis})"
+    n = math.prod(shape)
+    flat = x if len(shape) == 1 else f"tl.reshape({x}, ({n},), can_reorder=False)"
+    moved = f"tl.gather({flat}, tl.arange(0, {n}), 0)"
+    index = _unit_dims_inserted((n,), shape)
+    if index is None:
+        return f"tl.reshape({moved}, {shape_text(shape)}, can_reorder=False)"
+    return moved if len(shape) == 1 else f"{moved}[{', '.join(index)}]"
 
 
 @emitter("broadcast")
