@@ -252,6 +252,15 @@ def _loaded(e: OpEmit, i: int) -> bool:
     return producer is not None and producer.name in LOADS
 
 
+def _loaded_as_given(e: OpEmit, i: int, shape: tuple[int, ...]) -> bool:
+    """Whether operand `i`, given to a product as a tile of `shape`, is as loaded straight
+    from memory: not where per_batch took it apart into batch items by splits (a 2x64x128x64
+    mmaf_scaled of loaded f8E4M3FN operands and scales, the split scales kept as loaded: 255
+    registers and 1,752 B of spills for sm_80; unanchored, 209 and none)."""
+    whole = tltypes.shape_of(e.operand_types[i])
+    return _loaded(e, i) and (len(shape) == len(whole) or math.prod(whole[:-2]) == 1)
+
+
 def _slices(e: OpEmit, x: str, shape: tuple[int, ...]) -> list[str]:
     """The slices of `x` (of `shape`) along its last axis, in order, each without that axis:
     (..., k) is split into the even and the odd slices (..., k/2), and so on down to one."""
@@ -444,9 +453,9 @@ def _mmaf_scaled_product(e: OpEmit, operands: list[str], shapes: list[tuple[int,
     # 80-92 registers instead of 170-176. Scales loaded straight from memory keep
     # their load's layout (unanchored there, 128x128x128 staged 160 KB in shared memory for
     # sm_80, where it had 33 KB).
-    if not _loaded(e, 3):
+    if not _loaded_as_given(e, 3, shape_sa):
         sa_ = unanchored(sa_, shape_sa)
-    if not _loaded(e, 4):
+    if not _loaded_as_given(e, 4, shape_sb):
         sb_ = unanchored(sb_, shape_sb)
     # Each scale repeated over its block of K: (.., M, nb) -> (.., M, nb, V) -> (.., M, K).
     xa, sa = e.tmp("scale_a"), to_f32(e, sa_, scale_el)

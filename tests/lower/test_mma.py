@@ -441,6 +441,32 @@ def test_mmaf_scaled_within_bound(el, lead):
         assert np.all(np.abs(r.astype(np.float64) - exact) <= 2.0**-24 * np.abs(exact) + (k + 1) * 2.0**-24 * mag)
 
 
+def test_a_batched_mmaf_scaled_taken_apart_unanchors_its_loaded_scales() -> None:
+    """2x64x128x64: the batch items are taken apart by splits (ops_mma.per_batch), after
+    which the loaded scales are no longer as loaded; kept so, 255 registers and 1,752 B of
+    spills for sm_80. Within the bound, and no spills."""
+    el, lead, (m, k, n) = "f8E4M3FN", (2,), (64, 128, 64)
+    sa, sb, sc = shapes(m, k, n, lead)
+    ssa, ssb = (*lead, m, k // 32), (*lead, k // 32, n)
+    a = (RNG.standard_normal(sa) * 4).astype(NP[el])
+    b = (RNG.standard_normal(sb) * 4).astype(NP[el])
+    c = RNG.standard_normal(sc).astype(np.float32)
+    xa = (2.0 ** RNG.integers(-20, 21, ssa)).astype(NP["f8E8M0FNU"])
+    xb = (2.0 ** RNG.integers(-20, 21, ssb)).astype(NP["f8E8M0FNU"])
+    inputs = [("a", sa, el), ("b", sb, el), ("c", sc, "f32"), ("sa", ssa, "f8E8M0FNU"), ("sb", ssb, "f8E8M0FNU")]
+    body = scaled_text(el, sa, sb, sc, ssa, ssb)
+    text = io_kernel(inputs, [("r", sc, "f32")], body)
+    assert "tl.split(" in source_of(text, arch="sm_80")  # (taken apart)
+    cpu, tri = run_io_pair(inputs, [("r", sc, "f32")], body, [a, b, c, xa, xb])
+    a64 = a.astype(np.float64) * np.repeat(xa.astype(np.float64), 32, axis=-1)
+    b64 = b.astype(np.float64) * np.repeat(xb.astype(np.float64), 32, axis=-2)
+    exact, mag = exact_mma(a64, b64, c)
+    for r in (cpu[0], tri[0]):
+        assert np.all(np.abs(r.astype(np.float64) - exact) <= 2.0**-24 * np.abs(exact) + (k + 1) * 2.0**-24 * mag)
+    (compiled,) = compile_for(text, arches=("sm_80",))
+    assert compiled.spills == 0
+
+
 @pytest.mark.parametrize(("m", "nb"), [(64, 2), (32, 1)])
 def test_mmaf_scaled_with_scales_computed_from_the_operands_tile(m: int, nb: int) -> None:
     """Scales extracted from the tile the operands are converted from: Triton kept the
