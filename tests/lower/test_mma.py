@@ -420,32 +420,10 @@ def scaled_text(el: str, sa, sb, sc, ssa, ssb, scale: str = "f8E8M0FNU") -> str:
     )
 
 
-@pytest.mark.parametrize(("el", "lead"), [("f8E4M3FN", ()), ("f8E5M2", ()), ("f8E4M3FN", (2,))])
-def test_mmaf_scaled_within_bound(el, lead):
-    m, k, n = 16, 64, 8
-    sa, sb, sc = shapes(m, k, n, lead)
-    ssa, ssb = (*lead, m, k // 32), (*lead, k // 32, n)
-    a = (RNG.standard_normal(sa) * 4).astype(NP[el])
-    b = (RNG.standard_normal(sb) * 4).astype(NP[el])
-    c = RNG.standard_normal(sc).astype(np.float32)
-    xa = (2.0 ** RNG.integers(-20, 21, ssa)).astype(NP["f8E8M0FNU"])
-    xb = (2.0 ** RNG.integers(-20, 21, ssb)).astype(NP["f8E8M0FNU"])
-    cpu, tri = run_io_pair(
-        [("a", sa, el), ("b", sb, el), ("c", sc, "f32"), ("sa", ssa, "f8E8M0FNU"), ("sb", ssb, "f8E8M0FNU")],
-        [("r", sc, "f32")], scaled_text(el, sa, sb, sc, ssa, ssb), [a, b, c, xa, xb],
-    )  # fmt: skip
-    a64 = a.astype(np.float64) * np.repeat(xa.astype(np.float64), 32, axis=-1)
-    b64 = b.astype(np.float64) * np.repeat(xb.astype(np.float64), 32, axis=-2)
-    exact, mag = exact_mma(a64, b64, c)
-    for r in (cpu[0], tri[0]):
-        assert np.all(np.abs(r.astype(np.float64) - exact) <= 2.0**-24 * np.abs(exact) + (k + 1) * 2.0**-24 * mag)
-
-
-def test_a_batched_mmaf_scaled_taken_apart_unanchors_its_loaded_scales() -> None:
-    """2x64x128x64: the batch items are taken apart by splits (ops_mma.per_batch), after
-    which the loaded scales are no longer as loaded; kept so, 255 registers and 1,752 B of
-    spills for sm_80. Within the bound, and no spills."""
-    el, lead, (m, k, n) = "f8E4M3FN", (2,), (64, 128, 64)
+def loaded_scaled(el: str, lead: tuple[int, ...], m: int, k: int, n: int) -> str:
+    """The text of an io kernel of an `mmaf_scaled` of loaded `el` operands and f8E8M0FNU
+    scales (blocks of 32), after checking that Triton's interpreter and the CPU interpreter
+    both give its result within the bound on random inputs."""
     sa, sb, sc = shapes(m, k, n, lead)
     ssa, ssb = (*lead, m, k // 32), (*lead, k // 32, n)
     a = (RNG.standard_normal(sa) * 4).astype(NP[el])
@@ -455,14 +433,26 @@ def test_a_batched_mmaf_scaled_taken_apart_unanchors_its_loaded_scales() -> None
     xb = (2.0 ** RNG.integers(-20, 21, ssb)).astype(NP["f8E8M0FNU"])
     inputs = [("a", sa, el), ("b", sb, el), ("c", sc, "f32"), ("sa", ssa, "f8E8M0FNU"), ("sb", ssb, "f8E8M0FNU")]
     body = scaled_text(el, sa, sb, sc, ssa, ssb)
-    text = io_kernel(inputs, [("r", sc, "f32")], body)
-    assert "tl.split(" in source_of(text, arch="sm_80")  # (taken apart)
     cpu, tri = run_io_pair(inputs, [("r", sc, "f32")], body, [a, b, c, xa, xb])
     a64 = a.astype(np.float64) * np.repeat(xa.astype(np.float64), 32, axis=-1)
     b64 = b.astype(np.float64) * np.repeat(xb.astype(np.float64), 32, axis=-2)
     exact, mag = exact_mma(a64, b64, c)
     for r in (cpu[0], tri[0]):
         assert np.all(np.abs(r.astype(np.float64) - exact) <= 2.0**-24 * np.abs(exact) + (k + 1) * 2.0**-24 * mag)
+    return io_kernel(inputs, [("r", sc, "f32")], body)
+
+
+@pytest.mark.parametrize(("el", "lead"), [("f8E4M3FN", ()), ("f8E5M2", ()), ("f8E4M3FN", (2,))])
+def test_mmaf_scaled_within_bound(el, lead):
+    loaded_scaled(el, lead, 16, 64, 8)
+
+
+def test_a_batched_mmaf_scaled_taken_apart_unanchors_its_loaded_scales() -> None:
+    """2x64x128x64: the batch items are taken apart by splits (ops_mma.per_batch), after
+    which the loaded scales are no longer as loaded; kept so, 255 registers and 1,752 B of
+    spills for sm_80. Within the bound, and no spills."""
+    text = loaded_scaled("f8E4M3FN", (2,), 64, 128, 64)
+    assert "tl.split(" in source_of(text, arch="sm_80")  # (taken apart)
     (compiled,) = compile_for(text, arches=("sm_80",))
     assert compiled.spills == 0
 
