@@ -454,9 +454,9 @@ def _mmaf_scaled_product(e: OpEmit, operands: list[str], shapes: list[tuple[int,
     # their load's layout (unanchored there, 128x128x128 staged 160 KB in shared memory for
     # sm_80, where it had 33 KB).
     if not _loaded_as_given(e, 3, shape_sa):
-        sa_ = unanchored(sa_, shape_sa)
+        sa_ = unanchored(e, sa_, shape_sa)
     if not _loaded_as_given(e, 4, shape_sb):
-        sb_ = unanchored(sb_, shape_sb)
+        sb_ = unanchored(e, sb_, shape_sb)
     # Each scale repeated over its block of K: (.., M, nb) -> (.., M, nb, V) -> (.., M, K).
     xa, sa = e.tmp("scale_a"), to_f32(e, sa_, scale_el)
     e.line(

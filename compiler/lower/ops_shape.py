@@ -92,7 +92,7 @@ def _unit_dims_moved(e: OpEmit, x: str, src: tuple[int, ...], dst: tuple[int, ..
         # In a cluster Triton 3.9 asserts on such a gather ('GatherLoweringHelper(op).
         # isWarpLocal()', fuzz seed 190012 of --hints), and the compile then drops the cluster.
         return reshape(e, x, src, dst)
-    return unanchored(reshape(e, x, src, dst), dst, dst.index(core[0]))
+    return unanchored(e, reshape(e, x, src, dst), dst, dst.index(core[0]))
 
 
 def _unit_dims_inserted(src: tuple[int, ...], dst: tuple[int, ...]) -> list[str] | None:
@@ -139,7 +139,7 @@ def arange_along(n: int, axis: int, rank: int) -> str:
     return f"tl.arange(0, {n})[{', '.join(index)}]"
 
 
-def unanchored(x: str, shape: tuple[int, ...], axis: int | None = None) -> str:
+def unanchored(e: OpEmit, x: str, shape: tuple[int, ...], axis: int | None = None) -> str:
     """`x` (of `shape`) gathered by an identity index along `axis`, or with no `axis` flattened
     (then back by an index, Triton's expand_dims, where one extent is above 1, else a
     reshape): the same tile, which Triton's layout propagation does not carry a layout into
@@ -155,12 +155,11 @@ def unanchored(x: str, shape: tuple[int, ...], axis: int | None = None) -> str:
         identity = f"tl.broadcast_to({arange_along(shape[axis], axis, len(shape))}, {shape_text(shape)})"
         return f"tl.gather({x}, {identity}, {axis})"
     n = math.prod(shape)
-    flat = x if len(shape) == 1 else f"tl.reshape({x}, ({n},), can_reorder=False)"
-    moved = f"tl.gather({flat}, tl.arange(0, {n}), 0)"
+    moved = f"tl.gather({reshape(e, x, shape, (n,))}, tl.arange(0, {n}), 0)"
     index = _unit_dims_inserted((n,), shape)
-    if index is None:
-        return f"tl.reshape({moved}, {shape_text(shape)}, can_reorder=False)"
-    return moved if len(shape) == 1 else f"{moved}[{', '.join(index)}]"
+    if index is None or len(shape) == 1:
+        return reshape(e, moved, (n,), shape)
+    return f"{moved}[{', '.join(index)}]"
 
 
 @emitter("broadcast")

@@ -29,9 +29,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from compiler.lower import guard
+
+if TYPE_CHECKING:
+    from compiler.lower import Compiled
 
 _HEADER = re.compile(r"// seed (\d+)(?: \(--weight ([^)]*)\))?( --hints)?( --asm)?")
 
@@ -96,7 +99,7 @@ def failure_key(message: str) -> str:
     return "; ".join(parts) or message[:80]
 
 
-def _compile(text: str, arch: str) -> Any:
+def _compile(text: str, arch: str) -> Compiled:
     """Triton's compile of a kernel for `arch`, in a forked child (compiler/lower/guard.py,
     so a crash is a LowerError too)."""
     from compiler.lower import lower
