@@ -42,7 +42,6 @@ ROUND_TRIP = (
 
 # Files that do not pass under lit yet, and why, by display name (`display_name`: the file
 # name for test/Dialect/CudaTile, the path from test/ for the others). Every other file must pass.
-# Empty: every Dialect and Bytecode file passes.
 KNOWN_LIT_FAILURES: dict[str, str] = {
     # One chunk (225) of its 265: see test_conformance.KNOWN_DIFFERENCES["invalid.mlir"].
     "invalid": "expects NVIDIA's 13.3 ftof rounding rule, which tileiras 13.5 has widened (the tools win)",
