@@ -39,14 +39,13 @@ device → gpu, sys → sys):
     relaxed load   `tl.load(..., volatile=True)`: `ld.volatile`, which PTX defines as
                    `ld.relaxed.sys` — at least as strong as any relaxed scope. Runs under
                    Triton's interpreter.
-    acquire load   inline PTX `ld.acquire.<scope>.global` per element, predicated by
-                   the mask (Triton 3.6 has no acquire load); under Triton's interpreter,
-                   which runs one tile block after another, a volatile load (a split helper).
-    relaxed/release store
-                   32/64-bit elements: `tl.atomic_xchg` on the bits with sem/scope (an
-                   exchange is a morally strong store; the old value is dropped).
-                   8/16-bit elements: inline PTX `st.<sem>.<scope>.global`; under the
-                   interpreter a plain store. All interpretable.
+    acquire load   the relaxed load, then `fence.acq_rel.<scope>` once a thread (inline
+                   PTX; PTX's acquire pattern: Triton 3.6 has no acquire load); under
+                   Triton's interpreter, which runs one tile block after another, no fence.
+    relaxed store  inline PTX `st.relaxed.<scope>.global` per element, predicated by the
+                   mask; under Triton's interpreter a plain store (a split helper).
+    release store  `fence.acq_rel.<scope>` once a thread, then the relaxed store (PTX's
+                   release pattern).
 
 Atomics. `atomic_rmw_tko` → `tl.atomic_add/and/or/xor/max/min/xchg` with `sem=` and
 `scope=` from the op (relaxed, acquire, release, acq_rel); umax/umin act on the pointer
@@ -193,45 +192,20 @@ def load_memory(
         return load if select is None else f"tl.where({mask}, {load}, {select})"
     if sem != "acquire":
         raise e.error(f"a load cannot have {sem} ordering")
-    # ld.acquire: inline PTX, one element per lane; under Triton's interpreter, which runs one
-    # tile block after another, a volatile load is the same.
-    bits = memory_bits(element)
-    reg = _ASM_REG[bits]
-    ity = int_dtype(16 if bits == 8 else bits)
-    iptr = f"{ptr}.to(tl.pointer_type({int_dtype(bits)}), bitcast=True)"
-    ld = f"ld.acquire.{scope}.global.{_ASM_TYPE[bits]}"
-    note = f"{ld} on the GPU, a volatile load under Triton's interpreter (one tile block at a time)"
-    if mask is None:
-        asm = f"{ld} $0, [$1];"
-        gpu = f"tl.inline_asm_elementwise({asm!r}, '={reg},l', [p], dtype={ity}, is_pure=False, pack=1)  {GPU_ONLY}"
-        helper = e.split_helper(f"_ld_acquire_{scope}_b{bits}", f"tl.load(p, volatile=True).to({ity})", gpu, note, "p")
-        call = f"{helper}({_broadcast(iptr, shape)})"
-    else:
-        if other is None or other == "0":  # (a view without padding gives the literal 0)
-            fill = f"tl.full((), 0, {ity})"
-        else:
-            fill = f"({other}).to({int_dtype(bits)}, bitcast=True).to({ity})"
-        mov = "mov.b16" if bits <= 16 else f"mov.b{bits}"
-        asm = f"{{ .reg .pred %p; setp.ne.s32 %p, $2, 0; {mov} $0, $3; @%p {ld} $0, [$1]; }}"
-        gpu = (
-            f"tl.inline_asm_elementwise({asm!r}, '={reg},l,r,{reg}', [p, m, fill], dtype={ity}, is_pure=False, "
-            f"pack=1)  {GPU_ONLY}"
-        )
-        interpreted = f"tl.where(m != 0, tl.load(p, mask=m != 0, volatile=True).to({ity}), fill)"
-        helper = e.split_helper(f"_ld_acquire_{scope}_b{bits}_masked", interpreted, gpu, note, "p, m, fill")
-        args = [_broadcast(iptr, shape), _broadcast(f"({mask}).to(tl.int32)", shape), _broadcast(fill, shape)]
-        call = f"{helper}({', '.join(args)})"
-    if bits == 8:
-        call = f"{call}.to(tl.int8)"
-    mem = tltypes.memory_dtype(element)
-    return call if mem == int_dtype(bits) else f"{call}.to({mem}, bitcast=True)"
+    # An acquire pattern (PTX memory model): a strong read, here ld.volatile (relaxed at sys
+    # scope, so as strong as any scope's), then fence.acq_rel at the op's scope. One fence a
+    # thread for the whole tile, not an ld.acquire an element: each of those was an L1
+    # invalidation (CCTL.IVALL), 128 of them for a 128x128 f32 tile on 4 warps; the loads
+    # are volatile ones that Triton can widen. (An expression: callers place it in branches.)
+    helper = e.helper(f"_acquired_{scope}", _ACQUIRED.replace("SCOPE", scope))
+    return f"{helper}({load_memory(e, ptr, mask, other, element, shape, 'relaxed', scope)})"
 
 
 def _load_nibbles(
     e: OpEmit, addr: str, mask: str | None, other: str | None, shape: tuple[int, ...], sem: str, scope: str
 ) -> str:
     """The codes (uint8) of the f4E2M1FN elements at nibble addresses `addr`: each lane loads
-    its byte with the load's ordering (an acquire one as inline PTX, as for a byte)."""
+    its byte with the load's ordering (an acquire one as for a byte: volatile, then a fence)."""
     byte = e.tmp("byte")
     loaded = load_memory(e, f"({addr} >> 1).to(tl.pointer_type(tl.uint8))", mask, None, _BYTE, shape, sem, scope)
     e.line(f"{byte} = ({loaded}).to(tl.uint8, bitcast=True)")
@@ -318,6 +292,27 @@ def _store_nibbles(
     e.line(f"    {pending} = {pending} & ({prev} != {old})")
 
 
+_FENCE_ASM = (
+    'tl.inline_asm_elementwise("fence.acq_rel.SCOPE; mov.b32 $0, $1;", "=r,r", [tl.full((), 0, tl.int32)], '
+    "dtype=tl.int32, is_pure=False, pack=1)  # GPU only"
+)
+# Every thread runs the fence once, in program order with the memory accesses around it
+# (inline PTX with side effects); Triton's interpreter runs one tile block at a time: none.
+_FENCE = f"""@triton.jit
+def {{name}}():
+    # fence.acq_rel.SCOPE on the GPU (PTX's release pattern: then strong writes)
+    if not INTERPRETED:
+        {_FENCE_ASM}
+"""
+_ACQUIRED = f"""@triton.jit
+def {{name}}(x):
+    # x, read by strong (volatile) loads, then fence.acq_rel.SCOPE on the GPU: PTX's acquire pattern
+    if not INTERPRETED:
+        {_FENCE_ASM}
+    return x
+"""
+
+
 def store_memory(
     e: OpEmit,
     ptr: str,
@@ -338,17 +333,21 @@ def store_memory(
         return
     if sem not in ("relaxed", "release"):
         raise e.error(f"a store cannot have {sem} ordering")
+    if sem == "release":
+        # A release pattern: fence.acq_rel at the op's scope, then strong (relaxed) writes.
+        # One fence a thread for the tile, not a st.release an element (a MEMBAR each).
+        e.line(f"{e.helper(f'_fence_acq_rel_{scope}', _FENCE.replace('SCOPE', scope))}()")
+        sem = "relaxed"
     bits = memory_bits(element)
     ity = int_dtype(bits)
     iptr = f"{ptr}.to(tl.pointer_type({ity}), bitcast=True)"
     mem = tltypes.memory_dtype(element)
     ivalue = value if mem == ity else f"{value}.to({ity}, bitcast=True)"
-    if bits >= 32:
-        # An atomic exchange is a morally strong store with the requested semantics.
-        m = _atomic_mask(e, mask, shape)
-        e.line(f"tl.atomic_xchg({iptr}, {dense(e, ivalue)}{m}, sem={sem!r}, scope={scope!r})")
-        return
-    # st.<sem>: inline PTX; under Triton's interpreter (one tile block at a time) a plain store.
+    # st.relaxed: inline PTX; under Triton's interpreter (one tile block at a time) a plain
+    # store. (Not an atomic exchange, a morally strong store too: its returned old values
+    # cost a 128x128 f32 tile ~50 registers and spills, and atom.exch goes through L2 where
+    # st.relaxed is a plain store, STG.E.STRONG as tileiras' own. Threads holding copies of
+    # one element each store it: the same value, so memory ends the same.)
     reg = _ASM_REG[bits]
     st = f"st.{sem}.{scope}.global.{_ASM_TYPE[bits]}"
     wide = f"{ivalue}.to(tl.int16)" if bits == 8 else ivalue

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -232,6 +233,23 @@ def source_of(text: str, kernel: str | None = None, arch: str = "sm_90") -> str:
     from compiler.lower import to_triton
 
     return to_triton(load_module(text), kernel, arch)
+
+
+# PTX's acquire and release patterns as ops_memory writes an ordered load or store: strong
+# (volatile, relaxed) accesses and one fence.acq_rel at the op's scope after or before them.
+
+
+def acquires(ptx: str, scope: str, bits: int) -> bool:
+    """A volatile load of `bits`-bit elements (vectors of them too), then fence.acq_rel.<scope>
+    after it."""
+    load = re.search(rf"ld\.volatile\.global(\.v\d)?\.[bus]{bits}\b", ptx)
+    return load is not None and ptx.find(f"fence.acq_rel.{scope};", load.start()) >= 0
+
+
+def releases(ptx: str, scope: str, ptx_type: str) -> bool:
+    """fence.acq_rel.<scope>, then a st.relaxed.<scope> of `ptx_type` after it."""
+    fence = ptx.find(f"fence.acq_rel.{scope};")
+    return fence >= 0 and ptx.find(f"st.relaxed.{scope}.global.{ptx_type}", fence) >= 0
 
 
 # -- kernels that load their inputs and store their results per tile block ---------------------

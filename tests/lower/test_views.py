@@ -27,7 +27,7 @@ import pytest
 
 from compiler.lower.build import tool_path
 
-from .harness import GPU_BACKENDS, GPU_PREPARE, TRITON_INTERPRETED, compile_for, run_both, source_of
+from .harness import GPU_BACKENDS, GPU_PREPARE, TRITON_INTERPRETED, acquires, compile_for, run_both, source_of
 from .test_bits import F4_REFUSED, F4_VALUES
 from .test_memory import tf32_values_agree
 
@@ -907,7 +907,7 @@ def test_f4_global_and_alloca_and_ordered_accesses() -> None:
     """f4E2M1FN in a global (packed; one Module keeps what a launch stored) and in an
     alloca's per-block slab, reached through views with relaxed and release stores (the
     compare-and-swap with that ordering) and a relaxed load; on every backend, equal to the
-    CPU interpreter. An acquire load of f4E2M1FN is a byte's ld.acquire."""
+    CPU interpreter. An acquire load of f4E2M1FN is its byte's volatile load and a fence."""
     from compiler.runtime import launch, load_module
 
     f4 = "f4E2M1FN"
@@ -962,7 +962,7 @@ def test_f4_global_and_alloca_and_ordered_accesses() -> None:
         assert k.spills == 0 and ".release.gpu" in k.asm["ptx"]
     acquire = text.replace("load_view_tko relaxed device %pg", "load_view_tko acquire device %pg")
     for k in compile_for(acquire, "k", arches=("sm_90",)):
-        assert "ld.acquire.gpu.global.b8" in k.asm["ptx"] or "ld.acquire.gpu.global.u8" in k.asm["ptx"]
+        assert acquires(k.asm["ptx"], "gpu", 8)
     cpu, _ = run_both(acquire, "k", 1, [np.zeros(16, ml_dtypes.float4_e2m1fn)], tileiras_refuses=F4_REFUSED)
     assert cpu[0].astype(np.float32).tolist() == first + [4.0, -0.5] * 4
 
