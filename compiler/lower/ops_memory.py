@@ -39,16 +39,17 @@ device → gpu, sys → sys):
     relaxed load   `tl.load(..., volatile=True)`: `ld.volatile`, which PTX defines as
                    `ld.relaxed.sys` — at least as strong as any relaxed scope. Runs under
                    Triton's interpreter.
-    acquire load   the relaxed load, then `fence.acq_rel.<scope>` once a thread (inline
-                   PTX; PTX's acquire pattern: Triton 3.6 has no acquire load); under
-                   Triton's interpreter, which runs one tile block after another, no fence.
+    acquire load   the relaxed load, then `fence.acq_rel.<scope>` once a thread (`ordered`:
+                   PTX's acquire pattern; Triton 3.6 has no acquire load); under Triton's
+                   interpreter, which runs one tile block after another, no fence.
     relaxed store  inline PTX `st.relaxed.<scope>.global` per element, predicated by the
                    mask; under Triton's interpreter a plain store (a split helper).
     release store  `fence.acq_rel.<scope>` once a thread, then the relaxed store (PTX's
                    release pattern).
 
-Atomics. `atomic_rmw_tko` → `tl.atomic_add/and/or/xor/max/min/xchg` with `sem=` and
-`scope=` from the op (relaxed, acquire, release, acq_rel); umax/umin act on the pointer
+Atomics. `atomic_rmw_tko` → `tl.atomic_add/and/or/xor/max/min/xchg`, relaxed at the op's
+`scope=`, after a release fence (release, acq_rel) and before an acquire one (acquire,
+acq_rel), as ordered stores and loads; umax/umin act on the pointer
 reinterpreted as unsigned; xchg of f32/f64 exchanges the bits as integers (Triton's
 interpreter refuses float xchg). Lanes masked off return zero (the interpreter's choice
 for an unspecified value). `addf` on f16/bf16/f32/f64 is `atom.add` (f16: `.noftz`;
@@ -75,6 +76,7 @@ launch of one `Module` object (initialized once, spec 003 6.2.1), a fresh one to
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ..ir.attributes import SymbolRefAttr
 from ..ir.types import I8, FloatType, IntegerType, PointerType, Type, memory_bits
@@ -158,6 +160,51 @@ def ordering(e: OpEmit) -> tuple[str, str]:
     return sem, scope
 
 
+# PTX's release and acquire patterns. An ordered access of a tile is many accesses a thread;
+# as st.release / ld.acquire / atom.acq_rel each would carry its own fence (a MEMBAR, an L1
+# invalidation: 128 of either for a 128x128 f32 tile on 4 warps). The PTX memory model lets a
+# release be a fence.acq_rel followed by strong writes, and an acquire strong reads followed by
+# a fence.acq_rel: so the tile's accesses are relaxed (strong) ones between at most two fences
+# a thread. (Elements of one tile op are unordered among themselves anyway: threads run them.)
+# The fences are inline PTX with side effects, in program order with the accesses around
+# them; Triton's interpreter runs one tile block at a time: no fences there.
+_FENCE_ASM = (
+    'tl.inline_asm_elementwise("fence.acq_rel.SCOPE; mov.b32 $0, $1;", "=r,r", [tl.full((), 0, tl.int32)], '
+    "dtype=tl.int32, is_pure=False, pack=1)  # GPU only"
+)
+_RELEASE = f"""@triton.jit
+def {{name}}():
+    # fence.acq_rel.SCOPE on the GPU: PTX's release pattern, strong writes after it
+    if not INTERPRETED:
+        {_FENCE_ASM}
+"""
+_ACQUIRED = f"""@triton.jit
+def {{name}}(x):
+    # x, read by strong accesses, then fence.acq_rel.SCOPE on the GPU: PTX's acquire pattern
+    if not INTERPRETED:
+        {_FENCE_ASM}
+    return x
+"""
+
+
+def ordered(e: OpEmit, sem: str, scope: str) -> tuple[str, Callable[[str], str]]:
+    """For an access of ordering `sem` at `scope` (above): emits the release fence it needs
+    first (release, acq_rel); returns the ordering of the accesses themselves (relaxed; weak
+    stays weak) and what their result passes through (acquire, acq_rel: the acquire fence)."""
+    if sem in ("weak", "relaxed"):
+        return sem, _same
+    if sem in ("release", "acq_rel"):
+        e.line(f"{e.helper(f'_release_{scope}', _RELEASE.replace('SCOPE', scope))}()")
+    if sem in ("acquire", "acq_rel"):
+        helper = e.helper(f"_acquired_{scope}", _ACQUIRED.replace("SCOPE", scope))
+        return "relaxed", lambda result: f"{helper}({result})"
+    return "relaxed", _same
+
+
+def _same(result: str) -> str:
+    return result
+
+
 def _broadcast(expr: str, shape: tuple[int, ...]) -> str:
     return f"tl.broadcast_to({expr}, {list(shape)})" if shape else expr
 
@@ -192,13 +239,10 @@ def load_memory(
         return load if select is None else f"tl.where({mask}, {load}, {select})"
     if sem != "acquire":
         raise e.error(f"a load cannot have {sem} ordering")
-    # An acquire pattern (PTX memory model): a strong read, here ld.volatile (relaxed at sys
-    # scope, so as strong as any scope's), then fence.acq_rel at the op's scope. One fence a
-    # thread for the whole tile, not an ld.acquire an element: each of those was an L1
-    # invalidation (CCTL.IVALL), 128 of them for a 128x128 f32 tile on 4 warps; the loads
-    # are volatile ones that Triton can widen. (An expression: callers place it in branches.)
-    helper = e.helper(f"_acquired_{scope}", _ACQUIRED.replace("SCOPE", scope))
-    return f"{helper}({load_memory(e, ptr, mask, other, element, shape, 'relaxed', scope)})"
+    # Relaxed loads are volatile ones (ld.volatile: relaxed at sys scope, as strong as any
+    # scope's), which Triton can widen. (An expression: callers place it in branches.)
+    _, acquired = ordered(e, sem, scope)
+    return acquired(load_memory(e, ptr, mask, other, element, shape, "relaxed", scope))
 
 
 def _load_nibbles(
@@ -267,7 +311,7 @@ def _store_nibbles(
     """Statements storing the f4E2M1FN codes `value` at nibble addresses `addr` (module doc).
     A relaxed or release store is the compare-and-swap with that ordering and scope (a weak
     one's is relaxed at gpu scope: atomic, so that lanes sharing a word each keep theirs)."""
-    cas_sem, cas_scope = ("relaxed", "gpu") if sem == "weak" else (sem, scope)
+    cas_sem, cas_scope = ("relaxed", "gpu") if sem == "weak" else (ordered(e, sem, scope)[0], scope)
     scratch = e.cg.buffer("cas scratch", "*i64", bytes(8), False, hint="cas_scratch")
     word, keep, put, pending = e.tmp("word"), e.tmp("keep"), e.tmp("put"), e.tmp("pending")
     old, new, prev = e.tmp("old"), e.tmp("new"), e.tmp("prev")
@@ -292,27 +336,6 @@ def _store_nibbles(
     e.line(f"    {pending} = {pending} & ({prev} != {old})")
 
 
-_FENCE_ASM = (
-    'tl.inline_asm_elementwise("fence.acq_rel.SCOPE; mov.b32 $0, $1;", "=r,r", [tl.full((), 0, tl.int32)], '
-    "dtype=tl.int32, is_pure=False, pack=1)  # GPU only"
-)
-# Every thread runs the fence once, in program order with the memory accesses around it
-# (inline PTX with side effects); Triton's interpreter runs one tile block at a time: none.
-_FENCE = f"""@triton.jit
-def {{name}}():
-    # fence.acq_rel.SCOPE on the GPU (PTX's release pattern: then strong writes)
-    if not INTERPRETED:
-        {_FENCE_ASM}
-"""
-_ACQUIRED = f"""@triton.jit
-def {{name}}(x):
-    # x, read by strong (volatile) loads, then fence.acq_rel.SCOPE on the GPU: PTX's acquire pattern
-    if not INTERPRETED:
-        {_FENCE_ASM}
-    return x
-"""
-
-
 def store_memory(
     e: OpEmit,
     ptr: str,
@@ -333,11 +356,7 @@ def store_memory(
         return
     if sem not in ("relaxed", "release"):
         raise e.error(f"a store cannot have {sem} ordering")
-    if sem == "release":
-        # A release pattern: fence.acq_rel at the op's scope, then strong (relaxed) writes.
-        # One fence a thread for the tile, not a st.release an element (a MEMBAR each).
-        e.line(f"{e.helper(f'_fence_acq_rel_{scope}', _FENCE.replace('SCOPE', scope))}()")
-        sem = "relaxed"
+    sem, _ = ordered(e, sem, scope)
     bits = memory_bits(element)
     ity = int_dtype(bits)
     iptr = f"{ptr}.to(tl.pointer_type({ity}), bitcast=True)"
@@ -465,7 +484,8 @@ def atomic_update(
         convert_back = tltypes.dtype(element)
     if mode == "addf" and str(element) == "bf16":  # ("Unsupported data type", Triton 3.6 and 3.9)
         e.interpreter_lacks("a bf16 atomic add")
-    call = f"tl.{fn}({ptr}, {dense(e, value)}{_atomic_mask(e, mask, shape)}, sem={sem!r}, scope={scope!r})"
+    sem, acquired = ordered(e, sem, scope)
+    call = acquired(f"tl.{fn}({ptr}, {dense(e, value)}{_atomic_mask(e, mask, shape)}, sem={sem!r}, scope={scope!r})")
     if convert_back is not None:
         call = f"{call}.to({convert_back}, bitcast=True)"
     return call
@@ -537,7 +557,8 @@ def _atomic_cas(e: OpEmit) -> None:
         e.line(f"{p} = tl.where({mask}, {iptr}, {scratch}.to(tl.pointer_type({ity}), bitcast=True))")
         e.line(f"{c} = {icmp}")
         iptr, icmp, ival = p, c, f"tl.where({mask}, {ival}, {c})"
-    call = f"tl.atomic_cas({iptr}, {dense(e, icmp)}, {dense(e, ival)}, sem={sem!r}, scope={scope!r})"
+    sem, acquired = ordered(e, sem, scope)
+    call = acquired(f"tl.atomic_cas({iptr}, {dense(e, icmp)}, {dense(e, ival)}, sem={sem!r}, scope={scope!r})")
     if mask is not None:
         old = e.tmp("old")
         e.line(f"{old} = {call}")

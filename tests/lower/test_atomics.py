@@ -12,7 +12,8 @@ some serial order of each address's atomics returns every lane's old value and l
 final memory (`serial_order`). bf16 atomic adds are refused by Triton 3.6's
 interpreter ("Unsupported data type"): their PTX is checked instead (atom.add.noftz.bf16
 on sm_90+, Triton's CAS loop on sm_80), as are the memory semantics and scopes (the
-interpreter ignores them): atom.<sem>.<scope> for every ordering and scope.
+interpreter ignores them): relaxed atoms at every scope between the fences of PTX's release
+and acquire patterns, for every ordering.
 """
 
 from __future__ import annotations
@@ -326,17 +327,26 @@ SCOPES = {"tl_blk": "cta", "device": "gpu", "sys": "sys"}
 
 
 def test_semantics_and_scopes_reach_the_ptx() -> None:
-    """Every (ordering, scope) on an i32 add and a cas: atom.<sem>.<scope> in the PTX
-    (Triton prints them in either order)."""
+    """Every (ordering, scope) on an i32 add and a cas: relaxed atoms at the scope
+    (atom.relaxed.<scope>; Triton prints the two in either order), a release fence before
+    them (release, acq_rel) and an acquire fence after them (acquire, acq_rel): PTX's release
+    and acquire patterns, fence.acq_rel.<scope> once a thread, not one an element."""
     for sem in SEMS:
         for scope, ptx_scope in SCOPES.items():
             text = atomic_kernel("i32", 128, "add", True, f"{sem} {scope}")
             (k,) = compile_for(text, arches=("sm_90",))
             ptx = k.asm["ptx"]
-            atoms = set(re.findall(r"atom\.[\w.]+", ptx))
-            assert any(sem in a.split(".") and ptx_scope in a.split(".") for a in atoms), (sem, scope, atoms)
+            atoms = [m.start() for m in re.finditer(r"atom\.[\w.]+\.add", ptx)]
+            kinds = set(re.findall(r"atom\.[\w.]+\.add", ptx))
+            assert atoms and all({"relaxed", ptx_scope} <= set(a.split(".")) for a in kinds), (sem, scope, kinds)
+            fences = [m.start() for m in re.finditer(rf"fence\.acq_rel\.{ptx_scope};", ptx)]
+            before, after = sum(f < min(atoms) for f in fences), sum(f > max(atoms) for f in fences)
+            want = (int(sem in ("release", "acq_rel")), int(sem in ("acquire", "acq_rel")))
+            assert (before, after) == want and len(fences) == sum(want), (sem, scope, before, after)
     (k,) = compile_for(atomic_kernel("f64", 128, "cas", True, "acq_rel sys"), arches=("sm_80",))
-    assert re.search(r"atom(\.\w+)*\.acq_rel(\.\w+)*\.cas\.b64|atom(\.\w+)*\.sys(\.\w+)*\.cas\.b64", k.asm["ptx"])
+    cas = re.search(r"atom(\.\w+)*\.relaxed(\.\w+)*\.cas\.b64|atom(\.\w+)*\.sys(\.\w+)*\.cas\.b64", k.asm["ptx"])
+    assert cas and k.asm["ptx"].count("fence.acq_rel.sys;") == 2
+    assert k.asm["ptx"].index("fence.acq_rel.sys;") < cas.start() < k.asm["ptx"].rindex("fence.acq_rel.sys;")
 
 
 def test_bf16_addf_compiles_for_every_target() -> None:
