@@ -2,7 +2,8 @@
 shared sample on `triton` (our lowering) and `tileiras` (NVIDIA's compiler) equals the CPU
 interpreter; NumPy, torch and CuPy arguments; GPU arrays on the CPU backend; the failure
 paths (a kernel fault: one line, then the CPU backend still works; out of device memory,
-then a working launch; a cubin the GPU cannot load); timing.
+then a working launch; a cubin the GPU cannot load); timing; blocks that wait for each other
+(acquire and release).
 
 A machine without tileiras (the project's GPU machines) finds tileiras cubins in the compile
 cache when it was filled elsewhere: see .ci/gpu-prepare and .ci/gpu.
@@ -224,6 +225,26 @@ def test_cluster_launches_equal_the_cpu_interpreter(backend: str) -> None:
     assert launch_options(entry, Target.parse("sm_90")).get("num_ctas") == 2
     for _label, recipe in EXAMPLE_RECIPES["matmul"]:
         _same_as_cpu(module, recipe, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_blocks_that_wait_for_each_other(backend: str) -> None:
+    """Tile blocks synchronizing through memory, as tests/interp/test_waiting_blocks runs them
+    on the interpreters (one block at a time), here all at once: a spin lock (an acquire
+    compare-and-swap, a release exchange) around a count, and a chain of flags (acquire loads,
+    release stores; 200 blocks, all resident at once on the GPUs of this project). The
+    lowering writes PTX's acquire and release patterns (compiler/lower/ops_memory.ordered):
+    a lost count or a sum read before its flag shows here."""
+    from tests.interp.test_waiting_blocks import CHAIN, LOCKED_COUNT
+
+    count, lock = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    launch(load_module(LOCKED_COUNT), grid=(300,), args=[count, lock], backend=backend)
+    assert (int(count[0]), int(lock[0])) == (300, 0)
+    n = 200
+    out, flags = np.full(n, -1, np.int32), np.zeros(n, np.int32)
+    launch(load_module(CHAIN), grid=(n,), args=[out, flags], backend=backend)
+    np.testing.assert_array_equal(out, np.cumsum(np.arange(n)))
+    assert flags.all()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
