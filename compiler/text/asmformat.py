@@ -565,10 +565,12 @@ def _finisher(opdef: OpDef):
             if declared and len(declared) == 1 and len(refs) > 1:
                 declared = declared * len(refs)
             if declared and len(declared) != len(refs):
-                # MLIR's resolveOperands, inside the op's generated parser.
+                # MLIR's resolveOperands, inside the op's generated parser: its words, which
+                # NVIDIA's tests match (as a part of the message), then which group took which types.
+                read = ", ".join(f"{n} {len(types[n])}" for n, _ in operand_plan if n in types)
                 parser.fail(
                     f"custom op '{opdef.name}' number of operands and types do not match: "
-                    f"got {len(refs)} operands and {len(declared)} types",
+                    f"got {len(refs)} operands and {len(declared)} types (types per operand group: {read})",
                     refs[0][1] if refs else (op.name_span or parser.here()),
                 )
             for i, (ref_name, span) in enumerate(refs):

@@ -311,7 +311,13 @@ def test_missing_operands_are_a_parse_error() -> None:
       yield
     }"""
     assert only(body, "%a: tile<8xf32>")[3] == (
-        "custom op 'cuda_tile.scan' number of operands and types do not match: got 0 operands and 1 types"
+        "custom op 'cuda_tile.scan' number of operands and types do not match: got 0 operands and 1 types "
+        "(types per operand group: operands 1)"  # (MLIR's words, which NVIDIA's tests match, and which got what)
+    )
+    # cmp and val share one type: a type for each is one too many, and the mask takes it.
+    body = "    %o, %t = atomic_cas_tko relaxed device %p, %c, %v : tile<ptr<i32>>, tile<i32>, tile<i32> -> tile<i32>, token"
+    assert only(body, "%p: tile<ptr<i32>>, %c: tile<i32>, %v: tile<i32>")[3].endswith(
+        "got 0 operands and 1 types (types per operand group: pointers 1, cmp 1, val 1, mask 1)"
     )
 
 
