@@ -1481,8 +1481,9 @@ def _indices(o: Operand) -> tuple[str, str]:
 def _ordering(rng: random.Random, elem: str, store: bool, asm: bool = False) -> str:
     """A view access's memory ordering: mostly weak; relaxed, or for a store release, where
     Triton's interpreter runs it too: loads as volatile ones, stores of 32/64-bit elements as
-    plain stores (inline PTX st.<sem> on the GPU; atomic exchanges, which the interpreter ran
-    as such, when these draws were made), of f4E2M1FN as compare-and-swaps with that ordering.
+    plain stores (inline PTX st.relaxed on the GPU, after a fence for release; atomic
+    exchanges, which the interpreter ran as such, when these draws were made), of f4E2M1FN as
+    relaxed compare-and-swaps (after a fence for release).
     With `asm`, also acquire loads and stores of 8/16-bit elements (inline PTX on the GPU;
     volatile loads and plain stores under the interpreter), at every scope: drawn only there,
     so that earlier seeds keep their kernels."""
