@@ -433,11 +433,12 @@ def _compile(
                     target=GPUTarget("cuda", src.target.cc, 32),
                     options=opts,
                 )
+            log = _kept_ptxas_log(scratch)
         finally:
             # Also here: a compile on a thread that outlived its limit goes on after the caller
             # removed the directory, and Triton makes it again for its next file.
             shutil.rmtree(scratch, ignore_errors=True)
-        return {kind: k.asm[kind] for kind in ASM_KINDS if kind in k.asm}, k.asm["cubin"], _metadata(k.metadata)
+        return {kind: k.asm[kind] for kind in ASM_KINDS if kind in k.asm}, k.asm["cubin"], _metadata(k.metadata), log
 
     if isolate:
         prepare(src.target.cc)
@@ -457,9 +458,11 @@ def _compile(
         shutil.rmtree(scratch, ignore_errors=True)
     if outcome.value is None:
         raise _compile_error(src, outcome)
-    asm, cubin, metadata = outcome.value
+    asm, cubin, metadata, ptxas_log = outcome.value
     compiled = Compiled(src, asm, cubin, metadata, options=opts, log=outcome.report, notes=list(src.notes))
-    compiled.registers, compiled.spills = resource_usage(cubin, asm.get("ptx"), bool(opts.get("enable_fp_fusion")))
+    compiled.registers, compiled.spills = resource_usage(
+        cubin, asm.get("ptx"), bool(opts.get("enable_fp_fusion")), ptxas_log
+    )
     return compiled
 
 
@@ -648,7 +651,28 @@ class _TempfileInScratch:
         where = getattr(_SCRATCH_OF, "dir", None)
         if where is not None and len(args) < 7:  # `dir`, its seventh parameter, not given by position
             kwargs.setdefault("dir", where)
-        return tempfile.NamedTemporaryFile(*args, **kwargs)
+        f = tempfile.NamedTemporaryFile(*args, **kwargs)
+        if where is not None and kwargs.get("suffix") == ".log" and os.path.dirname(f.name) == where:
+            # The log of Triton's `ptxas -v`, which Triton removes after the run: a second name
+            # keeps it for `resource_usage` (spills or a local array of libdevice's), which
+            # otherwise runs ptxas again on the PTX (seconds for a large kernel).
+            kept = os.path.join(where, PTXAS_LOG)
+            with contextlib.suppress(OSError):
+                if os.path.lexists(kept):
+                    os.unlink(kept)
+                os.link(f.name, kept)
+        return f
+
+
+PTXAS_LOG = "ptxas-v.log"  # in a compile's scratch directory (_TempfileInScratch)
+
+
+def _kept_ptxas_log(scratch: str) -> str | None:
+    try:
+        with open(os.path.join(scratch, PTXAS_LOG), encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def _ptxas_files_in_scratch() -> None:
@@ -888,15 +912,18 @@ def _run_tool(tool: str, args: list[str], cubin: bytes) -> str:
 SPILLS_BY = "ptxas -v"
 
 
-def resource_usage(cubin: bytes, ptx: str | None = None, fma: bool = False) -> tuple[int | None, int | None]:
+def resource_usage(
+    cubin: bytes, ptx: str | None = None, fma: bool = False, ptxas_log: str | None = None
+) -> tuple[int | None, int | None]:
     """(registers per thread, spill bytes per thread) of the kernel, as `sass.resources` reads
     them from the cubin: the stack frame and local memory count as spills, unless no
     instruction touches them (`sass_counts`: no LDL/STL: Triton 3.9's LLVM can leave an unused
     byte of local memory behind, which ptxas turns into an 8-byte frame that nothing reads or
-    writes), or, given the kernel's `ptx` (and whether Triton let ptxas `fma`), ptxas says it
-    spills nothing: the frame then holds a local array of libdevice's (sinf and cosf keep a
-    28-byte one for their argument reduction). Disassembled and assembled again only then: a
-    frame is rare."""
+    writes), or ptxas says it spills nothing: the frame then holds a local array of
+    libdevice's (sinf and cosf keep a 28-byte one for their argument reduction). ptxas says so
+    in `ptxas_log`, the `ptxas -v` output of the compile, or else, given the kernel's `ptx`
+    (and whether Triton let ptxas `fma`), when run again on it. Disassembled (and assembled
+    again) only then: a frame is rare."""
     from .sass import resources, sass_counts  # sass.py reads cubins with this module's tools
 
     try:
@@ -908,8 +935,14 @@ def resource_usage(cubin: bytes, ptx: str | None = None, fma: bool = False) -> t
     frame = found[0].stack + found[0].local  # (Triton's cubins hold one kernel)
     if frame:
         try:
-            if sass_counts(cubin).classes["local"] == 0 or (ptx is not None and _ptxas_spills(ptx, fma) == 0):
+            if sass_counts(cubin).classes["local"] == 0:
                 frame = 0
+            else:
+                said = _spill_bytes(ptxas_log) if ptxas_log is not None else None
+                if said is None and ptx is not None:
+                    said = _ptxas_spills(ptx, fma)
+                if said == 0:
+                    frame = 0
         except LowerError:
             pass
     return found[0].registers, frame
@@ -939,10 +972,13 @@ def _ptxas_spills(ptx: str, fma: bool) -> int | None:
             done = subprocess.run([*args, "-o", src + ".o"], capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.TimeoutExpired):
             return None
-    counts = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", done.stderr)
-    if done.returncode != 0 or not counts:
-        return None
-    return sum(int(a) + int(b) for a, b in counts)
+    return _spill_bytes(done.stderr) if done.returncode == 0 else None
+
+
+def _spill_bytes(log: str) -> int | None:
+    """The bytes of spill stores and loads in a `ptxas -v` output, None where it has no count."""
+    counts = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    return sum(int(a) + int(b) for a, b in counts) if counts else None
 
 
 def disassemble(cubin: bytes, function: str | None = None) -> str:
