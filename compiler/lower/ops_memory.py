@@ -309,9 +309,14 @@ def _store_nibbles(
     e: OpEmit, addr: str, value: str, mask: str | None, shape: tuple[int, ...], sem: str, scope: str
 ) -> None:
     """Statements storing the f4E2M1FN codes `value` at nibble addresses `addr` (module doc).
-    A relaxed or release store is the compare-and-swap with that ordering and scope (a weak
-    one's is relaxed at gpu scope: atomic, so that lanes sharing a word each keep theirs)."""
-    cas_sem, cas_scope = ("relaxed", "gpu") if sem == "weak" else (ordered(e, sem, scope)[0], scope)
+    The compare-and-swap is relaxed: at the store's scope, after the release fence of a
+    release store (`ordered`); at gpu scope for a weak store (atomic, so that lanes sharing a
+    word each keep theirs)."""
+    if sem == "weak":
+        cas_sem, cas_scope = "relaxed", "gpu"
+    else:
+        cas_sem, _ = ordered(e, sem, scope)  # (emits the release fence)
+        cas_scope = scope
     scratch = e.cg.buffer("cas scratch", "*i64", bytes(8), False, hint="cas_scratch")
     word, keep, put, pending = e.tmp("word"), e.tmp("keep"), e.tmp("put"), e.tmp("pending")
     old, new, prev = e.tmp("old"), e.tmp("new"), e.tmp("prev")

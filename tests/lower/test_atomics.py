@@ -336,8 +336,8 @@ def test_semantics_and_scopes_reach_the_ptx() -> None:
             text = atomic_kernel("i32", 128, "add", True, f"{sem} {scope}")
             (k,) = compile_for(text, arches=("sm_90",))
             ptx = k.asm["ptx"]
-            atoms = [m.start() for m in re.finditer(r"atom\.[\w.]+\.add", ptx)]
-            kinds = set(re.findall(r"atom\.[\w.]+\.add", ptx))
+            found = list(re.finditer(r"atom\.[\w.]+\.add", ptx))
+            atoms, kinds = [m.start() for m in found], {m.group() for m in found}
             assert atoms and all({"relaxed", ptx_scope} <= set(a.split(".")) for a in kinds), (sem, scope, kinds)
             fences = [m.start() for m in re.finditer(rf"fence\.acq_rel\.{ptx_scope};", ptx)]
             before, after = sum(f < min(atoms) for f in fences), sum(f > max(atoms) for f in fences)
