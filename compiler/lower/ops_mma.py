@@ -4,7 +4,9 @@ those are better: `per_batch`).
 
 Common: Triton refuses a dot whose K is below 16 (below 32 for 8-bit operands), and its dots
 of operands padded with zeros up to that came out wrong on a GPU for some small shapes, so a
-product with such a K is no dot: a chain of fused multiply-adds (`small_k`, below).
+product with K below 16 is no dot: a chain of fused multiply-adds (`small_k`, below). 8-bit
+operands with a K of 16 (tiles are powers of two) are widened to f16 (exactly: every f8 and
+8-bit integer value is an f16 value) and multiplied by an f16 dot, on the tensor cores.
 
 mmaf   tl.dot(lhs, rhs, acc, out_dtype=..., input_precision=...), per input type:
        f16, bf16  products exact in f32, summed in f32 (the tensor core's accumulator);
@@ -21,8 +23,9 @@ mmaf   tl.dot(lhs, rhs, acc, out_dtype=..., input_precision=...), per input type
                   on sm_80/sm_90 an operand not loaded straight from memory passes a
                   register move Triton cannot see through (`_f64_operands`, below);
        f8E4M3FN, f8E5M2 (held as uint8 bits) are bitcast to tl.float8e4nv / tl.float8e5
-                  on sm_89 and newer (native fp8 MMA, products exact, f32 sums); sm_80 has
-                  no fp8e4nv, so there both formats are converted to f16 by integer code
+                  on sm_89 and newer where K >= 32 (native fp8 MMA, products exact, f32
+                  sums); sm_80 has no fp8e4nv (and a K of 16 no fp8 dot), so there both
+                  formats are converted to f16 by integer code
                   (exact: every f8 value is an f16 value) and multiplied as f16, as
                   f8E4M3FN is under Triton's interpreter too (which reads its NaN code
                   0x7F as 480).
@@ -48,6 +51,13 @@ mmai   signed x signed: one int8 dot with an int32 accumulator (exact, wraps mod
            A B_u   = A B' + 128 rowsum(A)
            A_u B_u = A' B' + 128 rowsum(A') + 128 colsum(B') + 16384 K
        one int8 dot plus row/column sums (tl.sum in int32), all mod 2^32: bit-exact.
+       A K of 16 (no int8 dot): both operands widened to f16, signed or unsigned alike
+       (exact: |x| <= 255), one f16 dot with f32 sums, then int32 and the accumulator added
+       (wrapping). Bit-exact: every product and partial sum is an integer below
+       16 * 255^2 < 2^24 in magnitude, exact in f32 in any order (the tensor core aligns a
+       step's products to the largest, which keeps every bit of integers below 2^24).
+       16x16x16 i8 on sm_90: 554 SASS instructions with 47 barriers (small_k's 32 sums)
+       became 171 with one HMMA (tileiras: 298, IMAD).
 mmaf_scaled  Triton 3.6's `dot_scaled` is not used (its emulation upcasts through bf16 and
        the interpreter cannot run it); instead both operands are dequantized exactly to f32:
        the f8 or f4E2M1FN value times its block's scale, 2^(s - 127) for an f8E8M0FNU
@@ -194,7 +204,7 @@ def _batch_items(e: OpEmit, x: str, shape: tuple[int, ...], batch: int) -> list[
 
 
 def small_k(e: OpEmit, a: str, b: str, acc: str, sa: tuple[int, ...], sb: tuple[int, ...], integer: bool) -> str:
-    """acc + a @ b for a K below what tl.dot takes (16; 32 for 8-bit operands): a chain of
+    """acc + a @ b for a K below 16, which no tl.dot takes (module doc): a chain of
     fused multiply-adds over k, in the accumulator's type (a and b already in it), as Triton's
     FMA dot would run. On an H200, Triton 3.6 computed wrong dots from operands padded to K = 16
     (with zero columns made by join/permute/reshape, or by broadcast/reshape/where) for K of
@@ -304,7 +314,7 @@ def _mmaf_product(e: OpEmit, operands: list[str], shapes: list[tuple[int, ...]])
     if acc_el not in ("f16", "f32", "tf32", "f64"):
         raise e.error(f"mmaf with a {acc_el} accumulator is not supported by the Triton lowering")
     f8 = el in ("f8E4M3FN", "f8E5M2")
-    if sa[-1] < (32 if f8 and e.target.cc >= 89 else 16):
+    if sa[-1] < 16:
         # Exactly as the dot: products exact in f32 (every f8, f16, bf16 and tf32 product is),
         # summed by fused multiply-adds in f32 (f64 for f64).
         if el not in ("f8E4M3FN", "f8E5M2", "f16", "bf16", "f32", "tf32", "f64"):
@@ -320,8 +330,8 @@ def _mmaf_product(e: OpEmit, operands: list[str], shapes: list[tuple[int, ...]])
         expr = small_k(e, a, b, acc, sa, sb, integer=False)
         return f"{expr}.to(tl.float16)" if acc_el == "f16" else expr
     if f8:
-        if e.target.cc >= 89:
-            # Read as Triton's fp8 (K >= 32 here).
+        if e.target.cc >= 89 and sa[-1] >= 32:  # (Triton's fp8 dots take K >= 32)
+            # Read as Triton's fp8.
             if el == "f8E4M3FN":  # the helper reads the bits (_DOT_E4M3)
                 f8 = e.helper("_f8_to_f16", _F8_TO_F16)
                 e4m3_dot = e.helper("_dot_e4m3", _DOT_E4M3.replace("F8(", f8 + "("))
@@ -376,12 +386,18 @@ def _mmai_product(e: OpEmit, operands: list[str], shapes: list[tuple[int, ...]])
     ua = e.keyword("signedness_lhs", "signed") == "unsigned"
     ub = e.keyword("signedness_rhs", "signed") == "unsigned"
     if k < 32:
+        # Below Triton's int8 dot (K >= 32; module doc). A K of 16: an f16 dot, exact.
+        to = "float16" if k >= 16 else "int32"
         wide = []
         for x, unsigned in ((a, ua), (b, ub)):
             w = e.tmp("wide")
-            e.line(f"{w} = {x}.to(tl.uint8, bitcast=True).to(tl.int32)" if unsigned else f"{w} = {x}.to(tl.int32)")
+            e.line(f"{w} = {x}.to(tl.uint8, bitcast=True).to(tl.{to})" if unsigned else f"{w} = {x}.to(tl.{to})")
             wide.append(w)
-        return small_k(e, wide[0], wide[1], c, sa, sb, integer=True)
+        if k < 16:
+            return small_k(e, wide[0], wide[1], c, sa, sb, integer=True)
+        product = e.tmp("product")
+        e.line(f"{product} = tl.dot({wide[0]}, {wide[1]}, input_precision='ieee', out_dtype=tl.float32).to(tl.int32)")
+        return f"{product} + {c}"  # (int32: wraps)
     # U' = U ^ 0x80 read as signed int8: U = U' + 128 (module doc).
     if ua:
         flipped = e.tmp("lhs_shifted")

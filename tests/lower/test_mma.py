@@ -75,6 +75,8 @@ MMAF_CASES = [
     ("f8E4M3FN", "f32", (16, 32, 16), ()),
     ("f8E5M2", "f32", (4, 8, 2), ()),  # K of 8: a chain of 8 (fp8 dots take 32)
     ("f8E4M3FN", "f16", (16, 64, 8), (2,)),
+    ("f8E4M3FN", "f32", (8, 16, 8), ()),  # K of 16: an f16 dot (fp8 dots take 32)
+    ("f8E5M2", "f32", (4, 16, 8), (2,)),
 ]
 
 
@@ -117,7 +119,7 @@ def test_mmaf_f64_of_converted_operands(src: str, mkn) -> None:
     [("f16", "f32", (32, 64, 16), ()), ("f16", "f16", (16, 128, 16), ()), ("bf16", "f32", (32, 64, 16), ()),
      ("f32", "f32", (16, 32, 16), ()),
      ("tf32", "f32", (16, 32, 16), ()), ("f64", "f64", (8, 64, 8), ()), ("f8E4M3FN", "f32", (16, 64, 16), (2,)),
-     ("f8E5M2", "f32", (16, 32, 16), ())],
+     ("f8E5M2", "f32", (16, 32, 16), ()), ("f8E4M3FN", "f32", (16, 16, 32), ())],
 )  # fmt: skip
 def test_mmaf_random_data_within_bound(el, acc, mkn, lead):
     sa, sb, sc = shapes(*mkn, lead)
@@ -250,7 +252,7 @@ def test_mmaf_f64_of_64_rows_on_sm100(mkn, src) -> None:
 # (tests/lower/fuzz.py seeds 11, 60068, 62011, 62164, 62261, 63479, 74133, 75040).
 SMALL_K = [("bf16", "f32", (64, 1, 64), ()), ("f64", "f64", (1, 1, 4), (64,)), ("f64", "f64", (1, 2, 1), (32,)),
            ("bf16", "f32", (1, 1, 1), (32,)), ("f16", "f32", (1, 2, 1), (64,)), ("f64", "f64", (1, 1, 1), (128,)),
-           ("f16", "f16", (4, 8, 4), ()), ("f8E4M3FN", "f32", (8, 16, 8), ()),
+           ("f16", "f16", (4, 8, 4), ()), ("f8E4M3FN", "f32", (8, 8, 8), ()),
            ("tf32", "f32", (4, 4, 2), (2,))]  # fmt: skip
 
 
@@ -366,7 +368,9 @@ def test_mmaf_f8_on_sm80_converts_exactly(el):
 
 @pytest.mark.parametrize("sl", ["signed", "unsigned"])
 @pytest.mark.parametrize("sr", ["signed", "unsigned"])
-@pytest.mark.parametrize(("mkn", "lead"), [((16, 64, 32), ()), ((4, 8, 2), (2,)), ((1, 1, 1), ())])
+@pytest.mark.parametrize(
+    ("mkn", "lead"), [((16, 64, 32), ()), ((32, 16, 64), ()), ((4, 16, 8), (2,)), ((4, 8, 2), (2,)), ((1, 1, 1), ())]
+)
 def test_mmai_signedness_and_wrap(sl, sr, mkn, lead):
     sa, sb, sc = shapes(*mkn, lead)
     a = RNG.integers(-128, 128, size=sa, dtype=np.int8)
@@ -585,6 +589,21 @@ def test_matmul_example_matches():
 
 
 TENSOR_CORE = {"sm_80": r"\bHMMA\.16816\.F32\b", "sm_90": r"\bHGMMA\.\w+\.F32\b", "sm_100": r"\bUTC\w*MMA\b"}
+
+
+@pytest.mark.parametrize(("el", "acc", "op"), [("i8", "i32", "mmai"), ("f8E4M3FN", "f32", "mmaf")])
+def test_8_bit_products_with_k_of_16_use_the_tensor_cores(el: str, acc: str, op: str) -> None:
+    """A K of 16 is below Triton's 8-bit dots: an f16 dot of the operands widened exactly
+    (ops_mma's module doc), not the chain of K sums small_k writes below 16 (16x16x16 i8 on
+    sm_90: 554 SASS instructions and 47 barriers that way)."""
+    sa, sb, sc = shapes(16, 16, 16)
+    attrs = " unsigned signed" if op == "mmai" else ""
+    text = io_kernel([("a", sa, el), ("b", sb, el), ("c", sc, acc)], [("r", sc, acc)],
+                     mma_text(el, acc, sa, sb, sc, op=op, attrs=attrs))  # fmt: skip
+    for k in compile_for(text):
+        assert "tl.float16" in k.source.text and "tl.dot(" in k.source.text, k.target.arch
+        assert re.search(r"\bHMMA\.16816\.F32\b", k.sass()), k.target.arch  # (mma.sync: M of 16)
+        assert k.sass().count("BAR.SYNC") < 8, k.target.arch  # (the chain of sums: 47)
 
 
 def test_matmul_example_uses_tensor_cores():
