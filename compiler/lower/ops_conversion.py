@@ -59,7 +59,8 @@ itof   the integer (signed or unsigned reading; i1 signed true = -1) rounded to 
        f8 via f32 then `round_helper` (f8 saturates far below 2^24, so the f32 step is
        harmless); bf16/tf32: widths <= 16 via f32 (exact), i32 via f64 (exact), i64 as the
        exact sum hi + lo of its 32-bit halves in f64 with a TwoSum residual, then
-       `round_helper`.
+       `round_helper`; on sm_90 and newer i32/i64 -> bf16 is cvt.rn.bf16.<int> on the GPU
+       (`_native_bf16`).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import tltypes
-from .codegen import OpEmit
+from .codegen import GPU_ONLY, OpEmit
 from .registry import emitter
 
 # -- float formats ---------------------------------------------------------------------------
@@ -471,7 +472,7 @@ def _itof(e: OpEmit) -> None:
         e.assign(convert(e, f"{src}.to(tl.float32)", "f32", dst, mode))
         return
     if width <= 32:
-        e.assign(rounded(e, f"{src}.to(tl.float64)", 64, dst, mode))
+        e.assign(_native_bf16(e, src, width, signed, dst, rounded(e, f"{src}.to(tl.float64)", 64, dst, mode)))
         return
     # 64 bits: hi + lo of the 32-bit halves, each exact in f64, summed with a TwoSum residual.
     u = e.tmp("bits")
@@ -487,4 +488,22 @@ def _itof(e: OpEmit) -> None:
     e.line(f"{err} = {hi} - {s} + {lo}")  # exact: |hi| >= |lo| or hi == 0 (Fast2Sum)
     r = e.tmp("residual")
     e.line(f"{r} = {residual_sign(err)}")
-    e.assign(rounded(e, s, 64, dst, mode, r))
+    e.assign(_native_bf16(e, src, width, signed, dst, rounded(e, s, 64, dst, mode, r)))
+
+
+def _native_bf16(e: OpEmit, src: str, width: int, signed: bool, dst: str, exact: str) -> str:
+    """`exact` (the portable conversion of the integer `src` to `dst`, nearest-even), or
+    where sm_90 and newer convert it themselves (32 and 64 bits to bf16: cvt.rn.bf16.<int>,
+    one I2F.BF16 where the portable path rounds an f64 sum, ~40 SASS instructions for i32 and
+    ~100 for i64, as tileiras does on sm_90; sm_80 has no such cvt, and tileiras converts
+    through f32 there, rounding twice) that instruction on the GPU and `exact` under Triton's
+    interpreter, whose arguments the GPU's code then drops."""
+    if dst != "bf16" or width not in (32, 64) or e.target.cc < 90:
+        return exact
+    t = f"{'s' if signed else 'u'}{width}"
+    asm = (
+        f'tl.inline_asm_elementwise("cvt.rn.bf16.{t} $0, $1;", "=h,{"r" if width == 32 else "l"}", [x], '
+        f"dtype=tl.int16, is_pure=True, pack=1).to(tl.bfloat16, bitcast=True)  {GPU_ONLY}"
+    )
+    helper = e.split_helper(f"_fc_{t}_bf16", "exact", asm, f"cvt.rn.bf16.{t} on the GPU", "x, exact")
+    return f"{helper}({src}, {exact})"

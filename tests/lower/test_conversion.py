@@ -10,6 +10,8 @@ works).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -295,3 +297,8 @@ def test_conversion_family_compiles_for_every_target() -> None:
         ptx = k.asm["ptx"]
         assert "cvt.rn.f32.s64" in ptx and "cvt.rzi.u64.f64" in ptx
         assert k.source.inline_asm == []
+        # i64 -> bf16: sm_90 and newer convert integers to bf16 themselves (one GPU-only
+        # instruction, the exact f64 path under Triton's interpreter); sm_80 cannot.
+        native = re.findall(r"cvt\.rn\.bf16\.\w+", ptx)
+        assert native == ([] if k.target.cc < 90 else ["cvt.rn.bf16.u64"]), k.target.arch
+        assert ("I2F.BF16.U64" in k.sass()) == (k.target.cc >= 90), k.target.arch
