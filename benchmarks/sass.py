@@ -21,6 +21,12 @@ and the ratio ours/tileiras where both are non-zero. Nothing is judged (there ar
 for code quality; fewer instructions is not always faster): the tables are for reading. The exit
 status is 1 when a kernel does not compile with either compiler. --quick: the examples only,
 sm_90. The default run (6 kernels, sm_90) takes about 30 s.
+
+--zoo: then the ~40 kernels of tests/runtime/cutile_zoo.py (cuTile Python's API, from norms and
+attention to atomics and conversions; needs pip cuda-tile), each exported by cuTile for its
+test's arguments, one line each: registers, stack, instructions, tensor-core instructions and
+barriers of both cubins, and the ratio of instructions. A tileiras refusal the zoo expects
+(a type the target lacks) is shown as such, not a failure. About 60 s more per architecture.
 """
 
 from __future__ import annotations
@@ -85,8 +91,11 @@ def theirs(tileiras: str | None, bytecode: Path | None, arch: str, out: Path) ->
         capture_output=True, text=True, timeout=600, env={**os.environ, "TMPDIR": str(out.parent)},
     )  # fmt: skip
     if proc.returncode != 0 or not out.exists():
+        # Its first error says why ("... error: Incompatibility with architecture 'sm_90':
+        # unsupported type ..."; a location first); the last, only that it failed.
         lines = (proc.stderr or proc.stdout).strip().splitlines()
-        return Side(error=f"tileiras failed: {lines[-1][:300] if lines else proc.returncode}")
+        why = next((ln.split("error: ", 1)[1] for ln in lines if "error: " in ln), lines[-1] if lines else "")
+        return Side(error=f"tileiras failed: {why[:300] or proc.returncode}")
     return describe(out.read_bytes())
 
 
@@ -140,12 +149,67 @@ def print_block(title: str, rows: list[list[str]]) -> None:
     print()
 
 
+def zoo(arches: list[str], tileiras: str | None, work: Path, failed: list[str], only: set[str] | None) -> None:
+    """The one-line comparisons of --zoo (module doc), of the kernels `only` names (`name` or
+    `zoo/name`; None: all); failures appended to `failed`."""
+    import numpy as np
+
+    try:
+        from compiler.runtime.cutile import export_cutile
+        from tests.runtime.cutile_zoo import CASES
+    except ImportError as exc:  # (cuTile Python is not installed)
+        failed.append(f"--zoo: cannot import the zoo: {exc} (pip install cuda-tile)")
+        return
+    files = []
+    for case in CASES:
+        if only is not None and case.name not in only and f"zoo/{case.name}" not in only:
+            continue
+        _, launch_args, _ = case.make(np.random.default_rng(0))
+        path = work / f"zoo__{case.name}.tileirbc"
+        try:
+            path.write_bytes(export_cutile(case.kernel, launch_args)[0])
+        except Exception as exc:  # noqa: BLE001 - reported below
+            failed.append(f"zoo/{case.name}: cuTile cannot export it: {exc}")
+            continue
+        files.append((case, path))
+    head = f"{'':22}{'ours':>27}  {'tileiras':>27}  instructions"
+    cols = f"{'kernel':22}" + f"{'regs':>6}{'stack':>6}{'instr':>6}{'tc':>4}{'bar':>5}" * 2 + "  ours/tileiras"
+    for arch in arches:
+        print(f"cuTile zoo (tests/runtime/cutile_zoo.py), {arch}:")
+        print(head)
+        print(cols)
+        print("-" * len(cols))
+        for case, path in files:
+            a = ours(path, arch)
+            b = theirs(tileiras, path, arch, path.with_suffix(f".{arch}.cubin"))
+            expected = case.tileiras_refuses.get(arch)
+            if b.error and expected and expected in b.error:
+                b = Side(error="refused (expected)")
+            for who, side in (("ours", a), ("tileiras", b)):
+                if side.error and side.error != "refused (expected)":
+                    failed.append(f"zoo/{case.name} {arch}: {who}: {side.error}")
+
+            def cells(side: Side) -> str:
+                if side.error or side.counts is None:
+                    return f"{(side.error or '-')[:27]:>27}"
+                c = side.counts.classes  # type: ignore[attr-defined]
+                total = side.counts.total  # type: ignore[attr-defined]
+                return f"{side.registers:>6}{side.stack_local:>6}{total:>6}{c['tensor_core']:>4}{c['barrier']:>5}"
+
+            ratio = ""
+            if a.counts is not None and b.counts is not None and b.counts.total:  # type: ignore[attr-defined]
+                ratio = f"{a.counts.total / b.counts.total:.2f}"  # type: ignore[attr-defined]
+            print(f"{case.name[:22]:22}{cells(a)}{cells(b)}  {ratio:>13}")
+        print()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     ap.add_argument("--quick", action="store_true", help="the examples only (a smoke test)")
     ap.add_argument("--arch", default="sm_90", help="comma-separated architectures (default sm_90)")
-    ap.add_argument("--only", help="comma-separated kernel names (vector_add, samples/vadd, ...)")
+    ap.add_argument("--only", help="comma-separated kernel names (vector_add, samples/vadd, zoo/layernorm, ...)")
     ap.add_argument("--keep", type=Path, help="keep the bytecode files and tileiras' cubins here")
+    ap.add_argument("--zoo", action="store_true", help="also the cuTile kernels of tests/runtime/cutile_zoo.py")
     args = ap.parse_args(argv)
 
     from compiler.bytecode import write_bytecode
@@ -162,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     files = [("examples", p) for p in example_files()]
     if not args.quick:
         files += [("samples", p) for p in sample_files()]
-    if args.only:
-        only = {s.strip() for s in args.only.split(",")}
+    only = {s.strip() for s in args.only.split(",")} if args.only else None
+    if only is not None:
         files = [(d, p) for d, p in files if p.stem in only or f"{d}/{p.stem}" in only]
     tileiras = find_tileiras()
     tmp_ctx = tempfile.TemporaryDirectory(prefix="tileir-sass-bench-")
@@ -193,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
                     if side.error:
                         failed.append(f"{name} {arch}: {who}: {side.error}")
                 print_block(f"{name}, {arch}:", rows_of(a, b))
+        if args.zoo:
+            zoo(arches, tileiras, work, failed, only)
     finally:
         if old_cache is None:
             os.environ.pop("TILEIR_CACHE_DIR", None)

@@ -41,3 +41,22 @@ def test_quick_prints_a_block_per_example(quick) -> None:
         if quick.returncode == 0:
             ours = re.search(r"^instructions\s+([\d,]+)\s", block, re.M)
             assert ours, f"{name}: our cubin has no instruction count:\n{block}"
+
+
+def test_zoo_lines_show_tensor_cores_and_expected_refusals() -> None:
+    """--zoo prints a line per cuTile kernel; an 8-bit product with a K of 16 uses the tensor
+    cores (ops_mma: an f16 dot), and tileiras' refusal of an MX product on sm_90, which the
+    zoo expects, is said as such and is not a failure."""
+    pytest.importorskip("cuda.tile", reason="--zoo exports kernels with cuTile Python (pip cuda-tile)")
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--zoo", "--only", "vector_add,zoo/matmul_i8,matmul_scaled"],
+        capture_output=True, text=True, cwd=REPO, timeout=600,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    ours = ("matmul_i8 ", "matmul_scaled ")
+    lines = {ln.split()[0]: ln.split() for ln in done.stdout.splitlines() if ln.startswith(ours)}
+    assert set(lines) == {"matmul_i8", "matmul_scaled"}, done.stdout
+    _, stack, instructions, tensor_core = map(int, lines["matmul_i8"][1:5])
+    assert tensor_core >= 1 and stack == 0 and instructions < 400, lines["matmul_i8"]
+    assert "refused (expected)" in " ".join(lines["matmul_scaled"]), lines["matmul_scaled"]
