@@ -176,7 +176,7 @@ def per_batch(e: OpEmit, count: int, product: Product) -> str:
         return product(e, operands, shapes)
     items = [_batch_items(e, x, s, batch) for x, s in zip(operands, shapes, strict=True)]
     signed_bytes = _el(e.operand_types[1]) == "i8" and e.keyword("signedness_rhs", "signed") == "signed"
-    if e.target.cc == 90 and out[-2] >= 64 and signed_bytes:
+    if e.target.cc == 90 and out[-2] >= 64 and signed_bytes and shapes[0][-1] >= 32:  # (K of 16: f16 operands)
         # wgmma (sm_90, 64 rows or more) takes 8-bit operands K-major only, and Triton (3.6
         # and 3.9) fails on a signed i8 right-hand side taken out by the permute and splits
         # as loaded ("Illegal shared layout" in TritonGPUOptimizeDotOperands; an unsigned one

@@ -34,7 +34,8 @@ passed as a C-contiguous copy with that copy's strides, copied back after the ru
 
 `export_cutile(kernel, args)` exports a cuTile Python `@ct.kernel` function for one set of
 arguments (cuTile's own `export_kernel`, which needs no GPU), specialised for them as cuTile's
-own launch specialises (unit strides, extents of 1, what `ct.ArrayAnnotation`s name; tuple
+own launch specialises (unit strides, extents of 1, what `ct.ArrayAnnotation`s name; base
+addresses, strides and extents that are multiples of 16 bytes or 16; tuple
 items annotated `ct.Constant` folded in): `launch_cutile` takes such a
 function directly and runs the bytecode on any backend (`load_cutile`: exported and
 verified, for every face that takes such a function). `cutile_kernels_in(path)` finds the
@@ -132,7 +133,8 @@ def export_cutile(
     An array's extents and strides are compile-time constants where cuTile's own launch makes
     them so (`_constants`): the dimensions its `ct.ArrayAnnotation` names and, with
     `specialise` (the default: the module is launched with these very arguments), its unit
-    strides and extents of 1; without it (a module kept for other arrays, the notebook's
+    strides and extents of 1, and what its base address, strides and extents are multiples
+    of (`_divisibility`); without it (a module kept for other arrays, the notebook's
     `TileModule.from_cutile`) only the named ones. `contiguous`: the NumPy arrays stand for
     C-contiguous arrays of their shapes (the command line's placeholders, which take no
     memory). Raises LaunchError (kind "module") when cuTile is missing or refuses the kernel."""
@@ -161,9 +163,13 @@ def export_cutile(
 
     shape_constants = False  # (cuTile's v2 convention carries them; v1 refuses them)
 
-    def array(found: tuple[np.dtype, list[tuple[int, ...]], list[tuple[int, ...]]], where: str, note: Any) -> Any:
+    def array(
+        found: tuple[np.dtype, list[tuple[int, ...]], list[tuple[int, ...]]], where: str, note: Any, align: int
+    ) -> Any:
         """The constraint of an array (or of a list's arrays, which share it), with the
-        compile-time extents and strides cuTile's own launch would give it (`_constants`)."""
+        compile-time extents and strides cuTile's own launch would give it (`_constants`)
+        and, with `specialise`, what it knows they are multiples of (`_divisibility`; `align`:
+        of the base address, in bytes)."""
         nonlocal shape_constants
         dtype, shapes, strides = found
         index = getattr(note, "index_dtype", None) or ct.int32
@@ -177,6 +183,7 @@ def export_cutile(
                     )
         shape_constant, stride_constant = _constants(shapes, strides, note, where, specialise)
         shape_constants = shape_constants or shape_constant is not None
+        divisible = _divisibility(dtype, shapes, strides, shape_constant, stride_constant, align) if specialise else {}
         return ArrayConstraint(
             _ct_dtype(ct, dtype, where),
             len(shapes[0]),
@@ -186,6 +193,7 @@ def export_cutile(
             may_alias_internally=False,
             shape_constant=shape_constant,
             stride_constant=stride_constant,
+            **divisible,
         )
 
     def layout(arg: Any) -> tuple[np.dtype, tuple[int, ...], tuple[int, ...]] | None:
@@ -205,12 +213,24 @@ def export_cutile(
         dev = device_array(arg)
         return (dev.dtype, tuple(dev.shape), tuple(dev.strides)) if dev is not None else None
 
+    def alignment(arg: Any) -> int:
+        """What the base address the kernel gets for array `arg` is a multiple of, in bytes
+        (at most 16, what vector accesses ask): a GPU array is used where it lies; a NumPy
+        array (a CPU array of another library, a command line's placeholder) is copied to an
+        allocation of its own, from its first element (a strided view's strides are not
+        negative: `array_layout`), which the CUDA allocator aligns to 256 bytes or more."""
+        host = host_array(arg)
+        dev = None if host is not None or isinstance(arg, (np.ndarray, StridedArray)) else device_array(arg)
+        if dev is None or not dev.ptr:
+            return _VECTOR_BYTES
+        return min(dev.ptr & -dev.ptr, _VECTOR_BYTES)
+
     def constraint(arg: Any, where: str, note: Any) -> Any:
         array_note = getattr(note, "array", None)
         scalar_note = getattr(note, "scalar", None)
         found = layout(arg)
         if found is not None:
-            return array((found[0], [found[1]], [found[2]]), where, array_note)
+            return array((found[0], [found[1]], [found[2]]), where, array_note, alignment(arg))
         if isinstance(arg, np.generic):
             return ScalarConstraint(_ct_dtype(ct, np.asarray(arg).dtype, where))
         if isinstance(arg, bool):
@@ -230,7 +250,7 @@ def export_cutile(
                 raise LaunchError(f"{where}: the arrays of a list must share one dtype and rank; got {named}")
             element = getattr(getattr(note, "list", None), "element", None)  # (its ArrayAnnotation)
             shapes, strides = [i[1] for i in items], [i[2] for i in items]  # type: ignore[index]
-            first = array((kinds[0][0], shapes, strides), where, element)
+            first = array((kinds[0][0], shapes, strides), where, element, min(alignment(a) for a in arg))
             return ListConstraint(first, alias_groups=(), elements_may_alias=False)
         if isinstance(arg, tuple):
             items = zip(arg, _item_notes(note, len(arg), where), strict=True)
@@ -335,6 +355,44 @@ def _constants(
                 constant[d] = 1
         out.append(constant if any(c is not None for c in constant) else None)
     return out[0], out[1]
+
+
+# The bytes of the widest vector access (LDG.E.128): the divisibility cuTile's launch tells
+# its compiler of (base address, strides, extents), as its JAX path writes it down.
+_VECTOR_BYTES = 16
+
+
+def _divisibility(
+    dtype: np.dtype,
+    shapes: list[tuple[int, ...]],
+    strides: list[tuple[int, ...]],
+    shape_constant: list[int | None] | None,
+    stride_constant: list[int | None] | None,
+    align: int,
+) -> dict[str, Any]:
+    """ArrayConstraint's divisibility facts for arrays of these extents and strides (several
+    for a list's: what holds for all), as cuTile's own launch specialises a kernel (its C
+    launcher computes them; its JAX path writes the rule down): a stride that is a multiple
+    of 16 bytes' elements, an extent that is a multiple of 16, the base address's alignment
+    `align`. Without them a view's loads and stores cannot be vectorised: no compiler may
+    assume a row starts 16-byte aligned (a 64x64 f32 transpose: 32 scalar loads and stores a
+    thread against 8 and 8). A dimension whose value is a constant already takes none (cuTile
+    checks a constant against its divisor). None for 4-bit elements, packed two to a byte."""
+    bits = dtype.itemsize * 8
+    if dtype.name in ("float4_e2m1fn", "int4", "uint4") or bits == 0:
+        return {}
+    per = _VECTOR_BYTES * 8 // bits if (_VECTOR_BYTES * 8) % bits == 0 else 1
+    ndim = len(shapes[0])
+
+    def divisor(values: list[tuple[int, ...]], constant: list[int | None] | None, d: int, by: int) -> int:
+        free = constant is None or constant[d] is None
+        return by if by > 1 and free and all(v[d] % by == 0 for v in values) else 1
+
+    return {
+        "stride_divisible_by": tuple(divisor(strides, stride_constant, d, per) for d in range(ndim)),
+        "shape_divisible_by": tuple(divisor(shapes, shape_constant, d, 16) for d in range(ndim)),
+        "base_addr_divisible_by": align,
+    }
 
 
 def load_cutile(kernel: Any, args: Any, name: str | None = None, **export: bool) -> tuple[Any, list[Any]]:

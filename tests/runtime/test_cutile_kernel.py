@@ -96,6 +96,53 @@ def test_the_export_is_specialised_as_cutiles_launch_specialises() -> None:
     assert "tensor_view<?xf32, strides=[?]>" in _views(mixed)
 
 
+def _assumed(module) -> dict[int, int]:
+    """Entry parameter position -> the N of the `assume div_by<N>` on it."""
+    import re
+
+    from compiler.text.printer import print_module
+
+    return {int(k): int(n) for n, k in re.findall(r"assume div_by<(\d+)>, %arg(\d+)\b", print_module(module))}
+
+
+class _FakeGpuArray:
+    """A GPU array as the CUDA Array Interface describes one: at `ptr`, never read (an export
+    needs no GPU)."""
+
+    def __init__(self, ptr: int, shape: tuple[int, ...]) -> None:
+        self.ptr, self.shape = ptr, shape
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {"shape": self.shape, "typestr": "<f4", "data": (self.ptr, False), "version": 3}
+
+
+def test_the_export_knows_what_cutiles_launch_knows_of_alignment() -> None:
+    """As cuTile's launch, the export says what the arrays' base addresses (16 bytes: a NumPy
+    array is copied to an allocation of its own), strides (in 16 bytes' elements) and extents
+    (16) are multiples of, so that loads and stores vectorise on both GPU backends; a GPU
+    array used in place, by its address; the notebook's reusable export says nothing."""
+    from compiler.runtime import load_module
+    from compiler.runtime.cutile import export_cutile
+
+    ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
+
+    def rows(x, y, n):
+        ct.store(y, index=(0, 0), tile=ct.load(x, index=(0, 0), shape=(4, n)))
+
+    rows.__annotations__ = {"n": ct.Constant[int]}
+    kernel = ct.kernel(rows)
+    # parameters: x (0: pointer, 1-2: extents, 3-4: strides), y (5-9); unit strides are constants
+    x, y = np.zeros((32, 64), np.float32), np.zeros((8, 16), np.float32)
+    want = {0: 16, 1: 16, 2: 16, 3: 4, 5: 16, 7: 16, 8: 4}
+    assert _assumed(load_module(export_cutile(kernel, [x, y, 16])[0])) == want
+    odd = np.zeros((6, 10), np.float32)  # a row stride of 10: 40 bytes; extents 6 and 10
+    assert _assumed(load_module(export_cutile(kernel, [odd, odd, 4])[0])) == {0: 16, 5: 16}
+    assert _assumed(load_module(export_cutile(kernel, [x, y, 16], specialise=False)[0])) == {}
+    in_place = _FakeGpuArray(0x7F0000001004, (32, 64))  # 4 bytes past a 16-byte boundary
+    assert _assumed(load_module(export_cutile(kernel, [in_place, y, 16])[0]))[0] == 4
+
+
 def test_array_annotations_of_static_dimensions_are_honoured() -> None:
     ct = pytest.importorskip("cuda.tile", reason="cuTile Python (pip cuda-tile) is not installed")
     from typing import Annotated
