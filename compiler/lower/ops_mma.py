@@ -57,7 +57,7 @@ mmai   signed x signed: one int8 dot with an int32 accumulator (exact, wraps mod
        16 * 255^2 < 2^24 in magnitude, exact in f32 in any order (the tensor core aligns a
        step's products to the largest, which keeps every bit of integers below 2^24).
        16x16x16 i8 on sm_90: 554 SASS instructions with 47 barriers (small_k's 32 sums)
-       became 171 with one HMMA (tileiras: 298, IMAD).
+       became 171 with one HMMA (tileiras 13.5: about 300, no tensor core).
 mmaf_scaled  Triton 3.6's `dot_scaled` is not used (its emulation upcasts through bf16 and
        the interpreter cannot run it); instead both operands are dequantized exactly to f32:
        the f8 or f4E2M1FN value times its block's scale, 2^(s - 127) for an f8E8M0FNU
