@@ -3,7 +3,8 @@ and math emitters share (rounding into a narrower format, bf16 and f8 bits).
 
 Every conversion is exact: bitwise equal to the CPU interpreter (`compiler/interp/
 ops_conversion.py`, `rounding.py`), in Triton's compiler and in Triton 3.6's interpreter alike
-(it runs the same source: no inline PTX, no libdevice here).
+(it runs the same source: no libdevice here, and the GPU's own instructions below only where
+the interpreter takes the integer code beside them; a NaN's payload may then differ).
 
 Representation (tltypes): f16/f32/f64 are Triton floats, tf32 is an f32 holding a tf32 value,
 bf16 is tl.bfloat16, and f8E4M3FN / f8E5M2 / f8E8M0FNU are tl.uint8 bit patterns, f4E2M1FN a
@@ -19,8 +20,14 @@ has no fp8e4nv; Triton has no e8m0. So:
                     NumPy's correctly rounded casts in the interpreter. int -> f16 goes through
                     f32 (exact below 2^24; above, both roundings give inf).
     bf16 -> f32     the bits shifted left by 16 (exact).
-    f32 -> bf16     integer round to nearest even on the f32 bits: (b + 0x7FFF + lsb) >> 16
-                    (overflow carries into the exponent: inf, as IEEE says); NaN: quiet, sign kept.
+    f32 -> bf16     on the GPU cvt.rn.bf16.f32 (Triton's `.to()`: F2FP, tileiras' own); under
+                    Triton's interpreter integer round to nearest even on the f32 bits:
+                    (b + 0x7FFF + lsb) >> 16 (overflow carries into the exponent: inf, as IEEE
+                    says); NaN: quiet, sign kept.
+    f32 -> f8E4M3FN, f8E5M2 (nearest even) on sm_89 and newer GPUs: cvt.rn.satfinite (Triton's
+                    `.to()` of fp8, F2FP.SATFINITE, tileiras' own: saturating, NaN -> 0x7F as
+                    `round_helper`); elsewhere `round_helper`.
+    i32, i64 -> bf16 on sm_90 and newer GPUs: cvt.rn.bf16.<int> (inline PTX, `_native_bf16`).
     f8 -> f32       integer decoding: E5M2 is the top byte of an f16; E4M3FN's 7 value bits
                     shifted left by 20 are an f32 that is the value times 2^-120 (normal and
                     subnormal alike); E8M0 is 2^(s - 127) (s = 0: the f32 subnormal 2^-127).
@@ -154,12 +161,18 @@ def {name}(x):
 
 _F32_TO_BF16 = """@triton.jit
 def {name}(x):
-    # f32 -> bf16, round to nearest even on the bits (overflow carries to inf); a NaN keeps its
-    # sign and top payload bits, made quiet.
-    b = x.to(tl.uint32, bitcast=True)
-    r = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
-    r = tl.where((b & 0x7FFFFFFF) > 0x7F800000, (b >> 16) | 0x40, r)
-    return r.to(tl.uint16).to(tl.bfloat16, bitcast=True)
+    # f32 -> bf16, round to nearest even: on the GPU cvt.rn.bf16(x2).f32 (F2FP, as tileiras'
+    # cubins); under Triton's interpreter, whose conversion truncates, on the bits (overflow
+    # carries to inf; a NaN keeps its sign and top payload bits, made quiet: a conversion's NaN
+    # payload is left open, and the f32 NaNs GPU arithmetic makes give 0x7fff either way).
+    if INTERPRETED:
+        b = x.to(tl.uint32, bitcast=True)
+        r = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
+        r = tl.where((b & 0x7FFFFFFF) > 0x7F800000, (b >> 16) | 0x40, r)
+        out = r.to(tl.uint16).to(tl.bfloat16, bitcast=True)
+    else:
+        out = x.to(tl.bfloat16)
+    return out
 """
 
 _F8_TO_F32 = {
@@ -386,6 +399,15 @@ def convert(e: OpEmit, x: str, src: str, dst: str, mode: str = "rn") -> str:
     if dst == "tf32" and mode in _TF32_ADD:
         source = _F32_TO_TF32.replace("{mode}", mode).replace("{add}", _TF32_ADD[mode])
         return f"{e.helper('_fc_f32_to_tf32_' + mode, source)}({wide})"
+    if mode == "rn" and dst in tltypes.TRITON_FP8 and e.target.cc >= 89:
+        # sm_89 and newer convert f32 to f8E4M3FN / f8E5M2 themselves: Triton's .to() is
+        # cvt.rn.satfinite.e4m3x2 / e5m2x2.f32 (F2FP.SATFINITE, tileiras' own), which saturate
+        # and give NaN 0x7F as the interpreter's rounding does; Triton's interpreter runs the
+        # portable code, whose arguments the GPU's code drops.
+        fp8 = tltypes.TRITON_FP8[dst]
+        gpu = f"x.to({fp8}).to(tl.uint8, bitcast=True)"
+        helper = e.split_helper(f"_fc_f32_to_{dst}", "exact", gpu, f"cvt.rn.satfinite of {dst} on the GPU", "x, exact")
+        return f"{helper}({wide}, {rounded(e, wide, 32, dst, mode)})"
     return rounded(e, wide, 32, dst, mode)
 
 

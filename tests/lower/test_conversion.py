@@ -271,7 +271,8 @@ def test_shapes(shape: tuple[int, ...], blocks: int) -> None:
 
 def test_conversion_family_compiles_for_every_target() -> None:
     """f32 <-> every format, f64 -> bf16/f8, ints <-> floats: compiles for sm_80 (which has no
-    fp8e4nv: the f8 code is integer code), sm_90 and sm_100, without inline PTX."""
+    fp8e4nv: the f8 code is integer code), sm_90 and sm_100, with no op whose exact path is
+    inline PTX (i64 -> bf16 takes one on sm_90 and newer GPUs only)."""
     from .test_float import kernel_text
 
     ins = [("a", "f32"), ("d", "f64"), ("i", "i64"), ("h", "f8E4M3FN")]
@@ -299,6 +300,11 @@ def test_conversion_family_compiles_for_every_target() -> None:
         assert k.source.inline_asm == []
         # i64 -> bf16: sm_90 and newer convert integers to bf16 themselves (one GPU-only
         # instruction, the exact f64 path under Triton's interpreter); sm_80 cannot.
-        native = re.findall(r"cvt\.rn\.bf16\.\w+", ptx)
+        native = re.findall(r"cvt\.rn\.bf16\.[su]\d+", ptx)
         assert native == ([] if k.target.cc < 90 else ["cvt.rn.bf16.u64"]), k.target.arch
         assert ("I2F.BF16.U64" in k.sass()) == (k.target.cc >= 90), k.target.arch
+        # f32 -> bf16 is the GPU's own conversion everywhere, f32 -> f8 from sm_89 (the exact
+        # integer code under Triton's interpreter and, for f8, on sm_80)
+        assert re.search(r"cvt\.rn\.bf16(x2)?\.f32", ptx), k.target.arch
+        for f8 in ("e4m3x2", "e5m2x2"):
+            assert (f"cvt.rn.satfinite.{f8}.f32" in ptx) == (k.target.cc >= 89), (k.target.arch, f8)

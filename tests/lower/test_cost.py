@@ -15,13 +15,14 @@ pytest.importorskip("triton")
 
 
 def test_helpers_are_counted_at_the_op_that_calls_them() -> None:
-    # ftof to f8E4M3FN is a jitted rounding helper of some 20 operations an element, addf one.
+    # ftof to f8E4M3FN is, for sm_80 (later targets have cvt.rn.satfinite), a jitted rounding
+    # helper of some 20 operations an element, addf one.
     t = tile((64, 64), "f32")
     body = f"""%y = ftof %x : {t} -> {tile((64, 64), "f8E4M3FN")}
     %z = addf %x, %x : {t}"""
     text = io_kernel([("x", (64, 64), "f32")], [("y", (64, 64), "f8E4M3FN"), ("z", (64, 64), "f32")], body)
     module = load_module(text)
-    src = lower(module, "k", "sm_90")
+    src = lower(module, "k", "sm_80")
     assert "def _fc_round_f32_f8E4M3FN_rn" in src.text  # (the helper this test is about)
     llir = compile_source(src, use_cache=False).asm["llir"]
     costs = op_costs(src, llir)
@@ -32,7 +33,7 @@ def test_helpers_are_counted_at_the_op_that_calls_them() -> None:
     assert [n for n, _, _ in costs] == sorted((n for n, _, _ in costs), reverse=True)
     table = cost_table(src, llir).splitlines()
     total = sum(n for n, _, _ in costs)
-    assert table[0] == f"# LLVM IR instructions of @k for sm_90 by Tile IR op, {total} in all"
+    assert table[0] == f"# LLVM IR instructions of @k for sm_80 by Tile IR op, {total} in all"
     assert table[3].split()[-1] == "ftof" and len(table) == 3 + len(costs)
 
 
