@@ -213,3 +213,16 @@ def test_a_tileiras_campaign_counts_known_defects_apart(tmp_path: Path, capsys: 
     assert "seed 362073: a known defect of tileiras' (sm_100: f4E2M1FN rows that start mid-byte)" in out
     assert "1 seeds, 0 failed, 1 met a known defect of tileiras'" in out
     assert not list(tmp_path.iterdir())
+
+
+def test_the_scan_defects_of_tileiras_are_known() -> None:
+    """A tileiras campaign counts apart the scan defects tests/bytecode/test_fuzz_kernels.py
+    pins: a scan's result reshaped, or compared and packed (fuzz seed 523273 met the latter
+    through an alloca); a pack of a compare of the unscanned tile is none of them."""
+    from tests.bytecode.test_fuzz_kernels import SCAN_COMPARED_PACKED, SCAN_THEN_RESHAPE
+
+    from .fuzz import _scan_reshaped
+
+    assert _scan_reshaped(SCAN_THEN_RESHAPE) and _scan_reshaped(SCAN_COMPARED_PACKED)
+    unscanned = SCAN_COMPARED_PACKED.replace("ordered %s, %c", "ordered %v, %c")
+    assert unscanned != SCAN_COMPARED_PACKED and not _scan_reshaped(unscanned)
