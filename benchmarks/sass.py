@@ -184,23 +184,28 @@ def zoo(arches: list[str], tileiras: str | None, work: Path, failed: list[str], 
             b = theirs(tileiras, path, arch, path.with_suffix(f".{arch}.cubin"))
             expected = case.tileiras_refuses.get(arch)
             if b.error and expected and expected in b.error:
-                b = Side(error="refused (expected)")
+                b = Side(error=_EXPECTED_REFUSAL)
             for who, side in (("ours", a), ("tileiras", b)):
-                if side.error and side.error != "refused (expected)":
+                if side.error and side.error != _EXPECTED_REFUSAL:
                     failed.append(f"zoo/{case.name} {arch}: {who}: {side.error}")
-
-            def cells(side: Side) -> str:
-                if side.error or side.counts is None:
-                    return f"{(side.error or '-')[:27]:>27}"
-                c = side.counts.classes  # type: ignore[attr-defined]
-                total = side.counts.total  # type: ignore[attr-defined]
-                return f"{side.registers:>6}{side.stack_local:>6}{total:>6}{c['tensor_core']:>4}{c['barrier']:>5}"
-
             ratio = ""
             if a.counts is not None and b.counts is not None and b.counts.total:  # type: ignore[attr-defined]
                 ratio = f"{a.counts.total / b.counts.total:.2f}"  # type: ignore[attr-defined]
-            print(f"{case.name[:22]:22}{cells(a)}{cells(b)}  {ratio:>13}")
+            print(f"{case.name[:22]:22}{_zoo_cells(a)}{_zoo_cells(b)}  {ratio:>13}")
         print()
+
+
+_EXPECTED_REFUSAL = "refused (expected)"
+
+
+def _zoo_cells(side: Side) -> str:
+    """One compiler's columns of a --zoo line (27 characters): registers, stack, instructions,
+    tensor-core instructions, barriers; or why there are none."""
+    if side.error or side.counts is None:
+        return f"{(side.error or '-')[:27]:>27}"
+    c = side.counts.classes  # type: ignore[attr-defined]
+    total = side.counts.total  # type: ignore[attr-defined]
+    return f"{side.registers:>6}{side.stack_local:>6}{total:>6}{c['tensor_core']:>4}{c['barrier']:>5}"
 
 
 def main(argv: list[str] | None = None) -> int:

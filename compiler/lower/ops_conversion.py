@@ -403,11 +403,10 @@ def convert(e: OpEmit, x: str, src: str, dst: str, mode: str = "rn") -> str:
         # sm_89 and newer convert f32 to f8E4M3FN / f8E5M2 themselves: Triton's .to() is
         # cvt.rn.satfinite.e4m3x2 / e5m2x2.f32 (F2FP.SATFINITE, tileiras' own), which saturate
         # and give NaN 0x7F as the interpreter's rounding does; Triton's interpreter runs the
-        # portable code, whose arguments the GPU's code drops.
-        fp8 = tltypes.TRITON_FP8[dst]
-        gpu = f"x.to({fp8}).to(tl.uint8, bitcast=True)"
-        helper = e.split_helper(f"_fc_f32_to_{dst}", "exact", gpu, f"cvt.rn.satfinite of {dst} on the GPU", "x, exact")
-        return f"{helper}({wide}, {rounded(e, wide, 32, dst, mode)})"
+        # portable rounding, inside the helper so that the GPU's compile never builds it.
+        gpu = f"x.to({tltypes.TRITON_FP8[dst]}).to(tl.uint8, bitcast=True)"
+        exact = rounded(e, "x", 32, dst, mode)
+        return f"{e.split_helper(f'_fc_f32_to_{dst}', exact, gpu, f'cvt.rn.satfinite of {dst} on the GPU')}({wide})"
     return rounded(e, wide, 32, dst, mode)
 
 

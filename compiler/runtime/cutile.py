@@ -196,41 +196,37 @@ def export_cutile(
             **divisible,
         )
 
-    def layout(arg: Any) -> tuple[np.dtype, tuple[int, ...], tuple[int, ...]] | None:
+    def layout(arg: Any) -> tuple[np.dtype, tuple[int, ...], tuple[int, ...], int] | None:
         """An array's element type, extents and strides in elements as the kernel will see
         them (`cutile_args`'s), whichever library holds it (NumPy; torch, CuPy or JAX on the
-        CPU or the GPU), else None. A 0-d array is an array (cuTile's `ct.gather(x, ())`
-        reads one: its pointer alone); a NumPy scalar (np.float32(2)) is a scalar."""
+        CPU or the GPU), and what the base address it gets is a multiple of, in bytes (at
+        most 16, what vector accesses ask); else None. A NumPy array (a CPU array of another
+        library, a command line's placeholder) is copied to an allocation of its own, from
+        its first element (a strided view's strides are not negative: `array_layout`), which
+        the CUDA allocator aligns to 256 bytes or more; a GPU array is used where it lies. A
+        0-d array is an array (cuTile's `ct.gather(x, ())` reads one: its pointer alone); a
+        NumPy scalar (np.float32(2)) is a scalar."""
         host = host_array(arg)
         if host is not None:
             arg = host
         if isinstance(arg, StridedArray):
             a = arg.array
-            return a.dtype, tuple(a.shape), tuple(s // a.itemsize for s in a.strides)
+            return a.dtype, tuple(a.shape), tuple(s // a.itemsize for s in a.strides), _VECTOR_BYTES
         if isinstance(arg, np.ndarray):
             strides = c_strides(arg.shape) if contiguous else array_layout(arg)[1]
-            return arg.dtype, tuple(int(n) for n in arg.shape), tuple(int(s) for s in strides)
+            return arg.dtype, tuple(int(n) for n in arg.shape), tuple(int(s) for s in strides), _VECTOR_BYTES
         dev = device_array(arg)
-        return (dev.dtype, tuple(dev.shape), tuple(dev.strides)) if dev is not None else None
-
-    def alignment(arg: Any) -> int:
-        """What the base address the kernel gets for array `arg` is a multiple of, in bytes
-        (at most 16, what vector accesses ask): a GPU array is used where it lies; a NumPy
-        array (a CPU array of another library, a command line's placeholder) is copied to an
-        allocation of its own, from its first element (a strided view's strides are not
-        negative: `array_layout`), which the CUDA allocator aligns to 256 bytes or more."""
-        host = host_array(arg)
-        dev = None if host is not None or isinstance(arg, (np.ndarray, StridedArray)) else device_array(arg)
-        if dev is None or not dev.ptr:
-            return _VECTOR_BYTES
-        return min(dev.ptr & -dev.ptr, _VECTOR_BYTES)
+        if dev is None:
+            return None
+        align = min(dev.ptr & -dev.ptr, _VECTOR_BYTES) if dev.ptr else _VECTOR_BYTES
+        return dev.dtype, tuple(dev.shape), tuple(dev.strides), align
 
     def constraint(arg: Any, where: str, note: Any) -> Any:
         array_note = getattr(note, "array", None)
         scalar_note = getattr(note, "scalar", None)
         found = layout(arg)
         if found is not None:
-            return array((found[0], [found[1]], [found[2]]), where, array_note, alignment(arg))
+            return array((found[0], [found[1]], [found[2]]), where, array_note, found[3])
         if isinstance(arg, np.generic):
             return ScalarConstraint(_ct_dtype(ct, np.asarray(arg).dtype, where))
         if isinstance(arg, bool):
@@ -244,13 +240,14 @@ def export_cutile(
             items = [layout(a) for a in arg]
             if any(item is None for item in items):
                 raise LaunchError(f"{where}: a list argument must hold only arrays (cuTile's list of arrays)")
-            kinds = list(dict.fromkeys((d, len(shape)) for d, shape, _ in items))  # type: ignore[misc]
+            kinds = list(dict.fromkeys((d, len(shape)) for d, shape, _, _ in items))  # type: ignore[misc]
             if len(kinds) > 1:  # one element type and rank for all: the kernel reads them all as one
                 named = ", ".join(f"{d}[{'x'.join('?' * n)}]" for d, n in kinds)
                 raise LaunchError(f"{where}: the arrays of a list must share one dtype and rank; got {named}")
             element = getattr(getattr(note, "list", None), "element", None)  # (its ArrayAnnotation)
             shapes, strides = [i[1] for i in items], [i[2] for i in items]  # type: ignore[index]
-            first = array((kinds[0][0], shapes, strides), where, element, min(alignment(a) for a in arg))
+            align = min(i[3] for i in items)  # type: ignore[index]
+            first = array((kinds[0][0], shapes, strides), where, element, align)
             return ListConstraint(first, alias_groups=(), elements_may_alias=False)
         if isinstance(arg, tuple):
             items = zip(arg, _item_notes(note, len(arg), where), strict=True)
