@@ -771,21 +771,45 @@ SMALL_PRODUCT = 64
 _OPERAND_PATH = {"cuda_tile.reshape", "cuda_tile.permute", "cuda_tile.broadcast", "cuda_tile.ftof", "cuda_tile.bitcast"}
 
 
-def _small_product(op: Operation) -> bool:
+def small_product(op: Operation) -> bool:
     """Whether `op` (a product) computes a tile of at most SMALL_PRODUCT rows and columns."""
     shape = getattr(op.results[0].type, "shape", ())
     return len(shape) >= 2 and shape[-2] <= SMALL_PRODUCT and shape[-1] <= SMALL_PRODUCT
 
 
-def feeds_small_product(v: Value, depth: int = 4) -> bool:
-    """Whether the tile `v` becomes an operand (A or B) of a small product (`_small_product`),
-    directly or through a few data-movement ops."""
+def product_operand_of(v: Value, depth: int = 4) -> list[Operation]:
+    """The products of which the tile `v` becomes an operand (A or B), directly or through a
+    few data-movement ops."""
+    found = []
     for user, i in v.uses:
-        if user.name in PRODUCTS and i < 2 and _small_product(user):
-            return True
-        if depth and user.name in _OPERAND_PATH and any(feeds_small_product(r, depth - 1) for r in user.results):
-            return True
-    return False
+        if user.name in PRODUCTS and i < 2:
+            found.append(user)
+        elif depth and user.name in _OPERAND_PATH:
+            for r in user.results:
+                found += product_operand_of(r, depth - 1)
+    return found
+
+
+def from_product(v: Value, depth: int = 6) -> bool:
+    """Whether the tile `v` is computed from a product's result within a few ops: the product,
+    an epilogue's conversions and arithmetic on it, or the result of a loop or `if` that
+    yields such a tile (an accumulator carried by a `for`)."""
+    op = v.defining_op
+    if op is None or not isinstance(v.type, TileType):
+        return False
+    if op.name in PRODUCTS:
+        return True
+    if not depth:
+        return False
+    if op.regions:
+        index = v.index  # type: ignore[attr-defined]
+        for region in op.regions:
+            for block in region.blocks:
+                term = block.terminator
+                if term is not None and index < len(term.operands) and from_product(term.operands[index], depth - 1):
+                    return True
+        return False
+    return any(from_product(x, depth - 1) for x in op.operands)
 
 
 # Shared memory a block may use, in KiB, by compute capability (CUDA's opt-in maximum; an
@@ -833,7 +857,7 @@ def mma_plan(entry: Operation, target: Target, cluster: bool = False) -> tuple[d
     shared = _MAX_SHARED_KIB.get(target.cc, min(_MAX_SHARED_KIB.values())) * 1024
     opts: dict[str, Any] = {"num_warps": 8}
     chained = False
-    small = all(_small_product(op) for op in entry.walk() if op.name in PRODUCTS)  # in loops or not
+    small = all(small_product(op) for op in entry.walk() if op.name in PRODUCTS)  # in loops or not
     stage_bytes = 0
     loops: list[Operation] = []
     for loop in entry.walk():

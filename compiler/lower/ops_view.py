@@ -43,12 +43,20 @@ the next 16-byte boundary), every extent is below 2^31 (static, or an i32 with `
 256 per dimension with an innermost run of 16 bytes or more, the tile at most 64 KiB, the
 access weak and not ordered after another memory access by a token (nor a store whose token
 is used): TMA runs in the async proxy, and Triton fences it only against shared memory.
-Profitable (our heuristic): elements of 16 bits or fewer on sm_90+; f32 and wider use
-pointers (their 128-bit vector loads already fill a memory transaction), and so do the
-operands of a product of at most 64x64 (codegen.feeds_small_product: a streaming loop,
-where Triton's cp.async pipeline measured 5-10 % faster than its TMA one). Override with the
-environment variable TILEIR_TMA=auto|on|off (on: any width where legal) or the op's
-optimization hint `allow_tma = false` for the target. Device-side descriptors need Triton's
+Profitable (our heuristic): elements of 16 bits or fewer on sm_90+, for a matrix product's
+data only: a load whose tile becomes an operand of a product of more than 64x64
+(codegen.product_operand_of), a store of a tile computed from a product's result
+(codegen.from_product: the epilogue). tileiras decides alike (its cubins use TMA for
+products and none for elementwise kernels), and for a tile that only passes through, a
+descriptor made on the device (a 128-byte write to global scratch and a proxy fence per
+program), the staging in shared memory and its barriers cost more than its 128-bit accesses:
+the cuTile zoo's conversions kernel, 32-element tiles, on sm_90, 248 SASS instructions with 20
+barriers against 108 with none; no GPU has timed an elementwise kernel both ways. f32 and
+wider use pointers (their 128-bit vector loads already fill a memory transaction), and so do
+the operands of a product of at most 64x64 (a streaming loop, where Triton's cp.async
+pipeline measured 5-10 % faster than its TMA one). Override with the environment variable
+TILEIR_TMA=auto|on|off (on: any access where legal) or the op's optimization hint
+`allow_tma = false` for the target. Device-side descriptors need Triton's
 global scratch (128 bytes per descriptor per program): the compiled kernel's
 `metadata["global_scratch_size"]`, which the launcher must allocate. NaN padding: TMA writes
 its canonical NaN (payload may differ from the interpreter's 0x7FC00000 / 0x7E00; both are
@@ -96,7 +104,7 @@ from ..ir.types import (
     Type,
 )
 from . import tltypes
-from .codegen import OpEmit, ViewInfo, feeds_small_product
+from .codegen import OpEmit, ViewInfo, from_product, product_operand_of, small_product
 from .ops_memory import (
     atomic_update,
     bits_literal,
@@ -362,8 +370,14 @@ def _tma_reason(e: OpEmit, v: ViewInfo, op) -> str | None:
         return "4-bit elements are read a byte at a time"
     if mode == "auto" and itemsize > 2:
         return "elements wider than 16 bits use pointers (heuristic)"
-    if mode == "auto" and op.name == "cuda_tile.load_view_tko" and feeds_small_product(op.results[0]):
-        return "an operand of a product of at most 64x64: cp.async pipelines measured faster (heuristic)"
+    if mode == "auto" and op.name == "cuda_tile.load_view_tko":
+        products = product_operand_of(op.results[0])
+        if not products:
+            return "not an operand of a matrix product: pointers (heuristic)"
+        if any(small_product(p) for p in products):
+            return "an operand of a product of at most 64x64: cp.async pipelines measured faster (heuristic)"
+    if mode == "auto" and op.name == "cuda_tile.store_view_tko" and not from_product(op.operands[0]):
+        return "not a matrix product's result: pointers (heuristic)"
     if v.padding not in (None, "zero", "nan"):
         return f"padding {v.padding}"
     if v.padding == "nan" and not (isinstance(element, FloatType) and not tltypes.is_bits_float(element)):

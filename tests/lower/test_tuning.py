@@ -412,3 +412,47 @@ def test_a_register_cap_too_low_for_an_instruction_is_dropped_with_a_warning(
     with pytest.raises(LowerError, match=r"ptxas\S* fatal : \(C7602\) Insufficient registers") as failed:
         compile_for(text, arches=("sm_90",), use_cache=False, maxnreg=32)
     assert [str(p) for p in tmp_path.iterdir()] == [failed.value.kept]
+
+
+def test_descriptors_are_for_a_products_operands_and_results() -> None:
+    """The heuristic (ops_view's TMA decision; tileiras decides alike): tensor descriptors carry
+    a product's operands in and its result, converted, out; a tile that only passes through
+    (the copy of an operand to `d`) loads and stores through pointers: a descriptor made on
+    the device, its shared-memory staging and barriers cost a small tile several times the
+    instructions of its 128-bit accesses."""
+    f16 = "tensor_view<128x128xf16, strides=[128,1]>"
+    part = f"partition_view<tile=(128x128), {f16}>"
+    text = f"""cuda_tile.module @m {{
+  entry @k(%a0: tile<ptr<f16>>, %b0: tile<ptr<f16>>, %c0: tile<ptr<f16>>, %d0: tile<ptr<f16>>) {{
+    %tok = make_token : token
+    %a = assume div_by<16>, %a0 : tile<ptr<f16>>
+    %b = assume div_by<16>, %b0 : tile<ptr<f16>>
+    %c = assume div_by<16>, %c0 : tile<ptr<f16>>
+    %d = assume div_by<16>, %d0 : tile<ptr<f16>>
+    %va = make_tensor_view %a, shape = [128, 128], strides = [128, 1] : {f16}
+    %vb = make_tensor_view %b, shape = [128, 128], strides = [128, 1] : {f16}
+    %vc = make_tensor_view %c, shape = [128, 128], strides = [128, 1] : {f16}
+    %vd = make_tensor_view %d, shape = [128, 128], strides = [128, 1] : {f16}
+    %pa = make_partition_view %va : {part}
+    %pb = make_partition_view %vb : {part}
+    %pc = make_partition_view %vc : {part}
+    %pd = make_partition_view %vd : {part}
+    %z = constant <i32: 0> : tile<i32>
+    %x, %t1 = load_view_tko weak %pa[%z, %z] token = %tok : {part}, tile<i32> -> tile<128x128xf16>, token
+    %y, %t2 = load_view_tko weak %pb[%z, %z] token = %tok : {part}, tile<i32> -> tile<128x128xf16>, token
+    %acc = constant <f32: 0.0> : tile<128x128xf32>
+    %p = mmaf %x, %y, %acc : tile<128x128xf16>, tile<128x128xf16>, tile<128x128xf32>
+    %h = ftof %p : tile<128x128xf32> -> tile<128x128xf16>
+    %t3 = store_view_tko weak %h, %pc[%z, %z] token = %tok : tile<128x128xf16>, {part}, tile<i32> -> token
+    %t4 = store_view_tko weak %x, %pd[%z, %z] token = %tok : tile<128x128xf16>, {part}, tile<i32> -> token
+    return
+  }}
+}}
+"""
+    module = load_module(text)
+    (entry,) = module.entries()
+    src = lower_entry(module, entry, "sm_90").text
+    made = [ln.split(" = ")[0].strip() for ln in src.splitlines() if "tl.make_tensor_descriptor(" in ln]
+    assert len(made) == 3, src  # a, b and c: not d
+    assert sum(f"{m}.load(" in src for m in made) == 2 and sum(f"{m}.store(" in src for m in made) == 1
+    assert src.count("tl.store(") == 1  # d's, through pointers

@@ -5,13 +5,13 @@ partial tiles, every padding value in several element types (f32, f16, bf16, f64
 formats' special patterns, integers), dim_map, strided views with overlapping tiles and
 gaps, gather/scatter views with rows outside the tensor (padded on load, dropped on
 store), i1 / i64 / f8 / tf32 elements, shape queries; each through masked pointers
-(TILEIR_TMA=off, or what the heuristic picks for f32) and, for 16-bit and smaller
-elements with aligned bases, through tensor descriptors (the interpreter runs
-`tl.make_tensor_descriptor` too). NaN padding compares as NaN, not bit for bit: TMA's
+(TILEIR_TMA=off, or what the heuristic picks for a copy) and, with TILEIR_TMA=on where the
+base is aligned, through tensor descriptors (the interpreter runs `tl.make_tensor_descriptor`
+too). NaN padding compares as NaN, not bit for bit: TMA's
 canonical NaN may differ in payload from the interpreter's.
 
 Compiled for sm_80/sm_90/sm_100: the descriptors become TMA (cp.async.bulk.tensor) on
-sm_90/sm_100 and plain loads on sm_80 (where the heuristic does not pick them), aligned
+sm_90/sm_100 and plain loads on sm_80 (where no descriptor is made), aligned
 unit-stride f32/f16 loads become 128-bit vector loads (ld.global.v4 in the PTX,
 LDG.E.128 in the SASS), partial-tile versioning keeps the full-tile path vectorised, and
 nothing spills.
@@ -103,16 +103,17 @@ def aligned(names, elem: str) -> str:
     return "\n".join(f"%{n} = assume div_by<16>, %{n}_raw : tile<ptr<{elem}>>" for n in names)
 
 
-@pytest.fixture(params=["off", "auto"])
+@pytest.fixture(params=["off", "on"])
 def tma(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both lowerings: masked pointers everywhere, and the heuristic (descriptors for ≤16-bit)."""
+    """Both lowerings: masked pointers everywhere, and descriptors wherever they are legal (the
+    heuristic, TILEIR_TMA=auto, keeps them for a product's operands and results)."""
     monkeypatch.setenv("TILEIR_TMA", request.param)
     return request.param
 
 
 @pytest.fixture(params=["off", "auto", "on"])
 def tma3(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The two lowerings and the override that puts f32 on descriptors too."""
+    """The two lowerings and the heuristic, which puts a copy on pointers."""
     monkeypatch.setenv("TILEIR_TMA", request.param)
     return request.param
 
@@ -165,7 +166,7 @@ def _values(elem: str, n: int, seed: int = 0) -> np.ndarray:
 def test_partition_copy_1d_partial_tiles(elem: str, align: bool, tma3: str) -> None:
     # A store through a descriptor only when the innermost extent is a proven multiple of 16
     # bytes: on an H200 one past any other extent wrote on to the next 16-byte boundary.
-    wanted = align and (tma3 == "on" or (tma3 == "auto" and elem == "f16"))
+    wanted = align and tma3 == "on"
     assert source_of(copy_1d(elem, 256, align=align)).count("make_tensor_descriptor") == int(wanted)  # the load
     per16 = 16 // np.dtype(DTYPES[elem]).itemsize
     text = copy_1d(elem, 256, align=align, n_div=per16)
@@ -267,7 +268,7 @@ def test_padding_values(elem: str, padding: str | None, tma: str) -> None:
         wrong[1].view(np.uint8)[0] ^= 1  # an element of the tensor
         with pytest.raises(AssertionError, match="in bounds"):
             unpadded(cpu, wrong)
-    if tma == "auto" and (elem, padding) == ("bf16", "nan"):
+    if tma == "on" and (elem, padding) == ("bf16", "nan"):
         # Triton 3.6's interpreter fills a bf16 descriptor load's NaN padding with 0 (it
         # holds bf16 as integers); the GPU's TMA pads with NaN. The lowering keeps the
         # descriptor for the GPU and loads through pointers under the interpreter.
@@ -342,7 +343,7 @@ def test_partition_2d_dim_map_and_edges(elem: str, padding: str, tma3: str) -> N
     text = module(body, f"%a_raw: tile<ptr<{elem}>>, %o_raw: tile<ptr<{elem}>>, %r_raw: tile<i32>, "
                         "%c_raw: tile<i32>, %s_raw: tile<i32>")  # fmt: skip
     # f16 with NaN padding through TMA (with a permute for the dim_map) unless TILEIR_TMA=off.
-    wanted = padding == "nan" and (tma3 == "on" or (tma3 == "auto" and elem == "f16"))
+    wanted = padding == "nan" and tma3 == "on"
     assert ("tl.permute" in source_of(text)) == wanted
     stride = 24
     a = np.zeros((rows, stride), DTYPES[elem])
@@ -677,13 +678,19 @@ def _ptx_has(ptx: str, pattern: str) -> bool:
 
 @pytest.mark.parametrize("elem", ["f32", "f16"])
 def test_vector_loads_and_tma_in_the_compiled_code(elem: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Aligned unit-stride tiles: f32 by 128-bit vector accesses everywhere; f16 by TMA on
-    sm_90/sm_100 (the heuristic; a box holds at most 256 elements per dimension) and by
-    128-bit vectors on sm_80 — and with TILEIR_TMA=off by 128-bit vectors everywhere. The
-    tiles hold 8 (f16) or 4 (f32) elements per thread (4 warps), so that a thread's share
-    is one 128-bit vector; the partial-tile version keeps the full-tile one vectorised."""
+    """Aligned unit-stride tiles of a copy: by 128-bit vector accesses everywhere (the
+    heuristic); with TILEIR_TMA=on, f16 by TMA on sm_90/sm_100 (a box holds at most 256
+    elements per dimension) and by 128-bit vectors on sm_80 — and with TILEIR_TMA=off by
+    128-bit vectors everywhere. The tiles hold 8 (f16) or 4 (f32) elements per thread (4
+    warps), so that a thread's share is one 128-bit vector; the partial-tile version keeps
+    the full-tile one vectorised."""
     vector = copy_1d(elem, 1024 if elem == "f32" else 2048)
     v4 = r"ld\.global(\.\w+)*\.v4\.b32", r"st\.global(\.\w+)*\.v4\.b32"
+    for arch in ("sm_80", "sm_90", "sm_100"):
+        (k,) = compile_for(vector, arches=(arch,))
+        assert "make_tensor_descriptor" not in k.source.text
+        assert _ptx_has(k.asm["ptx"], v4[0]) and _ptx_has(k.asm["ptx"], v4[1])
+    monkeypatch.setenv("TILEIR_TMA", "on")
     for arch in ("sm_80", "sm_90", "sm_100"):
         tma = elem == "f16" and arch != "sm_80"
         (k,) = compile_for(copy_1d(elem, 256, n_div=8) if tma else vector, arches=(arch,))
@@ -750,7 +757,7 @@ def test_versioning_only_where_it_vectorises(monkeypatch: pytest.MonkeyPatch) ->
 
 
 @pytest.mark.skipif(tool_path("cuobjdump") is None, reason="cuobjdump (shipped in Triton's wheel) is absent")
-def test_sass_ldg128_and_utma() -> None:
+def test_sass_ldg128_and_utma(monkeypatch: pytest.MonkeyPatch) -> None:
     from compiler.lower.sass import sass_counts
 
     (k80, k90) = compile_for(copy_1d("f32", 1024), arches=("sm_80", "sm_90"))
@@ -758,12 +765,14 @@ def test_sass_ldg128_and_utma() -> None:
         c = sass_counts(k.cubin)
         assert c.global_loads.get(128, 0) > 0 and c.global_stores.get(128, 0) > 0, dict(c.global_loads)
         assert c.classes["local"] == 0
+    monkeypatch.setenv("TILEIR_TMA", "on")
     (k16,) = compile_for(copy_1d("f16", 256), arches=("sm_90",))
     c = sass_counts(k16.cubin)
     assert c.classes["tma"] > 0 and c.classes["local"] == 0
 
 
-def test_unaligned_or_strided_views_stay_on_pointers() -> None:
+def test_unaligned_or_strided_views_stay_on_pointers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILEIR_TMA", "on")
     # No alignment promise: masked pointer accesses only, even for f16 on sm_90.
     assert "make_tensor_descriptor" not in source_of(copy_1d("f16", 64, align=False))
     # Padding TMA cannot produce: only the store's view gets a descriptor.
