@@ -272,7 +272,8 @@ def test_shapes(shape: tuple[int, ...], blocks: int) -> None:
 def test_conversion_family_compiles_for_every_target() -> None:
     """f32 <-> every format, f64 -> bf16/f8, ints <-> floats: compiles for sm_80 (which has no
     fp8e4nv: the f8 code is integer code), sm_90 and sm_100, with no op whose exact path is
-    inline PTX (i64 -> bf16 takes one on sm_90 and newer GPUs only)."""
+    inline PTX (i64 -> bf16 takes one on sm_90 and newer GPUs only, ftoi everywhere: fast paths,
+    each with an exact path Triton's interpreter runs)."""
     from .test_float import kernel_text
 
     ins = [("a", "f32"), ("d", "f64"), ("i", "i64"), ("h", "f8E4M3FN")]
@@ -308,3 +309,7 @@ def test_conversion_family_compiles_for_every_target() -> None:
         assert re.search(r"cvt\.rn\.bf16(x2)?\.f32", ptx), k.target.arch
         for f8 in ("e4m3x2", "e5m2x2"):
             assert (f"cvt.rn.satfinite.{f8}.f32" in ptx) == (k.target.cc >= 89), (k.target.arch, f8)
+        # ftoi is one cvt.rzi everywhere (it saturates and converts NaN to 0 itself): F2I to
+        # the narrow type
+        assert "cvt.rzi.u8.f32" in ptx and "cvt.rzi.u64.f64" in ptx, k.target.arch
+        assert re.search(r"F2IP?\.U8(\.F32)?\.TRUNC", k.sass()) and "F2I.U64.F64.TRUNC" in k.sass(), k.target.arch
