@@ -215,6 +215,21 @@ def test_a_tileiras_campaign_counts_known_defects_apart(tmp_path: Path, capsys: 
     assert not list(tmp_path.iterdir())
 
 
+def test_a_tileiras_campaign_takes_a_register_refusal_for_a_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 523503 of an sm_100 --asm --hints campaign holds two 128x128 f32 products at one
+    warp, which tileiras 13.5 refuses ("RegisterPressure"): a limit, not a failure."""
+    from compiler.runtime import find_tileiras
+
+    if find_tileiras() is None:
+        pytest.skip("NVIDIA's tileiras is not installed (pip install nvidia-cuda-tileiras)")
+    argv = ["--seeds", "523503:523504", "--tileiras", "sm_100", "--asm", "--hints", "--keep", str(tmp_path)]
+    assert main(argv) == 0
+    assert "1 seeds, 0 failed (" in capsys.readouterr().out
+    assert not list(tmp_path.iterdir())
+
+
 def test_the_scan_defects_of_tileiras_are_known() -> None:
     """A tileiras campaign counts apart the scan defects tests/bytecode/test_fuzz_kernels.py
     pins: a scan's result reshaped, or compared and packed (fuzz seed 523273 met the latter
