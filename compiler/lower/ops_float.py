@@ -22,11 +22,12 @@ exactly too, but for f32 `divf` `approx` with 2^126 < |rhs|: 0, as the op refere
                 fma: (a*b + c) in f64 rounded to f16: the product is exact, and the f64 sum
                 is either exact or so lopsided that it cannot reach an f16 midpoint (the
                 f16 exponent range is narrow), so a single rounding happens in effect.
-    bf16        computed in f32 and rounded with integer code (ops_conversion): innocuous
-                double rounding for + - * / sqrt (24 >= 2*8+2). Triton 3.6's interpreter
-                computes bf16 arithmetic on the raw bits, and GPUs before sm_90 have no bf16
-                add, so f32 is the one formulation that both agree on. fma: the f64 TwoSum
-                path below, in nearest mode.
+    bf16        computed in f32 and rounded to bf16 (ops_conversion): innocuous double
+                rounding for + - * / sqrt (24 >= 2*8+2). Triton 3.6's interpreter computes
+                bf16 arithmetic on the raw bits, so it runs that formulation; on the GPU
+                `+ - *` are Triton's own bf16 operations (`_bf16_native`: add/sub/mul.rn.bf16
+                from sm_90, fma.rn.bf16 on sm_80), correctly rounded too. fma: the f64
+                TwoSum path below, in nearest mode.
 
 Directed rounding (`rounding<zero|negative_inf|positive_inf>`):
 
@@ -260,6 +261,8 @@ def _nearest(e: OpEmit, op: str, args: list[str], t: str) -> str:
         if t == "f64":
             return f"{args[0]} / {args[1]}" if op == "divf" else f"tl.sqrt({args[0]})"
         return f"tl.div_rn({args[0]}, {args[1]})" if op == "divf" else f"tl.sqrt_rn({args[0]})"
+    if t == "bf16" and op in _NATIVE:
+        return f"{_bf16_native(e, op)}({', '.join(args)})"
     wide = [up32(e, a, t) for a in args]
     if op in _NATIVE:
         expr = _NATIVE[op].format(*wide)
@@ -268,6 +271,18 @@ def _nearest(e: OpEmit, op: str, args: list[str], t: str) -> str:
     else:
         expr = f"tl.sqrt_rn({wide[0]})"
     return down32(e, expr, t)
+
+
+def _bf16_native(e: OpEmit, op: str) -> str:
+    """The helper of a bf16 `+ - *` (nearest even): on the GPU Triton's own bf16 operation,
+    one correctly rounded instruction for two values (add/sub/mul.rn.bf16x2 from sm_90,
+    fma.rn.bf16x2 on sm_80: HADD2/HMUL2/HFMA2.BF16) where the f32 formulation takes a shift
+    per operand, the f32 operation and a conversion back; both are the correctly rounded
+    result (module doc: innocuous double rounding). Under Triton's interpreter, which
+    computes bf16 arithmetic on the raw bits, the f32 formulation."""
+    portable = down32(e, _NATIVE[op].format(up32(e, "a", "bf16"), up32(e, "b", "bf16")), "bf16")
+    native = _NATIVE[op].format("a", "b")
+    return e.split_helper(f"_fa_{op}_bf16", portable, native, f"{op} of bf16: Triton's on the GPU", "a, b")
 
 
 def _directed_helper(e: OpEmit, op: str, t: str, mode: str, ftz: bool) -> str:

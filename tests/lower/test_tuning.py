@@ -165,6 +165,32 @@ def test_gpu_only_fast_paths_compile_to_the_native_instructions() -> None:
     assert "setp" not in ptx and "selp" not in ptx
 
 
+BF16 = kernel_text(
+    [("a", "bf16"), ("b", "bf16")],
+    [("s", "bf16"), ("d", "bf16"), ("p", "bf16")],
+    [
+        "%s_r = addf %a, %b : tile<256xbf16>",
+        "%d_r = subf %a, %b : tile<256xbf16>",
+        "%p_r = mulf %a, %b : tile<256xbf16>",
+    ],
+    (256,),
+)
+
+
+def test_bf16_arithmetic_is_the_gpus_own() -> None:
+    """bf16 `+ - *` on the GPU: add/sub/mul.rn.bf16 from sm_90, fma.rn.bf16 on sm_80 (Triton's
+    own operations), two values an instruction, no f32 detour; the f32 formulation runs
+    under Triton's interpreter (test_float checks its results there)."""
+    for k in compile_for(BF16, arches=("sm_80", "sm_90", "sm_100")):
+        ptx, sass = k.asm["ptx"], k.sass()
+        if k.target.cc >= 90:
+            assert all(f"{op}.rn.bf16" in ptx for op in ("add", "sub", "mul")), k.target.arch
+        else:
+            assert "fma.rn.bf16" in ptx
+        assert re.search(r"\bH(ADD|FMA)2(\.MMA)?\.BF16", sass), k.target.arch
+        assert not re.search(r"\bFADD\b|\bFMUL\b|F2FP", sass), k.target.arch  # no f32 detour
+
+
 def _scan(out: str, x: str, elem: str, dim: int, shape: tuple[int, ...], op: str) -> list[str]:
     t = f"tile<{'x'.join(map(str, shape))}x{elem}>"
     return [
