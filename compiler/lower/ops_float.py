@@ -61,7 +61,8 @@ cmpf        ordered predicates are IEEE's (false with NaN); not_equal ordered is
 maxf minf   written with `tl.where` (PTX max.f32 and the 3.6 interpreter's np.maximum differ
             on NaN): a number beats NaN, equal values take (max) the AND / (min) the OR of
             the two bit patterns (+0 beats -0), NaN results are the canonical NaN (all NaN
-            inputs, or any NaN with `propagate_nan`).
+            inputs, or any NaN with `propagate_nan`); on the GPU f32/f16/bf16 PTX's max/min,
+            which is that rule (`_minmax_source`).
 """
 
 from __future__ import annotations
@@ -474,13 +475,20 @@ def _minmax_source(t: str, is_max: bool, propagate: bool) -> str:
         f"    out = r.to({_DTYPE[t]}, bitcast=True)",
     ]
     what = ("max" if is_max else "min") + (" propagating NaN" if propagate else " (NaN loses)")
-    if t != "f32":
+    if t == "f64":
         lines = ["@triton.jit", "def {name}(x, y):", f"    # {what} of {t}", *head, *body, "    return out"]
         return "\n".join(lines) + "\n"
-    # f32 on the GPU: PTX max/min.f32 (.NaN with propagate_nan) is this op exactly (a number
-    # beats NaN, -0 < +0, NaN results canonical), one FMNMX instead of a dozen instructions.
+    # f32, f16, bf16 on the GPU: PTX max/min (.NaN with propagate_nan) is this op exactly (a
+    # number beats NaN, -0 < +0, NaN results canonical: tileiras' FMNMX / HMNMX2 results
+    # matched the interpreter's bit for bit on an H200, test_float's test_maxf_minf), one
+    # instruction (two 16-bit values an HMNMX2) instead of a dozen. f64 has none (DSETP).
     nan_mode = ", propagate_nan=tl.PropagateNan.ALL" if propagate else ""
     native = f"tl.{'maximum' if is_max else 'minimum'}(x, y{nan_mode})"
+    if t == "bf16":  # (Triton's maximum/minimum widen bf16 to f32: the instruction itself)
+        # (one value an asm: a reduction's combiner sees one element; ptxas pairs them)
+        ptx = f"{'max' if is_max else 'min'}{'.NaN' if propagate else ''}.bf16 $0, $1, $2;"
+        native = f'tl.inline_asm_elementwise("{ptx}", "=h,h,h", [x, y], dtype=tl.bfloat16, is_pure=True, pack=1)'
+
     return "\n".join([
         "@triton.jit",
         "def {name}(x, y):",
