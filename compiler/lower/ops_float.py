@@ -27,7 +27,7 @@ exactly too, but for f32 `divf` `approx` with 2^126 < |rhs|: 0, as the op refere
                 bf16 arithmetic on the raw bits, so it runs that formulation; on the GPU
                 `+ - *` are Triton's own bf16 operations (`_bf16_native`: add/sub/mul.rn.bf16
                 from sm_90, fma.rn.bf16 on sm_80), correctly rounded too. fma: the f64
-                TwoSum path below, in nearest mode.
+                TwoSum path below, in nearest mode; on the GPU fma.rn.bf16.
 
 Directed rounding (`rounding<zero|negative_inf|positive_inf>`):
 
@@ -244,6 +244,14 @@ def _arith(e: OpEmit) -> None:
         e.assign(flush(e, expr) if ftz else expr)
         return
     fn = _directed_helper(e, op, t, mode, ftz)
+    if (op, t, mode) == ("fma", "bf16", "rn"):
+        # On the GPU one fma.rn.bf16 (HFMA2.BF16, sm_80 and newer: a single rounding of the
+        # exact a*b+c, this op); the f64 path for Triton's interpreter.
+        asm = (
+            'tl.inline_asm_elementwise("fma.rn.bf16 $0, $1, $2, $3;", "=h,h,h,h", [a, b, c], '
+            f"dtype=tl.bfloat16, is_pure=True, pack=1)  {GPU_ONLY}"
+        )
+        fn = e.split_helper("_fa_fma_bf16", f"{fn}(a, b, c)", asm, "fma of bf16: fma.rn.bf16 on the GPU", "a, b, c")
     e.assign(f"{fn}({', '.join(args)})")
 
 

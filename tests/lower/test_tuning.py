@@ -167,11 +167,12 @@ def test_gpu_only_fast_paths_compile_to_the_native_instructions() -> None:
 
 BF16 = kernel_text(
     [("a", "bf16"), ("b", "bf16"), ("c", "f16"), ("d", "f16")],
-    [(r, "bf16") for r in "stpmnr"] + [("h", "f16"), ("l", "f16")],
+    [(r, "bf16") for r in "stpfmnr"] + [("h", "f16"), ("l", "f16")],
     [
         "%s_r = addf %a, %b : tile<256xbf16>",
         "%t_r = subf %a, %b : tile<256xbf16>",
         "%p_r = mulf %a, %b : tile<256xbf16>",
+        "%f_r = fma %a, %b, %a : tile<256xbf16>",
         "%m_r = maxf %a, %b : tile<256xbf16>",
         "%n_r = minf %a, %b propagate_nan : tile<256xbf16>",
         "%h_r = maxf %c, %d propagate_nan : tile<256xf16>",
@@ -190,7 +191,7 @@ BF16 = kernel_text(
 
 def test_16_bit_float_arithmetic_is_the_gpus_own() -> None:
     """bf16 `+ - *` on the GPU: add/sub/mul.rn.bf16 from sm_90, fma.rn.bf16 on sm_80 (Triton's
-    own operations), and bf16 / f16 maxf and minf PTX's max/min (HMNMX2, with .NaN for
+    own operations), bf16 fma fma.rn.bf16, and bf16 / f16 maxf and minf PTX's max/min (HMNMX2, with .NaN for
     propagate_nan; tileiras' instruction too), two values an instruction, no f32 detour; the
     spelled-out formulations run under Triton's interpreter (test_float checks their results
     there, and on a GPU both)."""
@@ -198,8 +199,7 @@ def test_16_bit_float_arithmetic_is_the_gpus_own() -> None:
         ptx, sass = k.asm["ptx"], k.sass()
         if k.target.cc >= 90:
             assert all(f"{op}.rn.bf16" in ptx for op in ("add", "sub", "mul")), k.target.arch
-        else:
-            assert "fma.rn.bf16" in ptx
+        assert "fma.rn.bf16" in ptx  # (sm_80's + - * too)
         assert re.search(r"\bH(ADD|FMA)2(\.MMA)?\.BF16", sass), k.target.arch
         assert all(f in ptx for f in ("max.bf16 ", "min.NaN.bf16 ", "max.NaN.f16", "min.f16")), k.target.arch
         assert "HMNMX2.BF16_V2.NAN" in sass and re.search(r"HMNMX2\.NAN|HMNMX2 ", sass), k.target.arch
