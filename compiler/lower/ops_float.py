@@ -21,7 +21,8 @@ exactly too, but for f32 `divf` `approx` with 2^126 < |rhs|: 0, as the op refere
                 f16: innocuous double rounding, f32 has 24 >= 2*11+2 bits (Figueroa).
                 fma: (a*b + c) in f64 rounded to f16: the product is exact, and the f64 sum
                 is either exact or so lopsided that it cannot reach an f16 midpoint (the
-                f16 exponent range is narrow), so a single rounding happens in effect.
+                f16 exponent range is narrow), so a single rounding happens in effect;
+                on the GPU fma.rn.f16.
     bf16        computed in f32 and rounded to bf16 (ops_conversion): innocuous double
                 rounding for + - * / sqrt (24 >= 2*8+2). Triton 3.6's interpreter computes
                 bf16 arithmetic on the raw bits, so it runs that formulation; on the GPU
@@ -259,8 +260,10 @@ def _nearest(e: OpEmit, op: str, args: list[str], t: str) -> str:
     """Round-to-nearest-even `op` (module doc)."""
     if op == "fma":
         if t == "f16":
-            a, b, c = (f"{x}.to(tl.float64)" for x in args)
-            return f"({a} * {b} + {c}).to(tl.float16)"
+            # On the GPU one fma.rn.f16 (HFMA2), the f64 formulation under Triton's interpreter
+            wide = "(a.to(tl.float64) * b.to(tl.float64) + c.to(tl.float64)).to(tl.float16)"
+            fn = e.split_helper("_fa_fma_f16", wide, "tl.fma(a, b, c)", "fma of f16: fma.rn.f16 on the GPU", "a, b, c")
+            return f"{fn}({', '.join(args)})"
         if t == "f32":
             return f"{fma_f32(e)}({', '.join(args)})"
         return f"tl.fma({', '.join(args)})"

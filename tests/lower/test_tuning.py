@@ -167,7 +167,7 @@ def test_gpu_only_fast_paths_compile_to_the_native_instructions() -> None:
 
 BF16 = kernel_text(
     [("a", "bf16"), ("b", "bf16"), ("c", "f16"), ("d", "f16")],
-    [(r, "bf16") for r in "stpfmnr"] + [("h", "f16"), ("l", "f16")],
+    [(r, "bf16") for r in "stpfmnr"] + [(r, "f16") for r in "hlg"],
     [
         "%s_r = addf %a, %b : tile<256xbf16>",
         "%t_r = subf %a, %b : tile<256xbf16>",
@@ -177,6 +177,7 @@ BF16 = kernel_text(
         "%n_r = minf %a, %b propagate_nan : tile<256xbf16>",
         "%h_r = maxf %c, %d propagate_nan : tile<256xf16>",
         "%l_r = minf %c, %d : tile<256xf16>",
+        "%g_r = fma %c, %d, %c : tile<256xf16>",
         # (a reduction's combiner takes one element at a time)
         "%r_r = reduce %a dim=0 identities=[0xFF80 : bf16] : tile<256xbf16> -> tile<bf16>",
         "  (%x: tile<bf16>, %y: tile<bf16>) {",
@@ -191,7 +192,7 @@ BF16 = kernel_text(
 
 def test_16_bit_float_arithmetic_is_the_gpus_own() -> None:
     """bf16 `+ - *` on the GPU: add/sub/mul.rn.bf16 from sm_90, fma.rn.bf16 on sm_80 (Triton's
-    own operations), bf16 fma fma.rn.bf16, and bf16 / f16 maxf and minf PTX's max/min (HMNMX2, with .NaN for
+    own operations), bf16 and f16 fma fma.rn, and bf16 / f16 maxf and minf PTX's max/min (HMNMX2, with .NaN for
     propagate_nan; tileiras' instruction too), two values an instruction, no f32 detour; the
     spelled-out formulations run under Triton's interpreter (test_float checks their results
     there, and on a GPU both)."""
@@ -199,11 +200,11 @@ def test_16_bit_float_arithmetic_is_the_gpus_own() -> None:
         ptx, sass = k.asm["ptx"], k.sass()
         if k.target.cc >= 90:
             assert all(f"{op}.rn.bf16" in ptx for op in ("add", "sub", "mul")), k.target.arch
-        assert "fma.rn.bf16" in ptx  # (sm_80's + - * too)
+        assert "fma.rn.bf16" in ptx and "fma.rn.f16" in ptx  # (sm_80's bf16 + - * too)
         assert re.search(r"\bH(ADD|FMA)2(\.MMA)?\.BF16", sass), k.target.arch
         assert all(f in ptx for f in ("max.bf16 ", "min.NaN.bf16 ", "max.NaN.f16", "min.f16")), k.target.arch
         assert "HMNMX2.BF16_V2.NAN" in sass and re.search(r"HMNMX2\.NAN|HMNMX2 ", sass), k.target.arch
-        assert not re.search(r"\bFADD\b|\bFMUL\b|F2FP|FMNMX|FSETP", sass), k.target.arch  # no f32 detour
+        assert not re.search(r"\bFADD\b|\bFMUL\b|F2FP|FMNMX|FSETP|\bD(FMA|ADD|MUL)\b", sass), k.target.arch  # no detour
 
 
 def _scan(out: str, x: str, elem: str, dim: int, shape: tuple[int, ...], op: str) -> list[str]:
