@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from compiler.lower.codegen import LowerError
+from compiler.lower.codegen import LowerError, lower_entry
 from compiler.runtime import LaunchError, launch, load_module
 from tests.corpus import SIGNALING_NAN
 
@@ -439,17 +439,26 @@ def _fmod_pairs(t: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarra
 
 @pytest.mark.parametrize("t", ("f16", "bf16", "f32"))
 def test_remf_exact(t: str) -> None:
-    """C's fmod, exact (integer long division), on special pairs, random bit patterns and
-    operands with far-apart exponents."""
+    """C's fmod, exact (integer long division under Triton's interpreter, libdevice's fmodf on
+    a GPU), on special pairs, random bit patterns and operands with far-apart exponents."""
     a, b = _fmod_pairs(t, np.random.default_rng(10))
     run_ops({"rem": (f"remf %a, %b : tile<1024x{t}>", t)}, {"a": (t, a), "b": (t, b)}, (1024,), 4)
 
 
-def test_remf_f64_uses_libdevice_fmod() -> None:
-    text = kernel_text([("a", "f64"), ("b", "f64")], [("rem", "f64")], ["%rem_r = remf %a, %b : tile<64xf64>"], (64,))
-    assert "libdevice.fmod(a, b)" in source_of(text)
+@pytest.mark.parametrize("t", ("f16", "bf16", "f32", "f64"))
+def test_remf_is_libdevices_fmod_on_the_gpu(t: str) -> None:
+    """On the GPU every remf is libdevice's fmod (f16/bf16 through f32), not Triton's
+    x - trunc(x/y)*y, nor (f16/bf16/f32) the 64-bit remainders of the long division that
+    Triton's interpreter runs (which f64, libdevice only, cannot run there)."""
+    text = kernel_text([("a", t), ("b", t)], [("rem", t)], [f"%rem_r = remf %a, %b : tile<64x{t}>"], (64,))
+    module = load_module(text)
+    (entry,) = module.entries()
+    src = lower_entry(module, entry, "sm_90")
+    assert "libdevice.fmod(" in src.text
+    assert src.not_interpretable() == (["remf"] if t == "f64" else [])
     (k,) = compile_for(text, arches=("sm_90",), use_cache=False)
-    assert "div.rn.f64" not in k.asm["ptx"]  # not Triton's x - trunc(x/y)*y
+    ptx = k.asm["ptx"]
+    assert "div.rn.f64" not in ptx and "rem.s64" not in ptx and "rem.u64" not in ptx, t
 
 
 # -- comparisons, min/max ------------------------------------------------------------------------------
