@@ -220,13 +220,7 @@ def _arith(e: OpEmit) -> None:
             e.assign(_nearest(e, op, args, t))
         else:
             e.uses_inline_asm()
-            regs = ", ".join(f"${i + 1}" for i in range(len(args)))
-            asm = f"{_PTX[op]}.{mode}.f64 $0, {regs};"
-            constraints = ",".join(["=d"] + ["d"] * len(args))
-            e.assign(
-                f'tl.inline_asm_elementwise("{asm}", "{constraints}", [{", ".join(args)}], '
-                "dtype=tl.float64, is_pure=True, pack=1)"
-            )
+            e.assign(_ptx_arith(op, t, mode, args))
         return
     if ftz:
         args = [flush(e, a) for a in args]
@@ -246,15 +240,31 @@ def _arith(e: OpEmit) -> None:
         e.assign(flush(e, expr) if ftz else expr)
         return
     fn = _directed_helper(e, op, t, mode, ftz)
-    if (op, t, mode) == ("fma", "bf16", "rn"):
-        # On the GPU one fma.rn.bf16 (HFMA2.BF16, sm_80 and newer: a single rounding of the
-        # exact a*b+c, this op); the f64 path for Triton's interpreter.
-        asm = (
-            'tl.inline_asm_elementwise("fma.rn.bf16 $0, $1, $2, $3;", "=h,h,h,h", [a, b, c], '
-            f"dtype=tl.bfloat16, is_pure=True, pack=1)  {GPU_ONLY}"
-        )
-        fn = e.split_helper("_fa_fma_bf16", f"{fn}(a, b, c)", asm, "fma of bf16: fma.rn.bf16 on the GPU", "a, b, c")
+    if t == "f32" or (op, t, mode) == ("fma", "bf16", "rn"):
+        # On the GPU the instruction itself: PTX's f32 add/sub/mul/div/sqrt/fma round in every
+        # IEEE mode, and fma.rn.bf16 (sm_80 and newer) is one rounding of the exact a*b+c;
+        # each a few instructions where the f64 path with its residual takes ~40 (tileiras
+        # uses the instructions too). Not PTX's .ftz: it flushes before rounding (tileiras'
+        # FTZ instructions flush 2^-126 - 2^-150 to 0 on an H200, test_float's
+        # test_flush_to_zero_f32), where the op rounds first; the inputs come flushed, the
+        # result is flushed after. Triton's interpreter runs the f64 path.
+        params = ["a", "b", "c"][: _ARITY[op]]
+        result = _ptx_arith(op, t, mode, params)
+        gpu = f"{flush(e, result) if ftz else result}  {GPU_ONLY}"
+        note = f"{op} of {t} rounded {mode}{' ftz' if ftz else ''}: PTX's on the GPU"
+        name = f"_fa_{op}_{t}_{mode}{'_ftz' if ftz else ''}_gpu"
+        fn = e.split_helper(name, f"{fn}({', '.join(params)})", gpu, note, ", ".join(params))
     e.assign(f"{fn}({', '.join(args)})")
+
+
+def _ptx_arith(op: str, t: str, mode: str, args: list[str]) -> str:
+    """Inline PTX computing `op` on `t` rounded `mode` (rn, rz, rm, rp) of `args`."""
+    reg, dtype = {"f64": ("d", "tl.float64"), "f32": ("f", "tl.float32"), "bf16": ("h", "tl.bfloat16")}[t]
+    regs = ", ".join(f"${i + 1}" for i in range(len(args)))
+    asm = f"{_PTX[op]}.{mode}.{t} $0, {regs};"
+    constraints = ",".join([f"={reg}"] + [reg] * len(args))
+    operands = ", ".join(args)
+    return f'tl.inline_asm_elementwise("{asm}", "{constraints}", [{operands}], dtype={dtype}, is_pure=True, pack=1)'
 
 
 def _nearest(e: OpEmit, op: str, args: list[str], t: str) -> str:

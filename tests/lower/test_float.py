@@ -396,6 +396,29 @@ def test_f64_directed_rounding_is_inline_ptx() -> None:
         launch(load_module(text), "k", 1, args, backend="triton-interpret")
 
 
+def test_f32_directed_rounding_is_the_instruction_on_the_gpu() -> None:
+    """f32 in a directed mode: on the GPU PTX's own instruction (exact by definition), with
+    flush_to_zero not .ftz (which flushes before rounding: test_flush_to_zero_f32) but the
+    result flushed after; under Triton's interpreter the f64 path, which it runs (no inline
+    PTX is left to refuse the kernel)."""
+    ops = {}
+    for mode in MODES:
+        ops.update(arith_ops("f32", f" rounding<{mode}>", f"_{mode}"))
+    ops["add_ftz"] = ("addf %a, %b rounding<positive_inf> flush_to_zero : tile<1024xf32>", "f32")
+    ops = {k: (v.replace("1024x", "128x"), el) for k, (v, el) in ops.items()}
+    body = [f"%{name}_r = {text}" for name, (text, _) in ops.items()]
+    text = kernel_text([("a", "f32"), ("b", "f32"), ("c", "f32")], [(n, "f32") for n in ops], body, (128,))
+    module = load_module(text)
+    (entry,) = module.entries()
+    assert lower_entry(module, entry, "sm_90").not_interpretable() == []
+    for k in compile_for(text, arches=("sm_80", "sm_90"), use_cache=False):
+        ptx = k.asm["ptx"]
+        for op in ("add", "sub", "mul", "div", "sqrt", "fma"):
+            for rnd in ("rz", "rm", "rp"):
+                assert f"{op}.{rnd}.f32" in ptx, (op, rnd, k.target)
+        assert ".ftz" not in ptx and "f64" not in ptx, k.target  # no .ftz, no f64 path
+
+
 # -- sign, ceil/floor, remf ----------------------------------------------------------------------------
 
 
