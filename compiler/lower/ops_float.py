@@ -39,7 +39,9 @@ Directed rounding (`rounding<zero|negative_inf|positive_inf>`):
                 products are exact in f64; an f64 quotient or square root of 24-bit inputs
                 is never a 24-bit grid point unless exact (53 >= 2*24+2), so it needs none.
                 An exact zero sum is -0 toward negative infinity (IEEE 754), +0 otherwise
-                unless both addends are -0.
+                unless both addends are -0. That is Triton's interpreter's path; on the GPU
+                f32 is PTX's `{op}.{rz,rm,rp}.f32` and f16/bf16 that, then `cvt` in the mode
+                (`_arith`).
     f64         inline PTX `{add,sub,mul,div,sqrt,fma}.{rz,rm,rp}.f64`: exact by the
                 instruction's definition; the interpreter cannot run it (e.uses_inline_asm).
 
@@ -240,16 +242,30 @@ def _arith(e: OpEmit) -> None:
         e.assign(flush(e, expr) if ftz else expr)
         return
     fn = _directed_helper(e, op, t, mode, ftz)
-    if t == "f32" or (op, t, mode) == ("fma", "bf16", "rn"):
+    if t == "f32" or mode != "rn" or (op, t) == ("fma", "bf16"):
         # On the GPU the instruction itself: PTX's f32 add/sub/mul/div/sqrt/fma round in every
         # IEEE mode, and fma.rn.bf16 (sm_80 and newer) is one rounding of the exact a*b+c;
         # each a few instructions where the f64 path with its residual takes ~40 (tileiras
         # uses the instructions too). Not PTX's .ftz: it flushes before rounding (tileiras'
         # FTZ instructions flush 2^-126 - 2^-150 to 0 on an H200, test_float's
         # test_flush_to_zero_f32), where the op rounds first; the inputs come flushed, the
-        # result is flushed after. Triton's interpreter runs the f64 path.
+        # result is flushed after. f16 and bf16 in a directed mode: the f32 instruction on
+        # the widened operands, then cvt in the same mode (one rounding in effect: the f16 and
+        # bf16 values are f32 values, so rounding toward a side onto the f32 grid and then
+        # onto the coarser grid within it rounds toward that side once; products of the
+        # operands are exact in f32). Triton's interpreter runs the f64 path.
         params = ["a", "b", "c"][: _ARITY[op]]
-        result = _ptx_arith(op, t, mode, params)
+        if t == "f32" or mode == "rn":
+            result = _ptx_arith(op, t, mode, params)
+        else:
+            regs = ", ".join(f"${i + 1}" for i in range(len(params)))
+            asm = f"{{ .reg .f32 r; {_PTX[op]}.{mode}.f32 r, {regs}; cvt.{mode}.{t}.f32 $0, r; }}"
+            wide = ", ".join(up32(e, p, t) for p in params)
+            constraints = ",".join(["=h"] + ["f"] * len(params))
+            dtype = _DTYPE[t]
+            result = (
+                f'tl.inline_asm_elementwise("{asm}", "{constraints}", [{wide}], dtype={dtype}, is_pure=True, pack=1)'
+            )
         gpu = f"{flush(e, result) if ftz else result}  {GPU_ONLY}"
         note = f"{op} of {t} rounded {mode}{' ftz' if ftz else ''}: PTX's on the GPU"
         name = f"_fa_{op}_{t}_{mode}{'_ftz' if ftz else ''}_gpu"

@@ -10,6 +10,7 @@ The kernel builder and value generators here are shared by test_math and test_co
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -396,27 +397,31 @@ def test_f64_directed_rounding_is_inline_ptx() -> None:
         launch(load_module(text), "k", 1, args, backend="triton-interpret")
 
 
-def test_f32_directed_rounding_is_the_instruction_on_the_gpu() -> None:
+@pytest.mark.parametrize("t", ("f32", "f16", "bf16"))
+def test_directed_rounding_is_the_instruction_on_the_gpu(t: str) -> None:
     """f32 in a directed mode: on the GPU PTX's own instruction (exact by definition), with
     flush_to_zero not .ftz (which flushes before rounding: test_flush_to_zero_f32) but the
-    result flushed after; under Triton's interpreter the f64 path, which it runs (no inline
-    PTX is left to refuse the kernel)."""
+    result flushed after; f16 and bf16: the f32 instruction in the mode, then a cvt in the
+    mode (one rounding in effect). Under Triton's interpreter the f64 path, which it runs (no
+    inline PTX is left to refuse the kernel)."""
     ops = {}
     for mode in MODES:
-        ops.update(arith_ops("f32", f" rounding<{mode}>", f"_{mode}"))
-    ops["add_ftz"] = ("addf %a, %b rounding<positive_inf> flush_to_zero : tile<1024xf32>", "f32")
+        ops.update(arith_ops(t, f" rounding<{mode}>", f"_{mode}"))
+    if t == "f32":
+        ops["add_ftz"] = ("addf %a, %b rounding<positive_inf> flush_to_zero : tile<1024xf32>", t)
     ops = {k: (v.replace("1024x", "128x"), el) for k, (v, el) in ops.items()}
     body = [f"%{name}_r = {text}" for name, (text, _) in ops.items()]
-    text = kernel_text([("a", "f32"), ("b", "f32"), ("c", "f32")], [(n, "f32") for n in ops], body, (128,))
+    text = kernel_text([("a", t), ("b", t), ("c", t)], [(n, t) for n in ops], body, (128,))
     module = load_module(text)
     (entry,) = module.entries()
     assert lower_entry(module, entry, "sm_90").not_interpretable() == []
     for k in compile_for(text, arches=("sm_80", "sm_90"), use_cache=False):
         ptx = k.asm["ptx"]
-        for op in ("add", "sub", "mul", "div", "sqrt", "fma"):
-            for rnd in ("rz", "rm", "rp"):
+        for rnd in ("rz", "rm", "rp"):
+            for op in ("add", "sub", "mul", "div", "sqrt", "fma"):
                 assert f"{op}.{rnd}.f32" in ptx, (op, rnd, k.target)
-        assert ".ftz" not in ptx and "f64" not in ptx, k.target  # no .ftz, no f64 path
+            assert t == "f32" or f"cvt.{rnd}.{t}.f32" in ptx, (rnd, k.target)
+        assert not re.search(r"\.ftz\b|\.f64\b", ptx), k.target  # no .ftz, no f64 path
 
 
 # -- sign, ceil/floor, remf ----------------------------------------------------------------------------
@@ -630,6 +635,6 @@ def test_float_family_compiles_for_every_target() -> None:
         assert "div.rn.f32" in ptx and "sqrt.rn.f32" in ptx and "fma.rn.f32" in ptx
         assert "div.full" not in ptx and "sqrt.approx" not in ptx
         assert k.source.inline_asm == []
-    for t, native in (("f16", "add.rn.f16"), ("bf16", "cvt.f64.f32")):
+    for t, native in (("f16", "add.rn.f16"), ("bf16", "fma.rn.bf16")):
         (k,) = compile_for(_family_kernel(t), arches=("sm_80",), use_cache=False)
         assert native in k.asm["ptx"] and "div.full" not in k.asm["ptx"]
