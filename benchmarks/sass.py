@@ -27,6 +27,11 @@ attention to atomics and conversions; needs pip cuda-tile), each exported by cuT
 test's arguments, one line each: registers, stack, instructions, tensor-core instructions and
 barriers of both cubins, and the ratio of instructions. A tileiras refusal the zoo expects
 (a type the target lacks) is shown as such, not a failure. About 60 s more per architecture.
+
+--ops: then one kernel per op and element type (`op_kernels`: float arithmetic in every
+rounding mode, math functions, integer ops in both signednesses), one line each, worst
+ratio of instructions first, and how many have at most tileiras' instructions. About 5
+minutes more per architecture (~200 kernels). `--only op/remf-f32,op/divi-s-i64` picks some.
 """
 
 from __future__ import annotations
@@ -198,6 +203,76 @@ def zoo(arches: list[str], tileiras: str | None, work: Path, failed: list[str], 
 _EXPECTED_REFUSAL = "refused (expected)"
 
 
+def op_kernels() -> list[tuple[str, str, list[str]]]:
+    """The --ops kernels: (name, element type, body) for tests.lower.harness.kernel_text, one
+    op on 256-element tiles %a and %b (f32/f16/bf16/f64 float ops in every rounding mode
+    they take, i8/i16/i32/i64 integer ops in both signednesses)."""
+    out: list[tuple[str, str, list[str]]] = []
+    for t in ("f32", "f16", "bf16", "f64"):
+        tile = f"tile<256x{t}>"
+        for op in ("addf", "subf", "mulf", "divf", "maxf", "minf", "remf", "pow", "atan2"):
+            out.append((f"{op}-{t}", t, [f"%r_r = {op} %a, %b : {tile}"]))
+        for op in ("negf", "absf", "sqrt", "ceil", "floor", "exp", "exp2", "log", "log2", "sin", "cos", "tan"):
+            out.append((f"{op}-{t}", t, [f"%r_r = {op} %a : {tile}"]))
+        for op in ("rsqrt", "tanh", "sinh", "cosh"):
+            out.append((f"{op}-{t}", t, [f"%r_r = {op} %a : {tile}"]))
+        out.append((f"fma-{t}", t, [f"%r_r = fma %a, %b, %a : {tile}"]))
+        for mode, short in (("zero", "rz"), ("negative_inf", "rm"), ("positive_inf", "rp")):
+            for op in ("addf", "mulf", "divf"):
+                out.append((f"{op}-{short}-{t}", t, [f"%r_r = {op} %a, %b rounding<{mode}> : {tile}"]))
+            out.append((f"fma-{short}-{t}", t, [f"%r_r = fma %a, %b, %a rounding<{mode}> : {tile}"]))
+    for t in ("i8", "i16", "i32", "i64"):
+        tile = f"tile<256x{t}>"
+        for op in ("addi", "subi", "muli", "andi", "xori", "mulhii", "shli"):
+            out.append((f"{op}-{t}", t, [f"%r_r = {op} %a, %b : {tile}"]))
+        for sign in ("signed", "unsigned"):
+            for op in ("maxi", "mini", "divi", "remi", "shri"):
+                out.append((f"{op}-{sign[0]}-{t}", t, [f"%r_r = {op} %a, %b {sign} : {tile}"]))
+        for op in ("negi", "absi"):
+            out.append((f"{op}-{t}", t, [f"%r_r = {op} %a : {tile}"]))
+    return out
+
+
+def ops(arches: list[str], tileiras: str | None, work: Path, failed: list[str], only: set[str] | None) -> None:
+    """The one-line comparisons of --ops (module doc), of the kernels `only` names (`op/name`;
+    None: all), worst ratio first; failures appended to `failed`."""
+    from compiler.bytecode import write_bytecode
+    from compiler.runtime import load_module
+    from tests.lower.harness import kernel_text
+
+    files = []
+    for name, t, body in op_kernels():
+        if only is not None and f"op/{name}" not in only:
+            continue
+        path = work / f"op__{name}.tileir"
+        path.write_text(kernel_text([("a", t), ("b", t)], [("r", t)], body, (256,)))
+        bytecode = path.with_suffix(".tileirbc")
+        bytecode.write_bytes(write_bytecode(load_module(str(path)), BYTECODE_VERSION))
+        files.append((name, path, bytecode))
+    for arch in arches:
+        rows = []
+        for name, path, bytecode in files:
+            a = ours(path, arch)
+            b = theirs(tileiras, bytecode, arch, path.with_suffix(f".{arch}.cubin"))
+            for who, side in (("ours", a), ("tileiras", b)):
+                if side.error:
+                    failed.append(f"op/{name} {arch}: {who}: {side.error}")
+            if a.counts is not None and b.counts is not None and b.counts.total:  # type: ignore[attr-defined]
+                mine, theirs_ = a.counts.total, b.counts.total  # type: ignore[attr-defined]
+                rows.append((mine / theirs_, name, a, b))
+        rows.sort(key=lambda r: (-r[0], r[1]))
+        print(f"One op on 256-element tiles, {arch} (worst ratio first):")
+        cols = f"{'op':20}{'regs':>6}{'stack':>6}{'instr':>6}  {'regs':>6}{'stack':>6}{'instr':>6}  ours/tileiras"
+        print(f"{'':20}{'ours':>18}  {'tileiras':>18}")
+        print(cols)
+        print("-" * len(cols))
+        for ratio, name, a, b in rows:
+            cells = [f"{s.registers:>6}{s.stack_local:>6}{s.counts.total:>6}" for s in (a, b)]  # type: ignore[attr-defined]
+            print(f"{name:20}{cells[0]}  {cells[1]}  {ratio:>13.2f}")
+        above = sum(r[0] > 1 for r in rows)
+        print(f"{len(rows)} ops: {len(rows) - above} with at most tileiras' instructions, {above} with more\n")
+
+
 def _zoo_cells(side: Side) -> str:
     """One compiler's columns of a --zoo line (27 characters): registers, stack, instructions,
     tensor-core instructions, barriers; or why there are none."""
@@ -215,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="comma-separated kernel names (vector_add, samples/vadd, zoo/layernorm, ...)")
     ap.add_argument("--keep", type=Path, help="keep the bytecode files and tileiras' cubins here")
     ap.add_argument("--zoo", action="store_true", help="also the cuTile kernels of tests/runtime/cutile_zoo.py")
+    ap.add_argument("--ops", action="store_true", help="also one kernel per op and type (add, remf, divi, ...)")
     args = ap.parse_args(argv)
 
     from compiler.bytecode import write_bytecode
@@ -264,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
                 print_block(f"{name}, {arch}:", rows_of(a, b))
         if args.zoo:
             zoo(arches, tileiras, work, failed, only)
+        if args.ops:
+            ops(arches, tileiras, work, failed, only)
     finally:
         if old_cache is None:
             os.environ.pop("TILEIR_CACHE_DIR", None)

@@ -60,3 +60,22 @@ def test_zoo_lines_show_tensor_cores_and_expected_refusals() -> None:
     _, stack, instructions, tensor_core = map(int, lines["matmul_i8"][1:5])
     assert tensor_core >= 1 and stack == 0 and instructions < 400, lines["matmul_i8"]
     assert "refused (expected)" in " ".join(lines["matmul_scaled"]), lines["matmul_scaled"]
+
+
+def test_ops_lines_rank_the_ops_by_ratio() -> None:
+    """--ops prints one line per op kernel, worst ratio of instructions first, and a count;
+    f32 remf is libdevice's fmodf on the GPU, within tileiras' instruction count."""
+    picked = "vector_add,op/remf-f32,op/addf-rz-f16,op/rsqrt-f32"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--ops", "--only", picked],
+        capture_output=True, text=True, cwd=REPO, timeout=600,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [ln.split() for ln in done.stdout.splitlines() if re.match(r"(remf-f32|addf-rz-f16|rsqrt-f32) ", ln)]
+    assert [ln[0] for ln in lines] and len(lines) == 3, done.stdout
+    ratios = [float(ln[-1]) for ln in lines]
+    assert ratios == sorted(ratios, reverse=True)
+    remf = next(ln for ln in lines if ln[0] == "remf-f32")
+    assert int(remf[3]) <= int(remf[6]), remf  # instructions: ours, tileiras'
+    assert "3 ops: " in done.stdout
