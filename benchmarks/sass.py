@@ -258,8 +258,7 @@ def ops(arches: list[str], tileiras: str | None, work: Path, failed: list[str], 
                 if side.error:
                     failed.append(f"op/{name} {arch}: {who}: {side.error}")
             if a.counts is not None and b.counts is not None and b.counts.total:  # type: ignore[attr-defined]
-                mine, theirs_ = a.counts.total, b.counts.total  # type: ignore[attr-defined]
-                rows.append((mine / theirs_, name, a, b))
+                rows.append((a.counts.total / b.counts.total, name, a, b))  # type: ignore[attr-defined]
         rows.sort(key=lambda r: (-r[0], r[1]))
         print(f"One op on 256-element tiles, {arch} (worst ratio first):")
         cols = f"{'op':20}{'regs':>6}{'stack':>6}{'instr':>6}  {'regs':>6}{'stack':>6}{'instr':>6}  ours/tileiras"

@@ -461,7 +461,10 @@ def _ftoi_helper(e: OpEmit, src: str, width: int, signed: bool) -> str:
         lo, hi = 0, (1 << width) - 1
         low, high = "x < 0.0", f"x >= {bound!r}"
         conv = "tl.uint64" if width == 64 else "tl.int64"
-    held = f"t.to({result}, bitcast=True)" if conv == "tl.uint64" else ("t" if conv == result else f"t.to({result})")
+    if conv == "tl.uint64":  # (the result is held signed)
+        held = f"t.to({result}, bitcast=True)"
+    else:
+        held = "t" if conv == result else f"t.to({result})"
     # (cvt may write a sub-word integer to a 32-bit register: PTX widens it)
     reg, dtype = ("l", "tl.int64") if width == 64 else ("r", "tl.int32")
     asm = (

@@ -122,6 +122,8 @@ _PTX_UNARY = {
 }
 # Inline PTX's register kind and the Triton type of each type an instruction helper takes.
 REGISTERS = {
+    "f16": ("h", "tl.float16"),
+    "bf16": ("h", "tl.bfloat16"),
     "f32": ("f", "tl.float32"),
     "f64": ("d", "tl.float64"),
     "i8": ("r", "tl.int8"),
@@ -222,7 +224,7 @@ def _arith(e: OpEmit) -> None:
             e.assign(_nearest(e, op, args, t))
         else:
             e.uses_inline_asm()
-            e.assign(_ptx_arith(op, t, mode, args))
+            e.assign(_ptx_arith(e, op, t, mode, args))
         return
     if ftz:
         args = [flush(e, a) for a in args]
@@ -241,44 +243,42 @@ def _arith(e: OpEmit) -> None:
             expr = f"tl.where({beyond}, {zero}, {expr})"
         e.assign(flush(e, expr) if ftz else expr)
         return
-    fn = _directed_helper(e, op, t, mode, ftz)
-    if t == "f32" or mode != "rn" or (op, t) == ("fma", "bf16"):
-        # On the GPU the instruction itself: PTX's f32 add/sub/mul/div/sqrt/fma round in every
-        # IEEE mode, and fma.rn.bf16 (sm_80 and newer) is one rounding of the exact a*b+c;
-        # each a few instructions where the f64 path with its residual takes ~40 (tileiras
-        # uses the instructions too). Not PTX's .ftz: it flushes before rounding (tileiras'
-        # FTZ instructions flush 2^-126 - 2^-150 to 0 on an H200, test_float's
-        # test_flush_to_zero_f32), where the op rounds first; the inputs come flushed, the
-        # result is flushed after. f16 and bf16 in a directed mode: the f32 instruction on
-        # the widened operands, then cvt in the same mode (one rounding in effect: the f16 and
-        # bf16 values are f32 values, so rounding toward a side onto the f32 grid and then
-        # onto the coarser grid within it rounds toward that side once; products of the
-        # operands are exact in f32). Triton's interpreter runs the f64 path.
-        params = ["a", "b", "c"][: _ARITY[op]]
-        if t == "f32" or mode == "rn":
-            result = _ptx_arith(op, t, mode, params)
-        else:
-            regs = ", ".join(f"${i + 1}" for i in range(len(params)))
-            asm = f"{{ .reg .f32 r; {_PTX[op]}.{mode}.f32 r, {regs}; cvt.{mode}.{t}.f32 $0, r; }}"
-            wide = ", ".join(up32(e, p, t) for p in params)
-            constraints = ",".join(["=h"] + ["f"] * len(params))
-            dtype = _DTYPE[t]
-            result = (
-                f'tl.inline_asm_elementwise("{asm}", "{constraints}", [{wide}], dtype={dtype}, is_pure=True, pack=1)'
-            )
-        gpu = f"{flush(e, result) if ftz else result}  {GPU_ONLY}"
-        note = f"{op} of {t} rounded {mode}{' ftz' if ftz else ''}: PTX's on the GPU"
-        name = f"_fa_{op}_{t}_{mode}{'_ftz' if ftz else ''}_gpu"
-        fn = e.split_helper(name, f"{fn}({', '.join(params)})", gpu, note, ", ".join(params))
+    # On the GPU the instruction itself, the f64 path with its residual (~40 instructions)
+    # under Triton's interpreter: PTX's f32 add/sub/mul/div/sqrt/fma round in every IEEE
+    # mode, and fma.rn.bf16 (sm_80 and newer) is one rounding of the exact a*b+c (tileiras
+    # uses the instructions too). Not PTX's .ftz: it flushes before rounding (tileiras' FTZ
+    # instructions flush 2^-126 - 2^-150 to 0 on an H200, test_float's
+    # test_flush_to_zero_f32), where the op rounds first; the inputs come flushed, the result
+    # is flushed after. (Reached only in a directed mode, or for bf16 fma: rn returned above.)
+    params = ["a", "b", "c"][: _ARITY[op]]
+    result = _ptx_arith(e, op, t, mode, params)
+    gpu = f"{flush(e, result) if ftz else result}  {GPU_ONLY}"
+    interpreted = f"{_directed_helper(e, op, t, mode, ftz)}({', '.join(params)})"
+    note = f"{op} of {t} rounded {mode}{' ftz' if ftz else ''}: PTX's on the GPU"
+    fn = e.split_helper(f"_fa_{op}_{t}_{mode}{'_ftz' if ftz else ''}_gpu", interpreted, gpu, note, ", ".join(params))
     e.assign(f"{fn}({', '.join(args)})")
 
 
-def _ptx_arith(op: str, t: str, mode: str, args: list[str]) -> str:
-    """Inline PTX computing `op` on `t` rounded `mode` (rn, rz, rm, rp) of `args`."""
-    reg, dtype = {"f64": ("d", "tl.float64"), "f32": ("f", "tl.float32"), "bf16": ("h", "tl.bfloat16")}[t]
+def _ptx_arith(e: OpEmit, op: str, t: str, mode: str, args: list[str]) -> str:
+    """Inline PTX computing `op` on `t` rounded `mode` (rn, rz, rm, rp) of `args`. f16 and
+    bf16 in a directed mode: the f32 instruction in that mode on the widened operands, then
+    cvt in the same mode, one rounding in effect (their values are f32 values: rounding
+    toward a side onto the f32 grid, then onto the coarser grid within it, rounds toward that
+    side once; products of the operands are exact in f32)."""
     regs = ", ".join(f"${i + 1}" for i in range(len(args)))
-    asm = f"{_PTX[op]}.{mode}.{t} $0, {regs};"
-    constraints = ",".join([f"={reg}"] + [reg] * len(args))
+    if t in ("f16", "bf16") and mode != "rn":
+        asm = f"{{ .reg .f32 r; {_PTX[op]}.{mode}.f32 r, {regs}; cvt.{mode}.{t}.f32 $0, r; }}"
+        args, inputs = [up32(e, a, t) for a in args], "f32"
+    else:
+        asm, inputs = f"{_PTX[op]}.{mode}.{t} $0, {regs};", t
+    return _asm(asm, t, [inputs] * len(args), args)
+
+
+def _asm(asm: str, out: str, ins: list[str], args: list[str]) -> str:
+    """`tl.inline_asm_elementwise` of `asm` (one value an operand: pack=1) returning a `out`
+    value from `args` of the types `ins` (REGISTERS' names)."""
+    reg, dtype = REGISTERS[out]
+    constraints = ",".join([f"={reg}"] + [REGISTERS[t][0] for t in ins])
     operands = ", ".join(args)
     return f'tl.inline_asm_elementwise("{asm}", "{constraints}", [{operands}], dtype={dtype}, is_pure=True, pack=1)'
 
@@ -531,9 +531,9 @@ def _minmax_source(t: str, is_max: bool, propagate: bool) -> str:
     native = f"tl.{'maximum' if is_max else 'minimum'}(x, y{nan_mode})"
     if t == "bf16":  # (Triton's maximum/minimum widen bf16 to f32: the instruction itself)
         # (one value an asm: a reduction's combiner sees one element; ptxas pairs them)
-        ptx = f"{'max' if is_max else 'min'}{'.NaN' if propagate else ''}.bf16 $0, $1, $2;"
-        native = f'tl.inline_asm_elementwise("{ptx}", "=h,h,h", [x, y], dtype=tl.bfloat16, is_pure=True, pack=1)'
-
+        native = _asm(
+            f"{'max' if is_max else 'min'}{'.NaN' if propagate else ''}.bf16 $0, $1, $2;", t, [t, t], ["x", "y"]
+        )
     return "\n".join([
         "@triton.jit",
         "def {name}(x, y):",
