@@ -479,7 +479,12 @@ def _cmpf(e: OpEmit) -> None:
     a, b = e.operands[:2]
     t = float_name(e, e.operand_types[0])
     if t == "bf16":
-        a, b = up32(e, a, t), up32(e, b, t)
+        # On the GPU the bf16 values themselves: setp.bf16 from sm_90 (two shifts an element
+        # fewer), Triton's exact widening before sm_90. Triton's interpreter compares them in
+        # f32 (it cannot convert bf16): the same answers, as widening is exact.
+        gpu = f"x  {GPU_ONLY}"
+        wide = e.split_helper("_fc_bf16_compared", up32(e, "x", t), gpu, "bf16 compared as itself on the GPU")
+        a, b = f"{wide}({a})", f"{wide}({b})"
     pred = e.keyword("comparison_predicate", "equal") or "equal"
     ordered = (e.keyword("comparison_ordering", "ordered") or "ordered") == "ordered"
     if pred not in _ORDERED:

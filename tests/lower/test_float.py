@@ -511,6 +511,18 @@ def test_cmpf_every_predicate_and_ordering(t: str) -> None:
         assert np.array_equal(out["not_equal_ordered"], (x != y) & ~unordered)
 
 
+def test_bf16_compares_are_bf16_instructions_from_sm_90() -> None:
+    """On the GPU bf16 operands are compared as they are: sm_90 has setp.bf16 (HSETP2.BF16 in
+    SASS), where widening each to f32 first cost an instruction an operand; before sm_90
+    Triton widens them itself. Triton's interpreter compares in f32 (test above)."""
+    ops = {f"{p}_unordered": (f"cmpf {p} unordered %a, %b : tile<128xbf16> -> tile<128xi1>", "i1") for p in PREDICATES}
+    body = [f"%{name}_r = {text}" for name, (text, _) in ops.items()]
+    text = kernel_text([("a", "bf16"), ("b", "bf16")], [(n, "i1") for n in ops], body, (128,))
+    for k in compile_for(text, arches=("sm_80", "sm_90"), use_cache=False):
+        setp = set(re.findall(r"setp\.\w+\.(\w+)", k.asm["ptx"]))
+        assert setp == ({"f32"} if k.target.cc < 90 else {"bf16"}), (k.target, setp)
+
+
 @pytest.mark.parametrize("t", TYPES)
 def test_maxf_minf(t: str) -> None:
     """NaN loses against a number (propagate_nan: wins), +0 > -0, canonical NaN results:
