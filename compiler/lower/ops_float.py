@@ -119,6 +119,7 @@ _PTX_UNARY = {
     ("floor", "f64"): "cvt.rmi.f64.f64",
     ("ceil", "f64"): "cvt.rpi.f64.f64",
     ("exp2", "f32"): "ex2.approx.f32",
+    ("rsqrt", "f32"): "rsqrt.approx.f32",
 }
 # Inline PTX's register kind and the Triton type of each type an instruction helper takes.
 REGISTERS = {
@@ -170,9 +171,15 @@ def fma_f32(e: OpEmit) -> str:
     )
 
 
-def ptx_unary(e: OpEmit, fn: str, t: str) -> str:
-    """The helper computing `tl.<fn>` on `t` (f32/f64) without libdevice (`_PTX_UNARY`)."""
-    return gpu_instruction(e, f"_fp_{fn}_{t}", _PTX_UNARY[fn, t], f"tl.{fn}(x)", t)
+def ptx_unary(e: OpEmit, fn: str, t: str, ftz: bool = False) -> str:
+    """The helper computing `tl.<fn>` on `t` (f32/f64) without libdevice (`_PTX_UNARY`);
+    `ftz`: the instruction's .ftz form, which flushes its subnormal input and result (one MUFU
+    for ex2 and rsqrt), the flushes spelled out under Triton's interpreter."""
+    if not ftz:
+        return gpu_instruction(e, f"_fp_{fn}_{t}", _PTX_UNARY[fn, t], f"tl.{fn}(x)", t)
+    instruction = _PTX_UNARY[fn, t].replace(f".{t}", f".ftz.{t}")
+    f = flush_helper(e)
+    return gpu_instruction(e, f"_fp_{fn}_ftz_{t}", instruction, f"{f}(tl.{fn}({f}(x)))", t)
 
 
 def up32(e: OpEmit, x: str, t: str) -> str:

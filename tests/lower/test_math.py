@@ -12,6 +12,8 @@ functions as the CPU interpreter). The GPU bounds are in ops_math's docstring.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -65,10 +67,10 @@ def test_interpretable_math_within_bounds(t: str) -> None:
     run_ops(ops, {"a": (t, x)}, (512,), 4, ulp=ULP[t])
 
 
-def test_rsqrt_f64_is_bitwise_and_f32_two_correct_roundings() -> None:
-    """f64 rsqrt is the interpreter's own 1.0 / sqrt (bitwise); f32 is div_rn(1, sqrt_rn(x)):
-    both steps correctly rounded, so bitwise equal between the GPU and Triton's interpreter.
-    On tileiras, f64 within 2 ulp (below)."""
+def test_rsqrt_f64_is_bitwise_and_f32_one_instruction() -> None:
+    """f64 rsqrt is the interpreter's own 1.0 / sqrt (bitwise); f32 on the GPU is PTX's
+    rsqrt.approx.f32 (its .ftz form for flush_to_zero), as tileiras' MUFU.RSQ, within
+    test_interpretable_math_within_bounds' GPU bound. On tileiras, f64 within 2 ulp (below)."""
     x = np.abs(math_inputs("f64", 1024, seed=2))
 
     # The rsqrt op reference promises no accuracy (cuda-tile Ops.td, RsqrtOp: 1/sqrt(x), no
@@ -89,8 +91,12 @@ def test_rsqrt_f64_is_bitwise_and_f32_two_correct_roundings() -> None:
         within_2_ulp(out, {"r": two})
         with pytest.raises(AssertionError):
             within_2_ulp(out, {"r": three})
-    text = kernel_text([("a", "f32")], [("r", "f32")], ["%r_r = rsqrt %a : tile<128xf32>"], (128,))
-    assert "tl.div_rn(tl.full((), 1.0, tl.float32), tl.sqrt_rn(a))" in source_of(text)
+    body = ["%r_r = rsqrt %a : tile<128xf32>", "%z_r = rsqrt %a flush_to_zero : tile<128xf32>"]
+    text = kernel_text([("a", "f32")], [("r", "f32"), ("z", "f32")], body, (128,))
+    for k in compile_for(text, arches=("sm_80", "sm_90")):
+        ptx = k.asm["ptx"]
+        assert "rsqrt.approx.f32" in ptx and "rsqrt.approx.ftz.f32" in ptx, k.target
+        assert not re.search(r"\b(div|sqrt)\.rn\.f32", ptx), k.target
 
 
 def test_flush_to_zero_exp2_rsqrt() -> None:
