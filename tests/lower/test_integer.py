@@ -9,6 +9,7 @@ On tileiras, shifts by amounts of at least the width are left open (tileiras_shi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -346,6 +347,21 @@ def test_shift_amounts_at_and_beyond_the_width(w: int) -> None:
         x, s = int(a[i]), int(b[i]) & m
         assert int(cpu[2][i]) & m == (0 if s >= w else (x << s) & m)
         assert int(cpu[4][i]) == x >> min(s, w - 1)
+
+
+@pytest.mark.parametrize("w", (8, 16))
+def test_narrow_shifts_need_no_compare(w: int) -> None:
+    """i8 and i16 shifts run on 32 bits with the amount clamped to 31 (ops_integer), which
+    shifts every bit out (or the sign in) past the width by itself: no compare, no select
+    (test above: the results)."""
+    t = f"i{w}"
+    ops = {k: ARITH[k] for k in ("shl", "shr_u", "shr_s")}
+    body = [f"%{k}_r = {text} : tile<128x{t}>" for k, text in ops.items()]
+    text = kernel_text([("a", t), ("b", t)], [(k, t) for k in ops], body, (128,))
+    for k in compile_for(text, arches=("sm_80", "sm_90")):
+        ptx = k.asm["ptx"]
+        assert not re.search(r"\b(setp|selp)\.", ptx), k.target
+        assert re.search(r"\bshl\.b32", ptx) and re.search(r"\bshr\.s32", ptx), k.target
 
 
 def test_comparison_results_of_different_operand_types_combine() -> None:
