@@ -64,7 +64,8 @@ def test_zoo_lines_show_tensor_cores_and_expected_refusals() -> None:
 
 def test_ops_lines_rank_the_ops_by_ratio() -> None:
     """--ops prints one line per op kernel, worst ratio of instructions first, and a count;
-    f32 remf is libdevice's fmodf on the GPU, within tileiras' instruction count."""
+    f32 remf (libdevice's fmodf on the GPU) and f32 rsqrt (one rsqrt.approx) are within
+    tileiras' instruction counts."""
     picked = "vector_add,op/remf-f32,op/addf-rz-f16,op/rsqrt-f32"
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--quick", "--ops", "--only", picked],
@@ -76,6 +77,7 @@ def test_ops_lines_rank_the_ops_by_ratio() -> None:
     assert [ln[0] for ln in lines] and len(lines) == 3, done.stdout
     ratios = [float(ln[-1]) for ln in lines]
     assert ratios == sorted(ratios, reverse=True)
-    remf = next(ln for ln in lines if ln[0] == "remf-f32")
-    assert int(remf[3]) <= int(remf[6]), remf  # instructions: ours, tileiras'
+    for ln in lines:
+        if ln[0] in ("remf-f32", "rsqrt-f32"):
+            assert int(ln[3]) <= int(ln[6]), ln  # instructions: ours, tileiras'
     assert "3 ops: " in done.stdout
