@@ -148,14 +148,16 @@ def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t:
     return e.split_helper(name, interpreted, asm, note=f"{instruction} on the GPU")
 
 
-def fence(e: OpEmit, x: str, dtype: str, bits: int) -> str:
+def fence(e: OpEmit, x: str, dtype: str, bits: int, pure: bool = False) -> str:
     """`x` (of Triton type `dtype`, `bits` wide) through a register move Triton may not move,
     merge or look through: a layout or a conversion stops there (ops_mma's f64 operands and
     i8 batch items, ops_memory's atomic results). Values pass as their bits; the identity
-    under Triton's interpreter."""
+    under Triton's interpreter. `pure`: a move that may be moved and merged, which only hides
+    the value (from constant folding: ops_math)."""
     ity = REGISTERS[f"i{bits}"][1]
     move = "mov.b32" if bits == 8 else f"mov.b{bits}"  # (bytes: four in one register, _PACK)
-    helper = gpu_instruction(e, f"_fence{bits}", move, "x", f"i{bits}", pure=False)
+    name = f"_opaque{bits}" if pure else f"_fence{bits}"
+    helper = gpu_instruction(e, name, move, "x", f"i{bits}", pure=pure)
     if dtype == ity:
         return f"{helper}({x})"
     return f"{helper}({x}.to({ity}, bitcast=True)).to({dtype}, bitcast=True)"

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 from .codegen import OpEmit
 from .ops_conversion import float_name
-from .ops_float import down32, flush, flushes_subnormals, fma_f32, ptx_unary, up32
+from .ops_float import down32, fence, flush, flushes_subnormals, fma_f32, ptx_unary, up32
 from .registry import emitter
 
 # e^x = 2^n 2^f with n = round(x log2 e) and f = x log2 e - n. The fma that adds the shifter
@@ -119,6 +119,16 @@ def _f64_expr(op: str, args: list[str]) -> str:
     return f"libdevice.{op}({', '.join(args)})"
 
 
+# Triton 3.6 and 3.9 crash (SIGSEGV in LLVM's PTX code generation, for sm_80, sm_90 and sm_100)
+# on libdevice's sinf, cosf, tanf and powf of a constant subnormal f32 (a bitcast of a small
+# integer, say): their inlined code keeps __nvvm_reflect calls that nothing resolves then
+# (tests/lower/fuzz.py seed 526414: a shape query's 8 bitcast to f32, its cos). Their f32
+# operands pass a move no compiler stage sees through (ptxas removes it), so that nothing
+# folds them; f64 and the other functions compiled (probed with subnormal, zero, normal,
+# infinite and NaN constants).
+_NO_CONSTANT = ("sin", "cos", "tan", "pow")
+
+
 @emitter("exp", "exp2", "log", "log2", "sin", "cos", "tan", "sinh", "cosh", "tanh", "rsqrt", "pow", "atan2")
 def _math(e: OpEmit) -> None:
     op = e.op.mnemonic
@@ -135,6 +145,8 @@ def _math(e: OpEmit) -> None:
         return
     if ftz:
         wide = [flush(e, a) for a in wide]
+    if op in _NO_CONSTANT:
+        wide = [fence(e, a, "tl.float32", 32, pure=True) for a in wide]
     expr = _f32_expr(e, op, wide)
     if ftz:
         expr = flush(e, expr)
