@@ -212,7 +212,7 @@ def _shift_in_32_bits(e: OpEmit, a: str, b: str, op: str) -> None:
     arithmetic shift) widened, shifted by the amount clamped to 31 (an amount of 32 or more is
     undefined in LLVM) and cut back. Past the width it has shifted every bit out (or in, the
     sign), as Tile IR says, with no compare and select: two instructions an element (IMNMX,
-    SHF), where the width-long form took six on sm_80 (LLVM widens an i8 shift to 16 bits and
+    SHF), where the width-long form took seven on sm_80 (LLVM widens an i8 shift to 16 bits and
     clamps the amount again)."""
     udt = tltypes.unsigned_dtype(e.operand_types[1])
     amount = f"tl.minimum({b}.to({udt}, bitcast=True).to(tl.uint32), tl.full((), 31, tl.uint32))"
