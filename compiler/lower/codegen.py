@@ -30,7 +30,8 @@ constexpr, true when the module is imported under Triton's interpreter; `OpEmit.
 native instruction (`max.f32`, `ex2.approx.ftz.f32`), whose results equal the CPU interpreter's
 (the per-op suite checks them on a GPU), and Triton's interpreter runs the same results spelled
 out with `tl.where` and bit operations (it runs `tl.maximum` as NumPy's NaN-propagating maximum
-and has no inline PTX). Lines only the GPU compiles end with `# GPU only`.
+and has no inline PTX, which `ptx.inline_ptx` writes). Lines only the GPU compiles end with
+`# GPU only`.
 """
 
 from __future__ import annotations

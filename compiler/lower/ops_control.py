@@ -56,6 +56,7 @@ from ..ir.types import PointerType, TileType, TokenType, Type
 from . import tltypes
 from .codegen import BEFORE_3_9, GPU_ONLY, LOADS, PRODUCTS, OpEmit
 from .ops_view import const_int
+from .ptx import inline_ptx
 from .registry import emitter
 
 _EXITS = {"cuda_tile.break", "cuda_tile.continue", "cuda_tile.return"}
@@ -139,7 +140,7 @@ def {{name}}(x):
         out = x
     elif {BEFORE_3_9}:
         y = x.to(tl.int32)
-        out = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [y], tl.int32, True, 1) != 0  {GPU_ONLY}
+        out = {inline_ptx("mov.b32 $0, $1;", "i32", ["i32"], ["y"])} != 0  {GPU_ONLY}
     else:
         out = x
     return out

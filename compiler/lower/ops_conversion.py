@@ -78,6 +78,7 @@ from dataclasses import dataclass
 
 from . import tltypes
 from .codegen import GPU_ONLY, OpEmit
+from .ptx import REGISTERS, inline_ptx
 from .registry import emitter
 
 # -- float formats ---------------------------------------------------------------------------
@@ -466,12 +467,9 @@ def _ftoi_helper(e: OpEmit, src: str, width: int, signed: bool) -> str:
     else:
         held = "t" if conv == result else f"t.to({result})"
     # (cvt may write a sub-word integer to a 32-bit register: PTX widens it)
-    reg, dtype = ("l", "tl.int64") if width == 64 else ("r", "tl.int32")
-    asm = (
-        f'tl.inline_asm_elementwise("cvt.rzi.{kind}.{src} $0, $1;", "={reg},{"d" if src == "f64" else "f"}", [x], '
-        f"dtype={dtype}, is_pure=True, pack=1)"
-    )
-    gpu = asm if dtype == result else f"{asm}.to({result})"
+    out = "i64" if width == 64 else "i32"
+    asm = inline_ptx(f"cvt.rzi.{kind}.{src} $0, $1;", out, [src], ["x"])
+    gpu = asm if REGISTERS[out][1] == result else f"{asm}.to({result})"
     source = f"""@triton.jit
 def {{name}}(x):
     # {src} -> {kind} toward zero, saturating, NaN -> 0: cvt.rzi.{kind}.{src} on the GPU
@@ -546,9 +544,7 @@ def _native_bf16(e: OpEmit, src: str, width: int, signed: bool, dst: str, exact:
     if dst != "bf16" or width not in (32, 64) or e.target.cc < 90:
         return exact
     t = f"{'s' if signed else 'u'}{width}"
-    asm = (
-        f'tl.inline_asm_elementwise("cvt.rn.bf16.{t} $0, $1;", "=h,{"r" if width == 32 else "l"}", [x], '
-        f"dtype=tl.int16, is_pure=True, pack=1).to(tl.bfloat16, bitcast=True)  {GPU_ONLY}"
-    )
+    bits = inline_ptx(f"cvt.rn.bf16.{t} $0, $1;", "i16", [f"i{width}"], ["x"])
+    asm = f"{bits}.to(tl.bfloat16, bitcast=True)  {GPU_ONLY}"
     helper = e.split_helper(f"_fc_{t}_bf16", "exact", asm, f"cvt.rn.bf16.{t} on the GPU", "x, exact")
     return f"{helper}({src}, {exact})"

@@ -87,6 +87,7 @@ from .ops_conversion import (
     to_f64,
 )
 from .ops_integer import i1_result
+from .ptx import REGISTERS, inline_ptx
 from .registry import emitter
 
 _DTYPE = {"f16": "tl.float16", "bf16": "tl.bfloat16", "f32": "tl.float32", "f64": "tl.float64"}
@@ -121,17 +122,6 @@ _PTX_UNARY = {
     ("exp2", "f32"): "ex2.approx.f32",
     ("rsqrt", "f32"): "rsqrt.approx.f32",
 }
-# Inline PTX's register kind and the Triton type of each type an instruction helper takes.
-REGISTERS = {
-    "f16": ("h", "tl.float16"),
-    "bf16": ("h", "tl.bfloat16"),
-    "f32": ("f", "tl.float32"),
-    "f64": ("d", "tl.float64"),
-    "i8": ("r", "tl.int8"),
-    "i16": ("h", "tl.int16"),
-    "i32": ("r", "tl.int32"),
-    "i64": ("l", "tl.int64"),
-}
 # PTX has no 8-bit registers: an i8 helper's instruction works on four bytes in a 32-bit one.
 _PACK = {"i8": 4}
 
@@ -140,11 +130,7 @@ def gpu_instruction(e: OpEmit, name: str, instruction: str, interpreted: str, t:
     """The name of a helper that is one PTX `instruction` on `t` (f32/f64/i8/i16/i32/i64) on
     the GPU and `interpreted` (an expression of `x`) under Triton's interpreter, which has no
     inline PTX. `pure=False`: an instruction Triton may not move, merge or look through."""
-    c, dtype = REGISTERS[t]
-    asm = (
-        f'tl.inline_asm_elementwise("{instruction} $0, $1;", "={c},{c}", [x], dtype={dtype}, '
-        f"is_pure={pure}, pack={_PACK.get(t, 1)})  {GPU_ONLY}"
-    )
+    asm = f"{inline_ptx(f'{instruction} $0, $1;', t, [t], ['x'], pure, _PACK.get(t, 1))}  {GPU_ONLY}"
     return e.split_helper(name, interpreted, asm, note=f"{instruction} on the GPU")
 
 
@@ -280,16 +266,7 @@ def _ptx_arith(e: OpEmit, op: str, t: str, mode: str, args: list[str]) -> str:
         args, inputs = [up32(e, a, t) for a in args], "f32"
     else:
         asm, inputs = f"{_PTX[op]}.{mode}.{t} $0, {regs};", t
-    return _asm(asm, t, [inputs] * len(args), args)
-
-
-def _asm(asm: str, out: str, ins: list[str], args: list[str]) -> str:
-    """`tl.inline_asm_elementwise` of `asm` (one value an operand: pack=1) returning a `out`
-    value from `args` of the types `ins` (REGISTERS' names)."""
-    reg, dtype = REGISTERS[out]
-    constraints = ",".join([f"={reg}"] + [REGISTERS[t][0] for t in ins])
-    operands = ", ".join(args)
-    return f'tl.inline_asm_elementwise("{asm}", "{constraints}", [{operands}], dtype={dtype}, is_pure=True, pack=1)'
+    return inline_ptx(asm, t, [inputs] * len(args), args)
 
 
 def _nearest(e: OpEmit, op: str, args: list[str], t: str) -> str:
@@ -545,7 +522,7 @@ def _minmax_source(t: str, is_max: bool, propagate: bool) -> str:
     native = f"tl.{'maximum' if is_max else 'minimum'}(x, y{nan_mode})"
     if t == "bf16":  # (Triton's maximum/minimum widen bf16 to f32: the instruction itself)
         # (one value an asm: a reduction's combiner sees one element; ptxas pairs them)
-        native = _asm(
+        native = inline_ptx(
             f"{'max' if is_max else 'min'}{'.NaN' if propagate else ''}.bf16 $0, $1, $2;", t, [t, t], ["x", "y"]
         )
     return "\n".join([

@@ -83,12 +83,11 @@ from ..ir.types import I8, FloatType, IntegerType, PointerType, Type, memory_bit
 from . import tltypes
 from .codegen import GPU_ONLY, OpEmit
 from .fold import fold
-from .ops_float import REGISTERS, fence
+from .ops_float import fence
+from .ptx import inline_ptx
 from .registry import emitter
 
 SCOPES = {"tl_blk": "cta", "device": "gpu", "sys": "sys"}
-# Inline PTX register kinds by element bits (from ops_float.REGISTERS); 8-bit values travel in 16-bit registers.
-_ASM_REG = {bits: REGISTERS[f"i{max(bits, 16)}"][0] for bits in (8, 16, 32, 64)}
 _ASM_TYPE = {8: "u8", 16: "b16", 32: "b32", 64: "b64"}
 
 
@@ -168,10 +167,8 @@ def ordering(e: OpEmit) -> tuple[str, str]:
 # a thread. (Elements of one tile op are unordered among themselves anyway: threads run them.)
 # The fences are inline PTX with side effects, in program order with the accesses around
 # them; Triton's interpreter runs one tile block at a time: no fences there.
-_FENCE_ASM = (
-    'tl.inline_asm_elementwise("fence.acq_rel.SCOPE; mov.b32 $0, $1;", "=r,r", [tl.full((), 0, tl.int32)], '
-    "dtype=tl.int32, is_pure=False, pack=1)  # GPU only"
-)
+_FENCE = inline_ptx("fence.acq_rel.SCOPE; mov.b32 $0, $1;", "i32", ["i32"], ["tl.full((), 0, tl.int32)"], pure=False)
+_FENCE_ASM = f"{_FENCE}  {GPU_ONLY}"
 _RELEASE = f"""@triton.jit
 def {{name}}():
     # fence.acq_rel.SCOPE on the GPU: PTX's release pattern, strong writes after it
@@ -372,11 +369,10 @@ def store_memory(
     # cost a 128x128 f32 tile ~50 registers and spills, and atom.exch goes through L2 where
     # st.relaxed is a plain store, STG.E.STRONG as tileiras' own. Threads holding copies of
     # one element each store it: the same value, so memory ends the same.)
-    reg = _ASM_REG[bits]
     st = f"st.{sem}.{scope}.global.{_ASM_TYPE[bits]}"
-    wide = f"{ivalue}.to(tl.int16)" if bits == 8 else ivalue
+    wide = f"{ivalue}.to(tl.int16)" if bits == 8 else ivalue  # (8-bit values travel in 16-bit registers)
     asm = f"{{ .reg .pred %p; setp.ne.s32 %p, $1, 0; @%p {st} [$2], $3; mov.b32 $0, 0; }}"
-    gpu = f"tl.inline_asm_elementwise({asm!r}, '=r,r,l,{reg}', [m, p, v], dtype=tl.int32, is_pure=False, pack=1)"
+    gpu = inline_ptx(asm, "i32", ["i32", "ptr", f"i{max(bits, 16)}"], ["m", "p", "v"], pure=False)
     helper = e.split_helper(
         f"_st_{sem}_{scope}_b{bits}",
         "tl.store(p, v, mask=m != 0)",  # (an 8-bit value travels widened: the store narrows it again)
