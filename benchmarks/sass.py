@@ -2,6 +2,7 @@
 shared memory, SASS instruction counts by class).
 
     python benchmarks/sass.py [--quick] [--arch sm_90[,sm_100,...]] [--only NAME,...] [--keep DIR]
+                              [--zoo] [--ops] [--large]
 
 Kernels: examples/*.tileir and, when ../shared exists, ../shared/samples/*.tileir. Each is written
 as bytecode 13.3 by our writer; tileiras compiles that file (`tileiras --gpu-name ARCH -o
@@ -32,6 +33,11 @@ barriers of both cubins, and the ratio of instructions. A tileiras refusal the z
 rounding mode, math functions, integer ops in both signednesses), one line each, worst
 ratio of instructions first, and how many have at most tileiras' instructions. About 5
 minutes more per architecture (~200 kernels). `--only op/remf-f32,op/divi-s-i64` picks some.
+
+--large: then five one-op kernels (addf, exp, divf, sin, pow) on 128x128 f32 tiles, as
+--ops prints them (`op/addf-f32-128x128`, ...). There tileiras loops over each thread's 128
+elements, where our code holds the tile in registers and ptxas gets every copy of the op
+unrolled: the gap these kernels show. About 30 s more per architecture.
 """
 
 from __future__ import annotations
@@ -233,19 +239,34 @@ def op_kernels() -> list[tuple[str, str, list[str]]]:
     return out
 
 
-def ops(arches: list[str], tileiras: str | None, work: Path, failed: list[str], only: set[str] | None) -> None:
+def large_kernels() -> list[tuple[str, str, list[str]]]:
+    """The --large kernels: one f32 op on 128x128 tiles, as op_kernels' (module doc)."""
+    operands = {"addf": "%a, %b", "exp": "%a", "divf": "%a, %b", "sin": "%a", "pow": "%a, %b"}
+    return [(f"{op}-f32-128x128", "f32", [f"%r_r = {op} {args} : tile<128x128xf32>"]) for op, args in operands.items()]
+
+
+def ops(
+    arches: list[str],
+    tileiras: str | None,
+    work: Path,
+    failed: list[str],
+    only: set[str] | None,
+    kernels: list[tuple[str, str, list[str]]] | None = None,
+    shape: tuple[int, ...] = (256,),
+) -> None:
     """The one-line comparisons of --ops (module doc), of the kernels `only` names (`op/name`;
-    None: all), worst ratio first; failures appended to `failed`."""
+    None: all), worst ratio first; failures appended to `failed`. `kernels` and `shape`:
+    another set of one-op kernels, on tiles of that shape (--large)."""
     from compiler.bytecode import write_bytecode
     from compiler.runtime import load_module
     from tests.lower.harness import kernel_text
 
     files = []
-    for name, t, body in op_kernels():
+    for name, t, body in op_kernels() if kernels is None else kernels:
         if only is not None and f"op/{name}" not in only:
             continue
         path = work / f"op__{name}.tileir"
-        path.write_text(kernel_text([("a", t), ("b", t)], [("r", t)], body, (256,)))
+        path.write_text(kernel_text([("a", t), ("b", t)], [("r", t)], body, shape))
         bytecode = path.with_suffix(".tileirbc")
         bytecode.write_bytes(write_bytecode(load_module(str(path)), BYTECODE_VERSION))
         files.append((name, path, bytecode))
@@ -260,7 +281,8 @@ def ops(arches: list[str], tileiras: str | None, work: Path, failed: list[str], 
             if a.counts is not None and b.counts is not None and b.counts.total:  # type: ignore[attr-defined]
                 rows.append((a.counts.total / b.counts.total, name, a, b))  # type: ignore[attr-defined]
         rows.sort(key=lambda r: (-r[0], r[1]))
-        print(f"One op on 256-element tiles, {arch} (worst ratio first):")
+        where = f"{shape[0]}-element" if len(shape) == 1 else "x".join(map(str, shape))
+        print(f"One op on {where} tiles, {arch} (worst ratio first):")
         cols = f"{'op':20}{'regs':>6}{'stack':>6}{'instr':>6}  {'regs':>6}{'stack':>6}{'instr':>6}  ours/tileiras"
         print(f"{'':20}{'ours':>18}  {'tileiras':>18}")
         print(cols)
@@ -290,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="keep the bytecode files and tileiras' cubins here")
     ap.add_argument("--zoo", action="store_true", help="also the cuTile kernels of tests/runtime/cutile_zoo.py")
     ap.add_argument("--ops", action="store_true", help="also one kernel per op and type (add, remf, divi, ...)")
+    ap.add_argument("--large", action="store_true", help="also one-op kernels on 128x128 f32 tiles (addf, pow, ...)")
     args = ap.parse_args(argv)
 
     from compiler.bytecode import write_bytecode
@@ -341,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
             zoo(arches, tileiras, work, failed, only)
         if args.ops:
             ops(arches, tileiras, work, failed, only)
+        if args.large:
+            ops(arches, tileiras, work, failed, only, large_kernels(), (128, 128))
     finally:
         if old_cache is None:
             os.environ.pop("TILEIR_CACHE_DIR", None)

@@ -81,3 +81,19 @@ def test_ops_lines_rank_the_ops_by_ratio() -> None:
         if ln[0] in ("remf-f32", "rsqrt-f32"):
             assert int(ln[3]) <= int(ln[6]), ln  # instructions: ours, tileiras'
     assert "3 ops: " in done.stdout
+
+
+def test_large_tiles_line() -> None:
+    """--large prints the 128x128 one-op kernels as --ops prints its own: our registers,
+    stack and instructions beside tileiras'."""
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--large", "--only", "vector_add,op/addf-f32-128x128"],
+        capture_output=True, text=True, cwd=REPO, timeout=600,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "One op on 128x128 tiles, sm_90" in done.stdout, done.stdout
+    (line,) = [ln.split() for ln in done.stdout.splitlines() if ln.startswith("addf-f32-128x128 ")]
+    ours, theirs = int(line[3]), int(line[6])  # instructions
+    assert ours > 0 and theirs > 0 and float(line[-1]) == pytest.approx(ours / theirs, abs=0.01), line
+    assert "1 ops: " in done.stdout
