@@ -94,6 +94,10 @@ def _type(e: OpEmit) -> str:
     return t
 
 
+# The f32 functions that are one PTX instruction (ops_float.ptx_unary), .ftz for flush_to_zero.
+_ONE_INSTRUCTION = ("exp2", "rsqrt")
+
+
 def _f32_expr(e: OpEmit, op: str, args: list[str]) -> str:
     """The f32 implementation of `op` on f32 arguments (module doc)."""
     x = args[0]
@@ -105,7 +109,7 @@ def _f32_expr(e: OpEmit, op: str, args: list[str]) -> str:
         return f"{e.helper('_fm_exp_f32', source)}({x})"
     if op in ("log", "log2", "sin", "cos"):
         return f"tl.{op}({x})"
-    if op in ("exp2", "rsqrt"):
+    if op in _ONE_INSTRUCTION:
         return f"{ptx_unary(e, op, 'f32')}({x})"
     return f"libdevice.{op}({', '.join(args)})"
 
@@ -139,7 +143,7 @@ def _math(e: OpEmit) -> None:
         return
     ftz = flushes_subnormals(e, t)
     wide = [up32(e, a, t) for a in args]
-    if ftz and op in ("exp2", "rsqrt"):
+    if ftz and op in _ONE_INSTRUCTION:
         # (cuTile's softmax and attention use exp2's) the instruction's .ftz form
         e.assign(f"{ptx_unary(e, op, 'f32', ftz=True)}({wide[0]})")
         return

@@ -26,6 +26,18 @@ def quick() -> subprocess.CompletedProcess:
     )
 
 
+def run_picked(option: str, picked: str) -> str:
+    """The output of a --quick run with `option` (--zoo, --ops, --large) on the kernels
+    `picked` names, which must succeed."""
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", option, "--only", picked],
+        capture_output=True, text=True, cwd=REPO, timeout=600,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
 def test_quick_run_succeeds(quick) -> None:
     assert "Traceback" not in quick.stderr, quick.stderr
     assert quick.returncode == 0, quick.stdout + quick.stderr  # 1: a kernel did not compile (FAILED lines)
@@ -48,15 +60,10 @@ def test_zoo_lines_show_tensor_cores_and_expected_refusals() -> None:
     cores (ops_mma: an f16 dot), and tileiras' refusal of an MX product on sm_90, which the
     zoo expects, is said as such and is not a failure."""
     pytest.importorskip("cuda.tile", reason="--zoo exports kernels with cuTile Python (pip cuda-tile)")
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--zoo", "--only", "vector_add,zoo/matmul_i8,matmul_scaled"],
-        capture_output=True, text=True, cwd=REPO, timeout=600,
-    )  # fmt: skip
-    assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode == 0, done.stdout + done.stderr
+    out = run_picked("--zoo", "vector_add,zoo/matmul_i8,matmul_scaled")
     ours = ("matmul_i8 ", "matmul_scaled ")
-    lines = {ln.split()[0]: ln.split() for ln in done.stdout.splitlines() if ln.startswith(ours)}
-    assert set(lines) == {"matmul_i8", "matmul_scaled"}, done.stdout
+    lines = {ln.split()[0]: ln.split() for ln in out.splitlines() if ln.startswith(ours)}
+    assert set(lines) == {"matmul_i8", "matmul_scaled"}, out
     _, stack, instructions, tensor_core = map(int, lines["matmul_i8"][1:5])
     assert tensor_core >= 1 and stack == 0 and instructions < 400, lines["matmul_i8"]
     assert "refused (expected)" in " ".join(lines["matmul_scaled"]), lines["matmul_scaled"]
@@ -66,34 +73,23 @@ def test_ops_lines_rank_the_ops_by_ratio() -> None:
     """--ops prints one line per op kernel, worst ratio of instructions first, and a count;
     f32 remf (libdevice's fmodf on the GPU) and f32 rsqrt (one rsqrt.approx) are within
     tileiras' instruction counts."""
-    picked = "vector_add,op/remf-f32,op/addf-rz-f16,op/rsqrt-f32"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--ops", "--only", picked],
-        capture_output=True, text=True, cwd=REPO, timeout=600,
-    )  # fmt: skip
-    assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode == 0, done.stdout + done.stderr
-    lines = [ln.split() for ln in done.stdout.splitlines() if re.match(r"(remf-f32|addf-rz-f16|rsqrt-f32) ", ln)]
-    assert [ln[0] for ln in lines] and len(lines) == 3, done.stdout
+    out = run_picked("--ops", "vector_add,op/remf-f32,op/addf-rz-f16,op/rsqrt-f32")
+    lines = [ln.split() for ln in out.splitlines() if re.match(r"(remf-f32|addf-rz-f16|rsqrt-f32) ", ln)]
+    assert [ln[0] for ln in lines] and len(lines) == 3, out
     ratios = [float(ln[-1]) for ln in lines]
     assert ratios == sorted(ratios, reverse=True)
     for ln in lines:
         if ln[0] in ("remf-f32", "rsqrt-f32"):
             assert int(ln[3]) <= int(ln[6]), ln  # instructions: ours, tileiras'
-    assert "3 ops: " in done.stdout
+    assert "3 ops: " in out
 
 
 def test_large_tiles_line() -> None:
     """--large prints the 128x128 one-op kernels as --ops prints its own: our registers,
     stack and instructions beside tileiras'."""
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--large", "--only", "vector_add,op/addf-f32-128x128"],
-        capture_output=True, text=True, cwd=REPO, timeout=600,
-    )  # fmt: skip
-    assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "One op on 128x128 tiles, sm_90" in done.stdout, done.stdout
-    (line,) = [ln.split() for ln in done.stdout.splitlines() if ln.startswith("addf-f32-128x128 ")]
+    out = run_picked("--large", "vector_add,op/addf-f32-128x128")
+    assert "One op on 128x128 tiles, sm_90" in out, out
+    (line,) = [ln.split() for ln in out.splitlines() if ln.startswith("addf-f32-128x128 ")]
     ours, theirs = int(line[3]), int(line[6])  # instructions
     assert ours > 0 and theirs > 0 and float(line[-1]) == pytest.approx(ours / theirs, abs=0.01), line
-    assert "1 ops: " in done.stdout
+    assert "1 ops: " in out
