@@ -187,6 +187,42 @@ class Operation:
         self.regions.append(region)
         return region
 
+    def clone(self, mapping: dict[Value, Value] | None = None) -> Operation:
+        """A deep copy of this op, its regions included, detached (no parent). Operands in
+        `mapping` are replaced by their images; the copy's results and block arguments are
+        added to it, so that a caller can find the copy of any value defined inside."""
+        mapping = {} if mapping is None else mapping
+        op = Operation(
+            self.name,
+            self.opdef,
+            [mapping.get(v, v) for v in self.operands],
+            [r.type for r in self.results],
+            dict(self.properties),
+            dict(self.attributes),
+            location=self.location,
+            span=self.span,
+        )
+        op.name_span = self.name_span
+        op.operand_segments = self.operand_segments
+        op.operand_spans = self.operand_spans
+        for old, new in zip(self.results, op.results, strict=True):
+            new.name, new.span = old.name, old.span
+            mapping[old] = new
+        for region in self.regions:
+            copy = Region()
+            copy.span = region.span
+            for block in region.blocks:
+                b = copy.add_block(Block())
+                b.label, b.span, b.label_span = block.label, block.span, block.label_span
+                for arg in block.arguments:
+                    mapping[arg] = b.add_argument(arg.type, arg.name, arg.span)
+                    mapping[arg].location = arg.location  # type: ignore[attr-defined]
+            for block, b in zip(region.blocks, copy.blocks, strict=True):
+                for inner in block.ops:
+                    b.append(inner.clone(mapping))
+            op.add_region(copy)
+        return op
+
     @property
     def parent_op(self) -> Operation | None:
         block = self.parent

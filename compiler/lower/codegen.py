@@ -358,16 +358,22 @@ class Codegen:
     # -- the walk ------------------------------------------------------------------------
 
     def lower(self) -> KernelSource:
+        from .ops_control import needs_return_flag
+        from .stripmine import stripmine
+
+        plan = launch_plan(self.entry, self.target, self.forced, self.where(self.entry))
+        mined = stripmine(self.entry, plan[0].get("num_warps", 4))
+        if mined is not self.entry:  # (the plan's unrolled loops are the copy's)
+            self.entry = mined
+            plan = launch_plan(self.entry, self.target, self.forced, self.where(self.entry))
+        options, self.unrolled, self.notes = plan
+        self.options.update(options)
         block = self.entry.regions[0].blocks[0]
         fn = self.fresh(self.kernel)
         self._parameters(block)
-        from .ops_control import needs_return_flag
-
         if needs_return_flag(self.entry):
             self.return_flag = self.fresh("returned")
             self.emit(f"{self.return_flag} = tl.full((), 0, tl.int1)", self.entry)
-        options, self.unrolled, self.notes = launch_plan(self.entry, self.target, self.forced, self.where(self.entry))
-        self.options.update(options)
         self.emit_block(block)
         if not any(line.strip() for line in self.lines):
             self.emit("pass", self.entry)

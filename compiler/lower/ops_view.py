@@ -119,6 +119,7 @@ from .ops_memory import (
     to_memory,
 )
 from .registry import emitter
+from .stripmine import WHOLE
 
 TMA_ENV = "TILEIR_TMA"
 INT32_MAX = (1 << 31) - 1
@@ -286,6 +287,9 @@ def _make_tiled_view(e: OpEmit) -> None:
     kind = "strided" if isinstance(t, StridedViewType) else "partition"
     v = ViewInfo(kind, t, tv.base, tv.shape, tv.strides, tv.element, tuple(t.tile_shape), tuple(steps),
                  tuple(t.dim_map), t.padding, extra=dict(tv.extra))  # fmt: skip
+    whole = e.op.attributes.get(WHOLE)
+    if isinstance(whole, DenseArrayAttr):  # a slice view (stripmine.py): valid indices are the whole tile's
+        v.extra["whole"] = tuple(whole.values)
     e.set_view(v)
     # A tensor descriptor, made once here, when some access through the view will use it.
     users = [op for op, _ in e.op.results[0].uses]
@@ -474,6 +478,9 @@ def _may_be_partial(v: ViewInfo, i: int, origin: str) -> bool:
     if _is_literal(origin):
         return int(origin) + v.tile[i] > s
     n = -(-s // v.steps[i])  # the index space: valid origins are (n - 1) * step at most
+    whole = v.extra.get("whole")
+    if whole is not None:  # a slice of a whole tile in the whole tiles' index space
+        n = -(-s // whole[i]) * (whole[i] // v.tile[i])
     return (n - 1) * v.steps[i] + v.tile[i] > s
 
 

@@ -1527,22 +1527,41 @@ def _access_hints(rng: random.Random | None) -> str:
     return f" optimization_hints = <{arch} = {{{', '.join(hints)}}}>"
 
 
+# The kinds of op of a --large kernel: those that compute element by element (and broadcasts
+# of scalars into them), the chains that the lowering strip-mines (compiler/lower/stripmine.py).
+ELEMENTWISE_KINDS = ("int_binary", "int_unary", "float_op", "compare", "select", "convert", "broadcast", "math")
+
+
 def kernel(
-    seed: int, ops: int | None = None, weights: dict[str, float] | None = None, hints: bool = False, asm: bool = False
+    seed: int,
+    ops: int | None = None,
+    weights: dict[str, float] | None = None,
+    hints: bool = False,
+    asm: bool = False,
+    large: bool = False,
 ) -> Case:
     """The random kernel of `seed` (the same text for the same seed and `weights`: kinds of op
     of Gen.OPS drawn more or less often than their defaults, for a campaign aimed at some).
     `hints`: with random optimization hints on the entry and view accesses (drawn apart: the
     same kernel otherwise). `asm`: also what Triton's interpreter cannot run (inline PTX,
-    libdevice, prints: Gen.asm), for campaigns that only compile (another kernel per seed)."""
+    libdevice, prints: Gen.asm), for campaigns that only compile (another kernel per seed).
+    `large`: tiles of 2^13 or 2^14 elements and only ELEMENTWISE_KINDS of op (other kernels),
+    which the lowering computes a slice at a time."""
     r = random.Random(seed)
     grid = (r.choice([1, 2, 3]), r.choice([1, 1, 2]))
     g = Gen(r.randrange(2**32), grid)
     g.asm = asm
     g.weights.update(Gen.OPS_ASM if asm else {})
+    if large:
+        g.weights = {k: (w if k in ELEMENTWISE_KINDS else 0) for k, w in g.weights.items()}
     g.weights.update(weights or {})
     rank = r.choice([1, 2, 2, 3])
-    shape = g.shape_of(2 ** r.randint(0, 9), rank) or (16,)
+    if large:
+        shape = None
+        while shape is None:
+            shape = g.shape_of(2 ** r.randint(13, 14), r.choice([2, 3]))
+    else:
+        shape = g.shape_of(2 ** r.randint(0, 9), rank) or (16,)
     elems = [r.choice(INTS + FLOATS + (r.choice(F8 + F4),)) for _ in range(r.randint(2, 3))]
     elems = [e if allowed(shape, e) else "f32" for e in elems]
     inputs = [_operand(r, f"x{i}", shape, e, grid, load=True) for i, e in enumerate(elems)]
@@ -1855,6 +1874,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also draw what Triton's interpreter cannot run (inline PTX, libdevice, prints; other kernels): "
         "with --compile ARCH, --bytecode or --tileiras, which then only compile",
     )
+    p.add_argument(
+        "--large",
+        action="store_true",
+        help="tiles of 2^13 or 2^14 elements and elementwise ops only (other kernels), which the lowering strip-mines",
+    )
     p.add_argument("--print", action="store_true", help="print each seed's kernel and stop")
     a = p.parse_args(argv)
     try:
@@ -1874,7 +1898,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     if a.print:
         for s in seeds:
-            print(f"// seed {s}\n{kernel(s, weights=weights, hints=a.hints, asm=a.asm).text}")
+            print(f"// seed {s}\n{kernel(s, weights=weights, hints=a.hints, asm=a.asm, large=a.large).text}")
         return 0
     import atexit
     import os
@@ -1892,10 +1916,11 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     aimed = f" (--weight {' --weight '.join(a.weight)})" if a.weight else ""
     aimed += (" --hints" if a.hints else "") + (" --asm" if a.asm else "")  # (tests/lower/reduce.py reads them)
+    aimed += " --large" if a.large else ""
     slowest = (0.0, -1)  # (seconds, seed) of the slowest --compile
     spilled: list[str] = []  # seeds whose cubin spills (a layout gone wrong, as often as registers running out)
     for i, s in enumerate(seeds):
-        case = kernel(s, weights=weights, hints=a.hints, asm=a.asm)
+        case = kernel(s, weights=weights, hints=a.hints, asm=a.asm, large=a.large)
         try:
             if a.bytecode:
                 check_bytecode(case)

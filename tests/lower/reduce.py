@@ -36,7 +36,7 @@ from compiler.lower import guard
 if TYPE_CHECKING:
     from compiler.lower import Compiled
 
-_HEADER = re.compile(r"// seed (\d+)(?: \(--weight ([^)]*)\))?( --hints)?( --asm)?")
+_HEADER = re.compile(r"// seed (\d+)(?: \(--weight ([^)]*)\))?( --hints)?( --asm)?( --large)?")
 
 
 def statements(lines: list[str]) -> list[tuple[int, int]]:
@@ -248,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--weight", action="append", default=[], metavar="KIND=W", help="the seed's weights")
     p.add_argument("--hints", action="store_true", help="the seed's kernel with its optimization hints")
     p.add_argument("--asm", action="store_true", help="the seed's kernel of fuzz --asm")
+    p.add_argument("--large", action="store_true", help="the seed's kernel of fuzz --large")
     p.add_argument("--backend", default="triton", help="triton, tileiras or triton-interpret (default triton)")
     until = ["mismatch", "timeout", "compile-error", "tileiras-error", "spills"]
     p.add_argument("--until", choices=until, default="mismatch")
@@ -264,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     from tests.lower.fuzz import arguments, kernel, parse_weights
 
     weights = list(a.weight)
-    hints, asm = a.hints, a.asm
+    hints, asm, large = a.hints, a.asm, a.large
     text = None
     if a.kernel.isdigit():
         seed = int(a.kernel)
@@ -278,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         weights += m.group(2).split(" --weight ") if m.group(2) else []
         hints = hints or bool(m.group(3))
         asm = asm or bool(m.group(4))
-    case = kernel(seed, weights=parse_weights(weights) or None, hints=hints, asm=asm)
+        large = large or bool(m.group(5))
+    case = kernel(seed, weights=parse_weights(weights) or None, hints=hints, asm=asm, large=large)
     text = text or case.text
     out = Path(a.out or f"reduced-{seed}.tileir")
     if a.until == "timeout":
