@@ -36,8 +36,9 @@ minutes more per architecture (~200 kernels). `--only op/remf-f32,op/divi-s-i64`
 
 --large: then five one-op kernels (addf, exp, divf, sin, pow) on 128x128 f32 tiles, as
 --ops prints them (`op/addf-f32-128x128`, ...). There tileiras loops over each thread's 128
-elements, where our code holds the tile in registers and ptxas gets every copy of the op
-unrolled: the gap these kernels show. About 30 s more per architecture.
+elements, and so does our code since it computes such tiles in slices
+(compiler/lower/stripmine.py; `TILEIR_STRIPMINE=off` shows the whole tiles, which ptxas got
+unrolled, every copy of the op). About 15 s more per architecture.
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ values, where
 
 The chain moves into a `for %slice in (0 to k)` where its last op was, each op now on a
 slice of T: T with one dimension d (the outermost one that can be split k ways) divided by
-k, where k makes a slice SLICE elements a thread. A load or store at index I reads the
+k, where k makes a slice SLICE elements a thread (COSTLY_SLICE where an op of the chain is
+not CHEAP). A load or store at index I reads the
 slice at I with I[d] replaced by I[d] * k + %slice, through a partition view of the same
 tensor view with the slice as its tile: element t of slice j of tile I is element
 I[d] * T[d] + j * T[d] / k + t[d] along d, the element the whole tile had there.
@@ -72,10 +73,26 @@ ELEMENTWISE = frozenset(
 )
 LOAD, STORE = "cuda_tile.load_view_tko", "cuda_tile.store_view_tko"
 # A thread's elements of the tile above which a chain is strip-mined (tileiras unrolls up to
-# 32, see the module doc), and the elements a thread computes per slice: the 16-row slices
-# of a 128x128 tile at 4 warps measured above.
+# 32, see the module doc), and the elements a thread computes per slice: SLICE for a chain
+# of CHEAP ops (a few instructions an element), COSTLY_SLICE for one with a longer sequence
+# (a division, a square root, exp, a libdevice function), as tileiras' loops hold 28-48
+# elements of `exp` and `addf` but one of `sin` and `pow`. One op on a 128x128 f32 tile, sm_90,
+# Triton 3.6, registers / SASS instructions at 16, 8 and 4 elements a thread: addf 48/144,
+# 40/256, 32/240 (LLVM unrolls the shorter loops); exp 40/304, 32/176, 21/104; divf 64/464,
+# 44/312, 29/216; sin 30/1368, 32/696, 23/368; pow 78/2024, 48/1032, 32/528 (compile 0.32,
+# 0.20, 0.15 s); atan2 67/1256, 47/736, 32/464 (tileiras: addf 267 instructions, exp 343,
+# divf 299, sin 383, pow 444). Four f32 elements are one 128-bit access an operand.
 LARGE = 32
 SLICE = 16
+COSTLY_SLICE = 4
+CHEAP = frozenset(
+    "cuda_tile." + m
+    for m in (
+        "absf addf ceil exp2 floor fma maxf minf mulf negf rsqrt subf absi addi andi maxi mini mulhii muli negi "
+        "ori shli shri subi xori cmpf cmpi select bitcast exti ftof ftoi itof trunci int_to_ptr ptr_to_int "
+        "ptr_to_ptr offset"
+    ).split()
+)
 _I32 = TileType((), IntegerType(32))
 ENV = "TILEIR_STRIPMINE"
 # The discardable attribute of a slice view: the whole tile's shape, whose index space holds
@@ -211,7 +228,8 @@ def _plan(chain: list[Operation], shape: tuple[int, ...], warps: int) -> tuple[i
     n = 1
     for s in shape:
         n *= s
-    k = n // (warps * 32 * SLICE)
+    cheap = all(op.name in CHEAP for op in chain if op.name not in (LOAD, STORE))
+    k = n // (warps * 32 * (SLICE if cheap else COSTLY_SLICE))
     dims = [d for d, ok in enumerate(splittable) if ok and shape[d] > 1]
     if not dims:
         return None

@@ -92,4 +92,7 @@ def test_large_tiles_line() -> None:
     (line,) = [ln.split() for ln in out.splitlines() if ln.startswith("addf-f32-128x128 ")]
     ours, theirs = int(line[3]), int(line[6])  # instructions
     assert ours > 0 and theirs > 0 and float(line[-1]) == pytest.approx(ours / theirs, abs=0.01), line
+    # In slices (compiler/lower/stripmine.py) ours is about half tileiras' (130 against 267);
+    # the whole tile was 2.2 times it (595).
+    assert ours <= theirs, line
     assert "1 ops: " in out

@@ -192,14 +192,18 @@ def test_a_local_array_of_libdevice_is_not_a_spill(monkeypatch: pytest.MonkeyPat
     a stack frame, with LDL/STL, that ptxas -v reports as 0 bytes of spill stores. It was
     counted as 32 bytes of spills (a cuTile kernel of tests/runtime/cutile_zoo.py). ptxas
     says so in the log of Triton's own run, kept for it: no second run (seconds for a large
-    kernel that spills)."""
+    kernel that spills), and asked before the disassembly (a `cuobjdump` run, 0.37 s)."""
     from compiler.lower import build
+    from compiler.lower import sass as sass_module
 
     again: list[str] = []
     monkeypatch.setattr(build, "_ptxas_spills", lambda ptx, fma: again.append(ptx) and None)
+    disassembled: list[bytes] = []
+    monkeypatch.setattr(sass_module, "sass_counts", lambda cubin: disassembled.append(cubin) or sass_counts(cubin))
     text = kernel_text([("a", "f32")], [("r", "f32")], ["%r_r = sin %a : tile<32xf32>"], (32,))
     framed = []
     for k in compile_for(text, use_cache=False):
+        assert not disassembled, k.source.target.arch
         (res,) = resources(k.cubin)
         if res.stack > 0 and sass_counts(k.cubin).classes["local"] > 0:
             framed.append(k.source.target.arch)

@@ -19,13 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.lower import lower
-from compiler.lower.stripmine import LARGE, SLICE, stripmine
+from compiler.lower.stripmine import COSTLY_SLICE, LARGE, SLICE, stripmine
 from compiler.modules import load_module
 from compiler.runtime import launch
 from compiler.text.printer import print_op
 
 from .harness import compile_for, kernel_text, run_both
-
 
 
 def module(body: str, params: str) -> str:
@@ -100,8 +99,8 @@ def test_the_rewrite_parses_verifies_and_computes_the_same() -> None:
     text = pow_kernel()
     rewritten = mined(text)
     assert "for %strip in (%first to %strips, step %step)" in rewritten
-    # 128x128 at 4 warps: 128 elements a thread, slices of SLICE: 8 slices of 16 rows.
-    k = 128 * 128 // (4 * 32 * SLICE)
+    # 128x128 at 4 warps: 128 elements a thread, pow's slices of COSTLY_SLICE: 32 of 4 rows.
+    k = 128 * 128 // (4 * 32 * COSTLY_SLICE)
     assert f"tile<{128 // k}x128xf32>" in rewritten and "tile<128x128xf32>" not in rewritten
     again = "cuda_tile.module @m {\n" + rewritten + "\n}\n"
     a, b = np.abs(rng_f32((256, 128), 1)) + 0.5, rng_f32((256, 128), 2)
@@ -176,7 +175,7 @@ def test_a_static_extent_the_slice_divides_and_the_whole_tile_does_not() -> None
     body = HEAD + views("a", 112, padding="zero") + views("r", 112) + load("a", 112, padding="zero")
     body += "%r_r = negf %a : tile<128x128xf32>\n" + store("r_r", "r", 112)
     text = module(body, "%a_ptr: tile<ptr<f32>>, %r_ptr: tile<ptr<f32>>")
-    assert "tile<16x128xf32>" in mined(text)
+    assert f"tile<{SLICE}x128xf32>" in mined(text)  # (negf is CHEAP: a row a thread at 4 warps)
     source = lower(load_module(text), "k").text
     assert "tl.minimum(112 - " in source  # a mask along the rows
     a, r = rng_f32((128, 128), 12), np.full((128, 128), 7.0, np.float32)
@@ -216,7 +215,7 @@ def test_one_dimensional_tile() -> None:
     body += f"%r_r = sqrt %a : {t}\n"
     body += f"%r_st = store_view_tko weak %r_r, %r_pv[%bx] token = %tok : {t}, {v}, tile<i32> -> token\n"
     text = module(body, "%a_ptr: tile<ptr<f32>>, %r_ptr: tile<ptr<f32>>")
-    assert "tile<2048xf32>" in mined(text)
+    assert f"tile<{4 * 32 * COSTLY_SLICE}xf32>" in mined(text)  # (sqrt is not CHEAP)
     a = np.abs(rng_f32((16384,), 8))
     run_both(text, "k", 2, [a, np.zeros_like(a)])
 
