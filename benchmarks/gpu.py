@@ -18,6 +18,7 @@ the same tensors:
     softmax             16384 x 4096 f16, rows       y.copy_(x) (same bytes)         torch.softmax
     layer_norm          16384 x 4096 f16, rows       y.copy_(x) (same bytes)         F.layer_norm
     vector_add          2^25 f32: c = a + b          dst.copy_(src), 1.5 * 2^25 f32  a + b (torch)
+    silu                16384 x 4096 f16, 128x128    y.copy_(x) (same bytes)         F.silu
     attention           (4, 8, 4096, 64) f16         -                               F.scaled_dot_product_attention
 
 The square matmuls come in two tile shapes (128x256x64, cuTile's sample's, and 128x128x64:
@@ -29,7 +30,7 @@ The skinny matmul is the decode/small-batch shape of inference (64 tokens agains
 by how many blocks cover the SMs, the regime the square shape (compute-bound) does not test.
 
 Copy anchor: the bandwidth a device-to-device copy gets is the ceiling of a memory-bound
-kernel. For softmax and layer_norm the copy is `y.copy_(x)` of the kernel's own input and
+kernel. For softmax, layer_norm and silu the copy is `y.copy_(x)` of the kernel's own input and
 output (reads and writes the same M*N*2 bytes each way; layer_norm's weight and bias, 16 KiB,
 are left out). Vector add reads a and b and writes c, 3 * n * 4 bytes; the copy is
 `dst.copy_(src)` with src and dst of 1.5 * n f32 each, which reads and writes exactly those
@@ -45,7 +46,7 @@ as the GPU's clocks drifted between the two backends' measurements.
 Targets (judged, "met"/"missed"):
     triton/tileiras   median ratio <= 1 for every kernel (our backend no slower than tileiras)
     matmul            cuBLAS time / ours >= 0.80 (both backends are reported; judged for triton)
-    memory-bound      copy time / ours >= 0.80 (softmax, layer_norm, vector_add)
+    memory-bound      copy time / ours >= 0.80 (softmax, layer_norm, vector_add, silu)
 Attention's and the torch kernels' ratios are printed, not judged (no target).
 
 --check (default; --no-check to skip) first runs each kernel once on each backend and
@@ -243,6 +244,27 @@ def make_cases(torch, only: set[str] | None) -> list[Case]:
                 "copy",
                 (0.0, 0.0),
                 bytes=3.0 * n * 4,
+            )
+        )
+    if want("silu"):
+        spec = eg.find("silu")
+        x = randn(rows, cols)
+        y = torch.empty_like(x)
+        y_copy = torch.empty_like(x)
+        cases.append(
+            Case(
+                "silu",
+                f"{rows}x{cols} f16",
+                "memory",
+                spec.path,
+                (cdiv(rows, spec.const("TM")), cdiv(cols, spec.const("TN")), 1),
+                [x, y],
+                y,
+                lambda x=x: F.silu(x),
+                lambda x=x, y_copy=y_copy: y_copy.copy_(x),
+                "copy",
+                TOLERANCES["float16"],
+                bytes=2.0 * rows * cols * 2,
             )
         )
     if want("attention"):

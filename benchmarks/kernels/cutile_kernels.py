@@ -97,6 +97,16 @@ def vector_add(A, B, C, T: ConstInt):
 
 
 @ct.kernel
+def silu(X, Y, TM: ConstInt, TN: ConstInt):
+    """Y = X * sigmoid(X) = X / (1 + exp(-X)) elementwise (2-D, one 16-bit type), in f32. One
+    TM x TN tile per block of a (ceil(M/TM), ceil(N/TN)) grid."""
+    bm = ct.bid(0)
+    bn = ct.bid(1)
+    x = ct.load(X, index=(bm, bn), shape=(TM, TN), padding_mode=ZERO).astype(ct.float32)
+    ct.store(Y, index=(bm, bn), tile=(x / (1.0 + ct.exp(-x))).astype(Y.dtype))
+
+
+@ct.kernel
 def attention(Q, K, V, Out, qk_scale: float, H: ConstInt, TM: ConstInt, TN: ConstInt, D: ConstInt):
     """Out = softmax(Q K^T * qk_scale) V per (batch, head), non-causal (Q, K, V, Out:
     batch x H x L x D, one 16-bit type), with the online softmax of flash attention in f32.

@@ -149,6 +149,14 @@ SPECS: tuple[Spec, ...] = (
         "1024 elements per block (8 per thread of 4 warps: two 128-bit accesses per array)",
     ),
     Spec(
+        "silu",
+        "silu",
+        (Arr("X", "float16", 2), Arr("Y", "float16", 2), Const("TM", 128), Const("TN", 128)),
+        "(ceil(M/128), ceil(N/128), 1)",
+        "128 x 128: 128 elements per thread of 4 warps, a large elementwise tile, which tileiras "
+        "computes in a loop and the Triton lowering in slices (compiler/lower/stripmine.py)",
+    ),
+    Spec(
         "attention",
         "attention",
         (

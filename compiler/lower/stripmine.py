@@ -31,8 +31,9 @@ values, where
 
 The chain moves into a `for %slice in (0 to k)` where its last op was, each op now on a
 slice of T: T with one dimension d (the outermost one that can be split k ways) divided by
-k, where k makes a slice SLICE elements a thread (COSTLY_SLICE where an op of the chain is
-not CHEAP). A load or store at index I reads the
+k, where k makes a slice SLICE elements a thread (where an op of the chain is not CHEAP,
+COSTLY_SLICE, or more to make a 128-bit access of the narrowest element the chain loads or
+stores). A load or store at index I reads the
 slice at I with I[d] replaced by I[d] * k + %slice, through a partition view of the same
 tensor view with the slice as its tile: element t of slice j of tile I is element
 I[d] * T[d] + j * T[d] / k + t[d] along d, the element the whole tile had there.
@@ -60,7 +61,7 @@ import os
 from ..dialect import OPS
 from ..ir.attributes import DenseArrayAttr, DenseElementsAttr
 from ..ir.core import Block, Operation, Region, Value
-from ..ir.types import IntegerType, PartitionViewType, TileType
+from ..ir.types import IntegerType, PartitionViewType, TileType, memory_bits
 
 # Ops whose result element i depends on element i of each operand only (all of one shape).
 ELEMENTWISE = frozenset(
@@ -229,13 +230,23 @@ def _plan(chain: list[Operation], shape: tuple[int, ...], warps: int) -> tuple[i
     for s in shape:
         n *= s
     cheap = all(op.name in CHEAP for op in chain if op.name not in (LOAD, STORE))
-    k = n // (warps * 32 * (SLICE if cheap else COSTLY_SLICE))
+    # A costly chain's slice: at least one 128-bit access a thread of its narrowest elements
+    # in memory (8 of f16: a 128x128 f16 SiLU in 4-element slices made 64-bit accesses).
+    bits = min(memory_bits(_element(op)) for op in chain if op.name in (LOAD, STORE))
+    k = n // (warps * 32 * (SLICE if cheap else max(COSTLY_SLICE, 128 // max(bits, 1))))
     dims = [d for d, ok in enumerate(splittable) if ok and shape[d] > 1]
     if not dims:
         return None
     dim = next((d for d in dims if shape[d] >= k), max(dims, key=lambda d: shape[d]))
     k = min(k, shape[dim])
     return (dim, k) if k >= 2 else None
+
+
+def _element(access: Operation):
+    """The element type a load or store moves."""
+    t = (access.operands[0] if access.name == STORE else access.results[0]).type
+    assert isinstance(t, TileType)
+    return t.element
 
 
 def _new(name: str, operands: list[Value], types: list, near: Operation, segments=None, **properties) -> Operation:
