@@ -10,9 +10,9 @@ them: a 128x128 f32 tile at 4 warps is 128 elements a thread, and a `pow` on it 
 17,175 SASS instructions, 255 registers and 552 bytes of spills in 5.9 s (sm_90). NVIDIA's
 tileiras loops over a thread's elements (a backward branch around the load, the op and the
 store; it unrolls up to 32 elements a thread, 64x64 f32 at 4 warps, and loops from 64x128):
-444 instructions, 29 registers, 0.23 s. Written as a `for` over 16-row slices the same
-kernel compiles through Triton in 0.40 s to 63 registers without spills
-(`benchmarks/sass.py --large`).
+444 instructions, 29 registers, 0.13 s. Written here as a `for` over 4-row slices the same
+kernel is 515 instructions and 32 registers without spills, compiled in 0.45 s (the whole
+`tileir compile`; `benchmarks/sass.py --large`, README "Large elementwise tiles").
 
 What is rewritten. In one block, a *chain*: ops that all compute tiles of one shape T
 element by element (ELEMENTWISE, the operands of the same shape), `load_view_tko`s of T
@@ -29,14 +29,14 @@ values, where
   shape inside the loop;
 - a thread holds more than LARGE elements of T (at the kernel's warps).
 
-The chain moves into a `for %slice in (0 to k)` where its last op was, each op now on a
+The chain moves into a `for %strip in (0 to k)` where its last op was, each op now on a
 slice of T: T with one dimension d (the outermost one that can be split k ways) divided by
 k, where k makes a slice SLICE elements a thread (where an op of the chain is not CHEAP,
 COSTLY_SLICE, or more to make a 128-bit access of the narrowest element the chain loads or
-stores). A load or store at index I reads the
-slice at I with I[d] replaced by I[d] * k + %slice, through a partition view of the same
-tensor view with the slice as its tile: element t of slice j of tile I is element
-I[d] * T[d] + j * T[d] / k + t[d] along d, the element the whole tile had there.
+stores). A load or store at index I reads the slice at I with I[d] replaced by
+I[d] * k + %strip, through a partition view of the same tensor view with the slice as its
+tile: element t of slice j of tile I is element I[d] * T[d] + j * T[d] / k + t[d] along d,
+the element the whole tile had there.
 
 Why it is allowed. The chain's accesses are token-ordered: Tile IR orders them only where
 a token says so (003 "Memory model"), and no token orders anything after them, so
@@ -50,8 +50,8 @@ slice view says so (its attribute WHOLE, the whole tile's shape), and the loweri
 its accesses where a valid whole tile can stick out (ops_view's `_may_be_partial`: where
 the extent is dynamic or the whole tile does not divide it, even where the slice does), so
 such a slice's loads give the padding value and its stores write nothing, as the whole
-tile's did there. A valid index I[d] has I[d] * T[d] below the
-dimension's extent, so I[d] * k + %slice stays below it: the i32 arithmetic does not wrap.
+tile's did there. A valid index I[d] has I[d] * T[d] below the dimension's extent, so
+I[d] * k + %strip stays below it: the i32 arithmetic does not wrap.
 """
 
 from __future__ import annotations
