@@ -351,6 +351,10 @@ class Codegen:
             if op is not None:
                 self.line_ops[len(self.lines)] = op
 
+    def remark(self, text: str) -> None:
+        """A comment line of its own for the reader (no Tile IR line: it explains the next one)."""
+        self.lines.append("    " * self.indent + "# " + text)
+
     def error(self, message: str, op: Operation | None = None) -> LowerError:
         op = op if op is not None else self.current
         return LowerError(message, op=op.mnemonic if op else None, where=self.where(op), target=self.target.arch)

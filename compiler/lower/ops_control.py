@@ -51,6 +51,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..ir.attributes import DenseArrayAttr
 from ..ir.core import Block, BlockArgument, Operation, Region, Value
 from ..ir.types import PointerType, TileType, TokenType, Type
 from . import tltypes
@@ -58,6 +59,7 @@ from .codegen import BEFORE_3_9, GPU_ONLY, LOADS, PRODUCTS, OpEmit
 from .ops_view import const_int
 from .ptx import inline_ptx
 from .registry import emitter
+from .stripmine import WHOLE
 
 _EXITS = {"cuda_tile.break", "cuda_tile.continue", "cuda_tile.return"}
 LOOPS = {"cuda_tile.for", "cuda_tile.loop"}
@@ -399,6 +401,10 @@ def _for(e: OpEmit) -> None:
             # does; Python's `range`, under Triton's interpreter, would count down a negative
             # step (cuTile's `range(11, 1, -2)`, found by cuTile's own tests).
             ub, step = f"tl.maximum({lb}, {ub})", f"tl.maximum({step}, 1)"
+        whole = e.op.attributes.get(WHOLE)
+        if isinstance(whole, DenseArrayAttr):  # (stripmine.py's loop: its reader may wonder why)
+            n = const_int(e.op.operands[1])
+            e.cg.remark(f"the {'x'.join(map(str, whole.values))} tile in {n} slices (compiler/lower/stripmine.py)")
         if e.op in e.cg.unrolled:  # two iterations per step of the pipeline (codegen.mma_plan)
             e.line(f"for {raw} in tl.range({lb}, {ub}, {step}, loop_unroll_factor=2):")
         else:

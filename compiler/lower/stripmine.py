@@ -97,7 +97,8 @@ CHEAP = frozenset(
 _I32 = TileType((), IntegerType(32))
 ENV = "TILEIR_STRIPMINE"
 # The discardable attribute of a slice view: the whole tile's shape, whose index space holds
-# the valid indices (ops_view masks a slice that a valid whole tile holds past the tensor).
+# the valid indices (ops_view masks a slice that a valid whole tile holds past the tensor);
+# the loop over the slices has it too, for the comment the lowering writes above it.
 WHOLE = "tileir.strip_of"
 
 
@@ -282,6 +283,7 @@ def _rewrite(block: Block, chain: list[Operation], dim: int, k: int, names: set[
         name(op.results[0], hint)
     before += [zero, count, one]
     loop = _new("cuda_tile.for", [zero.results[0], count.results[0], one.results[0]], [], last, (1, 1, 1, 0))
+    loop.attributes[WHOLE] = DenseArrayAttr(IntegerType(64), shape)  # (the generated loop says so)
     body = Block([_I32])
     name(body.arguments[0], "strip")
     loop.add_region(Region([body]))

@@ -118,6 +118,7 @@ def test_the_original_module_is_untouched() -> None:
     before = print_op(module_.entries()[0])
     source = lower(module_, "k").text
     assert "for strip_i in range(" in source
+    assert "    # the 128x128 tile in 32 slices (compiler/lower/stripmine.py)\n    for strip_i" in source
     assert print_op(module_.entries()[0]) == before
 
 
