@@ -49,6 +49,7 @@ from ..ir.source import shown
 from ..ir.types import FloatType, IntegerType, PointerType, TileType, TokenType, Type
 from . import tltypes
 from .registry import EMITTERS, UNSUPPORTED
+from .stripmine import stripmine
 from .tltypes import LoweringTypeError
 
 # The comment ending a helper line that only the GPU compiles (module doc: GPU-only fast paths).
@@ -363,7 +364,6 @@ class Codegen:
 
     def lower(self) -> KernelSource:
         from .ops_control import needs_return_flag
-        from .stripmine import stripmine
 
         plan = launch_plan(self.entry, self.target, self.forced, self.where(self.entry))
         mined = stripmine(self.entry, plan[0].get("num_warps", 4))

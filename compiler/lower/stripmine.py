@@ -56,6 +56,7 @@ I[d] * k + %strip stays below it: the i32 arithmetic does not wrap.
 
 from __future__ import annotations
 
+import math
 import os
 
 from ..dialect import OPS
@@ -112,8 +113,8 @@ def stripmine(entry: Operation, warps: int) -> Operation:
         a.name for op in copy.walk() for r in op.regions for b in r.blocks for a in b.arguments
     }
     for block in list(_blocks(copy)):
-        for chain, dim, k in _chains(block, warps):
-            _rewrite(block, chain, dim, k, names)
+        for chain, shape, dim, k in _chains(block, warps):
+            _rewrite(block, chain, shape, dim, k, names)
     return copy
 
 
@@ -160,9 +161,9 @@ def _broadcast_source(v: Value) -> tuple[int, ...] | None:
     return _shape(op.operands[0]) if op is not None and op.name == "cuda_tile.broadcast" else None
 
 
-def _chains(block: Block, warps: int) -> list[tuple[list[Operation], int, int]]:
-    """The chains of `block` worth strip-mining (module doc): (ops in block order, the
-    dimension split, the number of slices)."""
+def _chains(block: Block, warps: int) -> list[tuple[list[Operation], tuple[int, ...], int, int]]:
+    """The chains of `block` worth strip-mining (module doc): (ops in block order, their
+    tile shape, the dimension split, the number of slices)."""
     shapes = {op: s for op in block.ops if (s := _node(op)) and _large(s, warps)}
     if not shapes:
         return []
@@ -190,15 +191,17 @@ def _chains(block: Block, warps: int) -> list[tuple[list[Operation], int, int]]:
     for chain in groups.values():
         plan = _plan(chain, shapes[chain[0]], warps)
         if plan is not None:
-            found.append((chain, *plan))
+            found.append((chain, shapes[chain[0]], *plan))
     return found
 
 
 def _large(shape: tuple[int, ...], warps: int) -> bool:
-    n = 1
-    for s in shape:
-        n *= s
-    return n > LARGE * warps * 32
+    return math.prod(shape) > LARGE * warps * 32
+
+
+def _tile_operands(op: Operation) -> list[Value]:
+    """The operands of a link that are tiles of the chain's shape (a load has none)."""
+    return [op.operands[0]] if op.name == STORE else [] if op.name == LOAD else op.operands
 
 
 def _plan(chain: list[Operation], shape: tuple[int, ...], warps: int) -> tuple[int, int] | None:
@@ -218,8 +221,7 @@ def _plan(chain: list[Operation], shape: tuple[int, ...], warps: int) -> tuple[i
         for v in op.results:
             if any(user not in members for user, _ in v.uses):
                 return None  # a value (or a load's or store's token) used outside
-        tiles = [op.operands[0]] if op.name == STORE else [] if op.name == LOAD else op.operands
-        for v in tiles:
+        for v in _tile_operands(op):
             if v.defining_op in members:
                 continue
             source = _broadcast_source(v)
@@ -227,14 +229,11 @@ def _plan(chain: list[Operation], shape: tuple[int, ...], warps: int) -> tuple[i
                 splittable = [ok and s == 1 for ok, s in zip(splittable, source, strict=True)]
             elif not _splat(v):
                 return None  # a whole tile from outside
-    n = 1
-    for s in shape:
-        n *= s
     cheap = all(op.name in CHEAP for op in chain if op.name not in (LOAD, STORE))
     # A costly chain's slice: at least one 128-bit access a thread of its narrowest elements
     # in memory (8 of f16: a 128x128 f16 SiLU in 4-element slices made 64-bit accesses).
     bits = min(memory_bits(_element(op)) for op in chain if op.name in (LOAD, STORE))
-    k = n // (warps * 32 * (SLICE if cheap else max(COSTLY_SLICE, 128 // max(bits, 1))))
+    k = math.prod(shape) // (warps * 32 * (SLICE if cheap else max(COSTLY_SLICE, 128 // max(bits, 1))))
     dims = [d for d, ok in enumerate(splittable) if ok and shape[d] > 1]
     if not dims:
         return None
@@ -261,9 +260,12 @@ def _constant(value: int, near: Operation) -> Operation:
     return _new("cuda_tile.constant", [], [_I32], near, value=DenseElementsAttr(_I32, (value,), splat=True))
 
 
-def _rewrite(block: Block, chain: list[Operation], dim: int, k: int, names: set[str | None]) -> None:
-    """Move `chain` into a `for` over `k` slices along `dim` where its last op was. `names`:
-    the value names taken, to which the new values' are added (the printed copy parses)."""
+def _rewrite(
+    block: Block, chain: list[Operation], shape: tuple[int, ...], dim: int, k: int, names: set[str | None]
+) -> None:
+    """Move `chain` (on tiles of `shape`) into a `for` over `k` slices along `dim` where its
+    last op was. `names`: the value names taken, to which the new values' are added (the
+    printed copy parses)."""
 
     def name(v: Value, hint: str) -> None:
         n, i = hint, 0
@@ -273,8 +275,6 @@ def _rewrite(block: Block, chain: list[Operation], dim: int, k: int, names: set[
         names.add(n)
         v.name = n
 
-    shape = _shape(chain[0].results[0]) if chain[0].name != STORE else _shape(chain[0].operands[0])
-    assert shape is not None
     sliced = tuple(s // k if d == dim else s for d, s in enumerate(shape))
     last = chain[-1]
     before: list[Operation] = []  # ops to put before the loop, in order
@@ -337,8 +337,7 @@ def _rewrite(block: Block, chain: list[Operation], dim: int, k: int, names: set[
         return mapping[v]
 
     for op in chain:
-        tiles = [op.operands[0]] if op.name == STORE else [] if op.name == LOAD else op.operands
-        for v in tiles:
+        for v in _tile_operands(op):
             if v not in mapping:
                 operand(v, op)  # a splat or broadcast from outside, made again at the slice's shape
         copy = op.clone(mapping)

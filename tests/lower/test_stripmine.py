@@ -25,30 +25,28 @@ from compiler.runtime import launch
 from compiler.text.printer import print_op
 
 from .harness import compile_for, kernel_text, run_both
+from .test_views import module
 
 
-def module(body: str, params: str) -> str:
-    lines = "\n".join("    " + line.strip() for line in body.strip().splitlines() if line.strip())
-    return f"cuda_tile.module @m {{\n  entry @k({params}) {{\n{lines}\n    return\n  }}\n}}\n"
+def tensor_view(rows: int | str, elem: str) -> str:
+    return f"tensor_view<{'?' if isinstance(rows, str) else rows}x128x{elem}, strides=[128,1]>"
+
+
+def pv(rows: int | str, tile: str = "128x128", padding: str = "", elem: str = "f32") -> str:
+    """The type of a partition view of `tile` tiles over a rows x 128 row-major tensor."""
+    pad = f"padding_value = {padding}, " if padding else ""
+    return f"partition_view<tile=({tile}), {pad}{tensor_view(rows, elem)}>"
 
 
 def views(name: str, rows: int | str, tile: str = "128x128", padding: str = "", elem: str = "f32") -> str:
-    """%<name>_pv: tiles of `tile` over a rows x 128 row-major tensor at %<name>_ptr (`rows`
-    a number, or the name of an i32 parameter)."""
+    """%<name>_pv, of type `pv(...)`, over the tensor at %<name>_ptr (`rows` a number, or the
+    name of an i32 parameter)."""
     dyn = isinstance(rows, str)
-    shape = f"%{rows}" if dyn else str(rows)
-    tv = f"tensor_view<{'?' if dyn else rows}x128x{elem}, strides=[128,1]>"
-    pad = f"padding_value = {padding}, " if padding else ""
     return (
-        f"%{name}_tv = make_tensor_view %{name}_ptr, shape = [{shape}, 128], strides = [128, 1] : "
-        f"{'tile<i32> -> ' if dyn else ''}{tv}\n"
-        f"%{name}_pv = make_partition_view %{name}_tv : partition_view<tile=({tile}), {pad}{tv}>\n"
+        f"%{name}_tv = make_tensor_view %{name}_ptr, shape = [{f'%{rows}' if dyn else rows}, 128], "
+        f"strides = [128, 1] : {'tile<i32> -> ' if dyn else ''}{tensor_view(rows, elem)}\n"
+        f"%{name}_pv = make_partition_view %{name}_tv : {pv(rows, tile, padding, elem)}\n"
     )
-
-
-def pv(name: str, rows: int | str, tile: str = "128x128", padding: str = "", elem: str = "f32") -> str:
-    tv = f"tensor_view<{'?' if isinstance(rows, str) else rows}x128x{elem}, strides=[128,1]>"
-    return f"partition_view<tile=({tile}), {'padding_value = ' + padding + ', ' if padding else ''}{tv}>"
 
 
 def load(
@@ -56,14 +54,14 @@ def load(
 ) -> str:
     return (
         f"%{name}, %{name}_t = load_view_tko weak %{name}_pv[{at}, %zero] token = %tok : "
-        f"{pv(name, rows, tile, padding, elem)}, tile<i32>, tile<i32> -> tile<{tile}x{elem}>, token\n"
+        f"{pv(rows, tile, padding, elem)}, tile<i32>, tile<i32> -> tile<{tile}x{elem}>, token\n"
     )
 
 
-def store(value: str, name: str, rows: int | str, tile: str = "128x128", elem: str = "f32", order: str = "weak") -> str:
+def store(value: str, name: str, rows: int | str, tile: str = "128x128", elem: str = "f32") -> str:
     return (
-        f"%{name}_st = store_view_tko {order} %{value}, %{name}_pv[%bx, %zero] token = %tok : "
-        f"tile<{tile}x{elem}>, {pv(name, rows, tile, elem=elem)}, tile<i32>, tile<i32> -> token\n"
+        f"%{name}_st = store_view_tko weak %{value}, %{name}_pv[%bx, %zero] token = %tok : "
+        f"tile<{tile}x{elem}>, {pv(rows, tile, elem=elem)}, tile<i32>, tile<i32> -> token\n"
     )
 
 
@@ -288,7 +286,7 @@ def test_values_and_tokens_used_outside_and_release_stores_are_left_alone() -> N
     ordered = base.replace(
         "    return",
         "    %again, %again_t = load_view_tko weak %a_pv[%bx, %zero] token = %r_st : "
-        f"{pv('a', 256)}, tile<i32>, tile<i32> -> tile<128x128xf32>, token\n    return",
+        f"{pv(256)}, tile<i32>, tile<i32> -> tile<128x128xf32>, token\n    return",
     )
     assert mined(ordered) == ""
     released = base.replace("store_view_tko weak", "store_view_tko release device")
