@@ -122,6 +122,20 @@ F4_RELEASE_ODD_ROWS = """cuda_tile.module @m {
   }
 }
 """  # noqa: E501
+F4_CLUSTER_LEADING_PACKING = """cuda_tile.module @m {
+  entry @k(%x: tile<ptr<f4E2M1FN>>, %o: tile<ptr<f4E2M1FN>>) optimization_hints=<sm_100 = {num_cta_in_cga = 2}> {
+    %tok = make_token : token
+    %zero = constant <i32: 0> : tile<i32>
+    %xt = make_tensor_view %x, shape = [2, 1, 4], strides = [1, 2, 2] : tensor_view<2x1x4xf4E2M1FN, strides=[1,2,2]>
+    %xp = make_partition_view %xt : partition_view<tile=(2x1x4), tensor_view<2x1x4xf4E2M1FN, strides=[1,2,2]>>
+    %v, %t = load_view_tko weak %xp[%zero, %zero, %zero] token = %tok : partition_view<tile=(2x1x4), tensor_view<2x1x4xf4E2M1FN, strides=[1,2,2]>>, tile<i32>, tile<i32>, tile<i32> -> tile<2x1x4xf4E2M1FN>, token
+    %ot = make_tensor_view %o, shape = [2, 1, 4], strides = [4, 4, 1] : tensor_view<2x1x4xf4E2M1FN, strides=[4,4,1]>
+    %op = make_partition_view %ot : partition_view<tile=(2x1x4), tensor_view<2x1x4xf4E2M1FN, strides=[4,4,1]>>
+    %d = store_view_tko weak %v, %op[%zero, %zero, %zero] token = %tok : tile<2x1x4xf4E2M1FN>, partition_view<tile=(2x1x4), tensor_view<2x1x4xf4E2M1FN, strides=[4,4,1]>>, tile<i32>, tile<i32>, tile<i32> -> token
+    return
+  }
+}
+"""  # noqa: E501
 SCAN_COMPARED_PACKED = """cuda_tile.module @m {
   entry @k(%x: tile<ptr<f32>>, %o: tile<ptr<i8>>) {
     %tok = make_token : token
@@ -436,6 +450,19 @@ TILEIRAS_DEFECTS = {
         _F4_ROWS,
         np.zeros(8, np.float32),
         [0.5, -1.0, 1.5, 6.0, -0.0, 2.0, -3.0, 1.0],
+    ),
+    # A 3-D f4E2M1FN tile packed along dimension 0 (the view's unit stride), in a kernel with
+    # a cluster: "no statically-known contiguous dimension" on sm_100, where the same kernel
+    # without the hint compiles, and so do a 2-D tile packed along dimension 0 and a 3-D one
+    # packed along its last (fuzz seed 530950 of the --hints --tileiras campaign, cut down).
+    "f4_cluster_leading_packing": Defect(
+        F4_CLUSTER_LEADING_PACKING,
+        ("sm_100",),
+        _FAILED + ", after writing: Failed to create a valid memory operation for load/store with sub-byte element "
+        "type: no statically-known contiguous dimension",
+        _F4_PAIR,
+        np.zeros(8, ml_dtypes.float4_e2m1fn),
+        [0.5, 1.5, 4.0, 2.0, -1.0, 6.0, -0.0, -3.0],
     ),
     # Clusters: of the 300 kernels of the `--hints` campaigns 195000-195149 and 203000-203149,
     # tileiras failed on 3, and on this one only with the hint. The loop leaves at its second
