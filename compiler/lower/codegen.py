@@ -719,6 +719,12 @@ SM_REGISTERS = 65536  # an SM's, sm_80 to sm_100
 SM_THREADS = 2048  # the most resident threads of an SM, sm_80 to sm_100 (sm_86/89: 1536, fewer still)
 
 
+def register_cap(threads: int, ctas: int = 1) -> int:
+    """The registers a thread may have for `ctas` CTAs of `threads` threads to fit an SM, as
+    `__launch_bounds__` computes it (ptxas allocates in steps of 8): Triton's maxnreg."""
+    return min(MAX_REGISTERS, SM_REGISTERS // (ctas * threads) // 8 * 8)
+
+
 def product_words(ops: Iterable[Operation]) -> tuple[int, str]:
     """(the 32-bit words of the results of the matrix products among `ops`, all of them as if
     live together (a bound: most kernels' are), and what holds them, as a message says it:
@@ -988,7 +994,7 @@ def launch_plan(
                 occupancy = fit
             # At most SM_THREADS threads, the cap is 32 or more: every instruction fits in it
             # (24 did not: an int8 mma.sync took 28 registers, fuzz seed 241271).
-            opts["maxnreg"] = min(255, SM_REGISTERS // (occupancy * threads) // 8 * 8)
+            opts["maxnreg"] = register_cap(threads, occupancy)
     for name, key in (("tt.num_warps", "num_warps"), ("tt.num_stages", "num_stages")):
         a = entry.attributes.get(name)
         if isinstance(getattr(a, "value", None), int):

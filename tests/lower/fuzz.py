@@ -1773,6 +1773,7 @@ _F4_SCATTER_VIEW = re.compile(
 # (f4_cluster_leading_packing there; fuzz seed 530950).
 _F4_CLUSTER = re.compile(r"sub-byte element type: no statically-known contiguous dimension")
 
+
 def _scan_reshaped(text: str) -> bool:
     """Whether a scan's result is reshaped: tileiras fails on a 1-D scan of at most 64 elements
     reshaped to more dimensions without a word, or aborts (scan_then_reshape and

@@ -213,6 +213,26 @@ def test_a_local_array_of_libdevice_is_not_a_spill(monkeypatch: pytest.MonkeyPat
     assert not again
 
 
+def test_a_kernel_that_spills_with_registers_to_spare_is_compiled_again_with_the_cap() -> None:
+    """ptxas, told the block size and no cap, spills some kernels at 32 registers a thread:
+    fuzz kernel 8 of `--large --asm` (64x2x128 i64 tiles behind acquire loads and release
+    stores; Triton 3.6: 32 registers and 3,032 bytes of spill stores at 4 warps). The
+    compile is then made again with the cap of 255 that 128 threads allow and kept, as it
+    spills less. Should ptxas stop doing this, the first assertion says so (and the second
+    compile can go)."""
+    from compiler.lower import build, lower
+    from tests.lower import fuzz
+
+    src = lower(fuzz.kernel(8, large=True, asm=True).text, None, "sm_90")
+    first = build._compile(src, build.triton_options(src, {}))
+    assert first.spills and first.registers is not None and first.registers < 255, (first.registers, first.spills)
+    k = build.compile_source(src, use_cache=False)
+    assert k.options.get("maxnreg") == 255
+    assert k.registers is not None and k.registers > first.registers
+    assert k.spills is not None and k.spills < first.spills, (first.spills, k.spills)
+    assert first.options.get("maxnreg") is None
+
+
 def test_sass_counting() -> None:
     """The parser on a hand-written disassembly (the cubin tools' format)."""
     from compiler.lower.sass import count_sass
