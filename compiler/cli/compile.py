@@ -309,7 +309,8 @@ def _triton_prints():
 
 
 def _compile_summary(source, compiled, emit: str, elapsed: float) -> str:
-    """`kernel @k  arch sm_90  emit ptx  registers 38  spills 0 B  shared 0 B  warps 4  time 0.912 s`."""
+    """`kernel @k  arch sm_90  emit ptx  registers 38  spills 0 B  shared 0 B  warps 4  time 0.912 s`
+    (`registers 255 (cap 255)` where a register cap was set)."""
     parts = [f"kernel @{source.kernel}", f"arch {source.target.arch}", f"emit {emit}"]
     if compiled is None:
         parts.append(f"time {elapsed:.3f} s (Triton source, not compiled)")
@@ -318,8 +319,11 @@ def _compile_summary(source, compiled, emit: str, elapsed: float) -> str:
     def known(value, unit: str = "") -> str:
         return "?" if value is None else f"{value}{unit}"
 
+    # A register cap (Triton's maxnreg: an `occupancy` hint's, or the one a spilling compile was
+    # made again with, compiler/lower/build.py) is said: it explains the count, and the time.
+    cap = compiled.options.get("maxnreg")
     parts += [
-        f"registers {known(compiled.registers)}",
+        f"registers {known(compiled.registers)}" + (f" (cap {cap})" if cap else ""),
         f"spills {known(compiled.spills, ' B')}",
         f"shared {compiled.shared} B",
         f"warps {compiled.num_warps}",

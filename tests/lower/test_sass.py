@@ -231,6 +231,11 @@ def test_a_kernel_that_spills_with_registers_to_spare_is_compiled_again_with_the
     assert k.registers is not None and k.registers > first.registers
     assert k.spills is not None and k.spills < first.spills, (first.spills, k.spills)
     assert first.options.get("maxnreg") is None
+    # `tileir compile`'s summary says why: "registers 255 (cap 255)".
+    from compiler.cli.compile import _compile_summary
+
+    assert f"registers {k.registers} (cap 255)  spills" in _compile_summary(src, k, "cubin", 1.0)
+    assert f"registers {first.registers}  spills" in _compile_summary(src, first, "cubin", 1.0)
 
 
 def test_sass_counting() -> None:
