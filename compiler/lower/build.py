@@ -567,7 +567,7 @@ def _with_spare_registers(compiled: Compiled, divisible: tuple[int, ...], isolat
     compile that already spills with registers left, and only the better one is kept. A cap
     of the caller's or an `occupancy` hint's is left as it is."""
     opts = compiled.options
-    cap = register_cap(int(opts.get("num_warps", 4)) * 32)
+    cap = register_cap(compiled.num_warps * 32)
     if "maxnreg" in opts or not compiled.spills or compiled.registers is None or compiled.registers >= cap:
         return compiled
     try:

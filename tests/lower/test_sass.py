@@ -220,6 +220,7 @@ def test_a_kernel_that_spills_with_registers_to_spare_is_compiled_again_with_the
     compile is then made again with the cap of 255 that 128 threads allow and kept, as it
     spills less. Should ptxas stop doing this, the first assertion says so (and the second
     compile can go)."""
+    from compiler.cli.compile import _compile_summary
     from compiler.lower import build, lower
     from tests.lower import fuzz
 
@@ -232,8 +233,6 @@ def test_a_kernel_that_spills_with_registers_to_spare_is_compiled_again_with_the
     assert k.spills is not None and k.spills < first.spills, (first.spills, k.spills)
     assert first.options.get("maxnreg") is None
     # `tileir compile`'s summary says why: "registers 255 (cap 255)".
-    from compiler.cli.compile import _compile_summary
-
     assert f"registers {k.registers} (cap 255)  spills" in _compile_summary(src, k, "cubin", 1.0)
     assert f"registers {first.registers}  spills" in _compile_summary(src, first, "cubin", 1.0)
 
